@@ -1,0 +1,2 @@
+//! Developer tasks.
+fn main() {}
