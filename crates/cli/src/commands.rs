@@ -1,6 +1,15 @@
 //! One module per subcommand; each has an `Args` struct and a `run` function.
 
+mod collect;
+mod inject;
+mod lint;
+mod patch;
+mod plan;
+mod relocate;
+mod revert;
 mod route;
+mod status;
+mod verify;
 
 use clap::Subcommand;
 
@@ -9,8 +18,26 @@ use crate::exit::Exit;
 /// The subcommands, in the order of the workflow.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Step 0: decide whether a repository's built-in profiler can be used (path A) or one must be injected (path B).
+    /// Decide whether a repository's built-in profiler can be used (path A) or one must be injected (path B).
     Route(route::Args),
+    /// Simulate the torch_npu schedule: recorded steps, clean close, step and token budget.
+    Plan(plan::Args),
+    /// Path A: set the profiling window in the framework's profiler and run config (`--dry-run` shows the diff).
+    Patch(patch::Args),
+    /// Path B: write a profiling harness into a repository without a profiler.
+    Inject(inject::Args),
+    /// Check Python code that uses torch_npu.profiler for mistakes that spoil a profile.
+    Lint(lint::Args),
+    /// Judge a profiling run's output and say what went wrong and what to do next.
+    Verify(verify::Args),
+    /// Point a model's output directory at a local disk (the bad-output-disk fix), revertibly.
+    Relocate(relocate::Args),
+    /// The whole workflow in one command: route, patch, run, verify, fix, revert.
+    Collect(collect::Args),
+    /// List what npuprof has changed in a repository.
+    Status(status::Args),
+    /// Restore every file npuprof changed, byte for byte.
+    Revert(revert::Args),
 }
 
 impl Command {
@@ -18,6 +45,15 @@ impl Command {
     pub fn run(self) -> anyhow::Result<Exit> {
         match self {
             Command::Route(args) => route::run(args),
+            Command::Plan(args) => plan::run(args),
+            Command::Patch(args) => patch::run(args),
+            Command::Inject(args) => inject::run(args),
+            Command::Lint(args) => lint::run(args),
+            Command::Verify(args) => verify::run(args),
+            Command::Relocate(args) => relocate::run(args),
+            Command::Collect(args) => collect::run(args),
+            Command::Status(args) => status::run(args),
+            Command::Revert(args) => revert::run(args),
         }
     }
 }

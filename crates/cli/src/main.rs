@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod commands;
+mod output;
 mod exit;
 
 use std::process::ExitCode;
