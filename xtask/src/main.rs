@@ -1,2 +1,36 @@
-//! Developer tasks.
-fn main() {}
+//! Developer tasks: `cargo xtask bench route|verify`.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod bench_route;
+mod bench_verify;
+
+use clap::{Parser, Subcommand};
+
+/// npuprof developer tasks.
+#[derive(Debug, Parser)]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Benchmarks, each measured against a reference tool in the same run.
+    #[command(subcommand)]
+    Bench(Bench),
+}
+
+#[derive(Debug, Subcommand)]
+enum Bench {
+    /// `npuprof route` on a generated 20,000-file repository vs `grep -rn`.
+    Route(bench_route::Args),
+    /// `npuprof verify` on a generated GB-scale run vs Python's json and csv modules.
+    Verify(bench_verify::Args),
+}
+
+fn main() -> anyhow::Result<()> {
+    match Cli::parse().task {
+        Task::Bench(Bench::Route(args)) => bench_route::run(&args),
+        Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
+    }
+}

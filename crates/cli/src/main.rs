@@ -4,6 +4,7 @@
 mod commands;
 mod output;
 mod exit;
+mod journal;
 
 use std::process::ExitCode;
 
