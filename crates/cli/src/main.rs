@@ -2,9 +2,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod commands;
-mod output;
 mod exit;
 mod journal;
+mod output;
 
 use std::process::ExitCode;
 
@@ -30,7 +30,11 @@ fn main() -> ExitCode {
         Err(err) => {
             // clap prints help/version on stdout with exit 0 and usage errors with exit 2.
             let _ = err.print();
-            return if err.use_stderr() { Exit::Error.into() } else { Exit::Ok.into() };
+            return if err.use_stderr() {
+                Exit::Error.into()
+            } else {
+                Exit::Ok.into()
+            };
         }
     };
     match cli.command.run() {

@@ -7,9 +7,10 @@ use serde::Serialize;
 
 /// Prints `value` as pretty JSON followed by a newline on stdout.
 pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut out = anstream::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
+    // Serialise first, then write once: the writer is unbuffered.
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    anstream::stdout().lock().write_all(text.as_bytes())?;
     Ok(())
 }
 

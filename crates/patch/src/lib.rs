@@ -1,1 +1,18 @@
-//! npuprof-patch.
+//! npuprof-patch: plan the torch_npu schedule and compute byte-exact edits to the profiler
+//! source and run configs of a cann-recipes style repository. Pure text in, edits out: this crate
+//! never reads or writes files and never prints.
+
+pub mod diff;
+pub mod edit;
+pub mod error;
+pub mod inject;
+pub mod plan;
+pub mod python;
+pub mod recipes;
+pub mod schedule;
+mod syntax;
+mod text;
+pub mod yaml;
+
+pub use edit::{Edit, EditError, Edits};
+pub use error::PatchError;

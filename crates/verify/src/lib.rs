@@ -1,1 +1,121 @@
-//! npuprof-verify.
+//! npuprof-verify: judge what a torch_npu profiling run produced.
+//!
+//! Given a recipes result directory, a phase directory, a run directory or any parent of run
+//! directories, [`verify`] derives the expected artifact set from each run's `profiler_info`,
+//! streams the large files (trace_view.json with a purpose-built scanner, kernel_details.csv
+//! with the csv crate), reads the logs, and returns findings with evidence and a next action.
+//! It reads files and never writes or prints.
+
+pub mod discover;
+pub mod error;
+pub mod finding;
+pub mod kernel_csv;
+pub mod log_findings;
+pub mod logs;
+pub mod mounts;
+pub mod profiler_info;
+pub mod report;
+pub mod run_check;
+pub mod schedule;
+pub mod trace_scan;
+
+mod cross_run;
+
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+pub use crate::error::VerifyError;
+pub use crate::finding::{Code, Evidence, Finding, Severity};
+pub use crate::report::{RunSummary, VerifyReport};
+
+/// Which phases a result directory must contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PhaseSelection {
+    /// `prefill` and `decode`.
+    #[default]
+    Both,
+    /// `prefill` only.
+    Prefill,
+    /// `decode` only.
+    Decode,
+}
+
+impl PhaseSelection {
+    /// The phase names.
+    pub fn names(self) -> &'static [&'static str] {
+        match self {
+            PhaseSelection::Both => &["prefill", "decode"],
+            PhaseSelection::Prefill => &["prefill"],
+            PhaseSelection::Decode => &["decode"],
+        }
+    }
+
+    fn admits(self, phase: Option<&str>) -> bool {
+        match (self, phase) {
+            (PhaseSelection::Both, _) | (_, None) => true,
+            (_, Some(p)) => self.names().contains(&p),
+        }
+    }
+}
+
+/// What to verify and what to expect.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// The path to verify.
+    pub path: PathBuf,
+    /// Expected phases.
+    pub phases: PhaseSelection,
+    /// Overrides the schedule's `active` when computing the recorded steps.
+    pub expect_active: Option<u64>,
+    /// Expected number of ranks per phase (`--ranks`).
+    pub world_size: Option<u32>,
+}
+
+/// Progress of the byte-heavy work; implemented by the CLI with a progress bar.
+pub trait Progress: Sync {
+    /// Total bytes of the large files to scan.
+    fn start(&self, total_bytes: u64);
+    /// `bytes` more were scanned.
+    fn advance(&self, bytes: u64);
+}
+
+/// A [`Progress`] that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn start(&self, _total_bytes: u64) {}
+    fn advance(&self, _bytes: u64) {}
+}
+
+/// Verifies the path in `opts`. Errors only when nothing could be verified at all.
+pub fn verify(opts: &Options, progress: &dyn Progress) -> Result<VerifyReport, VerifyError> {
+    let mut target = discover::discover(&opts.path)?;
+    target
+        .runs
+        .retain(|r| opts.phases.admits(r.phase.as_deref()));
+    let total: u64 = target
+        .runs
+        .iter()
+        .flat_map(|r| {
+            ["trace_view.json", "kernel_details.csv"]
+                .map(|f| r.dir.join("ASCEND_PROFILER_OUTPUT").join(f))
+        })
+        .filter_map(|p| p.metadata().ok().map(|m| m.len()))
+        .sum();
+    progress.start(total);
+    let world_size = opts
+        .world_size
+        .or_else(|| target.rank_logs.iter().map(|(r, _)| r + 1).max());
+    let run_opts = Options {
+        world_size,
+        ..opts.clone()
+    };
+    let outcomes: Vec<run_check::RunOutcome> = target
+        .runs
+        .par_iter()
+        .map(|run| run_check::check_run(run, &run_opts, progress))
+        .collect();
+    Ok(cross_run::assemble(&target, opts, world_size, outcomes))
+}

@@ -1,12 +1,81 @@
-//! `npuprof revert`.
+//! `npuprof revert`: restore every file npuprof changed, byte for byte, from the journal.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::exit::Exit;
+use crate::journal::{self, RevertOutcome};
+use crate::output;
 
 /// Arguments of `npuprof revert`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The repository npuprof changed.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Restore even files changed after npuprof's change (their later edits are lost).
+    #[arg(long)]
+    pub force: bool,
+    /// Print the outcome as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Runs `npuprof revert`.
-pub fn run(_args: Args) -> anyhow::Result<Exit> {
-    anyhow::bail!("`npuprof revert` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    // Ctrl-C/SIGTERM must not stop a restore midway: they are noted and honoured afterwards.
+    let interrupted = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&interrupted))?;
+    }
+    let outcome = journal::revert(&args.repo, args.force)?;
+    if interrupted.load(Ordering::SeqCst) {
+        anstream::eprintln!("npuprof: interrupt received; the revert was finished first");
+    }
+    if args.json {
+        output::print_json(&outcome)?;
+    }
+    Ok(match &outcome {
+        RevertOutcome::NothingToRevert => {
+            anstream::eprintln!(
+                "npuprof: nothing to revert (no journal in `{}`)",
+                args.repo.display()
+            );
+            Exit::Ok
+        }
+        RevertOutcome::Refused { conflicts } => {
+            anstream::eprintln!(
+                "npuprof: error: refusing to revert: {} change(s) were modified after npuprof made them:",
+                conflicts.len()
+            );
+            for conflict in conflicts {
+                anstream::eprintln!(
+                    "  {} ({}): {}",
+                    conflict.path.display(),
+                    conflict.kind,
+                    conflict.state.describe()
+                );
+            }
+            anstream::eprintln!(
+                "re-run with --force to restore the originals anyway (those later edits are lost)"
+            );
+            Exit::Error
+        }
+        RevertOutcome::Reverted { actions } => {
+            for action in actions {
+                let forced = if action.forced { " (forced)" } else { "" };
+                anstream::eprintln!(
+                    "{:<18} {}{forced}",
+                    action.action.replace('_', " "),
+                    action.path.display()
+                );
+            }
+            anstream::eprintln!(
+                "npuprof: reverted {} change(s); journal removed",
+                actions.len()
+            );
+            Exit::Ok
+        }
+    })
 }

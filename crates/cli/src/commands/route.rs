@@ -1,6 +1,16 @@
-//! `npuprof route`.
+//! `npuprof route`: decide between the framework's profiler (path A) and an injected one (path B).
+//!
+//! Output: the human summary is the command's data and goes to stdout (decision first, then the
+//! next command, chain, dead paths, configs, evidence); warnings go to stderr. With `--json`
+//! the report goes to stdout and nothing to stderr. Exit 0 after any successful scan, whatever
+//! the route; 2 when the path is missing or not a directory.
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anstyle::{AnsiColor, Style};
+use npuprof_route::{Route, RouteReport, RunConfig};
 
 use crate::exit::Exit;
 
@@ -15,7 +25,195 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Evidence lines shown in the human summary (all of them are in `--json`).
+const MAX_HUMAN_EVIDENCE: usize = 40;
+
+/// Scans `path` and returns the report, without printing (for `collect`).
+pub fn execute(path: &Path) -> anyhow::Result<RouteReport> {
+    Ok(npuprof_route::scan(path)?)
+}
+
 /// Runs `npuprof route`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    anyhow::bail!("route is not implemented yet ({})", args.path.display())
+    let report = execute(&args.path)?;
+    if args.json {
+        crate::output::print_json(&report)?;
+    } else {
+        let mut out = anstream::stdout().lock();
+        out.write_all(human(&report).as_bytes())?;
+        let mut err = anstream::stderr().lock();
+        for warning in &report.warnings {
+            writeln!(
+                err,
+                "npuprof: warning: {}: {}",
+                warning.path, warning.message
+            )?;
+        }
+    }
+    Ok(Exit::Ok)
+}
+
+fn yes_no(value: bool) -> &'static str {
+    if value { "yes" } else { "no" }
+}
+
+fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn bool_py(value: Option<bool>) -> String {
+    match value {
+        Some(true) => "True".to_owned(),
+        Some(false) => "False".to_owned(),
+        None => "-".to_owned(),
+    }
+}
+
+/// The human summary: decision first, then the next command, then the details.
+fn human(report: &RouteReport) -> String {
+    let bold = Style::new().bold();
+    let color = match report.route {
+        Route::Framework => AnsiColor::Green,
+        Route::FrameworkOther => AnsiColor::Cyan,
+        Route::Inject => AnsiColor::Yellow,
+    };
+    let decision = Style::new().bold().fg_color(Some(color.into()));
+    let what = match report.route {
+        Route::Framework => "use the built-in profiler, change parameters only",
+        Route::FrameworkOther => "use the repository's own mechanism through its knobs",
+        Route::Inject => "no usable profiler: inject one",
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "{decision}route: {} (path {}){decision:#}: {what}",
+        report.route.as_str(),
+        report.path
+    );
+    let _ = writeln!(s, "why:   {}", report.reason);
+    match &report.next.command {
+        Some(command) => {
+            let _ = writeln!(s, "next:  {bold}{command}{bold:#}");
+            let _ = writeln!(s, "       {}", report.next.note);
+        }
+        None => {
+            let _ = writeln!(s, "next:  {}", report.next.note);
+        }
+    }
+
+    if let Some(w) = &report.wrapper {
+        let factory = match (&w.factory, w.factory_line) {
+            (Some(f), Some(line)) => format!(", factory {f} at line {line}"),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "\nwrapper: {}:{} {}{factory}",
+            w.path, w.class_line, w.class
+        );
+    }
+    if !report.mechanisms.is_empty() {
+        let _ = writeln!(s, "\nmechanisms:");
+        for m in &report.mechanisms {
+            let _ = writeln!(
+                s,
+                "  {} ({}) in {}",
+                m.id,
+                m.description,
+                m.paths.join(", ")
+            );
+            for knob in &m.knobs {
+                let _ = writeln!(s, "    knob: {knob}");
+            }
+        }
+    }
+    if !report.call_chain.is_empty() {
+        let _ = writeln!(s, "\nlive call chain:");
+        for link in &report.call_chain {
+            let to = link.to.as_ref().map_or_else(
+                || "torch_npu".to_owned(),
+                |t| format!("{}:{} {}", t.path, t.line, t.function),
+            );
+            let _ = writeln!(
+                s,
+                "  {}:{} {}: {} -> {to}",
+                link.from.path, link.from.line, link.from.function, link.call
+            );
+        }
+    }
+    if !report.dead_paths.is_empty() {
+        let _ = writeln!(s, "\ndead (not live):");
+        for dead in &report.dead_paths {
+            let _ = writeln!(
+                s,
+                "  {}:{} {}: {}",
+                dead.path, dead.line, dead.function, dead.reason
+            );
+        }
+    }
+    configs(&mut s, &report.configs);
+    if !report.evidence.is_empty() {
+        let _ = writeln!(s, "\nevidence ({}):", report.evidence.len());
+        for e in report.evidence.iter().take(MAX_HUMAN_EVIDENCE) {
+            let _ = writeln!(s, "  {}:{} [{}] {}", e.path, e.line, e.kind, e.text);
+        }
+        if report.evidence.len() > MAX_HUMAN_EVIDENCE {
+            let more = report.evidence.len() - MAX_HUMAN_EVIDENCE;
+            let _ = writeln!(s, "  ... {more} more (all in --json)");
+        }
+    }
+    if report.route == Route::Inject && !report.entry_candidates.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nentry candidates: {}",
+            report.entry_candidates.join(", ")
+        );
+    }
+    for skipped in &report.skipped {
+        let _ = writeln!(s, "skipped: {}: {}", skipped.path, skipped.reason);
+    }
+    let st = &report.stats;
+    let _ = writeln!(
+        s,
+        "\nscanned {} files: {} Python ({} parsed), {} YAML, {} shell; {} warning(s)",
+        st.files,
+        st.python_files,
+        st.python_parsed,
+        st.yaml_files,
+        st.shell_files,
+        report.warnings.len()
+    );
+    s
+}
+
+fn configs(s: &mut String, configs: &[RunConfig]) {
+    if configs.is_empty() {
+        let _ = writeln!(s, "\nconfigs: none found");
+        return;
+    }
+    let width = configs.iter().map(|c| c.path.len()).max().unwrap_or(0);
+    let _ = writeln!(s, "\nconfigs ({}):", configs.len());
+    let _ = writeln!(
+        s,
+        "  {:width$}  profiler  max_new_tokens  next_n  world  prefill  decode  why",
+        "path"
+    );
+    for c in configs {
+        if let Some(error) = &c.error {
+            let _ = writeln!(s, "  {:width$}  {error}", c.path);
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "  {:width$}  {:8}  {:14}  {:6}  {:5}  {:7}  {:6}  {}",
+            c.path,
+            bool_py(c.enable_profiler),
+            opt(c.max_new_tokens),
+            opt(c.next_n),
+            opt(c.world_size),
+            yes_no(c.profilable.prefill),
+            yes_no(c.profilable.decode),
+            c.profilable.reason
+        );
+    }
 }

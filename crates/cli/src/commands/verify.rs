@@ -1,12 +1,292 @@
-//! `npuprof verify`.
+//! `npuprof verify`: judge what a profiling run produced.
+//!
+//! Output: the human report (a phase × rank table, then the findings, errors first, each with
+//! its evidence and next action) is the command's data and goes to stdout; a progress bar goes
+//! to stderr only when stderr is a terminal. With `--json` the report goes to stdout.
+//! Exit 0 when no finding is an error, 1 when one is, 2 when nothing could be verified (missing
+//! path, no run directory below it, `--model` without a result directory).
+
+use std::fmt::Write as _;
+use std::io::{IsTerminal as _, Write as _};
+use std::path::PathBuf;
+
+use anstyle::{AnsiColor, Style};
+use npuprof_verify::report::RunSummary;
+use npuprof_verify::{Code, Options, PhaseSelection, Progress, Severity, VerifyReport};
 
 use crate::exit::Exit;
+use crate::output::print_json;
+
+/// Phases a result directory must contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PhaseArg {
+    /// prefill and decode.
+    Both,
+    /// prefill only.
+    Prefill,
+    /// decode only.
+    Decode,
+}
 
 /// Arguments of `npuprof verify`.
-#[derive(Debug, clap::Args)]
-pub struct Args {}
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// A recipes result directory (`models/M/res/<date>/<case>/`), a phase directory, a
+    /// `*_ascend_pt` run directory, or any parent of run directories.
+    #[arg(conflicts_with = "model")]
+    pub path: Option<PathBuf>,
+    /// Verify the newest result directory under `<repo>/models/<MODEL>/res/`.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Repository root used with `--model`.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Phases a result directory must contain.
+    #[arg(long, value_enum, default_value = "both")]
+    pub phase: PhaseArg,
+    /// Override the schedule's `active` when computing the recorded steps.
+    #[arg(long, value_name = "N")]
+    pub expect_active: Option<u64>,
+    /// Number of ranks expected per phase (default: from log_<rank>.log, else profiler_info ranks).
+    #[arg(long, value_name = "N")]
+    pub ranks: Option<u32>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn start(&self, total_bytes: u64) {
+        self.0.set_length(total_bytes);
+    }
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+}
+
+fn progress_bar() -> Bar {
+    if !std::io::stderr().is_terminal() {
+        return Bar(indicatif::ProgressBar::hidden());
+    }
+    let bar = indicatif::ProgressBar::new(0);
+    bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "verifying {bar:30} {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+    ) {
+        bar.set_style(style);
+    }
+    Bar(bar)
+}
+
+/// Runs verify without printing (for `collect`). A progress bar appears on a terminal.
+pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
+    let path = match (&args.path, &args.model) {
+        (_, Some(model)) => npuprof_verify::discover::newest_result_dir(&args.repo, model)?,
+        (Some(p), None) => p.clone(),
+        (None, None) => PathBuf::from("."),
+    };
+    let opts = Options {
+        path,
+        phases: match args.phase {
+            PhaseArg::Both => PhaseSelection::Both,
+            PhaseArg::Prefill => PhaseSelection::Prefill,
+            PhaseArg::Decode => PhaseSelection::Decode,
+        },
+        expect_active: args.expect_active,
+        world_size: args.ranks,
+    };
+    let bar = progress_bar();
+    let report = npuprof_verify::verify(&opts, &bar);
+    bar.0.finish_and_clear();
+    Ok(report?)
+}
 
 /// Runs `npuprof verify`.
-pub fn run(_args: Args) -> anyhow::Result<Exit> {
-    anyhow::bail!("`npuprof verify` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let report = execute(&args)?;
+    if args.json {
+        print_json(&report)?;
+    } else {
+        let mut out = anstream::stdout().lock();
+        out.write_all(human(&report).as_bytes())?;
+    }
+    Ok(if report.ok { Exit::Ok } else { Exit::Findings })
+}
+
+fn opt<T: ToString>(value: Option<T>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn trace_cell(run: &RunSummary) -> String {
+    match &run.artifacts.trace_view {
+        Some(t) => format!("{} ({} ev)", t.state, t.events),
+        None => "absent".to_owned(),
+    }
+}
+
+fn kernel_cell(run: &RunSummary) -> String {
+    match &run.artifacts.kernel_details {
+        Some(k) => format!("{} {} cols, {} rows", k.header, k.columns, k.rows),
+        None => "absent".to_owned(),
+    }
+}
+
+fn list(steps: &[u64]) -> String {
+    match steps {
+        [] => "-".to_owned(),
+        [one] => one.to_string(),
+        [first, .., last] if steps.len() > 3 => format!("{first}..{last} ({})", steps.len()),
+        _ => steps
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+fn steps_cell(run: &RunSummary) -> String {
+    let expected = run
+        .steps
+        .expected
+        .as_deref()
+        .map_or_else(|| "?".to_owned(), list);
+    format!("{} (exp {expected})", list(&run.steps.kernel_details))
+}
+
+fn artifacts_cell(run: &RunSummary) -> String {
+    if !run.artifacts.output_dir {
+        return "no output dir".to_owned();
+    }
+    let csv = run
+        .artifacts
+        .files
+        .iter()
+        .filter(|f| f.ends_with(".csv"))
+        .count();
+    format!("{} files, {csv} csv", run.artifacts.files.len())
+}
+
+fn severity_style(severity: Severity) -> Style {
+    match severity {
+        Severity::Error => AnsiColor::Red.on_default().bold(),
+        Severity::Warning => AnsiColor::Yellow.on_default().bold(),
+        Severity::Info => AnsiColor::Cyan.on_default(),
+    }
+}
+
+/// The human report.
+fn human(report: &VerifyReport) -> String {
+    let mut s = String::new();
+    let t = &report.target;
+    let kind = serde_json::to_value(t.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "verify {} ({kind}; phases: {}; ranks per phase: {})",
+        t.path,
+        if t.phases.is_empty() {
+            "-".to_owned()
+        } else {
+            t.phases.join(", ")
+        },
+        opt(t.expected_ranks)
+    );
+    if !report.runs.is_empty() {
+        let header = [
+            "phase",
+            "rank",
+            "trace_view",
+            "kernel_details",
+            "steps",
+            "artifacts",
+            "level",
+        ];
+        let rows: Vec<[String; 7]> = report
+            .runs
+            .iter()
+            .map(|r| {
+                [
+                    r.phase.clone().unwrap_or_else(|| "-".to_owned()),
+                    opt(r.rank),
+                    trace_cell(r),
+                    kernel_cell(r),
+                    steps_cell(r),
+                    artifacts_cell(r),
+                    r.level.clone().unwrap_or_else(|| "?".to_owned()),
+                ]
+            })
+            .collect();
+        let mut widths = header.map(str::len);
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        let line = |cells: &[String]| {
+            let mut l = String::from(" ");
+            for (i, cell) in cells.iter().enumerate() {
+                let pad = widths[i] - cell.chars().count();
+                l.push(' ');
+                l.push_str(cell);
+                if i + 1 < cells.len() {
+                    l.push_str(&" ".repeat(pad + 1));
+                }
+            }
+            l
+        };
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{}", line(&header.map(str::to_owned)));
+        for row in &rows {
+            let _ = writeln!(s, "{}", line(row));
+        }
+    }
+    let _ = writeln!(s);
+    for f in &report.findings {
+        let style = severity_style(f.severity);
+        let place = match (&f.phase, f.rank) {
+            (Some(p), Some(r)) => format!(" [{p} rank {r}]"),
+            (Some(p), None) => format!(" [{p}]"),
+            (None, Some(r)) => format!(" [rank {r}]"),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "{style}{}{style:#}[{}]{place}: {}",
+            f.severity.as_str(),
+            f.code.as_str(),
+            f.message
+        );
+        let evidence = f.evidence.display();
+        if !evidence.is_empty() {
+            let _ = writeln!(s, "  --> {evidence}");
+        }
+        let _ = writeln!(s, "  = next: {}", f.next_action);
+    }
+    let (e, w, i) = (
+        report.count(Severity::Error),
+        report.count(Severity::Warning),
+        report.count(Severity::Info),
+    );
+    let unknown = report.findings.iter().any(|f| {
+        matches!(
+            f.code,
+            Code::ExpectationUnknown | Code::ProfilerInfoMissing | Code::WorldSizeUnknown
+        )
+    });
+    let verdict = match (report.ok, unknown) {
+        (false, _) => "FAILED",
+        (true, true) => "ok (some expectations unknown, not checked)",
+        (true, false) => "ok",
+    };
+    let _ = writeln!(
+        s,
+        "{verdict}: {} run(s), {e} error(s), {w} warning(s), {i} info",
+        report.runs.len()
+    );
+    s
 }

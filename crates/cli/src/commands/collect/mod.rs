@@ -1,0 +1,479 @@
+//! `npuprof collect`: route → patch → run → verify → (relocate → run → verify) → revert, in one
+//! command. Every change goes through the journal and is reverted at the end (unless
+//! `--keep-patch`), also on failure, timeout and Ctrl-C/SIGTERM.
+
+mod launch;
+
+use std::path::{Component, Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{Context, bail};
+use npuprof_route::{Route, RouteReport};
+use npuprof_verify::VerifyReport;
+use npuprof_verify::finding::Code;
+use serde::Serialize;
+
+use super::{patch, plan, relocate, verify};
+use crate::exit::Exit;
+use crate::journal::{self, RevertOutcome};
+use crate::output;
+use launch::{Interrupt, RunReport};
+
+/// Arguments of `npuprof collect`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The repository (cann-recipes-infer layout, path A).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub repo: PathBuf,
+    /// Model directory under models/ (with --yaml).
+    #[arg(
+        long,
+        value_name = "M",
+        requires = "yaml",
+        required_unless_present = "config"
+    )]
+    pub model: Option<String>,
+    /// Run config file name under models/<M>/config/.
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub yaml: Option<String>,
+    /// The run config as a path (`models/<M>/config/<FILE>`), instead of --model/--yaml.
+    #[arg(long, value_name = "YAML", conflicts_with_all = ["model", "yaml"])]
+    pub config: Option<PathBuf>,
+    /// Phases to profile.
+    #[arg(long, value_enum, default_value = "both")]
+    pub phase: plan::PhaseArg,
+    /// Decode steps to record.
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    pub decode_active: u64,
+    /// Decode steps to skip first (default: keep the current value).
+    #[arg(long, value_name = "N")]
+    pub decode_skip_first: Option<u64>,
+    /// Leave the patch (and any relocation) in place at the end; undo later with `npuprof revert`.
+    #[arg(long)]
+    pub keep_patch: bool,
+    /// Stop the launch command after this many seconds (each run).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Print one JSON document (route, patch, runs, verify, relocate, revert) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The launch command [default: bash executor/scripts/infer.sh --model M --yaml FILE].
+    #[arg(last = true, value_name = "LAUNCH COMMAND")]
+    pub launch: Vec<String>,
+}
+
+/// The `--json` document.
+#[derive(Debug, Default, Serialize)]
+pub struct CollectReport {
+    /// `clean` (exit 0), `verify_errors` (exit 1) or `failed` (exit 2).
+    pub outcome: &'static str,
+    /// The exit code.
+    pub exit_code: u8,
+    /// Why collect stopped early, when it did.
+    pub error: Option<String>,
+    /// The canonical repository.
+    pub repo: String,
+    /// The model.
+    pub model: String,
+    /// The run config, relative to the repository.
+    pub config: String,
+    /// `npuprof route`'s report.
+    pub route: Option<RouteReport>,
+    /// `npuprof patch`'s report (diffs, plan, warnings).
+    pub patch: Option<patch::Report>,
+    /// Every launch, in order (a second one after a relocation).
+    pub runs: Vec<RunReport>,
+    /// `npuprof verify`'s report for each run that produced a result directory.
+    pub verify: Vec<VerifyReport>,
+    /// The relocation, when verify diagnosed the bad-output-filesystem case.
+    pub relocate: Option<relocate::RelocateReport>,
+    /// How the repository was restored: `reverted`, `kept` (`--keep-patch`), `refused`
+    /// (files changed during the run: run `npuprof revert`), `failed`, or `nothing`.
+    pub revert: &'static str,
+}
+
+/// Runs `npuprof collect`.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let report = execute(&args)?;
+    if args.json {
+        output::print_json(&report)?;
+    }
+    print_summary(&report);
+    Ok(match report.exit_code {
+        0 => Exit::Ok,
+        1 => Exit::Findings,
+        _ => Exit::Error,
+    })
+}
+
+/// The resolved run: model, config file name and its repository-relative path.
+struct Target {
+    repo: PathBuf,
+    model: String,
+    yaml: String,
+    config_rel: PathBuf,
+}
+
+/// Runs the workflow; errors before anything was changed are returned, later ones are
+/// recorded in the report (and everything is reverted).
+pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
+    let target = resolve_target(args)?;
+    if journal::status(&target.repo)?.is_some() {
+        bail!(
+            "`{}` already has npuprof changes (see `npuprof status`); revert them first (`npuprof revert`) so that collect can restore the repository exactly",
+            target.repo.display()
+        );
+    }
+    let interrupt = Interrupt::install()?;
+    let mut report = CollectReport {
+        repo: target.repo.display().to_string(),
+        model: target.model.clone(),
+        config: target.config_rel.display().to_string(),
+        revert: "nothing",
+        ..CollectReport::default()
+    };
+    let result = workflow(args, &target, &interrupt, &mut report);
+    // A journal that cannot even be read still means "changed": try to revert (and report).
+    let touched = !matches!(journal::status(&target.repo), Ok(None));
+    report.revert = if !touched {
+        "nothing"
+    } else if args.keep_patch {
+        "kept"
+    } else {
+        anstream::eprintln!("npuprof collect: reverting every change");
+        match journal::revert(&target.repo, false) {
+            Ok(RevertOutcome::Reverted { .. } | RevertOutcome::NothingToRevert) => "reverted",
+            Ok(RevertOutcome::Refused { conflicts }) => {
+                let files: Vec<String> = conflicts
+                    .iter()
+                    .map(|c| c.path.display().to_string())
+                    .collect();
+                anstream::eprintln!(
+                    "npuprof collect: NOT reverted: changed during the run: {}; inspect them, then run `npuprof revert --repo {}` (add --force to discard those edits)",
+                    files.join(", "),
+                    target.repo.display()
+                );
+                "refused"
+            }
+            Err(err) => {
+                anstream::eprintln!(
+                    "npuprof collect: revert failed: {err:#}; run `npuprof revert --repo {}`",
+                    target.repo.display()
+                );
+                "failed"
+            }
+        }
+    };
+    let (outcome, exit_code) = match &result {
+        Err(err) => {
+            report.error = Some(format!("{err:#}"));
+            ("failed", 2)
+        }
+        Ok(()) if matches!(report.revert, "refused" | "failed") => ("failed", 2),
+        Ok(()) if report.verify.last().is_some_and(|v| v.ok) => ("clean", 0),
+        Ok(()) => ("verify_errors", 1),
+    };
+    report.outcome = outcome;
+    report.exit_code = exit_code;
+    Ok(report)
+}
+
+fn workflow(
+    args: &Args,
+    target: &Target,
+    interrupt: &Interrupt,
+    report: &mut CollectReport,
+) -> anyhow::Result<()> {
+    let route = super::route::execute(&target.repo)?;
+    let decision = route.route;
+    report.route = Some(route);
+    check_interrupt(interrupt)?;
+    if decision != Route::Framework {
+        bail!(
+            "collect automates path A only, and route says `{}` (see `npuprof route {}`); for path B use `npuprof inject`",
+            decision.as_str(),
+            target.repo.display()
+        );
+    }
+    let patch_args = patch::Args {
+        repo: target.repo.clone(),
+        config: None,
+        model: Some(target.model.clone()),
+        yaml: Some(target.yaml.clone()),
+        phase: args.phase,
+        decode_active: args.decode_active,
+        decode_skip_first: args.decode_skip_first,
+        max_new_tokens: npuprof_patch::recipes::TokenBudget::Auto,
+        dry_run: false,
+        json: false,
+    };
+    let patched = patch::execute(&patch_args, patch::Mode::Write)?;
+    for file in &patched.files {
+        anstream::eprint!("{}", file.diff);
+    }
+    for warning in &patched.warnings {
+        anstream::eprintln!("npuprof collect: warning: {warning}");
+    }
+    report.patch = Some(patched);
+    check_interrupt(interrupt)?;
+
+    let argv = launch_command(args, target);
+    let verdict = run_and_verify(args, target, &argv, interrupt, report)?;
+    if !verdict
+        .findings
+        .iter()
+        .any(|f| f.code == Code::OutputFilesystem)
+    {
+        return Ok(());
+    }
+    anstream::eprintln!(
+        "npuprof collect: verify diagnosed the bad-output-filesystem case: relocating the output and running again"
+    );
+    let relocated = relocate::execute(&relocate::Args {
+        repo: target.repo.clone(),
+        model: target.model.clone(),
+        to: None,
+        dry_run: false,
+        json: false,
+    })?;
+    let applied = relocated.applied || relocated.already_relocated;
+    let unsafe_target = relocated.target.has_errors();
+    report.relocate = Some(relocated);
+    if !applied || unsafe_target {
+        bail!("could not relocate the output to a safe local directory (see the relocate report)");
+    }
+    check_interrupt(interrupt)?;
+    run_and_verify(args, target, &argv, interrupt, report)?;
+    Ok(())
+}
+
+/// One launch + verify; returns the verify report (also pushed on `report`).
+fn run_and_verify(
+    args: &Args,
+    target: &Target,
+    argv: &[String],
+    interrupt: &Interrupt,
+    report: &mut CollectReport,
+) -> anyhow::Result<VerifyReport> {
+    // Result directories are named to the second; allow for a coarse clock on the filesystem.
+    let started = SystemTime::now() - Duration::from_secs(2);
+    anstream::eprintln!("npuprof collect: running `{}`", argv.join(" "));
+    let mut run = launch::run(
+        argv,
+        &target.repo,
+        args.timeout.map(Duration::from_secs),
+        interrupt,
+    )?;
+    let result_dir = newest_result_dir(&target.repo, &target.model, started);
+    run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());
+    let (interrupted, timed_out, code) = (run.interrupted, run.timed_out, run.exit_code);
+    report.runs.push(run);
+    if interrupted {
+        bail!("interrupted (Ctrl-C/SIGTERM): the launch was stopped");
+    }
+    if timed_out {
+        bail!(
+            "the launch command ran longer than --timeout {}s and was stopped",
+            args.timeout.unwrap_or(0)
+        );
+    }
+    let Some(result_dir) = result_dir else {
+        bail!(
+            "the launch command (exit code {}) produced no new result directory under models/{}/res/",
+            code.map_or_else(|| "none".to_owned(), |c| c.to_string()),
+            target.model
+        );
+    };
+    if code != Some(0) {
+        anstream::eprintln!(
+            "npuprof collect: the launch command failed (exit code {code:?}); verifying what it wrote"
+        );
+    }
+    let verdict = verify::execute(&verify::Args {
+        path: Some(result_dir),
+        model: None,
+        repo: target.repo.clone(),
+        phase: match args.phase {
+            plan::PhaseArg::Both => verify::PhaseArg::Both,
+            plan::PhaseArg::Prefill => verify::PhaseArg::Prefill,
+            plan::PhaseArg::Decode => verify::PhaseArg::Decode,
+        },
+        expect_active: None,
+        ranks: None,
+        json: false,
+    })?;
+    report.verify.push(verdict.clone());
+    check_interrupt(interrupt)?;
+    Ok(verdict)
+}
+
+fn check_interrupt(interrupt: &Interrupt) -> anyhow::Result<()> {
+    if interrupt.raised() {
+        bail!("interrupted (Ctrl-C/SIGTERM)");
+    }
+    Ok(())
+}
+
+fn launch_command(args: &Args, target: &Target) -> Vec<String> {
+    if !args.launch.is_empty() {
+        return args.launch.clone();
+    }
+    [
+        "bash",
+        "executor/scripts/infer.sh",
+        "--model",
+        &target.model,
+        "--yaml",
+        &target.yaml,
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect()
+}
+
+fn resolve_target(args: &Args) -> anyhow::Result<Target> {
+    let repo = args
+        .repo
+        .canonicalize()
+        .with_context(|| format!("cannot open the repository `{}`", args.repo.display()))?;
+    let (model, yaml) = match (&args.model, &args.yaml, &args.config) {
+        (Some(model), Some(yaml), None) => (model.clone(), yaml.clone()),
+        (None, None, Some(config)) => {
+            let abs = if config.is_absolute() {
+                config.clone()
+            } else {
+                std::env::current_dir()?.join(config)
+            };
+            let abs = abs
+                .canonicalize()
+                .with_context(|| format!("cannot open the run config `{}`", config.display()))?;
+            let rel = abs.strip_prefix(&repo).map_err(|_| {
+                anyhow::anyhow!(
+                    "the run config `{}` is outside the repository `{}`",
+                    abs.display(),
+                    repo.display()
+                )
+            })?;
+            let parts: Vec<&str> = rel
+                .components()
+                .filter_map(|c| match c {
+                    Component::Normal(p) => p.to_str(),
+                    _ => None,
+                })
+                .collect();
+            match parts.as_slice() {
+                ["models", model, "config", rest @ ..] if !rest.is_empty() => {
+                    ((*model).to_owned(), rest.join("/"))
+                }
+                _ => bail!(
+                    "the run config `{}` is not under models/<model>/config/ (use --model and --yaml)",
+                    rel.display()
+                ),
+            }
+        }
+        _ => bail!("give either --model and --yaml, or --config"),
+    };
+    let config_rel = Path::new("models").join(&model).join("config").join(&yaml);
+    if !repo.join(&config_rel).is_file() {
+        bail!(
+            "no run config `{}` in `{}`",
+            config_rel.display(),
+            repo.display()
+        );
+    }
+    Ok(Target {
+        repo,
+        model,
+        yaml,
+        config_rel,
+    })
+}
+
+/// The newest `models/<model>/res/<date>/<case>` directory modified after `since`, as a real path.
+fn newest_result_dir(repo: &Path, model: &str, since: SystemTime) -> Option<PathBuf> {
+    let dir = npuprof_verify::discover::newest_result_dir(repo, model).ok()?;
+    let modified = dir.metadata().and_then(|m| m.modified()).ok()?;
+    if modified < since {
+        return None;
+    }
+    dir.canonicalize().ok()
+}
+
+/// Error findings listed in the human summary (all of them are in `--json`).
+const MAX_LISTED_ERRORS: usize = 8;
+
+fn print_summary(report: &CollectReport) {
+    anstream::eprintln!("npuprof collect: {}", report.outcome.replace('_', " "));
+    for (index, run) in report.runs.iter().enumerate() {
+        let ended = match (run.exit_code, run.signal) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("signal {signal}"),
+            (None, None) => "unknown".to_owned(),
+        };
+        anstream::eprintln!(
+            "  run {}: {ended} after {:.1}s{}{}",
+            index + 1,
+            run.duration_secs,
+            if run.timed_out { " (timed out)" } else { "" },
+            if run.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        );
+        if let Some(dir) = &run.result_dir {
+            anstream::eprintln!("    results: {dir}");
+        }
+        if let Some(verdict) = report.verify.get(index) {
+            anstream::eprintln!(
+                "    verify: {} error(s), {} warning(s)",
+                verdict.count(npuprof_verify::Severity::Error),
+                verdict.count(npuprof_verify::Severity::Warning)
+            );
+            let errors: Vec<_> = verdict
+                .findings
+                .iter()
+                .filter(|f| f.severity == npuprof_verify::Severity::Error)
+                .collect();
+            let last = index + 1 == report.verify.len();
+            if !last {
+                let mut codes: Vec<&str> = errors.iter().map(|f| f.code.as_str()).collect();
+                codes.sort_unstable();
+                codes.dedup();
+                if !codes.is_empty() {
+                    anstream::eprintln!("      codes: {}", codes.join(", "));
+                }
+                continue;
+            }
+            for finding in errors.iter().take(MAX_LISTED_ERRORS) {
+                anstream::eprintln!("      {}: {}", finding.code.as_str(), finding.message);
+                anstream::eprintln!("        next: {}", finding.next_action);
+            }
+            if errors.len() > MAX_LISTED_ERRORS {
+                anstream::eprintln!(
+                    "      ... and {} more (all in --json, or `npuprof verify {}`)",
+                    errors.len() - MAX_LISTED_ERRORS,
+                    run.result_dir.as_deref().unwrap_or("<result dir>")
+                );
+            }
+        }
+    }
+    if let Some(relocated) = &report.relocate {
+        let target = relocated.target.path.display();
+        anstream::eprintln!(
+            "  output relocated to {target} (kept after revert: the results stay there)"
+        );
+    }
+    if let Some(error) = &report.error {
+        anstream::eprintln!("  stopped: {error}");
+    }
+    anstream::eprintln!(
+        "  repository: {}",
+        match report.revert {
+            "reverted" => "restored byte for byte".to_owned(),
+            "kept" => "patch kept (--keep-patch); undo with `npuprof revert`".to_owned(),
+            "nothing" => "unchanged".to_owned(),
+            other => format!("{other}: run `npuprof revert --repo {}`", report.repo),
+        }
+    );
+}

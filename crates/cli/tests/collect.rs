@@ -1,0 +1,339 @@
+//! `npuprof collect` end to end: the bundled recipes-mini repository (a temp copy) runs under
+//! the fake torch_npu; every run must leave the repository's files exactly as they were.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            if entry.file_name() == "__pycache__" {
+                continue;
+            }
+            copy_dir(&entry.path(), &target);
+        } else {
+            fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// Every file under `root` except run output (`res*`, `__pycache__`), with its bytes.
+fn source_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("res") || name == "__pycache__" {
+                continue;
+            }
+            let meta = fs::symlink_metadata(entry.path()).unwrap();
+            let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                out.push((rel, fs::read(entry.path()).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+struct Fixture {
+    repo: tempfile::TempDir,
+    tmp: tempfile::TempDir,
+}
+
+fn fixture(example: &str) -> Fixture {
+    let repo = tempfile::tempdir().unwrap();
+    copy_dir(&workspace().join("examples").join(example), repo.path());
+    Fixture {
+        repo,
+        tmp: tempfile::tempdir().unwrap(),
+    }
+}
+
+impl Fixture {
+    fn collect(&self, extra: &[&str]) -> Command {
+        let mut cmd = Command::new(get_cargo_bin("npuprof"));
+        cmd.current_dir(self.repo.path())
+            .arg("collect")
+            .args(extra)
+            .env("NO_COLOR", "1")
+            .env("TMPDIR", self.tmp.path())
+            .env("PYTHONPATH", workspace().join("tests/fake_torch_npu"))
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        cmd
+    }
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err}); stderr:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// Checks the repository's sources are byte-identical to `before` and no journal is left.
+fn check_restored(repo: &Path, before: &[(PathBuf, Vec<u8>)]) {
+    assert_eq!(
+        source_files(repo),
+        before,
+        "the repository was not restored byte for byte"
+    );
+    assert!(!repo.join(".npuprof").exists(), "journal left behind");
+}
+
+const MTP: [&str; 4] = ["--model", "deepseek-mini", "--yaml", "decode_mtp.yaml"];
+
+#[test]
+fn clean_run_is_verified_and_reverted() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&[&MTP[..], &["--json"]].concat())
+        .output()
+        .unwrap();
+    let report = json(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(report["outcome"], "clean");
+    assert_eq!(report["route"]["route"], "framework");
+    assert_eq!(report["patch"]["written"], true);
+    assert_eq!(report["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(report["verify"][0]["ok"], true);
+    assert_eq!(report["revert"], "reverted");
+    let result_dir = PathBuf::from(report["runs"][0]["result_dir"].as_str().unwrap());
+    assert!(
+        result_dir.join("prof/decode").is_dir(),
+        "no decode profile in {}",
+        result_dir.display()
+    );
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn bad_output_disk_is_relocated_rerun_and_reverted() {
+    let fixture = fixture("recipes-mini");
+    // The fake torch_npu fails every parser below this marker (resolved through symlinks).
+    fs::write(
+        fixture
+            .repo
+            .path()
+            .join("models/deepseek-mini/.fake_torch_npu_bad_disk"),
+        "",
+    )
+    .unwrap();
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&[&MTP[..], &["--json"]].concat())
+        .output()
+        .unwrap();
+    let report = json(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(report["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(report["verify"][0]["ok"], false);
+    let codes: Vec<&str> = report["verify"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["code"].as_str())
+        .collect();
+    assert!(codes.contains(&"output-filesystem"), "{codes:?}");
+    assert_eq!(report["verify"][1]["ok"], true);
+    assert_eq!(report["relocate"]["applied"], true);
+    let second = PathBuf::from(report["runs"][1]["result_dir"].as_str().unwrap());
+    assert!(
+        second.starts_with(fixture.tmp.path().canonicalize().unwrap()),
+        "{}",
+        second.display()
+    );
+    assert!(second.join("prof/decode").is_dir());
+    let res = fixture.repo.path().join("models/deepseek-mini/res");
+    assert!(
+        fs::symlink_metadata(&res).unwrap().is_dir(),
+        "res is not a real directory again"
+    );
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn timeout_stops_the_run_and_reverts() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let started = Instant::now();
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--timeout", "1", "--", "sleep", "30"]].concat())
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the timeout did not stop the run"
+    );
+    let report = json(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(report["runs"][0]["timed_out"], true);
+    assert!(report["error"].as_str().unwrap().contains("--timeout"));
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn ctrl_c_stops_the_run_and_reverts() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let child = fixture
+        .collect(&[&MTP[..], &["--json", "--", "sleep", "30"]].concat())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the patch is applied (the journal exists) and the launch has started.
+    let journal = fixture.repo.path().join(".npuprof/journal.json");
+    let started = Instant::now();
+    while !journal.exists() && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..2 {
+        // Two Ctrl-Cs: the second must not cut the restore short.
+        let status = Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let output = child.wait_with_output().unwrap();
+    let report = json(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        report["error"].as_str().unwrap().contains("interrupted"),
+        "{}",
+        report["error"]
+    );
+    if let Some(run) = report["runs"].as_array().unwrap().first() {
+        assert_eq!(run["interrupted"], true);
+    }
+    assert_eq!(report["revert"], "reverted");
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn a_launch_without_results_fails_and_reverts() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--", "false"]].concat())
+        .output()
+        .unwrap();
+    let report = json(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(report["runs"][0]["exit_code"], 1);
+    assert!(
+        report["error"]
+            .as_str()
+            .unwrap()
+            .contains("no new result directory")
+    );
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn keep_patch_leaves_the_patch_for_revert() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&[&MTP[..], &["--keep-patch"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_ne!(source_files(fixture.repo.path()), before);
+    let revert = Command::new(get_cargo_bin("npuprof"))
+        .current_dir(fixture.repo.path())
+        .arg("revert")
+        .output()
+        .unwrap();
+    assert!(revert.status.success());
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn path_b_repositories_are_refused_unchanged() {
+    let fixture = fixture("plain-infer");
+    let config = fixture.repo.path().join("models/m/config");
+    fs::create_dir_all(&config).unwrap();
+    fs::write(
+        config.join("run.yaml"),
+        "model_config:\n  enable_profiler: False\n",
+    )
+    .unwrap();
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&["--config", "models/m/config/run.yaml", "--json"])
+        .output()
+        .unwrap();
+    let report = json(&output);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(report["route"]["route"], "inject");
+    assert!(
+        report["error"].as_str().unwrap().contains("path A only"),
+        "{}",
+        report["error"]
+    );
+    assert!(report["runs"].as_array().unwrap().is_empty());
+    assert_eq!(source_files(fixture.repo.path()), before);
+    assert!(!fixture.repo.path().join(".npuprof").exists());
+}
+
+#[test]
+fn an_existing_journal_is_refused() {
+    let fixture = fixture("recipes-mini");
+    let keep = fixture
+        .collect(&[&MTP[..], &["--keep-patch", "--", "true"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(
+        keep.status.code(),
+        Some(2),
+        "`true` writes no result directory"
+    );
+    let patched = source_files(fixture.repo.path());
+    let output = fixture.collect(&MTP).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("already has npuprof changes"));
+    assert_eq!(source_files(fixture.repo.path()), patched);
+}

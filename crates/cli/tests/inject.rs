@@ -1,0 +1,298 @@
+//! CLI tests of `npuprof inject` on a temp copy of examples/plain-infer: the dry-run diff of
+//! every phase mode (and that it changes nothing and applies with `git apply`), writing through
+//! the journal, the written harness linting clean and stepping exactly its budget under a stub
+//! torch_npu, revert restoring the repository byte for byte, and refusals.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+const MODES: [&str; 4] = ["decode", "prefill", "both", "separate"];
+
+fn manifest(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+/// A temp copy of examples/plain-infer.
+fn copy_plain_infer() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    for entry in fs::read_dir(manifest("../../examples/plain-infer")).expect("plain-infer exists") {
+        let entry = entry.expect("entry");
+        if entry.file_type().expect("type").is_file() {
+            fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
+        }
+    }
+    dir
+}
+
+/// Every file under `root` with its bytes (`.npuprof/` included), sorted.
+fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(root).expect("prefix").to_path_buf();
+                out.push((rel, fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn npuprof(repo: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.current_dir(repo).args(args).env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn dry_run_prints_a_new_file_diff_per_mode_and_changes_nothing() {
+    for mode in MODES {
+        let repo = copy_plain_infer();
+        let before = tree(repo.path());
+        insta::with_settings!({ snapshot_suffix => mode }, {
+            assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "infer.py", "--phase", mode, "--decode-steps", "4", "--dry-run"]));
+        });
+        assert_eq!(
+            tree(repo.path()),
+            before,
+            "{mode}: a dry run changes nothing"
+        );
+    }
+}
+
+#[test]
+fn dry_run_diff_applies_with_git_and_equals_what_inject_writes() {
+    let Ok(git) = Command::new("git").arg("--version").output() else {
+        return;
+    };
+    assert!(git.status.success());
+    let previewed = copy_plain_infer();
+    let dry = npuprof(
+        previewed.path(),
+        &[
+            "inject",
+            "--entry",
+            "infer.py",
+            "--phase",
+            "both",
+            "--dry-run",
+        ],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(dry.status.code(), Some(1), "a dry run with changes exits 1");
+    fs::write(previewed.path().join("change.diff"), &dry.stdout).expect("write diff");
+    let applied = Command::new("git")
+        .current_dir(previewed.path())
+        .args(["apply", "change.diff"])
+        .output()
+        .expect("git apply");
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+
+    let written = copy_plain_infer();
+    let run = npuprof(
+        written.path(),
+        &["inject", "--entry", "infer.py", "--phase", "both"],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        fs::read(previewed.path().join("infer_profiled.py")).expect("applied"),
+        fs::read(written.path().join("infer_profiled.py")).expect("written")
+    );
+}
+
+/// Runs the harness with the stub torch_npu; returns (active, steps) per profiler.
+fn run_with_stub(repo: &Path) -> Vec<(u64, u64)> {
+    let log = repo.join("stub.jsonl");
+    let output = Command::new("python3")
+        .arg("infer_profiled.py")
+        .current_dir(repo)
+        .env(
+            "PYTHONPATH",
+            manifest("../patch/tests/inject_fixtures/stub_torch_npu"),
+        )
+        .env("NPUPROF_STUB_LOG", &log)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let records = fs::read_to_string(&log).expect("stub log");
+    fs::remove_file(&log).expect("rm log");
+    records
+        .lines()
+        .map(|line| {
+            let v: serde_json::Value = serde_json::from_str(line).expect("json");
+            (
+                v["schedule"]["active"].as_u64().expect("active"),
+                v["steps"].as_u64().expect("steps"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn inject_writes_a_clean_harness_that_steps_its_budget_and_revert_restores() {
+    for mode in MODES {
+        let repo = copy_plain_infer();
+        let before = tree(repo.path());
+        let out = npuprof(
+            repo.path(),
+            &[
+                "inject",
+                "--entry",
+                "infer.py",
+                "--phase",
+                mode,
+                "--decode-steps",
+                "3",
+            ],
+        )
+        .output()
+        .expect("runs");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(repo.path().join("infer_profiled.py").is_file());
+
+        let lint = npuprof(repo.path(), &["lint", "infer_profiled.py"])
+            .output()
+            .expect("lint runs");
+        assert_eq!(lint.status.code(), Some(0), "{mode}");
+        assert!(
+            lint.stdout.is_empty(),
+            "{mode}: the harness lints clean:\n{}",
+            String::from_utf8_lossy(&lint.stdout)
+        );
+
+        let expected: Vec<(u64, u64)> = match mode {
+            "decode" => vec![(3, 4)],
+            "prefill" => vec![(1, 2)],
+            "both" => vec![(4, 5)],
+            _ => vec![(1, 2), (3, 4)],
+        };
+        assert_eq!(
+            run_with_stub(repo.path()),
+            expected,
+            "{mode}: (active, step() calls) per profiler"
+        );
+
+        let again = npuprof(
+            repo.path(),
+            &[
+                "inject",
+                "--entry",
+                "infer.py",
+                "--phase",
+                mode,
+                "--decode-steps",
+                "3",
+            ],
+        )
+        .output()
+        .expect("runs");
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{mode}: injecting twice is a no-op"
+        );
+
+        let _ = fs::remove_dir_all(repo.path().join("__pycache__"));
+        let revert = npuprof(repo.path(), &["revert"])
+            .output()
+            .expect("revert runs");
+        assert_eq!(
+            revert.status.code(),
+            Some(0),
+            "{mode}: {}",
+            String::from_utf8_lossy(&revert.stderr)
+        );
+        assert_eq!(
+            tree(repo.path()),
+            before,
+            "{mode}: revert restores the repository byte for byte"
+        );
+    }
+}
+
+#[test]
+fn json_report() {
+    let repo = copy_plain_infer();
+    assert_cmd_snapshot!(npuprof(
+        repo.path(),
+        &[
+            "inject",
+            "--entry",
+            "infer.py",
+            "--phase",
+            "separate",
+            "--decode-steps",
+            "2",
+            "--dry-run",
+            "--json"
+        ]
+    ));
+}
+
+#[test]
+fn refuses_to_overwrite_a_file_it_did_not_create() {
+    let repo = copy_plain_infer();
+    let before = tree(repo.path());
+    assert_cmd_snapshot!(npuprof(
+        repo.path(),
+        &["inject", "--entry", "infer.py", "--out", "README.md"]
+    ));
+    assert_eq!(tree(repo.path()), before);
+}
+
+#[test]
+fn refuses_an_entry_outside_the_repository() {
+    let repo = copy_plain_infer();
+    let outside = tempfile::tempdir().expect("temp dir");
+    fs::write(outside.path().join("other.py"), "x = 1\n").expect("write");
+    let entry = outside.path().join("other.py");
+    let out = npuprof(
+        repo.path(),
+        &["inject", "--entry", entry.to_str().expect("utf-8")],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("outside the repository"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn refuses_an_entry_with_a_syntax_error() {
+    let repo = copy_plain_infer();
+    fs::write(repo.path().join("broken.py"), "def main(:\n    pass\n").expect("write");
+    assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "broken.py"]));
+}

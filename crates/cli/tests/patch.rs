@@ -1,0 +1,399 @@
+//! CLI tests of `npuprof patch`: the README's dry run on the example repository, JSON, writing
+//! through the journal (then idempotence and revert), `git apply` compatibility, and refusals.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+fn example_repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/recipes-mini")
+}
+
+/// A temp copy of the example repository.
+fn copy_example() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_dir(&example_repo(), dir.path());
+    dir
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read_dir") {
+        let entry = entry.expect("entry");
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().expect("type").is_dir() {
+            if entry.file_name() != ".npuprof"
+                && entry.file_name() != "__pycache__"
+                && entry.file_name() != "res"
+            {
+                copy_dir(&src, &dst);
+            }
+        } else if entry.file_type().expect("type").is_file() {
+            fs::copy(&src, &dst).expect("copy");
+        }
+    }
+}
+
+/// Every regular file under `root` (except `.npuprof/`) with its bytes, sorted.
+fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            let rel = path.strip_prefix(root).expect("prefix").to_path_buf();
+            if rel.starts_with(".npuprof") {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push((rel, fs::read(&path).unwrap_or_default()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `npuprof patch <args>` run inside `repo`.
+fn patch(repo: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.current_dir(repo)
+        .arg("patch")
+        .args(args)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// Replaces the temp directory (as given and canonical) by `[TMP]`.
+fn filters(dir: &Path) -> Vec<(String, &'static str)> {
+    let mut filters = Vec::new();
+    if let Ok(canonical) = dir.canonicalize() {
+        filters.push((regex_escape(&canonical.display().to_string()), "[TMP]"));
+    }
+    filters.push((regex_escape(&dir.display().to_string()), "[TMP]"));
+    filters
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' || c == '_' || c == '-' {
+                c.to_string()
+            } else {
+                format!("\\{c}")
+            }
+        })
+        .collect()
+}
+
+macro_rules! with_filters {
+    ($dir:expr, $body:block) => {{
+        let filters = filters($dir);
+        let filters: Vec<(&str, &str)> = filters.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        insta::with_settings!({ filters => filters }, $body)
+    }};
+}
+
+const README_ARGS: [&str; 7] = [
+    "--model",
+    "deepseek-mini",
+    "--yaml",
+    "decode_mtp.yaml",
+    "--decode-active",
+    "30",
+    "--dry-run",
+];
+
+/// The README's main command, on the bundled example (changes nothing).
+#[test]
+fn patch_dry_run_readme_command() {
+    let before = tree(&example_repo());
+    let mut args = vec!["--repo", "."];
+    args.extend(README_ARGS);
+    assert_cmd_snapshot!(patch(&example_repo(), &args));
+    assert_eq!(
+        tree(&example_repo()),
+        before,
+        "a dry run must change nothing"
+    );
+}
+
+#[test]
+fn patch_dry_run_json() {
+    let repo = copy_example();
+    let mut args = README_ARGS.to_vec();
+    args.push("--json");
+    with_filters!(repo.path(), {
+        assert_cmd_snapshot!(patch(repo.path(), &args));
+    });
+}
+
+#[test]
+fn patch_dry_run_decode_only() {
+    let repo = copy_example();
+    assert_cmd_snapshot!(patch(
+        repo.path(),
+        &[
+            "--config",
+            "models/qwen-mini/config/long_decode.yaml",
+            "--phase",
+            "decode",
+            "--decode-skip-first",
+            "2",
+            "--dry-run"
+        ]
+    ));
+}
+
+/// Writing gives the same files as `git apply` of the dry run's diff; a second run changes
+/// nothing; `npuprof revert` restores every byte.
+#[test]
+fn patch_writes_what_the_dry_run_shows() {
+    let written = copy_example();
+    let applied = copy_example();
+    let original = tree(written.path());
+    let args = &README_ARGS[..6];
+
+    let dry = patch(applied.path(), &README_ARGS).output().expect("runs");
+    assert_eq!(dry.status.code(), Some(1), "a dry run with changes exits 1");
+    let diff_path = applied.path().join("npuprof.diff");
+    fs::write(&diff_path, &dry.stdout).expect("write diff");
+    let git = Command::new("git")
+        .current_dir(applied.path())
+        .args(["apply", "npuprof.diff"])
+        .status();
+    fs::remove_file(&diff_path).expect("remove diff");
+
+    let out = patch(written.path(), args).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Ok(status) = git {
+        assert!(status.success(), "git apply must accept the dry-run diff");
+        assert_eq!(
+            tree(written.path()),
+            tree(applied.path()),
+            "written files = dry-run diff applied"
+        );
+    }
+    assert_ne!(tree(written.path()), original);
+
+    let again = patch(written.path(), &README_ARGS).output().expect("runs");
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "nothing left to change: exit 0"
+    );
+    assert!(again.stdout.is_empty(), "no diff the second time");
+
+    let revert = Command::new(get_cargo_bin("npuprof"))
+        .current_dir(written.path())
+        .arg("revert")
+        .output()
+        .expect("runs");
+    assert!(
+        revert.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revert.stderr)
+    );
+    assert_eq!(tree(written.path()), original, "revert restores every byte");
+}
+
+/// Patching again with other options edits the current text; revert still restores the original.
+#[test]
+fn patch_twice_with_other_options() {
+    let repo = copy_example();
+    let original = tree(repo.path());
+    let first = patch(
+        repo.path(),
+        &[
+            "--model",
+            "qwen-mini",
+            "--yaml",
+            "dense.yaml",
+            "--phase",
+            "decode",
+        ],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(
+        first.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert_cmd_snapshot!(patch(
+        repo.path(),
+        &[
+            "--model",
+            "qwen-mini",
+            "--yaml",
+            "dense.yaml",
+            "--phase",
+            "both",
+            "--decode-active",
+            "5",
+            "--dry-run"
+        ]
+    ));
+    let second = patch(
+        repo.path(),
+        &[
+            "--model",
+            "qwen-mini",
+            "--yaml",
+            "dense.yaml",
+            "--decode-active",
+            "5",
+        ],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    let revert = Command::new(get_cargo_bin("npuprof"))
+        .current_dir(repo.path())
+        .arg("revert")
+        .output()
+        .expect("runs");
+    assert!(
+        revert.status.success(),
+        "{}",
+        String::from_utf8_lossy(&revert.stderr)
+    );
+    assert_eq!(tree(repo.path()), original);
+}
+
+/// Runs a refused patch: exit 2, nothing changed.
+fn check_refusal(repo: &Path, args: &[&str]) -> Command {
+    let before = tree(repo);
+    let out = patch(repo, args).output().expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(tree(repo), before, "a refusal changes nothing");
+    assert!(
+        !repo.join(".npuprof").exists(),
+        "a refusal writes no journal"
+    );
+    patch(repo, args)
+}
+
+#[test]
+fn refuses_unknown_config() {
+    let repo = copy_example();
+    with_filters!(repo.path(), {
+        assert_cmd_snapshot!(check_refusal(
+            repo.path(),
+            &["--model", "deepseek-mini", "--yaml", "nope.yaml"]
+        ));
+    });
+}
+
+#[test]
+fn refuses_config_without_model_config() {
+    let repo = copy_example();
+    assert_cmd_snapshot!(check_refusal(
+        repo.path(),
+        &["--model", "wan-mini", "--yaml", "t2v.yaml"]
+    ));
+}
+
+#[test]
+fn refuses_decode_on_prefill_only_config() {
+    let repo = copy_example();
+    assert_cmd_snapshot!(check_refusal(
+        repo.path(),
+        &[
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "prefill_only.yaml",
+            "--phase",
+            "decode"
+        ]
+    ));
+}
+
+#[test]
+fn refuses_python_syntax_error() {
+    let repo = copy_example();
+    let path = repo.path().join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).expect("read");
+    fs::write(
+        &path,
+        text.replace(
+            "def step(self):\n        self.profiler.step()",
+            "def step(self)\n        self.profiler.step()",
+        ),
+    )
+    .expect("write");
+    assert_cmd_snapshot!(check_refusal(
+        repo.path(),
+        &["--model", "qwen-mini", "--yaml", "dense.yaml"]
+    ));
+}
+
+#[test]
+fn refuses_missing_functions() {
+    let repo = copy_example();
+    let path = repo.path().join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).expect("read");
+    fs::write(&path, text.replace("create_profiler(", "make_profiler(")).expect("write");
+    assert_cmd_snapshot!(check_refusal(
+        repo.path(),
+        &["--model", "qwen-mini", "--yaml", "dense.yaml"]
+    ));
+}
+
+#[test]
+fn refuses_config_outside_the_repository() {
+    let repo = copy_example();
+    let outside = tempfile::tempdir().expect("temp dir");
+    let target = outside.path().join("dense.yaml");
+    fs::copy(
+        repo.path().join("models/qwen-mini/config/dense.yaml"),
+        &target,
+    )
+    .expect("copy");
+    let link = repo.path().join("models/qwen-mini/config/linked.yaml");
+    std::os::unix::fs::symlink(&target, &link).expect("symlink");
+    let mut settings = filters(outside.path());
+    settings.extend(filters(repo.path()));
+    let settings: Vec<(&str, &str)> = settings.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+    insta::with_settings!({ filters => settings }, {
+        assert_cmd_snapshot!(check_refusal(repo.path(), &["--model", "qwen-mini", "--yaml", "linked.yaml"]));
+    });
+}
+
+#[test]
+fn refuses_a_repository_without_the_profiler() {
+    let repo = tempfile::tempdir().expect("temp dir");
+    fs::create_dir_all(repo.path().join("models/m/config")).expect("mkdir");
+    fs::write(
+        repo.path().join("models/m/config/c.yaml"),
+        "model_config:\n  enable_profiler: False\n",
+    )
+    .expect("write");
+    with_filters!(repo.path(), {
+        assert_cmd_snapshot!(check_refusal(
+            repo.path(),
+            &["--model", "m", "--yaml", "c.yaml"]
+        ));
+    });
+}

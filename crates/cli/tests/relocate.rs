@@ -1,0 +1,328 @@
+//! `npuprof relocate` and its revert, on a temp copy of a tiny model directory, with a
+//! deterministic mount table (`NPUPROF_MOUNTINFO`) putting the repository on NFS.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+/// A temp repository with `models/tiny/config/run.yaml` and the given `res` files.
+struct Fixture {
+    repo: tempfile::TempDir,
+    local: tempfile::TempDir,
+    mountinfo: PathBuf,
+}
+
+fn fixture(res_files: &[&str]) -> Fixture {
+    let repo = tempfile::tempdir().unwrap();
+    let local = tempfile::tempdir().unwrap();
+    let model = repo.path().join("models/tiny");
+    fs::create_dir_all(model.join("config")).unwrap();
+    fs::write(
+        model.join("config/run.yaml"),
+        "model_config:\n  enable_profiler: True\n",
+    )
+    .unwrap();
+    for rel in res_files {
+        let path = model.join("res").join(rel);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, format!("{rel}\n")).unwrap();
+    }
+    // The repository's `models/` lives on NFS; everything else (the local target) on ext4.
+    let mountinfo = local.path().join("mountinfo");
+    fs::write(
+        &mountinfo,
+        format!(
+            "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
+             50 27 0:60 / {} rw,relatime shared:9 - nfs4 storage:/export/models rw,vers=4.1\n",
+            repo.path().canonicalize().unwrap().join("models").display()
+        ),
+    )
+    .unwrap();
+    Fixture {
+        repo,
+        local,
+        mountinfo,
+    }
+}
+
+impl Fixture {
+    fn target(&self) -> PathBuf {
+        self.local.path().canonicalize().unwrap().join("res-local")
+    }
+
+    fn npuprof(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(get_cargo_bin("npuprof"));
+        cmd.current_dir(self.repo.path())
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("NPUPROF_MOUNTINFO", &self.mountinfo);
+        cmd
+    }
+
+    fn relocate(&self, extra: &[&str]) -> Command {
+        let target = self.target();
+        let mut args = vec![
+            "relocate",
+            "--model",
+            "tiny",
+            "--to",
+            target.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        self.npuprof(&args)
+    }
+
+    fn filters(&self) -> Vec<(String, &'static str)> {
+        let repo = self.repo.path().canonicalize().unwrap();
+        let local = self.local.path().canonicalize().unwrap();
+        vec![
+            (escape(&repo.display().to_string()), "[REPO]"),
+            (escape(&local.display().to_string()), "[LOCAL]"),
+            (
+                r"npuprof-moved-\d{8}T\d{6}Z".to_owned(),
+                "npuprof-moved-[TS]",
+            ),
+            (r"\d+(\.\d)? (B|KiB|MiB|GiB|TiB)".to_owned(), "[SIZE]"),
+            (
+                r#""free_bytes": \d+"#.to_owned(),
+                r#""free_bytes": [BYTES]"#,
+            ),
+            (r"uid \d+".to_owned(), "uid [UID]"),
+            (
+                r#""(owner_uid|your_uid)": \d+"#.to_owned(),
+                r#""$1": [UID]"#,
+            ),
+        ]
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_ascii_alphanumeric() || c == '/' {
+                vec![c]
+            } else {
+                vec!['\\', c]
+            }
+        })
+        .collect()
+}
+
+macro_rules! with_filters {
+    ($fixture:expr, $body:block) => {{
+        let filters = $fixture.filters();
+        let filters: Vec<(&str, &str)> = filters.iter().map(|(a, b)| (a.as_str(), *b)).collect();
+        insta::with_settings!({ filters => filters }, $body)
+    }};
+}
+
+/// Every path under `root` with its bytes (files), target (symlinks) or nothing (dirs), and mode.
+fn tree(root: &Path) -> Vec<(PathBuf, String, u32)> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let rel = path.strip_prefix(root).unwrap().to_path_buf();
+            let meta = fs::symlink_metadata(&path).unwrap();
+            let mode = meta.permissions().mode();
+            if meta.is_symlink() {
+                out.push((
+                    rel,
+                    format!("-> {}", fs::read_link(&path).unwrap().display()),
+                    0,
+                ));
+            } else if meta.is_dir() {
+                out.push((rel, String::new(), mode));
+                stack.push(path);
+            } else {
+                out.push((rel, fs::read_to_string(&path).unwrap(), mode));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn check_relocate_then_revert(fixture: &Fixture) {
+    let before = tree(fixture.repo.path());
+    let output = fixture.relocate(&[]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "relocate failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let res = fixture.repo.path().join("models/tiny/res");
+    assert_eq!(fs::read_link(&res).unwrap(), fixture.target());
+    assert!(fixture.target().is_dir());
+    let output = fixture.npuprof(&["revert"]).output().unwrap();
+    assert!(
+        output.status.success(),
+        "revert failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        tree(fixture.repo.path()),
+        before,
+        "revert did not restore the layout"
+    );
+}
+
+#[test]
+fn relocate_existing_res_dir_then_revert() {
+    let fixture = fixture(&[
+        "20261129/tiny_run/log_0.log",
+        "20261129/tiny_run/prof/decode/w_1_ascend_pt/profiler_info_0.json",
+    ]);
+    check_relocate_then_revert(&fixture);
+}
+
+#[test]
+fn relocate_moves_the_old_output_aside_and_never_deletes_it() {
+    let fixture = fixture(&["20261129/tiny_run/log_0.log"]);
+    let output = fixture.relocate(&["--json"]).output().unwrap();
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let moved = report["actions"][1]["to"].as_str().unwrap();
+    assert_eq!(
+        fs::read_to_string(
+            fixture
+                .repo
+                .path()
+                .join(moved)
+                .join("20261129/tiny_run/log_0.log")
+        )
+        .unwrap(),
+        "20261129/tiny_run/log_0.log\n"
+    );
+}
+
+#[test]
+fn relocate_missing_res_then_revert() {
+    let fixture = fixture(&[]);
+    check_relocate_then_revert(&fixture);
+}
+
+#[test]
+fn relocate_res_already_a_symlink_then_revert() {
+    let fixture = fixture(&[]);
+    let elsewhere = fixture.local.path().join("old-res");
+    fs::create_dir_all(elsewhere.join("20261129")).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, fixture.repo.path().join("models/tiny/res")).unwrap();
+    check_relocate_then_revert(&fixture);
+    assert!(
+        elsewhere.join("20261129").is_dir(),
+        "the old symlink target was touched"
+    );
+}
+
+#[test]
+fn relocate_twice_is_a_no_op() {
+    let fixture = fixture(&["a/log_0.log"]);
+    assert!(fixture.relocate(&[]).status().unwrap().success());
+    let journal = fs::read(fixture.repo.path().join(".npuprof/journal.json")).unwrap();
+    let output = fixture.relocate(&["--dry-run"]).output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(fixture.relocate(&[]).status().unwrap().success());
+    assert_eq!(
+        fs::read(fixture.repo.path().join(".npuprof/journal.json")).unwrap(),
+        journal
+    );
+}
+
+#[test]
+fn dry_run_changes_nothing_and_exits_1() {
+    let fixture = fixture(&["20261129/tiny_run/prof/decode/w_1_ascend_pt/profiler_info_0.json"]);
+    let before = tree(fixture.repo.path());
+    with_filters!(fixture, {
+        assert_cmd_snapshot!("relocate_dry_run", fixture.relocate(&["--dry-run"]));
+    });
+    assert_eq!(tree(fixture.repo.path()), before);
+    assert!(!fixture.target().exists(), "dry run created the target");
+}
+
+#[test]
+fn preflight_report_json() {
+    let fixture = fixture(&["20261129/tiny_run/prof/decode/w_1_ascend_pt/profiler_info_0.json"]);
+    with_filters!(fixture, {
+        assert_cmd_snapshot!("relocate_json", fixture.relocate(&["--json"]));
+    });
+}
+
+#[test]
+fn a_network_target_is_refused() {
+    let fixture = fixture(&["a/log_0.log"]);
+    let before = tree(fixture.repo.path());
+    let target = fixture
+        .repo
+        .path()
+        .canonicalize()
+        .unwrap()
+        .join("models/elsewhere");
+    let output = fixture
+        .npuprof(&[
+            "relocate",
+            "--model",
+            "tiny",
+            "--to",
+            target.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not a safe output location"));
+    assert_eq!(tree(fixture.repo.path()), before);
+}
+
+#[test]
+fn bad_model_names_are_refused() {
+    let fixture = fixture(&[]);
+    for model in ["../tiny", "missing", "a/b"] {
+        let output = fixture
+            .npuprof(&["relocate", "--model", model])
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{model}");
+    }
+}
+
+#[test]
+fn symlinks_on_the_way_to_the_target_are_reported_and_resolved() {
+    let fixture = fixture(&[]);
+    let local = fixture.local.path().canonicalize().unwrap();
+    fs::create_dir(local.join("real")).unwrap();
+    std::os::unix::fs::symlink(local.join("real"), local.join("link")).unwrap();
+    let to = local.join("link/res");
+    let output = fixture
+        .npuprof(&[
+            "relocate",
+            "--model",
+            "tiny",
+            "--to",
+            to.to_str().unwrap(),
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["target"]["symlinks"][0]["path"],
+        local.join("link").to_str().unwrap()
+    );
+    assert_eq!(report["target"]["problems"][0]["code"], "symlink_in_path");
+    let res = fixture.repo.path().join("models/tiny/res");
+    assert_eq!(fs::read_link(res).unwrap(), local.join("real/res"));
+}

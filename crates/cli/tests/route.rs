@@ -1,0 +1,168 @@
+//! `npuprof route` end to end: human and JSON output on the bundled examples and on variants,
+//! warnings on stderr, exit codes. Commands run from the workspace root with relative paths,
+//! or on temporary directories whose path is filtered to `[TMP]`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `npuprof route <args>` run from the workspace root, without colour.
+fn route(args: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.current_dir(workspace_root())
+        .env("NO_COLOR", "1")
+        .arg("route")
+        .args(args);
+    cmd
+}
+
+/// `npuprof route <args>` run from a temporary directory (so paths in the output, and in the
+/// snapshot's recorded arguments, are relative); any absolute temp path left is `[TMP]`.
+fn route_in(tmp: &Path, args: &[&str]) -> Command {
+    let mut cmd = route(args);
+    cmd.current_dir(tmp);
+    cmd
+}
+
+/// Runs `check` with the temporary directory's path replaced by `[TMP]` in snapshots.
+fn with_tmp_filter(tmp: &Path, check: impl FnOnce()) {
+    let mut settings = insta::Settings::clone_current();
+    let escaped: String = tmp
+        .display()
+        .to_string()
+        .chars()
+        .flat_map(|c| {
+            let escape = "\\.+*?()|[]{}^$".contains(c);
+            escape.then_some('\\').into_iter().chain(std::iter::once(c))
+        })
+        .collect();
+    settings.add_filter(&escaped, "[TMP]");
+    settings.bind(check);
+}
+
+fn write(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    fs::create_dir_all(path.parent().expect("parent")).expect("create dir");
+    fs::write(path, bytes).expect("write");
+}
+
+#[test]
+fn recipes_mini_human() {
+    assert_cmd_snapshot!(route(&["examples/recipes-mini"]));
+}
+
+#[test]
+fn recipes_mini_json() {
+    assert_cmd_snapshot!(route(&["examples/recipes-mini", "--json"]));
+}
+
+#[test]
+fn plain_infer_human() {
+    assert_cmd_snapshot!(route(&["examples/plain-infer"]));
+}
+
+#[test]
+fn plain_infer_json() {
+    assert_cmd_snapshot!(route(&["examples/plain-infer", "--json"]));
+}
+
+#[test]
+fn vllm_env_human() {
+    assert_cmd_snapshot!(route(&["crates/route/tests/fixtures/vllm-env"]));
+}
+
+#[test]
+fn profile_loop_human() {
+    assert_cmd_snapshot!(route(&["crates/route/tests/fixtures/profile-loop"]));
+}
+
+#[test]
+fn comment_only_human() {
+    assert_cmd_snapshot!(route(&["crates/route/tests/fixtures/comment-only"]));
+}
+
+#[test]
+fn scattered_human() {
+    assert_cmd_snapshot!(route(&["crates/route/tests/fixtures/scattered"]));
+}
+
+#[test]
+fn broken_yaml_warns_on_stderr() {
+    assert_cmd_snapshot!(route(&["crates/route/tests/fixtures/broken-yaml"]));
+}
+
+#[test]
+fn missing_path_exits_2() {
+    assert_cmd_snapshot!(route(&["no/such/repo"]));
+}
+
+#[test]
+fn file_instead_of_directory_exits_2() {
+    assert_cmd_snapshot!(route(&[
+        "examples/recipes-mini/executor/model_runner.py",
+        "--json"
+    ]));
+}
+
+#[test]
+fn symlink_loop_and_non_utf8_are_warnings() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    write(
+        &root,
+        "run.py",
+        b"import torch_npu\n\nif __name__ == \"__main__\":\n    pass\n",
+    );
+    write(
+        &root,
+        "latin1.py",
+        b"import torch_npu\n# caf\xe9\nprof = torch_npu.profiler.profile()\n",
+    );
+    fs::create_dir_all(root.join("sub")).expect("mkdir");
+    std::os::unix::fs::symlink("..", root.join("sub/back")).expect("symlink");
+    with_tmp_filter(tmp.path(), || {
+        assert_cmd_snapshot!("symlink_loop_human", route_in(tmp.path(), &["repo"]));
+        assert_cmd_snapshot!(
+            "symlink_loop_json",
+            route_in(tmp.path(), &["repo", "--json"])
+        );
+    });
+}
+
+#[test]
+fn crlf_tabs_variant_routes_as_framework() {
+    // The recipes-style wrapper and engine, tab-indented with CRLF line endings.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    let examples = workspace_root().join("examples/recipes-mini");
+    for rel in [
+        "executor/utils/profiler_context.py",
+        "executor/core/engine/execution_engine.py",
+        "models/deepseek-mini/config/decode_mtp.yaml",
+    ] {
+        let text = fs::read_to_string(examples.join(rel)).expect("read example");
+        let mut out = String::new();
+        for line in text.lines() {
+            let body = line.trim_start_matches(' ');
+            let indent = line.len() - body.len();
+            if rel.ends_with(".py") {
+                out.push_str(&"\t".repeat(indent / 4));
+                out.push_str(&" ".repeat(indent % 4));
+            } else {
+                out.push_str(&" ".repeat(indent));
+            }
+            out.push_str(body);
+            out.push_str("\r\n");
+        }
+        write(&root, rel, out.as_bytes());
+    }
+    with_tmp_filter(tmp.path(), || {
+        assert_cmd_snapshot!("crlf_tabs_human", route_in(tmp.path(), &["repo"]));
+    });
+}

@@ -1,0 +1,246 @@
+//! `npuprof verify` on run directories assembled from the real samples (`../shared/samples/`)
+//! and on every broken variant: human and JSON snapshots, exit codes.
+
+#[path = "../../verify/tests/common/mod.rs"]
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use common::*;
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+/// `npuprof verify <args>` run inside `dir` (paths in the output stay relative).
+fn verify_in(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.current_dir(dir)
+        .arg("verify")
+        .args(args)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// Snapshot settings: the temp dir becomes `[TMP]`; the filesystem of the temp dir (which
+/// differs between machines) becomes `[FS]`.
+fn settings(tmp: &Path) -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(&regex_escape(&tmp.display().to_string()), "[TMP]");
+    s.add_filter(r"\(filesystem: [^)]*\)", "(filesystem: [FS])");
+    s.add_filter(
+        r"(the output filesystem is the likely cause|the filesystem looks local, but the evidence still matches the known bad-disk failure)",
+        "[FS VERDICT]",
+    );
+    s
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"))
+}
+
+const RESULT: &str = "models/qwen/res/20260725/qwen_dense";
+
+fn good(root: &Path) -> ResultDir {
+    let res = ResultDir::new(root, "qwen", "20260725", "qwen_dense");
+    res.add_run("prefill", 0);
+    res.add_run("decode", 0);
+    res.write_log(0, CLEAN_LOG);
+    res
+}
+
+fn single_run(root: &Path) -> Run {
+    real_run(&root.join("rank_0_ascend_pt"), 0)
+}
+
+#[test]
+fn good_result_directory_exits_0() {
+    let tmp = tempdir();
+    good(tmp.path());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!("good_human", verify_in(tmp.path(), &[RESULT]));
+        assert_cmd_snapshot!("good_json", verify_in(tmp.path(), &[RESULT, "--json"]));
+        // --model picks the same (newest) result directory.
+        assert_cmd_snapshot!(
+            "good_model",
+            verify_in(tmp.path(), &["--model", "qwen", "--repo", "."])
+        );
+    });
+}
+
+#[test]
+fn minimal_kernel_header_with_level2_recorded() {
+    let tmp = tempdir();
+    let run = single_run(tmp.path());
+    run.write(
+        "kernel_details.csv",
+        fs::read(level0_kernel_details()).unwrap_or_default(),
+    );
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &["rank_0_ascend_pt"]));
+    });
+}
+
+#[test]
+fn minimal_kernel_header_without_profiler_info() {
+    let tmp = tempdir();
+    let run = single_run(tmp.path());
+    run.write(
+        "kernel_details.csv",
+        fs::read(level0_kernel_details()).unwrap_or_default(),
+    );
+    let _ = fs::remove_file(run.info_path());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &["rank_0_ascend_pt"]));
+    });
+}
+
+#[test]
+fn trace_unterminated_after_host_phase() {
+    let tmp = tempdir();
+    single_run(tmp.path()).write("trace_view.json", trace_host_only());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "unterminated_human",
+            verify_in(tmp.path(), &["rank_0_ascend_pt"])
+        );
+        assert_cmd_snapshot!(
+            "unterminated_json",
+            verify_in(tmp.path(), &["rank_0_ascend_pt", "--json"])
+        );
+    });
+}
+
+#[test]
+fn trace_cut_mid_event() {
+    let tmp = tempdir();
+    single_run(tmp.path()).write("trace_view.json", common::trace_cut_mid_event());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &["rank_0_ascend_pt"]));
+    });
+}
+
+#[test]
+fn trace_trailing_comma_close() {
+    let tmp = tempdir();
+    single_run(tmp.path()).write("trace_view.json", trace_trailing_comma());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &["rank_0_ascend_pt"]));
+    });
+}
+
+#[test]
+fn trace_temp_leftover() {
+    let tmp = tempdir();
+    let run = single_run(tmp.path());
+    run.remove("trace_view.json");
+    run.write("trace_view_temp.json", trace_host_only());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &["rank_0_ascend_pt"]));
+    });
+}
+
+#[test]
+fn bad_output_disk() {
+    let tmp = tempdir();
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
+    let run = res.add_run("decode", 0);
+    break_like_bad_disk(&run);
+    run.write("analyse.done", "");
+    res.write_log(0, ALL_PARSERS_FAILED_LOG);
+    let dir = "models/deepseek/res/20260725/ds_decode";
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "bad_disk_human",
+            verify_in(tmp.path(), &[dir, "--phase", "decode"])
+        );
+        assert_cmd_snapshot!(
+            "bad_disk_json",
+            verify_in(tmp.path(), &[dir, "--phase", "decode", "--json"])
+        );
+    });
+}
+
+#[test]
+fn parser_root_cause_and_schedule_warnings() {
+    let tmp = tempdir();
+    let res = good(tmp.path());
+    res.write_log(
+        0,
+        "2025-06-13 10:13:28 [ERROR] [911684] profiler.py: Task [CANNExportParser] run failed.\n\
+         2025-06-13 10:13:28 [ERROR] [911684] profiler.py: 'msprof' command not found\n\
+         2025-06-13 10:13:29 [ERROR] [911684] profiler.py: Task [KernelViewParser] run failed.\n\
+         [W] Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.\n\
+         [W] Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cycle has not yet completed.\n\
+         [W] Path prof is not owned by the current user, please run chown -R to fix it.\n",
+    );
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &[RESULT]));
+    });
+}
+
+#[test]
+fn missing_phase_and_ranks() {
+    let tmp = tempdir();
+    let res = ResultDir::new(tmp.path(), "qwen", "20260725", "qwen_dense");
+    res.add_run("decode", 0);
+    res.add_run("decode", 2);
+    for r in 0..4 {
+        res.write_log(r, CLEAN_LOG);
+    }
+    res.write_log(
+        0,
+        "[W] Incorrect schedule: Stop profiler while current state is WARMUP which will result in empty parsed data.\n",
+    );
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(tmp.path(), &[RESULT]));
+    });
+}
+
+#[test]
+fn compilation_inside_the_window() {
+    let tmp = tempdir();
+    let run = single_run(tmp.path());
+    run.write(
+        "kernel_details.csv",
+        edited_kernel_details(|i, l| {
+            if i == 0 {
+                l.to_owned()
+            } else {
+                replace_field(l, 0, &(13 + (i % 4)).to_string())
+            }
+        }),
+    );
+    let header = fs::read_to_string(level2_output("step_trace_time.csv")).unwrap_or_default();
+    let mut csv = format!("{}\n", header.lines().next().unwrap_or_default());
+    for (step, stage) in [
+        (13, 16_200_445.0),
+        (14, 810_022.25),
+        (15, 805_000.5),
+        (16, 812_000.0),
+    ] {
+        csv.push_str(&format!(
+            "0,{step},231290.1,420174.26,0.0,420174.26,158558.0,{stage},0,420174.26,206.25\n"
+        ));
+    }
+    run.write("step_trace_time.csv", csv);
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(verify_in(
+            tmp.path(),
+            &["rank_0_ascend_pt", "--expect-active", "4"]
+        ));
+    });
+}
+
+#[test]
+fn nothing_to_verify_exits_2() {
+    let tmp = tempdir();
+    fs::create_dir_all(tmp.path().join("empty")).unwrap_or_default();
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!("no_run_directory", verify_in(tmp.path(), &["empty"]));
+        assert_cmd_snapshot!("missing_path", verify_in(tmp.path(), &["nope"]));
+        assert_cmd_snapshot!(
+            "model_without_results",
+            verify_in(tmp.path(), &["--model", "nope"])
+        );
+    });
+}

@@ -1,0 +1,204 @@
+//! Recognising `profile(...)` calls and reading their configuration: experimental config,
+//! schedule, trace handler and the high-volume switches.
+
+use tree_sitter::Node;
+
+use crate::imports::Imports;
+use crate::python::{
+    callee, dotted, has_splat, int_value, kwarg, last_segment, positional, resolve_value, text,
+};
+use crate::schedule::Schedule;
+
+/// Which profiler API a call uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `torch_npu.profiler.profile`.
+    TorchNpu,
+    /// `torch.profiler.profile`.
+    Torch,
+}
+
+/// The file being linted: its text and what its imported names refer to.
+pub(crate) struct FileContext<'s> {
+    /// The source text.
+    pub(crate) source: &'s str,
+    /// Local names → qualified paths.
+    pub(crate) imports: Imports,
+    /// The file exports or reads results in-process (`export_chrome_trace(`, `key_averages(`).
+    pub(crate) exports_results: bool,
+}
+
+impl FileContext<'_> {
+    /// The qualified path of a call's callee, when its first segment was imported.
+    pub(crate) fn qualified_callee(&self, call: Node<'_>) -> Option<String> {
+        self.imports.resolve(&callee(call, self.source)?)
+    }
+
+    /// Whether `node` is a `profile(...)` call of torch_npu or torch, and which.
+    pub(crate) fn profile_flavor(&self, node: Node<'_>) -> Option<Flavor> {
+        if node.kind() != "call" {
+            return None;
+        }
+        let path = self.qualified_callee(node)?;
+        if !path.ends_with(".profile") {
+            return None;
+        }
+        if path.starts_with("torch_npu.profiler.") {
+            Some(Flavor::TorchNpu)
+        } else if path.starts_with("torch.profiler.") {
+            Some(Flavor::Torch)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `node` is a call of the profiler's `schedule(...)`.
+    fn is_schedule_call(&self, node: Node<'_>) -> bool {
+        node.kind() == "call"
+            && self.qualified_callee(node).is_some_and(|p| {
+                p.ends_with(".schedule")
+                    && (p.starts_with("torch_npu.profiler") || p.starts_with("torch.profiler"))
+            })
+    }
+}
+
+/// What is known about a schedule argument.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ScheduleArg<'t> {
+    /// No `schedule=` argument (or `schedule=None`).
+    Absent,
+    /// A `schedule(...)` call (or a name assigned one): `values` when every argument is a known integer.
+    Known {
+        /// The `schedule(...)` call.
+        call: Node<'t>,
+        /// The clamped values, when all are known.
+        values: Option<Schedule>,
+        /// `repeat` alone, when known (0 when omitted).
+        repeat: Option<i64>,
+    },
+    /// Something npuprof cannot follow (a helper's return value, a parameter, ...).
+    Opaque,
+}
+
+/// The experimental config argument, as far as it can be followed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ExperimentalArg<'t> {
+    /// No `experimental_config=` (or `=None`).
+    Absent,
+    /// An `_ExperimentalConfig(...)` call.
+    Call(Node<'t>),
+    /// Something npuprof cannot follow.
+    Opaque,
+}
+
+/// One `profile(...)` call and its configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ProfileCall<'t> {
+    /// The call node.
+    pub(crate) node: Node<'t>,
+    /// torch_npu or torch.
+    pub(crate) flavor: Flavor,
+    /// The call passes `*args`/`**kwargs`: absent arguments may be there.
+    pub(crate) opaque: bool,
+    /// `experimental_config=`.
+    pub(crate) experimental: ExperimentalArg<'t>,
+    /// `schedule=`.
+    pub(crate) schedule: ScheduleArg<'t>,
+    /// Whether `on_trace_ready=` is given (and not `None`).
+    pub(crate) has_trace_handler: bool,
+}
+
+impl<'t> ProfileCall<'t> {
+    /// Reads a profile call's configuration.
+    pub(crate) fn read(ctx: &FileContext<'_>, node: Node<'t>, flavor: Flavor) -> Self {
+        let source = ctx.source;
+        let given = |name: &str| kwarg(node, name, source).filter(|v| v.kind() != "none");
+        let experimental = match given("experimental_config") {
+            None => ExperimentalArg::Absent,
+            Some(value) => {
+                let value = resolve_value(value, source);
+                if value.kind() == "none" {
+                    ExperimentalArg::Absent
+                } else if value.kind() == "call"
+                    && callee(value, source)
+                        .is_some_and(|c| last_segment(&c).ends_with("ExperimentalConfig"))
+                {
+                    ExperimentalArg::Call(value)
+                } else {
+                    ExperimentalArg::Opaque
+                }
+            }
+        };
+        let schedule = match given("schedule") {
+            None => ScheduleArg::Absent,
+            Some(value) => {
+                let value = resolve_value(value, source);
+                if value.kind() == "none" {
+                    ScheduleArg::Absent
+                } else if ctx.is_schedule_call(value) {
+                    read_schedule(value, source)
+                } else {
+                    ScheduleArg::Opaque
+                }
+            }
+        };
+        Self {
+            node,
+            flavor,
+            opaque: has_splat(node) || !positional(node).is_empty(),
+            experimental,
+            schedule,
+            has_trace_handler: given("on_trace_ready").is_some(),
+        }
+    }
+}
+
+/// Reads `schedule(wait, active, warmup=0, repeat=0, skip_first=0)` (torch_npu's positional order).
+fn read_schedule<'t>(call: Node<'t>, source: &str) -> ScheduleArg<'t> {
+    if has_splat(call) {
+        return ScheduleArg::Known {
+            call,
+            values: None,
+            repeat: None,
+        };
+    }
+    let positional = positional(call);
+    let arg = |name: &str, index: usize, default: Option<i64>| -> Option<i64> {
+        match kwarg(call, name, source).or_else(|| positional.get(index).copied()) {
+            Some(value) => int_value(value, source),
+            None => default,
+        }
+    };
+    let wait = arg("wait", 0, None);
+    let active = arg("active", 1, None);
+    let warmup = arg("warmup", 2, Some(0));
+    let repeat = arg("repeat", 3, Some(0));
+    let skip_first = arg("skip_first", 4, Some(0));
+    let values = match (wait, active, warmup, repeat, skip_first) {
+        (Some(w), Some(a), Some(wu), Some(r), Some(s)) => Some(Schedule::clamped(w, wu, a, r, s)),
+        _ => None,
+    };
+    ScheduleArg::Known {
+        call,
+        values,
+        repeat,
+    }
+}
+
+/// The last segment of an enum-like argument of the experimental config (`Level0` for
+/// `torch_npu.profiler.ProfilerLevel.Level0`), with the value node, following one local name.
+pub(crate) fn enum_argument<'t>(
+    config: Node<'t>,
+    name: &str,
+    source: &str,
+) -> Option<(Node<'t>, String)> {
+    let value = kwarg(config, name, source)?;
+    let resolved = resolve_value(value, source);
+    let dotted = dotted(resolved, source)?;
+    Some((value, last_segment(&dotted).to_owned()))
+}
+
+/// Whether a keyword argument is literally `True`.
+pub(crate) fn is_true(call: Node<'_>, name: &str, source: &str) -> bool {
+    kwarg(call, name, source).is_some_and(|v| v.kind() == "true" || text(v, source) == "True")
+}

@@ -1,0 +1,401 @@
+//! The rules: each turns what was read from the file into findings.
+
+use tree_sitter::Node;
+
+use crate::finding::Code;
+use crate::profile::{
+    ExperimentalArg, FileContext, Flavor, ProfileCall, ScheduleArg, enum_argument, is_true,
+};
+use crate::python::{
+    callee, descendants_in_scope, has_splat, kwarg, kwarg_node, last_segment, positional, scope_of,
+    text,
+};
+use crate::schedule::Action;
+use crate::window::{Window, count_steps, uses};
+
+/// A finding before it is given its file path and position.
+pub(crate) struct Raw<'t> {
+    pub(crate) node: Node<'t>,
+    pub(crate) code: Code,
+    pub(crate) message: String,
+    pub(crate) fix: String,
+}
+
+fn raw<'t>(
+    node: Node<'t>,
+    code: Code,
+    message: impl Into<String>,
+    fix: impl Into<String>,
+) -> Raw<'t> {
+    Raw {
+        node,
+        code,
+        message: message.into(),
+        fix: fix.into(),
+    }
+}
+
+const STANDARD_CONFIG: &str = "experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization)";
+
+/// NPL001–NPL005, NPL012, NPL030–NPL032: the configuration of one `profile(...)` call.
+pub(crate) fn check_configuration<'t>(
+    ctx: &FileContext<'_>,
+    call: &ProfileCall<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    let source = ctx.source;
+    let at = call
+        .node
+        .child_by_field_name("function")
+        .unwrap_or(call.node);
+    match call.flavor {
+        Flavor::Torch => out.push(raw(
+            at,
+            Code::TorchProfilerOnNpu,
+            "`torch.profiler.profile` does not collect Ascend NPU kernels: no kernel_details, no AI Core pipeline metrics",
+            format!("use `torch_npu.profiler.profile(...)` with `activities=[ProfilerActivity.NPU, ProfilerActivity.CPU]` and `{STANDARD_CONFIG}`"),
+        )),
+        Flavor::TorchNpu => match call.experimental {
+            ExperimentalArg::Absent if !call.opaque => out.push(raw(
+                at,
+                Code::MissingExperimentalConfig,
+                "`profile(...)` without an `experimental_config` runs at Level0 with no AI Core metrics: kernel_details will lack the pipeline columns",
+                format!("pass `{STANDARD_CONFIG}`"),
+            )),
+            ExperimentalArg::Call(config) => {
+                if let Some((node, level)) = enum_argument(config, "profiler_level", source) {
+                    match level.as_str() {
+                        "Level0" => out.push(raw(
+                            node,
+                            Code::ProfilerLevel0,
+                            "`ProfilerLevel.Level0` collects no AI Core metrics: kernel_details will lack the pipeline columns",
+                            "use `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
+                        )),
+                        "Level_none" => out.push(raw(
+                            node,
+                            Code::ProfilerLevel0,
+                            "`ProfilerLevel.Level_none` collects no NPU (CANN) data: no kernel_details at all",
+                            "use `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
+                        )),
+                        "Level2" => out.push(raw(
+                            node,
+                            Code::ProfilerLevel2,
+                            "`ProfilerLevel.Level2` is high-volume: larger traces and longer parsing",
+                            "use `ProfilerLevel.Level1` unless Level2 data is needed, and keep the window short",
+                        )),
+                        _ => {}
+                    }
+                } else if !has_splat(config)
+                    && positional(config).is_empty()
+                {
+                    out.push(raw(
+                        config,
+                        Code::ProfilerLevel0,
+                        "`_ExperimentalConfig()` without `profiler_level` defaults to Level0: no AI Core metrics in kernel_details",
+                        "add `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
+                    ));
+                }
+                // torch_npu replaces AiCoreNone by PipeUtilization at Level1/Level2, and Level0
+                // (or no level) is already NPL002: AiCoreNone matters when the level is unknown.
+                let level_known = enum_argument(config, "profiler_level", source).is_some_and(
+                    |(_, level)| matches!(level.as_str(), "Level0" | "Level1" | "Level2" | "Level_none"),
+                );
+                let level_given = kwarg(config, "profiler_level", source).is_some();
+                if let Some((node, metrics)) = enum_argument(config, "aic_metrics", source)
+                    && metrics == "AiCoreNone"
+                    && level_given
+                    && !level_known
+                {
+                    out.push(raw(
+                        node,
+                        Code::AicMetricsNone,
+                        "`AiCMetrics.AiCoreNone` with a profiler level npuprof cannot resolve: at Level0 no AI Core metrics are collected and kernel_details lacks the pipeline columns (torch_npu uses PipeUtilization instead only at Level1/Level2)",
+                        "use `aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization` with `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
+                    ));
+                }
+            }
+            _ => {}
+        },
+    }
+    // Results exported or read in-process (`prof.export_chrome_trace(...)`, `key_averages()`)
+    // are a deliberate alternative to a trace handler.
+    if !call.has_trace_handler && !call.opaque && !ctx.exports_results {
+        out.push(raw(
+            at,
+            Code::MissingOnTraceReady,
+            "`profile(...)` without `on_trace_ready`: the collected data is neither saved nor parsed",
+            "pass `on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(<output dir>)`",
+        ));
+    }
+    if let ScheduleArg::Known {
+        call: schedule,
+        repeat: Some(repeat),
+        ..
+    } = call.schedule
+        && repeat <= 0
+    {
+        let node = kwarg_node(schedule, "repeat", source).unwrap_or(schedule);
+        out.push(raw(
+            node,
+            Code::UnboundedRepeat,
+            "`repeat=0` (the default) repeats the schedule cycle until the profiler stops: the last cycle is usually cut short and the window cannot be closed by count",
+            "set `repeat=1` (or the number of cycles wanted)",
+        ));
+    }
+    for (name, code, what) in [
+        (
+            "with_stack",
+            Code::WithStack,
+            "`with_stack=True` records Python call stacks for every op: high-volume (large trace_view.json, slow parsing)",
+        ),
+        (
+            "profile_memory",
+            Code::ProfileMemory,
+            "`profile_memory=True` records every allocation: high-volume (large output, slow parsing)",
+        ),
+    ] {
+        if is_true(call.node, name, source) {
+            let node = kwarg_node(call.node, name, source).unwrap_or(call.node);
+            out.push(raw(
+                node,
+                code,
+                what,
+                format!("set `{name}=False` unless this data is needed, and keep the window short"),
+            ));
+        }
+    }
+}
+
+/// NPL010, NPL011: does the window's step count close the schedule?
+pub(crate) fn check_step_budget<'t>(
+    ctx: &FileContext<'_>,
+    call: &ProfileCall<'t>,
+    window: &Window<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    let ScheduleArg::Known {
+        values: Some(schedule),
+        ..
+    } = call.schedule
+    else {
+        return;
+    };
+    if !window.countable {
+        return;
+    }
+    let Some(needed) = schedule.closing_steps() else {
+        return;
+    };
+    let Some(steps) = count_steps(&window.body, window.key.as_deref(), ctx.source) else {
+        return;
+    };
+    let at = window.anchor;
+    let describe = schedule.describe();
+    let formula = format!(
+        "skip_first + repeat·(wait + warmup + active) = {} + {}·({} + {} + {}) = {needed}",
+        schedule.skip_first, schedule.repeat, schedule.wait, schedule.warmup, schedule.active
+    );
+    if steps < needed {
+        let consequence = match schedule.action(steps) {
+            Action::Record => {
+                "it stops while RECORDing: torch_npu warns and parses incomplete data"
+            }
+            Action::RecordAndSave => {
+                "it stops before the cycle's last step ends: torch_npu warns that the cycle has not completed"
+            }
+            Action::Warmup => {
+                "it stops in WARMUP: torch_npu warns and deletes the run directory (no data)"
+            }
+            Action::None => {
+                "nothing is recorded before it stops (still in skip_first/wait): no data"
+            }
+        };
+        out.push(raw(
+            at,
+            Code::WindowNotClosed,
+            format!("the profiled window calls `step()` {steps} time(s) but `schedule({describe})` needs {needed} to close ({formula}); {consequence}"),
+            format!(
+                "make the window call `step()` at least {} time(s) ({} more, including one extra closing `step()` after the loop), or shrink the schedule",
+                needed + 1,
+                needed + 1 - steps
+            ),
+        ));
+    } else if steps == needed {
+        out.push(raw(
+            at,
+            Code::WindowClosesWithoutMargin,
+            format!(
+                "the window closes on its last `step()` ({steps} calls = {formula}): no margin"
+            ),
+            "add one closing `prof.step()` after the loop",
+        ));
+    }
+}
+
+/// NPL013: loops inside a scheduled window that never step.
+pub(crate) fn check_loops<'t>(
+    ctx: &FileContext<'_>,
+    call: &ProfileCall<'t>,
+    window: &Window<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    if matches!(call.schedule, ScheduleArg::Absent) || !window.countable {
+        return;
+    }
+    let source = ctx.source;
+    let key = window.key.as_deref();
+    let loops: Vec<Node<'t>> = window
+        .body
+        .iter()
+        .flat_map(|s| descendants_in_scope(*s))
+        .filter(|n| matches!(n.kind(), "for_statement" | "while_statement"))
+        .collect();
+    let steps_in = |n: Node<'_>| {
+        let u = uses(n, key, source);
+        u.steps > 0 || u.escaped
+    };
+    if loops.iter().any(|l| steps_in(*l))
+        || window.body.iter().any(|s| uses(*s, key, source).escaped)
+    {
+        return;
+    }
+    for l in &loops {
+        let outermost = !loops.iter().any(|other| {
+            other != l && other.start_byte() <= l.start_byte() && l.end_byte() <= other.end_byte()
+        });
+        if outermost {
+            let target = key.unwrap_or("prof");
+            out.push(raw(
+                *l,
+                Code::LoopWithoutStep,
+                "this loop inside the profiled window never calls `step()` while a schedule is set: the schedule never advances, so the window never reaches RECORD or never closes",
+                format!("call `{target}.step()` once per iteration (at the end of the loop body), and once more after the loop"),
+            ));
+        }
+    }
+}
+
+/// NPL020: graph compilation inside the window.
+pub(crate) fn check_compile<'t>(
+    ctx: &FileContext<'_>,
+    call: &ProfileCall<'t>,
+    window: &Window<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    if records_from_first_step(call) == Some(false) {
+        return;
+    }
+    let source = ctx.source;
+    let hit = window
+        .body
+        .iter()
+        .flat_map(|s| descendants_in_scope(*s))
+        .find(|n| match n.kind() {
+            "call" => {
+                let name = callee(*n, source).unwrap_or_default();
+                let qualified = ctx.qualified_callee(*n).unwrap_or_default();
+                qualified == "torch.compile"
+                    || name == "torch.compile"
+                    || last_segment(&name) == "get_npu_backend"
+                    || name.starts_with("torchair.")
+            }
+            "identifier" => text(*n, source) == "npu_backend",
+            _ => false,
+        });
+    if let Some(node) = hit {
+        out.push(raw(
+            node,
+            Code::CompileInWindow,
+            "graph compilation (`torch.compile` / torchair) inside the profiled window: compile time lands in the recorded steps",
+            "compile and run one warm-up forward before the profiler starts",
+        ));
+    }
+}
+
+/// Whether the profiler records the window's first step: `Some(true)` without a schedule or
+/// with `skip_first + wait + warmup = 0`, `Some(false)` when that sum is known to be positive
+/// (the first steps are not recorded, so they act as the warm-up), `None` when unknown.
+fn records_from_first_step(call: &ProfileCall<'_>) -> Option<bool> {
+    match call.schedule {
+        ScheduleArg::Absent => Some(true),
+        ScheduleArg::Known {
+            values: Some(s), ..
+        } => Some(s.skip_first + s.wait + s.warmup == 0),
+        _ => None,
+    }
+}
+
+/// Whether a callee looks like a model forward (`model(...)`, `self.model(...)`,
+/// `model.generate(...)`, `run_decode_step(...)`).
+fn is_model_call(callee: &str) -> bool {
+    let segments: Vec<String> = callee.split('.').map(str::to_lowercase).collect();
+    if segments
+        .iter()
+        .any(|s| s.contains("tokenizer") || s.contains("processor"))
+    {
+        return false;
+    }
+    let last = segments.last().map(String::as_str).unwrap_or("");
+    if last.contains("model") {
+        const CONSTRUCTORS: [&str; 9] = [
+            "build", "load", "create", "make", "get", "init", "set", "save", "to",
+        ];
+        return !CONSTRUCTORS.iter().any(|p| last.starts_with(p));
+    }
+    const FORWARDS: [&str; 6] = [
+        "forward",
+        "generate",
+        "prefill",
+        "decode",
+        "infer",
+        "inference",
+    ];
+    FORWARDS.iter().any(|f| {
+        last == *f
+            || last.starts_with(&format!("{f}_"))
+            || last.ends_with(&format!("_{f}"))
+            || last.contains(&format!("_{f}_"))
+    })
+}
+
+/// NPL021: the first model call in the window has no warm-up call before the window.
+pub(crate) fn check_warmup<'t>(
+    ctx: &FileContext<'_>,
+    call: &ProfileCall<'t>,
+    window: &Window<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    if records_from_first_step(call) != Some(true) {
+        return;
+    }
+    let source = ctx.source;
+    let first = window
+        .body
+        .iter()
+        .flat_map(|s| descendants_in_scope(*s))
+        .filter(|n| n.kind() == "call")
+        .find_map(|n| {
+            callee(n, source)
+                .filter(|c| is_model_call(c))
+                .map(|c| (n, c))
+        });
+    let Some((node, name)) = first else { return };
+    let scope = scope_of(window.anchor);
+    let warmed = descendants_in_scope(scope)
+        .into_iter()
+        .filter(|n| n.kind() == "call" && n.end_byte() <= window.anchor.start_byte())
+        .filter_map(|n| callee(n, source))
+        .any(|c| {
+            c == name
+                || last_segment(&c).to_lowercase().contains("warm")
+                || (is_model_call(&c) && last_segment(&c) == last_segment(&name))
+        });
+    if !warmed {
+        out.push(raw(
+            node,
+            Code::NoWarmupBeforeWindow,
+            format!("`{name}(...)` first runs inside the profiled window, with no warm-up call before it: compilation, JIT and first-call allocation land in the recorded steps"),
+            format!("call `{name}(...)` once (a warm-up prefill and decode step) before the profiler starts"),
+        ));
+    }
+}

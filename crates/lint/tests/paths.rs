@@ -1,0 +1,69 @@
+//! Linting paths: directory walking, the example repository, missing paths.
+
+use std::path::PathBuf;
+
+use npuprof_lint::{Code, LintError, lint_paths};
+
+#[test]
+fn recipes_mini_has_only_the_intended_finding() {
+    // cargo runs integration tests in the package directory.
+    let report = lint_paths(&[PathBuf::from("../../examples/recipes-mini")]).expect("lint runs");
+    assert!(report.files_checked >= 4, "{}", report.files_checked);
+    let rendered: String = report
+        .findings
+        .iter()
+        .map(|f| {
+            format!(
+                "{}:{}:{}: {} [{}] {}\n",
+                f.path,
+                f.line,
+                f.column,
+                f.code.as_str(),
+                f.severity.as_str(),
+                f.message
+            )
+        })
+        .collect();
+    // The unused `define_profiler` in model_runner.py really lacks an experimental_config.
+    assert_eq!(report.findings.len(), 1, "{rendered}");
+    assert_eq!(report.findings[0].code, Code::MissingExperimentalConfig);
+    assert!(
+        report.findings[0]
+            .path
+            .ends_with("executor/model_runner.py"),
+        "{rendered}"
+    );
+    insta::assert_snapshot!(rendered);
+}
+
+#[test]
+fn directories_are_walked_for_python_files_only() {
+    let report = lint_paths(&[PathBuf::from("tests/fixtures")]).expect("lint runs");
+    let fixtures = std::fs::read_dir("tests/fixtures")
+        .expect("fixtures")
+        .count();
+    assert_eq!(report.files_checked, fixtures);
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.code == Code::WindowNotClosed)
+    );
+    let mut sorted = report.findings.clone();
+    sorted.sort_by(|a, b| (&a.path, a.line, a.column).cmp(&(&b.path, b.line, b.column)));
+    assert_eq!(
+        sorted, report.findings,
+        "findings are sorted by path and position"
+    );
+}
+
+#[test]
+fn a_missing_path_is_an_error_naming_it() {
+    let err =
+        lint_paths(&[PathBuf::from("tests/fixtures/does_not_exist.py")]).expect_err("missing");
+    assert!(matches!(err, LintError::Missing(_)));
+    assert_eq!(
+        err.to_string(),
+        "tests/fixtures/does_not_exist.py: no such file or directory"
+    );
+}

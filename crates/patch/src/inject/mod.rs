@@ -1,0 +1,99 @@
+//! Path B, `npuprof inject`: read an entry script (tree-sitter) and render a profiling harness
+//! module that calls the entry's model construction, prefill and decode — correct by
+//! construction (Level1 + PipeUtilization, NPU+CPU, a closing schedule plus the closing extra
+//! `step()`, warm-up outside the window). Pure text in, text out.
+
+mod analyse;
+mod diff;
+mod render;
+mod syntax;
+
+use serde::Serialize;
+
+pub use analyse::{BuildFunction, Callee, EntryAnalysis, ForwardCall, Inputs, analyse_entry};
+pub use diff::new_file_diff;
+pub use render::{WindowPlan, Wiring};
+
+/// Which phases the harness profiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Decode steps only (`active = N`).
+    Decode,
+    /// One prefill forward (`active = 1`).
+    Prefill,
+    /// Prefill and decode in one timeline (`active = 1 + N`).
+    Both,
+    /// Prefill and decode with two profilers and two save paths.
+    Separate,
+}
+
+/// What to render.
+#[derive(Debug, Clone)]
+pub struct HarnessOptions<'a> {
+    /// The phase mode.
+    pub phase: Phase,
+    /// Decode steps recorded (≥ 1).
+    pub decode_steps: u32,
+    /// The entry script's path relative to the harness's directory, `/`-separated.
+    pub entry_rel: &'a str,
+    /// The entry's name in comments and messages (its repository-relative path).
+    pub entry_display: &'a str,
+    /// How to run the harness (its repository-relative path), for the docstring.
+    pub harness_display: &'a str,
+}
+
+/// Why a harness could not be rendered.
+#[derive(Debug, thiserror::Error)]
+pub enum InjectError {
+    /// tree-sitter could not parse the entry at all.
+    #[error("the entry script could not be parsed")]
+    Unparseable,
+    /// The entry has a syntax error.
+    #[error("the entry script has a syntax error at line {line}, column {column}")]
+    EntrySyntax {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column (bytes).
+        column: usize,
+    },
+    /// `--decode-steps 0`.
+    #[error("decode steps must be at least 1")]
+    NoDecodeSteps,
+    /// The rendered harness does not parse (a bug in npuprof).
+    #[error("internal error: the rendered harness has a syntax error at line {0}")]
+    HarnessSyntax(usize),
+}
+
+/// A rendered harness.
+#[derive(Debug, Clone)]
+pub struct Harness {
+    /// The module text.
+    pub text: String,
+    /// How each user-code function was filled in.
+    pub wiring: Vec<Wiring>,
+    /// The profilers it runs.
+    pub windows: Vec<WindowPlan>,
+}
+
+/// Analyses the entry source and renders the harness; the result is checked to parse.
+pub fn render_harness(
+    entry_source: &str,
+    options: &HarnessOptions<'_>,
+) -> Result<Harness, InjectError> {
+    if options.decode_steps == 0 {
+        return Err(InjectError::NoDecodeSteps);
+    }
+    let analysis = analyse_entry(entry_source)?;
+    let (text, wiring, windows) = render::render(&analysis, options);
+    let tree = syntax::parse(&text).ok_or(InjectError::Unparseable)?;
+    if tree.root_node().has_error() {
+        let bad = analyse::first_error(tree.root_node());
+        return Err(InjectError::HarnessSyntax(bad.map_or(1, syntax::line)));
+    }
+    Ok(Harness {
+        text,
+        wiring,
+        windows,
+    })
+}

@@ -1,0 +1,367 @@
+//! The YAML side of path A: switch the profiler on and set the token budget in a cann-recipes
+//! run config with byte-range edits located by tree-sitter-yaml. The file is never re-serialised:
+//! comments, alignment, blank lines and spelling (`True`) stay as they are. After editing, old and
+//! new are parsed with yaml_serde and must differ in exactly the intended keys.
+
+use tree_sitter::{Language, Node};
+use yaml_serde::{Mapping, Value};
+
+use crate::edit::{Edit, Edits};
+use crate::error::PatchError;
+use crate::plan::RunConfig;
+use crate::syntax::{named_children, parse_valid, text};
+use crate::text::{indentation, line_end, line_start, newline};
+
+/// What to do with `scheduler_config.max_new_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxNewTokens {
+    /// Leave it as it is.
+    Keep,
+    /// Raise it to this value when it is lower (or missing).
+    AtLeast(u64),
+    /// Set it to exactly this value.
+    Exactly(u64),
+}
+
+/// What the run config should say after the patch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct YamlOptions {
+    /// Set `model_config.enable_profiler` to true.
+    pub enable_profiler: bool,
+    /// The `scheduler_config.max_new_tokens` policy.
+    pub max_new_tokens: MaxNewTokens,
+}
+
+/// The edits for one run config, with a one-line description of each change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlPatch {
+    /// The edits, sorted and disjoint.
+    pub edits: Edits,
+    /// What each change does.
+    pub changes: Vec<String>,
+}
+
+fn language() -> Language {
+    tree_sitter_yaml::LANGUAGE.into()
+}
+
+fn parse_value(source: &str) -> Result<Value, PatchError> {
+    yaml_serde::from_str(source).map_err(|e| {
+        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+        PatchError::Syntax {
+            language: "YAML",
+            line,
+            column,
+            detail: e.to_string(),
+        }
+    })
+}
+
+/// Reads what a run config says about the profiler switch and the token budget.
+pub fn read_run_config(source: &str) -> Result<RunConfig, PatchError> {
+    parse_valid(source, &language(), "YAML")?;
+    let value = parse_value(source)?;
+    let model = value.get("model_config").and_then(Value::as_mapping);
+    let scheduler = value.get("scheduler_config");
+    Ok(RunConfig {
+        has_model_config: model.is_some(),
+        enable_profiler: model
+            .and_then(|m| m.get("enable_profiler"))
+            .and_then(Value::as_bool),
+        next_n: model
+            .and_then(|m| m.get("next_n"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        max_new_tokens: scheduler
+            .and_then(|s| s.get("max_new_tokens"))
+            .and_then(Value::as_u64),
+    })
+}
+
+/// Computes the edits that switch the profiler on and set `max_new_tokens`.
+pub fn patch_run_config(source: &str, options: &YamlOptions) -> Result<YamlPatch, PatchError> {
+    let tree = parse_valid(source, &language(), "YAML")?;
+    let old_value = parse_value(source)?;
+    let nl = newline(source);
+    let Some(top) = top_mapping(tree.root_node()) else {
+        return Err(PatchError::Refused(
+            "the config's top level is not a block mapping (`key: value` lines)".to_owned(),
+        ));
+    };
+    let mut edits = Vec::new();
+    let mut changes = Vec::new();
+    let mut expected = old_value.clone();
+    let child_indent = nested_indent(source, top);
+
+    if options.enable_profiler {
+        let Some(model) = find_pair(source, top, "model_config") else {
+            return Err(PatchError::NotFound {
+                what: "model_config (the framework's profiler switch lives in model_config.enable_profiler)".to_owned(),
+                found: format!("top-level keys {}; this config belongs to another pipeline", keys(source, top)),
+            });
+        };
+        let mapping = pair_mapping(model).ok_or_else(|| {
+            PatchError::Refused(
+                "model_config is not a block mapping; npuprof edits `key: value` blocks only"
+                    .to_owned(),
+            )
+        })?;
+        let spelling = boolean_spelling(
+            source,
+            tree.root_node(),
+            find_pair(source, mapping, "enable_profiler"),
+        );
+        match find_pair(source, mapping, "enable_profiler") {
+            Some(pair) => {
+                let value = pair.child_by_field_name("value").ok_or_else(|| {
+                    PatchError::Refused("model_config.enable_profiler has no value".to_owned())
+                })?;
+                if value_of(&old_value, "model_config", "enable_profiler")
+                    != Some(&Value::Bool(true))
+                {
+                    changes.push(format!(
+                        "model_config.enable_profiler: {} → {spelling}",
+                        text(source, value)
+                    ));
+                    edits.push(replace_scalar(source, value, spelling));
+                }
+            }
+            None => {
+                changes.push(format!("model_config.enable_profiler: added ({spelling})"));
+                edits.push(insert_pair(
+                    source,
+                    mapping,
+                    "enable_profiler",
+                    spelling,
+                    nl,
+                ));
+            }
+        }
+        set_value(
+            &mut expected,
+            "model_config",
+            "enable_profiler",
+            Value::Bool(true),
+        );
+    }
+
+    let current =
+        value_of(&old_value, "scheduler_config", "max_new_tokens").and_then(Value::as_u64);
+    let target = match options.max_new_tokens {
+        MaxNewTokens::Keep => None,
+        MaxNewTokens::AtLeast(min) => (current.is_none_or(|c| c < min)).then_some(min),
+        MaxNewTokens::Exactly(n) => (current != Some(n)).then_some(n),
+    };
+    if let Some(target) = target {
+        let new = target.to_string();
+        match find_pair(source, top, "scheduler_config") {
+            Some(scheduler) => {
+                let mapping = pair_mapping(scheduler).ok_or_else(|| {
+                    PatchError::Refused("scheduler_config is not a block mapping; npuprof edits `key: value` blocks only".to_owned())
+                })?;
+                match find_pair(source, mapping, "max_new_tokens")
+                    .and_then(|p| p.child_by_field_name("value"))
+                {
+                    Some(value) => {
+                        changes.push(format!(
+                            "scheduler_config.max_new_tokens: {} → {new}",
+                            text(source, value)
+                        ));
+                        edits.push(replace_scalar(source, value, &new));
+                    }
+                    None => {
+                        changes.push(format!("scheduler_config.max_new_tokens: added ({new})"));
+                        edits.push(insert_pair(source, mapping, "max_new_tokens", &new, nl));
+                    }
+                }
+            }
+            None => {
+                changes.push(format!("scheduler_config: added with max_new_tokens {new}"));
+                let last_pair = named_children(top)
+                    .into_iter()
+                    .rfind(|n| n.kind() == "block_mapping_pair");
+                let at = content_end(source, last_pair.map_or(top.end_byte(), |p| p.end_byte()));
+                edits.push(Edit::insert(
+                    at,
+                    format!("{nl}{nl}scheduler_config:{nl}{child_indent}max_new_tokens: {new}"),
+                ));
+            }
+        }
+        set_value(
+            &mut expected,
+            "scheduler_config",
+            "max_new_tokens",
+            Value::Number(target.into()),
+        );
+    }
+
+    let edits = Edits::new(source, edits)?;
+    let patched = edits.apply(source);
+    parse_valid(&patched, &language(), "YAML")
+        .map_err(|e| PatchError::Internal(format!("the patched YAML does not parse: {e}")))?;
+    let new_value = parse_value(&patched)
+        .map_err(|e| PatchError::Internal(format!("the patched YAML does not parse: {e}")))?;
+    if new_value != expected {
+        return Err(PatchError::Internal(
+            "the patched YAML differs from the original in more than the intended keys".to_owned(),
+        ));
+    }
+    Ok(YamlPatch { edits, changes })
+}
+
+/// The document's top-level block mapping.
+fn top_mapping(root: Node<'_>) -> Option<Node<'_>> {
+    let document = named_children(root)
+        .into_iter()
+        .find(|n| n.kind() == "document")?;
+    let node = named_children(document)
+        .into_iter()
+        .find(|n| n.kind() == "block_node")?;
+    named_children(node)
+        .into_iter()
+        .find(|n| n.kind() == "block_mapping")
+}
+
+/// The block mapping a pair's value holds.
+fn pair_mapping(pair: Node<'_>) -> Option<Node<'_>> {
+    let value = pair.child_by_field_name("value")?;
+    (value.kind() == "block_node").then(|| {
+        named_children(value)
+            .into_iter()
+            .find(|n| n.kind() == "block_mapping")
+    })?
+}
+
+fn key_text<'s>(source: &'s str, pair: Node<'_>) -> Option<&'s str> {
+    let key = pair.child_by_field_name("key")?;
+    Some(text(source, key).trim_matches(['"', '\'']))
+}
+
+fn find_pair<'t>(source: &str, mapping: Node<'t>, key: &str) -> Option<Node<'t>> {
+    named_children(mapping)
+        .into_iter()
+        .find(|n| n.kind() == "block_mapping_pair" && key_text(source, *n) == Some(key))
+}
+
+fn keys(source: &str, mapping: Node<'_>) -> String {
+    let keys: Vec<&str> = named_children(mapping)
+        .into_iter()
+        .filter_map(|p| key_text(source, p))
+        .collect();
+    if keys.is_empty() {
+        "none".to_owned()
+    } else {
+        keys.join(", ")
+    }
+}
+
+/// The indentation of the first nested mapping's keys (2 spaces when there is none).
+fn nested_indent(source: &str, top: Node<'_>) -> String {
+    named_children(top)
+        .into_iter()
+        .filter_map(pair_mapping)
+        .find_map(|m| {
+            named_children(m)
+                .into_iter()
+                .find(|n| n.kind() == "block_mapping_pair")
+        })
+        .map_or_else(|| "  ".to_owned(), |pair| pair_indent(source, pair))
+}
+
+/// The whitespace before a pair on its line (spaces matching its column otherwise).
+fn pair_indent(source: &str, pair: Node<'_>) -> String {
+    let before = &source[line_start(source, pair.start_byte())..pair.start_byte()];
+    if before.chars().all(|c| c == ' ') {
+        before.to_owned()
+    } else {
+        " ".repeat(pair.start_position().column)
+    }
+}
+
+/// `key: value` as a new line after the mapping's last entry, at its siblings' indentation.
+fn insert_pair(source: &str, mapping: Node<'_>, key: &str, value: &str, nl: &str) -> Edit {
+    let pairs: Vec<Node<'_>> = named_children(mapping)
+        .into_iter()
+        .filter(|n| n.kind() == "block_mapping_pair")
+        .collect();
+    let indent = pairs.first().map_or_else(
+        || indentation(source, mapping.start_byte()).to_owned(),
+        |p| pair_indent(source, *p),
+    );
+    let last_end = pairs.last().map_or(mapping.end_byte(), |p| p.end_byte());
+    Edit::insert(
+        content_end(source, last_end),
+        format!("{nl}{indent}{key}: {value}"),
+    )
+}
+
+/// The end of the line holding the last non-blank character before `end` (tree-sitter-yaml
+/// lets a block extend over trailing newlines).
+fn content_end(source: &str, end: usize) -> usize {
+    let trimmed = source[..end].trim_end().len();
+    line_end(source, trimmed.saturating_sub(1).min(trimmed))
+}
+
+/// Replaces a scalar, keeping an inline comment's column when the padding allows it.
+fn replace_scalar(source: &str, value: Node<'_>, new: &str) -> Edit {
+    let end = value.end_byte();
+    let rest = &source[end..line_end(source, end)];
+    let padding = rest.len() - rest.trim_start_matches(' ').len();
+    if padding > 0 && rest[padding..].starts_with('#') {
+        let old_width = text(source, value).chars().count();
+        let new_width = new.chars().count();
+        let new_padding = (padding + old_width).saturating_sub(new_width).max(1);
+        Edit::replace(
+            value.start_byte()..end + padding,
+            format!("{new}{}", " ".repeat(new_padding)),
+        )
+    } else {
+        Edit::replace(value.byte_range(), new)
+    }
+}
+
+/// How the file spells `true`: like the key's current value, else like the file's first boolean,
+/// else `True` (the recipes convention).
+fn boolean_spelling(source: &str, root: Node<'_>, pair: Option<Node<'_>>) -> &'static str {
+    let current = pair
+        .and_then(|p| p.child_by_field_name("value"))
+        .filter(|v| is_boolean(source, *v));
+    let sample = current.or_else(|| first_boolean(source, root));
+    match sample.map(|n| text(source, n)) {
+        Some(s) if s.chars().all(|c| c.is_ascii_lowercase()) => "true",
+        Some(s) if s.chars().all(|c| c.is_ascii_uppercase()) => "TRUE",
+        _ => "True",
+    }
+}
+
+fn is_boolean(source: &str, node: Node<'_>) -> bool {
+    matches!(
+        text(source, node).to_ascii_lowercase().as_str(),
+        "true" | "false"
+    )
+}
+
+fn first_boolean<'t>(source: &str, node: Node<'t>) -> Option<Node<'t>> {
+    if node.kind() == "boolean_scalar" && is_boolean(source, node) {
+        return Some(node);
+    }
+    named_children(node)
+        .into_iter()
+        .find_map(|n| first_boolean(source, n))
+}
+
+fn value_of<'v>(value: &'v Value, section: &str, key: &str) -> Option<&'v Value> {
+    value.get(section)?.get(key)
+}
+
+fn set_value(root: &mut Value, section: &str, key: &str, new: Value) {
+    let Some(top) = root.as_mapping_mut() else {
+        return;
+    };
+    let entry = top
+        .entry(Value::String(section.to_owned()))
+        .or_insert_with(|| Value::Mapping(Mapping::new()));
+    if let Some(mapping) = entry.as_mapping_mut() {
+        mapping.insert(Value::String(key.to_owned()), new);
+    }
+}

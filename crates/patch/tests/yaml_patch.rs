@@ -1,0 +1,234 @@
+//! Snapshot tests of the run-config edits: the example configs, missing keys, comment columns,
+//! spelling, CRLF, and refusals.
+
+mod common;
+
+use common::{apply_checked, example_yaml, fixtures, read, report};
+use npuprof_patch::PatchError;
+use npuprof_patch::yaml::{MaxNewTokens, YamlOptions, patch_run_config, read_run_config};
+
+const RAISE_TO_69: YamlOptions = YamlOptions {
+    enable_profiler: true,
+    max_new_tokens: MaxNewTokens::AtLeast(69),
+};
+
+/// Patches `source`, checks idempotence and inverse, and returns the snapshot text.
+fn check_yaml(path: &str, source: &str, options: &YamlOptions) -> String {
+    let patch = patch_run_config(source, options).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let new = apply_checked(source, &patch.edits);
+    let again =
+        patch_run_config(&new, options).unwrap_or_else(|e| panic!("{path} (second run): {e}"));
+    assert!(
+        again.edits.is_empty(),
+        "{path}: patching twice must change nothing, got {:?}",
+        again.changes
+    );
+    let config = read_run_config(&new).expect("patched config reads");
+    assert_eq!(
+        config.enable_profiler,
+        Some(options.enable_profiler)
+            .filter(|e| *e)
+            .or(config.enable_profiler)
+    );
+    report(path, source, &new, &patch.changes)
+}
+
+fn fixture(name: &str) -> String {
+    read(&fixtures().join("yaml").join(name))
+}
+
+#[test]
+fn example_configs() {
+    for (model, file) in [
+        ("deepseek-mini", "decode_mtp.yaml"),
+        ("deepseek-mini", "ep4.yaml"),
+        ("qwen-mini", "dense.yaml"),
+        ("qwen-mini", "long_decode.yaml"),
+    ] {
+        let source = example_yaml(model, file);
+        let snapshot = check_yaml(
+            &format!("models/{model}/config/{file}"),
+            &source,
+            &RAISE_TO_69,
+        );
+        insta::assert_snapshot!(
+            format!("example__{}", file.trim_end_matches(".yaml")),
+            snapshot
+        );
+    }
+}
+
+#[test]
+fn prefill_only_kept_at_one() {
+    let source = example_yaml("deepseek-mini", "prefill_only.yaml");
+    let options = YamlOptions {
+        enable_profiler: true,
+        max_new_tokens: MaxNewTokens::Keep,
+    };
+    insta::assert_snapshot!(check_yaml("prefill_only.yaml", &source, &options));
+}
+
+#[test]
+fn exact_budget_lowers_too() {
+    let source = example_yaml("qwen-mini", "long_decode.yaml");
+    let options = YamlOptions {
+        enable_profiler: true,
+        max_new_tokens: MaxNewTokens::Exactly(40),
+    };
+    insta::assert_snapshot!(check_yaml("long_decode.yaml", &source, &options));
+}
+
+/// Comment columns after 1 to 17 spaces: the `#` stays where it was whenever the padding allows.
+#[test]
+fn comment_columns_1_to_17() {
+    let options = YamlOptions {
+        enable_profiler: true,
+        max_new_tokens: MaxNewTokens::AtLeast(1000),
+    };
+    let mut all = String::new();
+    for n in 1..=17 {
+        let name = format!("comment_column_{n:02}.yaml");
+        let source = fixture(&name);
+        let snapshot = check_yaml(&name, &source, &options);
+        let new = patch_run_config(&source, &options)
+            .expect("patch")
+            .edits
+            .apply(&source);
+        for key in ["enable_profiler:", "max_new_tokens:"] {
+            let column = |text: &str| {
+                let line = text.lines().find(|l| l.contains(key)).expect("key line");
+                line.find('#').expect("comment")
+            };
+            let (old, new_column) = (column(&source), column(&new));
+            // The value grows by at most 3 characters (8 -> 1000); `False` -> `True` shrinks by 1.
+            if n > 3 {
+                assert_eq!(old, new_column, "{name}: comment of {key} moved");
+            } else {
+                assert!(new_column >= old, "{name}: comment of {key} moved left");
+            }
+        }
+        all.push_str(&snapshot);
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn missing_keys_are_inserted() {
+    insta::assert_snapshot!(check_yaml(
+        "missing_keys.yaml",
+        &fixture("missing_keys.yaml"),
+        &RAISE_TO_69
+    ));
+}
+
+#[test]
+fn missing_scheduler_config_is_added() {
+    insta::assert_snapshot!(check_yaml(
+        "no_scheduler.yaml",
+        &fixture("no_scheduler.yaml"),
+        &RAISE_TO_69
+    ));
+}
+
+#[test]
+fn lowercase_booleans_stay_lowercase() {
+    insta::assert_snapshot!(check_yaml(
+        "lowercase.yaml",
+        &fixture("lowercase.yaml"),
+        &RAISE_TO_69
+    ));
+}
+
+#[test]
+fn crlf_is_kept() {
+    insta::assert_snapshot!(check_yaml("crlf.yaml", &fixture("crlf.yaml"), &RAISE_TO_69));
+}
+
+#[test]
+fn no_final_newline() {
+    insta::assert_snapshot!(check_yaml(
+        "no_final_newline.yaml",
+        &fixture("no_final_newline.yaml"),
+        &RAISE_TO_69
+    ));
+}
+
+#[test]
+fn refuses_config_without_model_config() {
+    let source = example_yaml("wan-mini", "t2v.yaml");
+    let err = patch_run_config(&source, &RAISE_TO_69).expect_err("no model_config");
+    assert!(matches!(err, PatchError::NotFound { .. }), "{err}");
+    insta::assert_snapshot!(err.to_string());
+}
+
+#[test]
+fn refuses_syntax_errors() {
+    let err =
+        patch_run_config(&fixture("syntax_error.yaml"), &RAISE_TO_69).expect_err("syntax error");
+    assert!(
+        matches!(
+            err,
+            PatchError::Syntax {
+                language: "YAML",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    insta::assert_snapshot!(err.to_string());
+}
+
+#[test]
+fn reads_the_mtp_config() {
+    let config = read_run_config(&example_yaml("deepseek-mini", "decode_mtp.yaml")).expect("reads");
+    assert_eq!(
+        (config.next_n, config.max_new_tokens, config.enable_profiler),
+        (1, Some(32), Some(false))
+    );
+    assert_eq!(config.guaranteed_decode_step_calls(), 15);
+}
+
+/// Every YAML fixture with every budget policy: the edits invert exactly, are idempotent, and
+/// change exactly the intended keys (checked inside `patch_run_config`).
+#[test]
+fn every_fixture_with_every_policy() {
+    let policies = [
+        MaxNewTokens::Keep,
+        MaxNewTokens::AtLeast(69),
+        MaxNewTokens::Exactly(7),
+    ];
+    let mut names: Vec<String> = std::fs::read_dir(fixtures().join("yaml"))
+        .expect("fixtures")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "syntax_error.yaml")
+        .collect();
+    names.sort();
+    for name in names {
+        let source = fixture(&name);
+        for max_new_tokens in policies {
+            let options = YamlOptions {
+                enable_profiler: true,
+                max_new_tokens,
+            };
+            check_yaml(&name, &source, &options);
+            let config = read_run_config(
+                &patch_run_config(&source, &options)
+                    .expect("patch")
+                    .edits
+                    .apply(&source),
+            )
+            .expect("reads");
+            assert_eq!(config.enable_profiler, Some(true), "{name}");
+            match max_new_tokens {
+                MaxNewTokens::Exactly(n) => assert_eq!(config.max_new_tokens, Some(n), "{name}"),
+                MaxNewTokens::AtLeast(n) => assert!(config.max_new_tokens >= Some(n), "{name}"),
+                MaxNewTokens::Keep => {
+                    assert_eq!(
+                        config.max_new_tokens,
+                        read_run_config(&source).expect("reads").max_new_tokens
+                    )
+                }
+            }
+        }
+    }
+}

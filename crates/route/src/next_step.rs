@@ -1,0 +1,126 @@
+//! The next command to run for each route.
+
+use std::path::Path;
+
+use crate::report::{Mechanism, Next, Route, RunConfig};
+use crate::yaml_configs::split_config_path;
+
+/// The next step: `npuprof patch` on a profilable config (framework), the mechanism's knobs
+/// (framework-other), or `npuprof inject` on the likeliest entry script (inject).
+pub(crate) fn next_step(
+    root: &Path,
+    route: Route,
+    configs: &[RunConfig],
+    mechanisms: &[Mechanism],
+    entries: &[String],
+) -> Next {
+    let repo = shell_quote(&root.display().to_string());
+    match route {
+        Route::Framework => framework(&root.display().to_string(), configs),
+        Route::FrameworkOther => {
+            let mechanism = mechanisms.iter().find(|m| m.id != "recipes-profiler-manager");
+            match mechanism {
+                Some(m) if m.id == "vllm-torch-profiler" || m.id == "sglang-torch-profiler" => {
+                    let var = if m.id.starts_with("vllm") {
+                        "VLLM_TORCH_PROFILER_DIR"
+                    } else {
+                        "SGLANG_TORCH_PROFILER_DIR"
+                    };
+                    Next {
+                        command: Some(format!("export {var}=\"$PWD/prof\"")),
+                        note: format!(
+                            "{}: set the variable before starting, run, then `npuprof verify` the output",
+                            m.description
+                        ),
+                    }
+                }
+                Some(m) => Next {
+                    command: None,
+                    note: format!(
+                        "{}: set its knobs ({}), run, then `npuprof verify` the output",
+                        m.description,
+                        m.knobs.join("; ")
+                    ),
+                },
+                None => Next { command: None, note: "no mechanism to drive".to_owned() },
+            }
+        }
+        Route::Inject => match entries.first() {
+            Some(entry) => Next {
+                command: Some(format!(
+                    "npuprof inject --repo {repo} --entry {} --dry-run",
+                    shell_quote(entry)
+                )),
+                note: "write a torch_npu profiling harness around the entry script's loop (preview)"
+                    .to_owned(),
+            },
+            None => Next {
+                command: Some(format!("npuprof inject --repo {repo} --entry <script.py> --dry-run")),
+                note: "no script with an `if __name__ == \"__main__\"` guard found: name the entry script"
+                    .to_owned(),
+            },
+        },
+    }
+}
+
+fn framework(root: &str, configs: &[RunConfig]) -> Next {
+    let mut usable: Vec<&RunConfig> = configs
+        .iter()
+        .filter(|c| c.profilable.decode && c.model.is_some())
+        .collect();
+    usable.sort_by_key(|c| (c.world_size.unwrap_or(1), c.path.clone()));
+    let (config, note) = match usable.first() {
+        Some(c) => (
+            Some(*c),
+            "set the decode window and enable the profiler in this config (preview)",
+        ),
+        None => {
+            let prefill = configs
+                .iter()
+                .find(|c| c.profilable.prefill && c.model.is_some());
+            (
+                prefill,
+                "no config can capture decode (max_new_tokens ≤ 1 or no switch); prefill only (preview)",
+            )
+        }
+    };
+    match config {
+        Some(c) => {
+            let file = c.path.rsplit('/').next().unwrap_or(&c.path);
+            let model = c.model.as_deref().unwrap_or_default();
+            // A config of a repository nested below the scanned root: point --repo at it.
+            let repo = match split_config_path(&c.path) {
+                Some((prefix, _)) if !prefix.is_empty() => {
+                    shell_quote(&format!("{}/{prefix}", root.trim_end_matches('/')))
+                }
+                _ => shell_quote(root),
+            };
+            Next {
+                command: Some(format!(
+                    "npuprof patch --repo {repo} --model {} --yaml {} --dry-run",
+                    shell_quote(model),
+                    shell_quote(file)
+                )),
+                note: format!("{note}: {}", c.path),
+            }
+        }
+        None => Next {
+            command: None,
+            note: "no run config with model_config.enable_profiler under models/*/config/"
+                .to_owned(),
+        },
+    }
+}
+
+/// Quotes a word for a POSIX shell when it needs it.
+fn shell_quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '='));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}

@@ -1,0 +1,262 @@
+//! Finding run directories under a path, and what kind of path it is.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::error::VerifyError;
+
+/// How deep a plain directory tree is searched for run directories.
+const MAX_WALK_DEPTH: usize = 8;
+
+/// What the verified path is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TargetKind {
+    /// A recipes result directory (`log_*.log`, `prof/<phase>/`).
+    ResultDir,
+    /// A phase directory (`prof/decode/`) holding run directories.
+    PhaseDir,
+    /// A single `*_ascend_pt` run directory.
+    RunDir,
+    /// Any other directory: run directories found below it.
+    Tree,
+}
+
+/// One run directory found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunRef {
+    /// The run directory.
+    pub dir: PathBuf,
+    /// `prefill`, `decode` (or another phase directory name), when known.
+    pub phase: Option<String>,
+}
+
+/// The discovered layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// What the path is.
+    pub kind: TargetKind,
+    /// The path as given.
+    pub root: PathBuf,
+    /// Phase directories present (result directories only), in name order.
+    pub phases_present: Vec<String>,
+    /// Run directories, sorted by path.
+    pub runs: Vec<RunRef>,
+    /// `log_<rank>.log` files of a result directory, sorted by rank.
+    pub rank_logs: Vec<(u32, PathBuf)>,
+}
+
+/// Whether `dir` looks like a torch_npu run directory.
+pub fn is_run_dir(dir: &Path) -> bool {
+    if dir
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.ends_with("_ascend_pt"))
+    {
+        return true;
+    }
+    if dir.join("ASCEND_PROFILER_OUTPUT").is_dir() {
+        return true;
+    }
+    list_dir(dir).iter().any(|p| {
+        p.is_file()
+            && p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("profiler_info") && n.ends_with(".json"))
+    })
+}
+
+fn list_dir(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(rd) => rd.filter_map(Result::ok).map(|e| e.path()).collect(),
+        Err(_) => Vec::new(),
+    };
+    out.sort();
+    out
+}
+
+fn rank_log(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    name.strip_prefix("log_")?
+        .strip_suffix(".log")?
+        .parse()
+        .ok()
+}
+
+fn phase_name(dir: &Path) -> Option<String> {
+    dir.file_name().and_then(|n| n.to_str()).map(str::to_owned)
+}
+
+fn is_known_phase(name: &str) -> bool {
+    matches!(name, "prefill" | "decode")
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<RunRef>) {
+    if depth > MAX_WALK_DEPTH {
+        return;
+    }
+    for child in list_dir(dir) {
+        if !child.is_dir() || child.is_symlink() {
+            continue;
+        }
+        if is_run_dir(&child) {
+            let phase = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| is_known_phase(n))
+                .map(str::to_owned);
+            out.push(RunRef { dir: child, phase });
+        } else {
+            walk(&child, depth + 1, out);
+        }
+    }
+}
+
+/// Discovers run directories under `path`.
+pub fn discover(path: &Path) -> Result<Target, VerifyError> {
+    if !path.exists() {
+        return Err(VerifyError::PathNotFound(path.to_path_buf()));
+    }
+    if !path.is_dir() {
+        return Err(VerifyError::NotADirectory(path.to_path_buf()));
+    }
+    let root = path.to_path_buf();
+    if is_run_dir(path) {
+        let phase = path
+            .parent()
+            .and_then(phase_name)
+            .filter(|n| is_known_phase(n));
+        return Ok(Target {
+            kind: TargetKind::RunDir,
+            root: root.clone(),
+            phases_present: Vec::new(),
+            runs: vec![RunRef { dir: root, phase }],
+            rank_logs: Vec::new(),
+        });
+    }
+    let entries = list_dir(path);
+    let mut rank_logs: Vec<(u32, PathBuf)> = entries
+        .iter()
+        .filter(|p| p.is_file())
+        .filter_map(|p| rank_log(p).map(|r| (r, p.clone())))
+        .collect();
+    rank_logs.sort();
+    let prof = path.join("prof");
+    if prof.is_dir() || !rank_logs.is_empty() {
+        let mut phases_present = Vec::new();
+        let mut runs = Vec::new();
+        for phase_dir in list_dir(&prof).into_iter().filter(|p| p.is_dir()) {
+            let Some(name) = phase_name(&phase_dir) else {
+                continue;
+            };
+            if is_run_dir(&phase_dir) {
+                // A run directory written straight into prof/.
+                runs.push(RunRef {
+                    dir: phase_dir,
+                    phase: None,
+                });
+                continue;
+            }
+            let before = runs.len();
+            walk(&phase_dir, 0, &mut runs);
+            for run in &mut runs[before..] {
+                run.phase = Some(name.clone());
+            }
+            phases_present.push(name);
+        }
+        return Ok(Target {
+            kind: TargetKind::ResultDir,
+            root,
+            phases_present,
+            runs,
+            rank_logs,
+        });
+    }
+    let mut runs = Vec::new();
+    walk(path, 0, &mut runs);
+    let kind = if path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(is_known_phase)
+        && runs.iter().all(|r| r.dir.parent() == Some(path))
+    {
+        TargetKind::PhaseDir
+    } else {
+        TargetKind::Tree
+    };
+    if runs.is_empty() {
+        return Err(VerifyError::NoRunDirectory(path.to_path_buf()));
+    }
+    Ok(Target {
+        kind,
+        root,
+        phases_present: Vec::new(),
+        runs,
+        rank_logs,
+    })
+}
+
+/// The newest result directory `<repo>/models/<model>/res/<date>/<case>/`: the greatest date
+/// directory name, then the most recently modified case directory in it.
+pub fn newest_result_dir(repo: &Path, model: &str) -> Result<PathBuf, VerifyError> {
+    let res = repo.join("models").join(model).join("res");
+    if !res.is_dir() {
+        return Err(VerifyError::NoResultDirectory(res));
+    }
+    let mut best: Option<(String, std::time::SystemTime, PathBuf)> = None;
+    for date in list_dir(&res).into_iter().filter(|p| p.is_dir()) {
+        let date_name = phase_name(&date).unwrap_or_default();
+        for case in list_dir(&date).into_iter().filter(|p| p.is_dir()) {
+            let mtime = case
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            let key = (date_name.clone(), mtime, case);
+            if best
+                .as_ref()
+                .is_none_or(|b| (&key.0, key.1, &key.2) > (&b.0, b.1, &b.2))
+            {
+                best = Some(key);
+            }
+        }
+    }
+    best.map(|b| b.2).ok_or(VerifyError::NoResultDirectory(res))
+}
+
+/// `(repo, model)` when `path` lies under `<repo>/models/<model>/res/`.
+pub fn repo_and_model(path: &Path) -> Option<(PathBuf, String)> {
+    let comps: Vec<_> = path.components().collect();
+    for i in (0..comps.len().saturating_sub(2)).rev() {
+        if comps[i].as_os_str() == "models" && comps[i + 2].as_os_str() == "res" {
+            let repo: PathBuf = comps[..i].iter().collect();
+            let repo = if repo.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                repo
+            };
+            let model = comps[i + 1].as_os_str().to_string_lossy().into_owned();
+            return Some((repo, model));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repo_and_model_from_result_path() {
+        let p = Path::new("/r/models/qwen/res/20260101/qwen_dense/prof/decode");
+        assert_eq!(
+            repo_and_model(p),
+            Some((PathBuf::from("/r"), "qwen".to_owned()))
+        );
+        assert_eq!(repo_and_model(Path::new("/tmp/x")), None);
+        assert_eq!(
+            repo_and_model(Path::new("models/m/res/d")),
+            Some((PathBuf::from("."), "m".to_owned()))
+        );
+    }
+}

@@ -1,0 +1,22 @@
+//! Errors that stop verify from running at all (exit code 2 in the CLI).
+
+use std::path::PathBuf;
+
+/// Why verify could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// The path does not exist.
+    #[error("{0}: no such file or directory")]
+    PathNotFound(PathBuf),
+    /// The path is a file.
+    #[error("{0}: not a directory (give a result, phase or *_ascend_pt run directory)")]
+    NotADirectory(PathBuf),
+    /// Nothing that looks like a torch_npu run directory below the path.
+    #[error(
+        "{0}: no torch_npu run directory found (no *_ascend_pt directory, ASCEND_PROFILER_OUTPUT/ or profiler_info*.json below it)"
+    )]
+    NoRunDirectory(PathBuf),
+    /// `--model` found no result directory.
+    #[error("{0}: no result directory (expected <repo>/models/<model>/res/<date>/<case>/)")]
+    NoResultDirectory(PathBuf),
+}

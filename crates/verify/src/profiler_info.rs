@@ -1,0 +1,213 @@
+//! `profiler_info[_{rank}].json`: the configuration torch_npu actually recorded.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::schedule::Schedule;
+
+/// Profiler level from `experimental_config._profiler_level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// `Level_none`.
+    None,
+    /// `Level0`: minimal kernel columns, no statistics files.
+    Level0,
+    /// `Level1`.
+    Level1,
+    /// `Level2`.
+    Level2,
+}
+
+impl Level {
+    /// torch_npu's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::None => "Level_none",
+            Level::Level0 => "Level0",
+            Level::Level1 => "Level1",
+            Level::Level2 => "Level2",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "Level_none" => Some(Level::None),
+            "Level0" => Some(Level::Level0),
+            "Level1" => Some(Level::Level1),
+            "Level2" => Some(Level::Level2),
+            _ => None,
+        }
+    }
+
+    /// Level1 or Level2: statistics files and full kernel columns are expected.
+    pub fn is_detailed(self) -> bool {
+        self >= Level::Level1
+    }
+}
+
+/// What `profiler_info` says, each field `None` when absent or unreadable.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProfilerInfo {
+    /// `rank_id` (string or integer in the file), else the `_{rank}` of the file name.
+    pub rank: Option<u32>,
+    /// `torch_npu_version`.
+    pub torch_npu_version: Option<String>,
+    /// `cann_version`.
+    pub cann_version: Option<String>,
+    /// Parsed `_profiler_level`.
+    pub level: Option<Level>,
+    /// The raw `_profiler_level` string (kept when it is not a known level).
+    pub level_raw: Option<String>,
+    /// `_aic_metrics`, e.g. `ACL_AICORE_PIPE_UTILIZATION`.
+    pub aic_metrics: Option<String>,
+    /// `_export_type`: `"text"` or a list such as `["text"]`, `["db"]`.
+    pub export_type: Option<Vec<String>>,
+    /// `activities`, e.g. `ProfilerActivity.NPU`.
+    pub activities: Option<Vec<String>>,
+    /// The schedule; `Some(None)` when recorded as `{}` (no schedule).
+    pub schedule: Option<Option<Schedule>>,
+    /// `profile_memory`.
+    pub profile_memory: Option<bool>,
+}
+
+impl ProfilerInfo {
+    /// Parses the file's text; `file_rank` is the rank from its name.
+    pub fn parse(text: &str, file_rank: Option<u32>) -> Result<Self, serde_json::Error> {
+        let v: Value = serde_json::from_str(text)?;
+        let common = v.pointer("/config/common_config");
+        let exp = v.pointer("/config/experimental_config");
+        let string = |val: Option<&Value>| val.and_then(Value::as_str).map(str::to_owned);
+        let rank = match v.get("rank_id") {
+            Some(Value::String(s)) => s.trim().parse().ok(),
+            Some(Value::Number(n)) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            _ => None,
+        }
+        .or(file_rank);
+        let level_raw = string(exp.and_then(|e| e.get("_profiler_level")));
+        let export_type = exp
+            .and_then(|e| e.get("_export_type"))
+            .and_then(|t| match t {
+                Value::String(s) => Some(vec![s.clone()]),
+                Value::Array(items) => Some(
+                    items
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                ),
+                _ => None,
+            });
+        let activities = common
+            .and_then(|c| c.get("activities"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            });
+        let schedule = common
+            .and_then(|c| c.get("schedule"))
+            .and_then(Value::as_object)
+            .map(|o| {
+                if o.is_empty() {
+                    None
+                } else {
+                    let get = |k: &str| o.get(k).and_then(Value::as_i64).unwrap_or(0);
+                    Some(Schedule::new(
+                        get("wait"),
+                        get("active"),
+                        get("warmup"),
+                        get("repeat"),
+                        get("skip_first"),
+                        get("skip_first_wait"),
+                    ))
+                }
+            });
+        Ok(Self {
+            rank,
+            torch_npu_version: string(v.get("torch_npu_version")),
+            cann_version: string(v.get("cann_version")),
+            level: level_raw.as_deref().and_then(Level::parse),
+            level_raw,
+            aic_metrics: string(exp.and_then(|e| e.get("_aic_metrics"))),
+            export_type,
+            activities,
+            schedule,
+            profile_memory: common
+                .and_then(|c| c.get("profile_memory"))
+                .and_then(Value::as_bool),
+        })
+    }
+
+    /// Whether the NPU activity was recorded (`None` when unknown).
+    pub fn npu_activity(&self) -> Option<bool> {
+        self.activities
+            .as_ref()
+            .map(|a| a.iter().any(|x| x.ends_with("NPU")))
+    }
+
+    /// Whether the CPU activity was recorded (`None` when unknown).
+    pub fn cpu_activity(&self) -> Option<bool> {
+        self.activities
+            .as_ref()
+            .map(|a| a.iter().any(|x| x.ends_with("CPU")))
+    }
+
+    /// Whether text export was requested (`true` when unknown: torch_npu's default).
+    pub fn exports_text(&self) -> bool {
+        self.export_type
+            .as_ref()
+            .is_none_or(|t| t.iter().any(|x| x.eq_ignore_ascii_case("text")))
+    }
+
+    /// Whether db export was requested.
+    pub fn exports_db(&self) -> bool {
+        self.export_type
+            .as_ref()
+            .is_some_and(|t| t.iter().any(|x| x.eq_ignore_ascii_case("db")))
+    }
+}
+
+/// The rank in a `profiler_info_{rank}.json` file name.
+pub fn rank_from_file_name(path: &Path) -> Option<u32> {
+    let name = path.file_name()?.to_str()?;
+    let rest = name.strip_prefix("profiler_info_")?.strip_suffix(".json")?;
+    rest.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_string_and_integer_rank() {
+        let a = ProfilerInfo::parse(r#"{"rank_id": "3"}"#, None).unwrap_or_default();
+        assert_eq!(a.rank, Some(3));
+        let b = ProfilerInfo::parse(r#"{"rank_id": 5}"#, Some(1)).unwrap_or_default();
+        assert_eq!(b.rank, Some(5));
+        let c = ProfilerInfo::parse(r#"{}"#, Some(1)).unwrap_or_default();
+        assert_eq!(c.rank, Some(1));
+    }
+
+    #[test]
+    fn empty_schedule_is_no_schedule() {
+        let info = ProfilerInfo::parse(
+            r#"{"config": {"common_config": {"schedule": {}}, "experimental_config": {"_export_type": "text"}}}"#,
+            None,
+        )
+        .unwrap_or_default();
+        assert_eq!(info.schedule, Some(None));
+        assert_eq!(info.export_type, Some(vec!["text".to_owned()]));
+    }
+
+    #[test]
+    fn file_name_rank() {
+        assert_eq!(
+            rank_from_file_name(Path::new("a/profiler_info_12.json")),
+            Some(12)
+        );
+        assert_eq!(rank_from_file_name(Path::new("profiler_info.json")), None);
+    }
+}

@@ -1,0 +1,249 @@
+//! kernel_details.csv: required columns for the recorded level and metric group, rows.
+
+use std::fs::File;
+use std::path::Path;
+
+use super::EXPERIMENTAL_CONFIG_FIX;
+use super::{Ctx, disp, reparse_command};
+use crate::Progress;
+use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::kernel_csv::{self, KernelScan};
+use crate::profiler_info::{Level, ProfilerInfo};
+use crate::report::KernelSummary;
+
+pub(super) fn scan_kernels(path: &Path, progress: &dyn Progress) -> Result<KernelScan, csv::Error> {
+    let file = File::open(path)?;
+    kernel_csv::scan_kernel_details(file, |n| progress.advance(n))
+}
+
+pub(super) fn kernel_summary(path: &Path, scan: &KernelScan) -> KernelSummary {
+    KernelSummary {
+        bytes: path.metadata().map(|m| m.len()).unwrap_or(0),
+        columns: scan.header.len(),
+        header: if is_minimal(scan) { "minimal" } else { "full" }.to_owned(),
+        rows: scan.rows,
+        empty_step_id_rows: scan.empty_step_id_rows,
+        all_empty_columns: scan.all_empty_columns.clone(),
+    }
+}
+
+/// A Level0 header: no `Task ID`, no `Stream ID`, no metric columns.
+fn is_minimal(scan: &KernelScan) -> bool {
+    !scan.has("Task ID")
+        && !scan.has("Stream ID")
+        && !scan
+            .header
+            .iter()
+            .any(|h| h.starts_with("aic_") || h.starts_with("aiv_"))
+}
+
+/// Named metric columns expected for an `_aic_metrics` value (`None`: names not known).
+fn metric_columns(aic_metrics: &str) -> Option<&'static [&'static str]> {
+    match aic_metrics {
+        "ACL_AICORE_PIPE_UTILIZATION" => Some(&[
+            "aicore_time(us)",
+            "aic_mac_ratio",
+            "aic_scalar_ratio",
+            "aic_mte2_ratio",
+            "aiv_time(us)",
+            "aiv_vec_ratio",
+            "aiv_scalar_ratio",
+            "aiv_mte2_ratio",
+        ]),
+        "ACL_AICORE_ARITHMETIC_UTILIZATION" => Some(&[
+            "aicore_time(us)",
+            "aic_mac_fp16_ratio",
+            "aic_mac_int8_ratio",
+            "aic_cube_fops",
+            "aiv_vec_fp32_ratio",
+            "aiv_vector_fops",
+        ]),
+        "ACL_AICORE_L0B_AND_WIDTH" => Some(&[
+            "aicore_time(us)",
+            "aic_l0a_read_bw(GB/s)",
+            "aic_l0b_read_bw(GB/s)",
+            "aiv_time(us)",
+        ]),
+        "ACL_AICORE_NONE" => Some(&[]),
+        _ => None,
+    }
+}
+
+pub(super) fn kernel_findings(
+    ctx: &mut Ctx<'_>,
+    path: &Path,
+    scan: &KernelScan,
+    info: Option<&ProfilerInfo>,
+) {
+    let p = disp(path);
+    let level = info.and_then(|i| i.level);
+    let schedule = info.and_then(|i| i.schedule);
+    let mut absent: Vec<String> = Vec::new();
+    let mut need = |names: &[&str]| {
+        if !names.iter().any(|n| scan.has(n)) {
+            absent.push(names.join("|"));
+        }
+    };
+    for col in [
+        "Name",
+        "Type",
+        "Accelerator Core",
+        "Start Time(us)",
+        "Duration(us)",
+        "Wait Time(us)",
+    ] {
+        need(&[col]);
+    }
+    need(&["Block Dim", "Block Num"]);
+    if matches!(schedule, Some(Some(_))) {
+        need(&["Step Id"]);
+    }
+    let minimal = is_minimal(scan);
+    if minimal {
+        let (severity, why) = match level {
+            Some(l) if l.is_detailed() => (
+                Severity::Error,
+                format!(
+                    "although profiler_info records {}: the detailed columns were not produced (torch_npu/CANN mismatch or failed CANN export)",
+                    l.as_str()
+                ),
+            ),
+            Some(Level::Level0) => (
+                Severity::Warning,
+                "as recorded (Level0): no per-kernel shapes, streams or AI Core metrics".to_owned(),
+            ),
+            _ => (
+                Severity::Warning,
+                "which means Level0, or no ExperimentalConfig was passed to the profiler"
+                    .to_owned(),
+            ),
+        };
+        ctx.push(Finding::new(
+            severity,
+            Code::KernelHeaderMinimal,
+            format!(
+                "kernel_details.csv has the minimal {}-column header ({}), {why}",
+                scan.header.len(),
+                scan.header.join(",")
+            ),
+            Evidence::line(p.clone(), 1),
+            EXPERIMENTAL_CONFIG_FIX,
+        ));
+    } else if let Some(l) = level.filter(|l| l.is_detailed()) {
+        for col in [
+            "Task ID",
+            "Stream ID",
+            "Input Shapes",
+            "Input Data Types",
+            "Output Shapes",
+        ] {
+            need(&[col]);
+        }
+        need(&["Mix Block Dim", "Mix Block Num"]);
+        match info.and_then(|i| i.aic_metrics.as_deref()) {
+            Some(m) => match metric_columns(m) {
+                Some(cols) => {
+                    for col in cols {
+                        need(&[col]);
+                    }
+                }
+                None => ctx.push(Finding::new(
+                    Severity::Info,
+                    Code::ExpectationUnknown,
+                    format!("metric columns for aic_metrics {m} are not known to npuprof and were not checked"),
+                    Evidence::line(p.clone(), 1),
+                    "compare the header with a known-good run of the same metric group",
+                )),
+            },
+            None => ctx.push(Finding::new(
+                Severity::Info,
+                Code::ExpectationUnknown,
+                format!("aic_metrics not recorded at {}: metric columns not checked", l.as_str()),
+                Evidence::line(p.clone(), 1),
+                "keep profiler_info*.json with the run",
+            )),
+        }
+    } else if level.is_none() {
+        ctx.push(Finding::new(
+            Severity::Info,
+            Code::ExpectationUnknown,
+            "profiler level unknown: only the base kernel_details columns were checked",
+            Evidence::line(p.clone(), 1),
+            "keep profiler_info*.json with the run",
+        ));
+    }
+    if !absent.is_empty() {
+        ctx.push(Finding::new(
+            Severity::Error,
+            Code::KernelColumnsMissing,
+            format!(
+                "kernel_details.csv lacks column(s) expected for {}{}: {}",
+                level.map_or("the recorded configuration", Level::as_str),
+                info.and_then(|i| i.aic_metrics.as_deref())
+                    .map(|m| format!(" + {m}"))
+                    .unwrap_or_default(),
+                absent.join(", ")
+            ),
+            Evidence::line(p.clone(), 1),
+            format!(
+                "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}); {EXPERIMENTAL_CONFIG_FIX}",
+                info.and_then(|i| i.torch_npu_version.as_deref()).unwrap_or("unknown"),
+                info.and_then(|i| i.cann_version.as_deref()).unwrap_or("unknown"),
+            ),
+        ));
+    }
+    if scan.ragged_rows > 0 {
+        ctx.push(Finding::new(
+            Severity::Error,
+            Code::KernelRowsMalformed,
+            format!(
+                "{} of {} rows have a field count different from the header's {} columns (a cut or corrupted file)",
+                scan.ragged_rows,
+                scan.rows,
+                scan.header.len()
+            ),
+            Evidence::line(p.clone(), scan.first_ragged_line.unwrap_or(0)),
+            format!("check free space and re-parse: {}", reparse_command(&ctx.dir)),
+        ));
+    }
+    if scan.rows == 0 {
+        ctx.push(Finding::new(
+            Severity::Warning,
+            Code::KernelNoRows,
+            if scan.header.is_empty() {
+                "kernel_details.csv is empty".to_owned()
+            } else {
+                "kernel_details.csv has a header but no rows: no kernel ran inside the recorded window".to_owned()
+            },
+            Evidence::path(p.clone()),
+            "check that the recorded steps actually run model forwards (npuprof plan), then re-run",
+        ));
+    } else if !scan.all_empty_columns.is_empty() {
+        ctx.push(Finding::new(
+            Severity::Warning,
+            Code::KernelColumnEmpty,
+            format!(
+                "column(s) present but empty in all {} rows: {} — a torch_npu/CANN version mismatch",
+                scan.rows,
+                scan.all_empty_columns.join(", ")
+            ),
+            Evidence::line(p.clone(), 1),
+            format!(
+                "install the torch_npu release that matches CANN {} and re-parse",
+                info.and_then(|i| i.cann_version.as_deref()).unwrap_or("(version unknown)")
+            ),
+        ));
+    }
+    if scan.empty_step_id_rows > 0 && matches!(schedule, Some(Some(_)) | None) {
+        ctx.push(Finding::new(
+            Severity::Info,
+            Code::KernelStepIdEmpty,
+            format!(
+                "{} of {} kernel rows have an empty Step Id (kernels outside every recorded step)",
+                scan.empty_step_id_rows, scan.rows
+            ),
+            Evidence::path(p),
+            "none needed unless most rows are affected; then check that prof.step() is called once per forward",
+        ));
+    }
+}

@@ -1,0 +1,165 @@
+//! Step coverage against the schedule, and compilation inside the window.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::{Ctx, disp};
+use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::kernel_csv::{KernelScan, StepTraceRow};
+use crate::report::StepsSummary;
+use crate::schedule::Schedule;
+
+fn median(values: &mut [f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    Some(if n % 2 == 1 {
+        values[n / 2]
+    } else {
+        (values[n / 2 - 1] + values[n / 2]) / 2.0
+    })
+}
+
+fn fmt_steps(steps: &[u64]) -> String {
+    const SHOW: usize = 12;
+    let shown: Vec<String> = steps.iter().take(SHOW).map(u64::to_string).collect();
+    if steps.len() > SHOW {
+        format!("{} … ({} in all)", shown.join(", "), steps.len())
+    } else {
+        shown.join(", ")
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn step_findings(
+    ctx: &mut Ctx<'_>,
+    schedule: Option<Option<Schedule>>,
+    steps: &StepsSummary,
+    kernels: Option<&KernelScan>,
+    kernel_path: &Path,
+    step_rows: Option<&[StepTraceRow]>,
+    step_trace_path: &Path,
+) {
+    let has_step_col = kernels.is_some_and(|k| k.has("Step Id"));
+    match schedule {
+        Some(Some(s)) if has_step_col => {
+            let seen: BTreeSet<u64> = steps.kernel_details.iter().copied().collect();
+            if let Some(expected) = &steps.expected {
+                let missing: Vec<u64> = expected
+                    .iter()
+                    .copied()
+                    .filter(|x| !seen.contains(x))
+                    .collect();
+                if !missing.is_empty() {
+                    ctx.push(Finding::new(
+                        Severity::Error,
+                        Code::StepsMissing,
+                        format!(
+                            "recorded step(s) {} (schedule {}) have no kernels in kernel_details.csv (Step Ids found: {})",
+                            fmt_steps(&missing),
+                            s.describe(),
+                            if seen.is_empty() { "none".to_owned() } else { fmt_steps(&steps.kernel_details) }
+                        ),
+                        Evidence::path(disp(kernel_path)),
+                        "make the run last at least skip_first + repeat*(wait+warmup+active) + 1 steps (npuprof plan shows the budget), then re-run",
+                    ));
+                }
+            }
+            let unexpected: Vec<u64> = steps
+                .kernel_details
+                .iter()
+                .copied()
+                .filter(|x| match &steps.expected {
+                    Some(e) => !e.contains(x),
+                    None => !s.is_recorded(*x),
+                })
+                .collect();
+            if !unexpected.is_empty() {
+                ctx.push(Finding::new(
+                    Severity::Warning,
+                    Code::StepsUnexpected,
+                    format!(
+                        "Step Id(s) {} are not recorded by the schedule {}",
+                        fmt_steps(&unexpected),
+                        s.describe()
+                    ),
+                    Evidence::path(disp(kernel_path)),
+                    "check --expect-active and that this run directory belongs to this configuration",
+                ));
+            }
+            if let (Some(expected), Some(_)) = (&steps.expected, step_rows) {
+                let have: BTreeSet<u64> = steps.step_trace_time.iter().copied().collect();
+                let missing: Vec<u64> = expected
+                    .iter()
+                    .copied()
+                    .filter(|x| !have.contains(x))
+                    .collect();
+                if !missing.is_empty() {
+                    ctx.push(Finding::new(
+                        Severity::Warning,
+                        Code::StepTraceMissingSteps,
+                        format!(
+                            "step_trace_time.csv has no row for recorded step(s) {}",
+                            fmt_steps(&missing)
+                        ),
+                        Evidence::path(disp(step_trace_path)),
+                        "check the TraceStepTimeParser in the logs; re-parse the run",
+                    ));
+                }
+            }
+        }
+        Some(Some(_)) | Some(None) => {}
+        None => {
+            if kernels.is_some() {
+                ctx.push(Finding::new(
+                    Severity::Info,
+                    Code::ExpectationUnknown,
+                    "schedule unknown: step coverage not checked",
+                    Evidence::path(disp(kernel_path)),
+                    "keep profiler_info*.json with the run, or compare the Step Ids with `npuprof plan`",
+                ));
+            }
+        }
+    }
+    // Compilation inside the window: first step ≥ 10× the median of the others.
+    let (durations, source): (Vec<(u64, f64)>, &Path) = match step_rows {
+        Some(rows) if rows.iter().filter(|r| r.step.is_some()).count() >= 2 => {
+            let mut per: std::collections::BTreeMap<u64, f64> = Default::default();
+            for r in rows {
+                if let (Some(s), Some(d)) = (r.step, r.duration_us) {
+                    let e = per.entry(s).or_insert(0.0);
+                    *e = e.max(d);
+                }
+            }
+            (per.into_iter().collect(), step_trace_path)
+        }
+        _ => (
+            kernels
+                .map(|k| k.steps.iter().map(|(s, a)| (*s, a.duration_us)).collect())
+                .unwrap_or_default(),
+            kernel_path,
+        ),
+    };
+    if durations.len() >= 2 {
+        let (first_step, first) = durations[0];
+        let mut rest: Vec<f64> = durations[1..].iter().map(|(_, d)| *d).collect();
+        if let Some(med) = median(&mut rest)
+            && med > 0.0
+            && first >= 10.0 * med
+        {
+            ctx.push(Finding::new(
+                    Severity::Warning,
+                    Code::CompileInWindow,
+                    format!(
+                        "the first recorded step {first_step} takes {first:.0} µs, {:.1}× the median {med:.0} µs of the other {} step(s): graph compilation or warm-up happened inside the window",
+                        first / med,
+                        rest.len()
+                    ),
+                    Evidence::path(disp(source)),
+                    "warm up (run a few forwards) before the profiling window, or raise skip_first, then re-run",
+                ));
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Builds torch_npu run directories from the real samples in `../shared/samples/`, as they sit
+//! in a cann-recipes result directory, plus the broken variants verify must recognise.
+//! Shared by the verify crate's tests and the CLI's `verify` tests (included by path).
+#![allow(dead_code)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// `../shared/samples` from the project root.
+pub fn samples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples")
+}
+
+fn msinsight(name: &str) -> PathBuf {
+    samples().join("Ascend-msinsight").join(name)
+}
+
+/// A file of the real Level2 rank-0 run (`ASCEND_PROFILER_OUTPUT/<name>`).
+pub fn level2_output(name: &str) -> PathBuf {
+    msinsight(&format!(
+        "test__st__level2__rank_0_ascend_pt__ASCEND_PROFILER_OUTPUT__{name}"
+    ))
+}
+
+/// The real profiler_info_0.json (Level2, PipeUtilization, skip_first 12, warmup 1, active 1).
+pub fn level2_profiler_info() -> PathBuf {
+    msinsight("test__st__level2__rank_0_ascend_pt__profiler_info_0.json")
+}
+
+/// The real Level0 kernel_details.csv (8 columns, CRLF, Step Id 50).
+pub fn level0_kernel_details() -> PathBuf {
+    msinsight(
+        "test__data__pytorch__text__level0__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv",
+    )
+}
+
+/// The real trace_view.json (3670 events, host then device events).
+pub fn trace_view() -> PathBuf {
+    samples()
+        .join("Ascend-mstt")
+        .join("profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json")
+}
+
+/// The real trace's bytes.
+pub fn trace_bytes() -> Vec<u8> {
+    fs::read(trace_view()).unwrap_or_default()
+}
+
+/// Offset of the `,` torch_npu writes before appending the device events (the first device
+/// event is the `Ascend Hardware` process_name metadata of pid 800).
+pub fn device_append_offset(trace: &[u8]) -> usize {
+    let needle = br#",{"name": "process_name", "pid": 800"#;
+    trace
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .unwrap_or(trace.len())
+}
+
+/// The trace as written after the host phase only (no closing `]`).
+pub fn trace_host_only() -> Vec<u8> {
+    let t = trace_bytes();
+    t[..device_append_offset(&t)].to_vec()
+}
+
+/// The trace cut in the middle of the first device event.
+pub fn trace_cut_mid_event() -> Vec<u8> {
+    let t = trace_bytes();
+    let at = device_append_offset(&t) + 40;
+    t[..at].to_vec()
+}
+
+/// The trace closed after an empty device append: `...},]`.
+pub fn trace_trailing_comma() -> Vec<u8> {
+    let mut t = trace_host_only();
+    t.extend_from_slice(b",]");
+    t
+}
+
+/// Headers the samples do not include (reference §5 and torch_npu's writers).
+pub const OPERATOR_DETAILS_HEADER: &str = "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us),Device Self Duration(us),Device Total Duration(us),Device Self Duration With AICore(us),Device Total Duration With AICore(us)\n";
+/// memory_record.csv header.
+pub const MEMORY_RECORD_HEADER: &str = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\n";
+/// operator_memory.csv header.
+pub const OPERATOR_MEMORY_HEADER: &str = "Name,Size(KB),Allocation Time(us),Release Time(us),Active Release Time(us),Duration(us),Active Duration(us),Allocation Total Allocated(MB),Allocation Total Reserved(MB),Allocation Total Active(MB),Release Total Allocated(MB),Release Total Reserved(MB),Release Total Active(MB),Stream Ptr,Device Type\n";
+
+/// A run directory being assembled.
+pub struct Run {
+    /// The `*_ascend_pt` directory.
+    pub dir: PathBuf,
+}
+
+impl Run {
+    /// `ASCEND_PROFILER_OUTPUT/`.
+    pub fn out(&self) -> PathBuf {
+        self.dir.join("ASCEND_PROFILER_OUTPUT")
+    }
+
+    /// Writes a file of the output directory.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> &Self {
+        let _ = fs::create_dir_all(self.out());
+        let _ = fs::write(self.out().join(name), bytes);
+        self
+    }
+
+    /// Removes a file of the output directory.
+    pub fn remove(&self, name: &str) -> &Self {
+        let _ = fs::remove_file(self.out().join(name));
+        self
+    }
+
+    /// Rewrites profiler_info (as JSON text) with `edit`.
+    pub fn edit_info(&self, edit: impl FnOnce(&mut serde_json::Value)) -> &Self {
+        let path = self.info_path();
+        let text = fs::read_to_string(&path).unwrap_or_default();
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        edit(&mut v);
+        let _ = fs::write(&path, serde_json::to_string_pretty(&v).unwrap_or_default());
+        self
+    }
+
+    /// The profiler_info file.
+    pub fn info_path(&self) -> PathBuf {
+        fs::read_dir(&self.dir)
+            .ok()
+            .and_then(|rd| {
+                rd.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("profiler_info"))
+                })
+            })
+            .unwrap_or_else(|| self.dir.join("profiler_info_0.json"))
+    }
+
+    /// Writes `logs/<name>`.
+    pub fn write_log(&self, name: &str, text: &str) -> &Self {
+        let logs = self.dir.join("logs");
+        let _ = fs::create_dir_all(&logs);
+        let _ = fs::write(logs.join(name), text);
+        self
+    }
+}
+
+/// Copies a sample and makes the copy writable (the shared samples are read-only, and
+/// `fs::copy` keeps permissions).
+fn copy_writable(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = fs::copy(from, to);
+    let _ = fs::set_permissions(to, fs::Permissions::from_mode(0o644));
+}
+
+/// Assembles the real Level2 rank-`rank` run in `dir`: profiler_info_{rank}.json (rank_id
+/// rewritten), the real CSVs and communication files, the real trace, and the files the real
+/// run also had but the samples lack (operator_details, memory files: headers only).
+pub fn real_run(dir: &Path, rank: u32) -> Run {
+    let run = Run {
+        dir: dir.to_path_buf(),
+    };
+    let _ = fs::create_dir_all(run.out());
+    let info = fs::read_to_string(level2_profiler_info()).unwrap_or_default();
+    let info = info.replace("\"rank_id\": \"0\"", &format!("\"rank_id\": \"{rank}\""));
+    let _ = fs::write(dir.join(format!("profiler_info_{rank}.json")), info);
+    for name in [
+        "kernel_details.csv",
+        "op_statistic.csv",
+        "api_statistic.csv",
+        "step_trace_time.csv",
+        "communication.json",
+        "communication_matrix.json",
+    ] {
+        copy_writable(&level2_output(name), &run.out().join(name));
+    }
+    copy_writable(&trace_view(), &run.out().join("trace_view.json"));
+    run.write("operator_details.csv", OPERATOR_DETAILS_HEADER);
+    run.write("memory_record.csv", MEMORY_RECORD_HEADER);
+    run.write("operator_memory.csv", OPERATOR_MEMORY_HEADER);
+    run
+}
+
+/// A cann-recipes result directory `<root>/models/<model>/res/<date>/<case>/`.
+pub struct ResultDir {
+    /// The result directory.
+    pub dir: PathBuf,
+}
+
+impl ResultDir {
+    /// Creates `<root>/models/<model>/res/<date>/<case>/`.
+    pub fn new(root: &Path, model: &str, date: &str, case: &str) -> Self {
+        let dir = root
+            .join("models")
+            .join(model)
+            .join("res")
+            .join(date)
+            .join(case);
+        let _ = fs::create_dir_all(&dir);
+        Self { dir }
+    }
+
+    /// Adds the real run for `phase`/`rank` (worker name as torch_npu writes it).
+    pub fn add_run(&self, phase: &str, rank: u32) -> Run {
+        let dir = self.dir.join("prof").join(phase).join(format!(
+            "node1_{}_2026072517560{rank}123_ascend_pt",
+            4000 + rank
+        ));
+        real_run(&dir, rank)
+    }
+
+    /// Writes `log_<rank>.log`.
+    pub fn write_log(&self, rank: u32, text: &str) -> &Self {
+        let _ = fs::write(self.dir.join(format!("log_{rank}.log")), text);
+        self
+    }
+}
+
+/// A clean rank log as cann-recipes writes it (nothing torch_npu complains about).
+pub const CLEAN_LOG: &str = "\
+[2026-07-25 17:55:01] INFO model loaded
+[2026-07-25 17:55:40] INFO inference finished, 32 tokens
+";
+
+/// The cascade printed when every parser fails on a bad output disk (7.x format).
+pub const ALL_PARSERS_FAILED_LOG: &str = "\
+[2026-07-25 17:56:01] INFO inference finished
+[2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [CANNExportParser] run failed.
+[2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [CANNTimelineParser] run failed.
+[2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [KernelViewParser] run failed.
+[2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [MemoryViewParser] run failed.
+[2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [IntegrateParser] run failed.
+[2026-07-25 17:56:03] [ERROR] [66457] profiler.py: Task [RelationParser] run failed.
+[2026-07-25 17:56:03] [ERROR] [66457] profiler.py: Task [TraceViewParser] run failed.
+[2026-07-25 17:56:03] [ERROR] [66457] profiler.py: Task [TraceStepTimeParser] run failed.
+[2026-07-25 17:56:03] [ERROR] [66457] profiler.py: Task [OperatorViewParser] run failed.
+[2026-07-25 17:56:03] [ERROR] [66457] profiler.py: Task [CANNAnalyzeParser] run failed.
+[2026-07-25 17:56:03] [ERROR] [66457] profiler.py: Task [CommunicationParser] run failed.
+";
+
+/// Removes every CSV and communication file, and leaves the trace unterminated: what a run
+/// looks like after every parser failed on a bad output filesystem.
+pub fn break_like_bad_disk(run: &Run) {
+    for name in [
+        "kernel_details.csv",
+        "op_statistic.csv",
+        "api_statistic.csv",
+        "step_trace_time.csv",
+        "communication.json",
+        "communication_matrix.json",
+        "operator_details.csv",
+        "memory_record.csv",
+        "operator_memory.csv",
+    ] {
+        run.remove(name);
+    }
+    run.write("trace_view.json", trace_host_only());
+}
+
+/// The real kernel_details.csv with each line passed through `edit(line_index, line)`
+/// (index 0 is the header; lines keep their terminators).
+pub fn edited_kernel_details(edit: impl Fn(usize, &str) -> String) -> String {
+    let text = fs::read_to_string(level2_output("kernel_details.csv")).unwrap_or_default();
+    text.split_inclusive('\n')
+        .enumerate()
+        .map(|(i, l)| edit(i, l))
+        .collect()
+}
+
+/// Replaces field `col` (0-based; every field before it must be unquoted) of a CSV line.
+pub fn replace_field(line: &str, col: usize, value: &str) -> String {
+    let mut parts: Vec<&str> = line.splitn(col + 2, ',').collect();
+    if parts.len() > col {
+        parts[col] = value;
+    }
+    parts.join(",")
+}
+
+/// Escapes a literal for an insta filter regex.
+pub fn regex_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -1,0 +1,680 @@
+//! verify on real run directories assembled from `../shared/samples/` and on every broken
+//! variant: each failure mode maps to its code, severity and next action.
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+
+use common::*;
+use npuprof_verify::finding::{Code, Severity};
+use npuprof_verify::{NoProgress, Options, PhaseSelection, VerifyReport, verify};
+
+fn run_verify(path: &Path, tweak: impl FnOnce(&mut Options)) -> VerifyReport {
+    let mut opts = Options {
+        path: path.to_path_buf(),
+        ..Options::default()
+    };
+    tweak(&mut opts);
+    match verify(&opts, &NoProgress) {
+        Ok(r) => r,
+        Err(e) => panic!("verify failed on {}: {e}", path.display()),
+    }
+}
+
+/// Asserts the exact multiset of (severity, code) of the report's findings.
+fn check_codes(report: &VerifyReport, expected: &[(Severity, Code)]) {
+    let mut got: Vec<(Severity, Code)> = report
+        .findings
+        .iter()
+        .map(|f| (f.severity, f.code))
+        .collect();
+    let mut want = expected.to_vec();
+    got.sort();
+    want.sort();
+    assert_eq!(
+        got,
+        want,
+        "findings: {:#?}",
+        report
+            .findings
+            .iter()
+            .map(|f| format!("{} {} {}", f.severity.as_str(), f.code.as_str(), f.message))
+            .collect::<Vec<_>>()
+    );
+    let has_error = expected.iter().any(|(s, _)| *s == Severity::Error);
+    assert_eq!(report.ok, !has_error);
+}
+
+/// The next action of the first finding with `code` contains `needle`.
+fn check_next_action(report: &VerifyReport, code: Code, needle: &str) {
+    let f = report.findings.iter().find(|f| f.code == code);
+    let action = f.map(|f| f.next_action.as_str()).unwrap_or_default();
+    assert!(
+        action.contains(needle),
+        "{code:?}: {action:?} lacks {needle:?}"
+    );
+}
+
+fn good_result_dir(root: &Path) -> ResultDir {
+    let res = ResultDir::new(root, "qwen", "20260725", "qwen_dense");
+    res.add_run("prefill", 0);
+    res.add_run("decode", 0);
+    res.write_log(0, CLEAN_LOG);
+    res
+}
+
+#[test]
+fn real_samples_as_a_result_directory_are_ok() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = good_result_dir(tmp.path());
+    let report = run_verify(&res.dir, |_| {});
+    check_codes(&report, &[]);
+    assert_eq!(report.runs.len(), 2);
+    let run = &report.runs[1];
+    assert_eq!(run.phase.as_deref(), Some("decode"));
+    assert_eq!(run.rank, Some(0));
+    assert_eq!(run.steps.expected, Some(vec![13]));
+    assert_eq!(run.steps.kernel_details, vec![13]);
+    let trace = run
+        .artifacts
+        .trace_view
+        .as_ref()
+        .map(|t| (t.state.as_str(), t.events));
+    assert_eq!(trace, Some(("complete", 3670)));
+    let kernels = run
+        .artifacts
+        .kernel_details
+        .as_ref()
+        .map(|k| (k.columns, k.rows));
+    assert_eq!(kernels, Some((47, 2463)));
+}
+
+#[test]
+fn real_sample_files_as_shipped_in_a_bare_run_directory() {
+    // Only the files the samples ship: operator_details and the memory files are missing.
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("rank_0_ascend_pt"), 0);
+    for name in [
+        "operator_details.csv",
+        "memory_record.csv",
+        "operator_memory.csv",
+    ] {
+        run.remove(name);
+    }
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(&report, &[(Severity::Warning, Code::ArtifactMissing)]);
+    let msg = &report.findings[0].message;
+    for name in [
+        "operator_details.csv",
+        "memory_record.csv",
+        "operator_memory.csv",
+    ] {
+        assert!(msg.contains(name), "{msg}");
+    }
+}
+
+#[test]
+fn model_option_picks_the_newest_result_directory() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    ResultDir::new(tmp.path(), "qwen", "20260101", "old_case");
+    let newest = good_result_dir(tmp.path());
+    let picked = npuprof_verify::discover::newest_result_dir(tmp.path(), "qwen");
+    assert_eq!(picked.ok(), Some(newest.dir));
+}
+
+#[test]
+fn level0_header_with_level2_recorded_is_an_error_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write(
+        "kernel_details.csv",
+        fs::read(level0_kernel_details()).unwrap_or_default(),
+    );
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Error, Code::KernelHeaderMinimal),
+            // Step Id 50 in the Level0 sample vs step 13 recorded by the schedule.
+            (Severity::Error, Code::StepsMissing),
+            (Severity::Warning, Code::StepsUnexpected),
+        ],
+    );
+    check_next_action(
+        &report,
+        Code::KernelHeaderMinimal,
+        "experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization)",
+    );
+}
+
+#[test]
+fn level0_recorded_run_is_explained_not_failed() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write(
+        "kernel_details.csv",
+        fs::read(level0_kernel_details()).unwrap_or_default(),
+    );
+    run.remove("op_statistic.csv").remove("api_statistic.csv");
+    let step_trace = fs::read_to_string(level2_output("step_trace_time.csv")).unwrap_or_default();
+    run.write(
+        "step_trace_time.csv",
+        step_trace.replace("\n0,13,", "\n0,50,"),
+    );
+    run.edit_info(|v| {
+        v["config"]["experimental_config"]["_profiler_level"] = "Level0".into();
+        v["config"]["experimental_config"]["_aic_metrics"] = "ACL_AICORE_NONE".into();
+        v["config"]["common_config"]["schedule"]["skip_first"] = 49.into();
+    });
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(&report, &[(Severity::Warning, Code::KernelHeaderMinimal)]);
+    assert_eq!(report.runs[0].steps.kernel_details, vec![50]);
+}
+
+#[test]
+fn minimal_header_without_profiler_info_says_level0_or_no_experimental_config() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write(
+        "kernel_details.csv",
+        fs::read(level0_kernel_details()).unwrap_or_default(),
+    );
+    let _ = fs::remove_file(run.info_path());
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Warning, Code::ProfilerInfoMissing),
+            (Severity::Warning, Code::KernelHeaderMinimal),
+            (Severity::Info, Code::ExpectationUnknown),
+            (Severity::Info, Code::ExpectationUnknown),
+        ],
+    );
+    let msg = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::KernelHeaderMinimal)
+        .map(|f| f.message.clone())
+        .unwrap_or_default();
+    assert!(msg.contains("Level0, or no ExperimentalConfig"), "{msg}");
+}
+
+#[test]
+fn block_num_spelling_is_accepted() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write(
+        "kernel_details.csv",
+        edited_kernel_details(|i, l| {
+            if i == 0 {
+                l.replace("Block Dim", "Block Num")
+            } else {
+                l.to_owned()
+            }
+        }),
+    );
+    check_codes(&run_verify(&run.dir, |_| {}), &[]);
+}
+
+#[test]
+fn empty_column_and_empty_step_ids_are_reported() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write(
+        "kernel_details.csv",
+        edited_kernel_details(|i, l| match i {
+            0 => l.to_owned(),
+            // Block Dim (column 12) empty everywhere; Step Id empty on 5 rows.
+            1..=5 => replace_field(&replace_field(l, 12, ""), 0, ""),
+            _ => replace_field(l, 12, ""),
+        }),
+    );
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Warning, Code::KernelColumnEmpty),
+            (Severity::Info, Code::KernelStepIdEmpty),
+        ],
+    );
+    let kd = report.runs[0].artifacts.kernel_details.as_ref();
+    assert_eq!(kd.map(|k| k.empty_step_id_rows), Some(5));
+    assert_eq!(
+        kd.map(|k| k.all_empty_columns.clone()),
+        Some(vec!["Block Dim".to_owned()])
+    );
+}
+
+#[test]
+fn missing_metric_columns_are_named() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write(
+        "kernel_details.csv",
+        edited_kernel_details(|i, l| {
+            if i == 0 {
+                l.replace("aic_mac_ratio", "aic_mac_ratio_renamed")
+            } else {
+                l.to_owned()
+            }
+        }),
+    );
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(&report, &[(Severity::Error, Code::KernelColumnsMissing)]);
+    assert!(report.findings[0].message.contains("aic_mac_ratio"));
+}
+
+#[test]
+fn truncated_kernel_details_has_malformed_rows() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let text = fs::read(level2_output("kernel_details.csv")).unwrap_or_default();
+    run.write("kernel_details.csv", &text[..text.len() / 2]);
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(&report, &[(Severity::Error, Code::KernelRowsMalformed)]);
+}
+
+fn trace_variant(bytes: Vec<u8>) -> (tempfile::TempDir, VerifyReport) {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.write("trace_view.json", bytes);
+    let report = run_verify(&run.dir, |_| {});
+    (tmp, report)
+}
+
+#[test]
+fn trace_unterminated_after_host_phase() {
+    let host = trace_host_only();
+    let (_tmp, report) = trace_variant(host.clone());
+    check_codes(&report, &[(Severity::Error, Code::TraceUnterminated)]);
+    let f = &report.findings[0];
+    assert_eq!(f.evidence.byte_offset, Some(host.len() as u64));
+    let t = report.runs[0].artifacts.trace_view.as_ref();
+    assert_eq!(
+        t.map(|t| t.processes.clone()),
+        Some(vec!["Python".to_owned()])
+    );
+}
+
+#[test]
+fn trace_cut_in_the_middle_of_an_event() {
+    let cut = trace_cut_mid_event();
+    let host_len = trace_host_only().len() as u64;
+    let (_tmp, report) = trace_variant(cut.clone());
+    check_codes(&report, &[(Severity::Error, Code::TraceCutMidEvent)]);
+    let f = &report.findings[0];
+    assert_eq!(f.evidence.byte_offset, Some(cut.len() as u64));
+    assert!(
+        f.message.contains(&format!("ends at byte {host_len}")),
+        "{}",
+        f.message
+    );
+    assert!(
+        f.message
+            .contains(&format!("starting at byte {}", host_len + 1)),
+        "{}",
+        f.message
+    );
+    check_next_action(&report, Code::TraceCutMidEvent, "df -h");
+}
+
+#[test]
+fn trace_trailing_comma_is_an_empty_device_timeline() {
+    let t = trace_trailing_comma();
+    let (_tmp, report) = trace_variant(t.clone());
+    check_codes(
+        &report,
+        &[(Severity::Error, Code::TraceEmptyDeviceTimeline)],
+    );
+    assert_eq!(
+        report.findings[0].evidence.byte_offset,
+        Some(t.len() as u64 - 2)
+    );
+}
+
+#[test]
+fn trace_without_device_processes() {
+    // Valid JSON, but only the host events: the Ascend Hardware and CANN processes are missing.
+    let mut t = trace_host_only();
+    t.push(b']');
+    let (_tmp, report) = trace_variant(t);
+    check_codes(&report, &[(Severity::Error, Code::TraceProcessMissing)]);
+}
+
+#[test]
+fn trace_temp_leftover_and_missing_trace() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.remove("trace_view.json");
+    run.write("trace_view_temp.json", trace_host_only());
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Error, Code::TraceTempLeftover),
+            (Severity::Error, Code::ArtifactMissing),
+        ],
+    );
+}
+
+#[test]
+fn bad_disk_all_parsers_failed() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
+    let run = res.add_run("decode", 0);
+    break_like_bad_disk(&run);
+    run.write("analyse.done", "");
+    res.write_log(0, ALL_PARSERS_FAILED_LOG);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    let mut expected = vec![
+        (Severity::Error, Code::OutputFilesystem),
+        (Severity::Error, Code::ParserFailed),
+        (Severity::Error, Code::TraceUnterminated),
+        (Severity::Info, Code::AnalyseDoneNotSuccess),
+    ];
+    // kernel_details, op/api statistics (one error); operator_details, step_trace_time, memory
+    // (one warning).
+    expected.push((Severity::Error, Code::ArtifactMissing));
+    expected.push((Severity::Warning, Code::ArtifactMissing));
+    check_codes(&report, &expected);
+    let parser = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ParserFailed);
+    let msg = parser.map(|f| f.message.as_str()).unwrap_or_default();
+    assert!(msg.contains("11 `run failed`"), "{msg}");
+    assert!(
+        msg.contains("root failing task(s): CANNExportParser, CANNTimelineParser"),
+        "{msg}"
+    );
+    // The bad-disk diagnosis comes first.
+    assert_eq!(report.findings[0].code, Code::OutputFilesystem);
+    let root = tmp.path().display().to_string();
+    check_next_action(
+        &report,
+        Code::OutputFilesystem,
+        &format!("npuprof relocate --repo {root} --model deepseek"),
+    );
+    check_next_action(
+        &report,
+        Code::OutputFilesystem,
+        "torch_npu.profiler.profiler.analyse('/tmp/npuprof-reparse/",
+    );
+}
+
+#[test]
+fn root_cause_message_is_quoted() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = good_result_dir(tmp.path());
+    res.write_log(
+        0,
+        "2025-06-13 10:13:28 [ERROR] [911684] profiler.py: Task [CANNExportParser] run failed.\n\
+         2025-06-13 10:13:28 [ERROR] [911684] profiler.py: 'msprof' command not found\n\
+         2025-06-13 10:13:29 [ERROR] [911684] profiler.py: Task [KernelViewParser] run failed.\n",
+    );
+    let report = run_verify(&res.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Error, Code::ParserFailed),
+            (Severity::Error, Code::ParserRootCause),
+        ],
+    );
+    let f = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ParserFailed);
+    let msg = f.map(|f| f.message.as_str()).unwrap_or_default();
+    assert!(
+        msg.contains(
+            "root failing task(s): CANNExportParser (then, as a consequence: KernelViewParser)"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("'msprof' command not found"), "{msg}");
+    check_next_action(&report, Code::ParserRootCause, "set_env.sh");
+}
+
+#[test]
+fn schedule_warnings_with_and_without_schedule() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = good_result_dir(tmp.path());
+    res.write_log(
+        0,
+        "[W] Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.\n\
+         [W] Incorrect schedule: Stop profiler while current state is WARMUP which will result in empty parsed data.\n\
+         [W] Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cycle has not yet completed.\n\
+         [W] Incorrect schedule: RECORD followed by NONE\n\
+         [W] Path /x is not owned by the current user, please run chown -R to fix it.\n\
+         [W] The file size exceeds the preset value, please check the file: /x/trace_view.json\n",
+    );
+    let report = run_verify(&res.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Warning, Code::ScheduleStopInRecord),
+            (Severity::Error, Code::ScheduleStopInWarmup),
+            (Severity::Warning, Code::ScheduleCycleIncomplete),
+            (Severity::Warning, Code::ScheduleTransition),
+            (Severity::Warning, Code::OutputOwner),
+            (Severity::Error, Code::SizeCapWarning),
+        ],
+    );
+
+    // Without a schedule (profiler_info schedule `{}`) the RECORD warning is harmless.
+    let tmp2 = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res2 = ResultDir::new(tmp2.path(), "qwen", "20260725", "qwen_dense");
+    for phase in ["prefill", "decode"] {
+        let run = res2.add_run(phase, 0);
+        run.edit_info(|v| v["config"]["common_config"]["schedule"] = serde_json::json!({}));
+        run.write(
+            "kernel_details.csv",
+            edited_kernel_details(|i, l| {
+                if i == 0 {
+                    l.to_owned()
+                } else {
+                    replace_field(l, 0, "")
+                }
+            }),
+        );
+    }
+    res2.write_log(
+        0,
+        "[W] Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.\n",
+    );
+    let report2 = run_verify(&res2.dir, |_| {});
+    check_codes(&report2, &[(Severity::Info, Code::ScheduleStopInRecord)]);
+}
+
+#[test]
+fn missing_phase_and_ranks_are_named() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_ep4");
+    res.add_run("decode", 0);
+    res.add_run("decode", 2);
+    for r in 0..4 {
+        res.write_log(r, CLEAN_LOG);
+    }
+    let _ = fs::create_dir_all(res.dir.join("prof/prefill"));
+    let report = run_verify(&res.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Error, Code::PhaseMissing),
+            (Severity::Error, Code::RankMissing),
+        ],
+    );
+    let f = report.findings.iter().find(|f| f.code == Code::RankMissing);
+    let msg = f.map(|f| f.message.as_str()).unwrap_or_default();
+    assert!(msg.contains("rank(s) 1, 3 of 4"), "{msg}");
+    let p = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::PhaseMissing);
+    assert!(p.is_some_and(|f| f.message.contains("exists but holds no run directory")));
+}
+
+#[test]
+fn ranks_option_and_communication_files() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    run.remove("communication.json");
+    let report = run_verify(&run.dir, |o| o.world_size = Some(2));
+    check_codes(
+        &report,
+        &[
+            (Severity::Error, Code::RankMissing),
+            (Severity::Warning, Code::ArtifactMissing),
+        ],
+    );
+}
+
+#[test]
+fn steps_and_compilation_inside_the_window() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    // Spread the real kernels over steps 13..=16; step 13 is 20× slower in step_trace_time.
+    run.write(
+        "kernel_details.csv",
+        edited_kernel_details(|i, l| {
+            if i == 0 {
+                l.to_owned()
+            } else {
+                replace_field(l, 0, &(13 + (i % 4)).to_string())
+            }
+        }),
+    );
+    let header = fs::read_to_string(level2_output("step_trace_time.csv")).unwrap_or_default();
+    let header = header.lines().next().unwrap_or_default().to_owned();
+    let mut csv = format!("{header}\n");
+    for (step, stage) in [
+        (13, 16_200_445.0),
+        (14, 810_022.25),
+        (15, 805_000.5),
+        (16, 812_000.0),
+    ] {
+        csv.push_str(&format!(
+            "0,{step},231290.1,420174.26,0.0,420174.26,158558.0,{stage},0,420174.26,206.25\n"
+        ));
+    }
+    run.write("step_trace_time.csv", csv);
+    let report = run_verify(&run.dir, |o| o.expect_active = Some(4));
+    check_codes(&report, &[(Severity::Warning, Code::CompileInWindow)]);
+    assert_eq!(report.runs[0].steps.expected, Some(vec![13, 14, 15, 16]));
+    check_next_action(&report, Code::CompileInWindow, "skip_first");
+
+    // Without --expect-active the schedule records only step 13.
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Warning, Code::StepsUnexpected),
+            (Severity::Warning, Code::CompileInWindow),
+        ],
+    );
+}
+
+#[test]
+fn db_only_export_is_accepted() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let dir = tmp.path().join("r_ascend_pt");
+    let run = real_run(&dir, 0);
+    for name in fs::read_dir(run.out())
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_default()
+    {
+        let _ = fs::remove_file(run.out().join(name));
+    }
+    run.write("ascend_pytorch_profiler_0.db", b"SQLite format 3\0");
+    run.edit_info(|v| {
+        v["config"]["experimental_config"]["_export_type"] = serde_json::json!(["db"])
+    });
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(&report, &[(Severity::Info, Code::DbExport)]);
+}
+
+#[test]
+fn no_output_dir_and_run_logs() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let _ = fs::remove_dir_all(run.out());
+    run.write_log(
+        "profiler_2026.log",
+        "[2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [CANNTimelineParser] run failed.\n\
+         [2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Profiling data parsing failed, error: [Errno 5] Input/output error\n",
+    );
+    let report = run_verify(&run.dir, |_| {});
+    check_codes(
+        &report,
+        &[
+            (Severity::Error, Code::OutputDirMissing),
+            (Severity::Error, Code::ParserFailed),
+            (Severity::Error, Code::ParserRootCause),
+            (Severity::Error, Code::OutputFilesystem),
+        ],
+    );
+}
+
+#[test]
+fn nothing_to_verify_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let opts = Options {
+        path: tmp.path().to_path_buf(),
+        ..Options::default()
+    };
+    let err = verify(&opts, &NoProgress).err().map(|e| e.to_string());
+    assert!(err.is_some_and(|e| e.contains("no torch_npu run directory found")));
+    let missing = Options {
+        path: tmp.path().join("nope"),
+        ..Options::default()
+    };
+    assert!(verify(&missing, &NoProgress).is_err());
+}
+
+#[test]
+fn every_code_is_documented_kebab_case() {
+    for code in Code::ALL {
+        let s = code.as_str();
+        assert!(s.chars().all(|c| c.is_ascii_lowercase() || c == '-'), "{s}");
+        let json = serde_json::to_string(code).unwrap_or_default();
+        assert_eq!(json, format!("\"{s}\""));
+    }
+}
+
+#[test]
+fn phase_directory_and_phase_filter() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = good_result_dir(tmp.path());
+    let report = run_verify(&res.dir.join("prof/decode"), |_| {});
+    check_codes(&report, &[(Severity::Info, Code::WorldSizeUnknown)]);
+    assert_eq!(
+        report.target.kind,
+        npuprof_verify::discover::TargetKind::PhaseDir
+    );
+    assert_eq!(report.runs[0].phase.as_deref(), Some("decode"));
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    check_codes(&report, &[]);
+    assert_eq!(report.runs.len(), 1);
+}
+
+#[test]
+fn a_run_without_profiler_info_is_not_counted_as_a_missing_rank() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "qwen", "20260725", "qwen_dense");
+    let run = res.add_run("decode", 0);
+    let _ = fs::remove_file(run.info_path());
+    res.write_log(0, CLEAN_LOG);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    assert!(!report.findings.iter().any(|f| f.code == Code::RankMissing));
+    assert!(
+        report
+            .findings
+            .iter()
+            .any(|f| f.code == Code::ProfilerInfoMissing)
+    );
+}
