@@ -132,6 +132,149 @@ fn clean_run_is_verified_and_reverted() {
     check_restored(fixture.repo.path(), &before);
 }
 
+/// Runs a clean `collect --json` and returns its report after checking the exit code and that
+/// the repository was restored byte for byte.
+fn check_clean_collect(args: &[&str]) -> Value {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&[args, &["--json"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["outcome"], "clean");
+    assert_eq!(report["revert"], "reverted");
+    check_restored(fixture.repo.path(), &before);
+    report
+}
+
+/// `(phase, rank, kernel_details Step Ids)` of every verified run directory.
+fn verified_runs(report: &Value) -> Vec<(String, u64, Vec<u64>)> {
+    report["verify"][0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            let steps = run["steps"]["kernel_details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s.as_u64().unwrap())
+                .collect();
+            (
+                run["phase"].as_str().unwrap().to_owned(),
+                run["rank"].as_u64().unwrap(),
+                steps,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn each_phase_option_collects_only_that_phase() {
+    let decode_steps: Vec<u64> = (3..8).collect();
+    for (phase, expected) in [
+        (
+            "both",
+            vec![
+                ("decode".to_owned(), 0, decode_steps.clone()),
+                ("prefill".to_owned(), 0, vec![0]),
+            ],
+        ),
+        (
+            "decode",
+            vec![("decode".to_owned(), 0, decode_steps.clone())],
+        ),
+        ("prefill", vec![("prefill".to_owned(), 0, vec![0])]),
+    ] {
+        let report =
+            check_clean_collect(&[&MTP[..], &["--phase", phase, "--decode-active", "5"]].concat());
+        let mut runs = verified_runs(&report);
+        runs.sort();
+        assert_eq!(runs, expected, "phase {phase}");
+    }
+}
+
+#[test]
+fn the_token_budget_is_raised_for_a_long_mtp_window() {
+    let report = check_clean_collect(&[&MTP[..], &["--decode-active", "30"]].concat());
+    // next_n 1: 34 decode step() calls need 1 + 2 * 34 = 69 tokens; the config has 32.
+    assert_eq!(report["patch"]["plan"]["min_max_new_tokens"], 69);
+    assert!(
+        report["patch"]["files"][1]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+  max_new_tokens: 69"),
+        "{}",
+        report["patch"]["files"][1]["diff"]
+    );
+    let decode: Vec<_> = verified_runs(&report)
+        .into_iter()
+        .filter(|(phase, ..)| phase == "decode")
+        .collect();
+    assert_eq!(decode, vec![("decode".to_owned(), 0, (3..33).collect())]);
+}
+
+#[test]
+fn a_four_rank_run_is_verified_for_every_rank() {
+    let report = check_clean_collect(&[
+        "--model",
+        "deepseek-mini",
+        "--yaml",
+        "ep4.yaml",
+        "--decode-active",
+        "4",
+    ]);
+    let mut runs = verified_runs(&report);
+    runs.sort();
+    let expected: Vec<_> = ["decode", "prefill"]
+        .into_iter()
+        .flat_map(|phase| {
+            (0..4).map(move |rank| {
+                let steps = if phase == "decode" {
+                    (3..7).collect()
+                } else {
+                    vec![0]
+                };
+                (phase.to_owned(), rank, steps)
+            })
+        })
+        .collect();
+    assert_eq!(runs, expected);
+}
+
+#[test]
+fn the_human_summary_names_route_window_and_verdicts_on_stdout() {
+    let fixture = fixture("recipes-mini");
+    let output = fixture
+        .collect(&[&MTP[..], &["--decode-active", "5"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    for line in [
+        "collect: clean",
+        "  route: framework (path A)",
+        "  window: prefill records steps 0 (active 1, skip_first 0)",
+        "  window: decode records steps 3–7 (active 5, skip_first 3)",
+        "    verify: 0 error(s), 0 warning(s)",
+        "      prefill rank 0: ok, steps 0",
+        "      decode rank 0: ok, steps 3–7",
+        "  repository: restored byte for byte",
+    ] {
+        assert!(
+            stdout.lines().any(|l| l == line),
+            "missing {line:?} in:\n{stdout}"
+        );
+    }
+}
+
 #[test]
 fn bad_output_disk_is_relocated_rerun_and_reverted() {
     let fixture = fixture("recipes-mini");

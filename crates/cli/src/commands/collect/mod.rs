@@ -98,7 +98,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.json {
         output::print_json(&report)?;
     }
-    print_summary(&report);
+    print_summary(&report, args.json);
     Ok(match report.exit_code {
         0 => Exit::Ok,
         1 => Exit::Findings,
@@ -402,15 +402,45 @@ fn newest_result_dir(repo: &Path, model: &str, since: SystemTime) -> Option<Path
 /// Error findings listed in the human summary (all of them are in `--json`).
 const MAX_LISTED_ERRORS: usize = 8;
 
-fn print_summary(report: &CollectReport) {
-    anstream::eprintln!("npuprof collect: {}", report.outcome.replace('_', " "));
+/// The final summary: on stdout, or on stderr when stdout carries the JSON document.
+fn print_summary(report: &CollectReport, to_stderr: bool) {
+    let text = summary(report);
+    if to_stderr {
+        anstream::eprint!("{text}");
+    } else {
+        anstream::print!("{text}");
+    }
+}
+
+/// Renders the summary: outcome, route, window, each run with its verdict per phase × rank and
+/// the error findings with their next actions, then what became of the repository.
+fn summary(report: &CollectReport) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::new();
+    let _ = writeln!(s, "collect: {}", report.outcome.replace('_', " "));
+    if let Some(route) = &report.route {
+        let _ = writeln!(s, "  route: {} (path {})", route.route.as_str(), route.path);
+    }
+    if let Some(patch) = &report.patch {
+        for phase in &patch.plan.phases {
+            let _ = writeln!(
+                s,
+                "  window: {} records steps {} (active {}, skip_first {})",
+                phase.phase.name(),
+                plan::compact_steps(&phase.window_steps),
+                phase.active,
+                phase.skip_first
+            );
+        }
+    }
     for (index, run) in report.runs.iter().enumerate() {
         let ended = match (run.exit_code, run.signal) {
             (Some(code), _) => format!("exit code {code}"),
             (None, Some(signal)) => format!("signal {signal}"),
             (None, None) => "unknown".to_owned(),
         };
-        anstream::eprintln!(
+        let _ = writeln!(
+            s,
             "  run {}: {ended} after {:.1}s{}{}",
             index + 1,
             run.duration_secs,
@@ -422,52 +452,24 @@ fn print_summary(report: &CollectReport) {
             }
         );
         if let Some(dir) = &run.result_dir {
-            anstream::eprintln!("    results: {dir}");
+            let _ = writeln!(s, "    results: {dir}");
         }
         if let Some(verdict) = report.verify.get(index) {
-            anstream::eprintln!(
-                "    verify: {} error(s), {} warning(s)",
-                verdict.count(npuprof_verify::Severity::Error),
-                verdict.count(npuprof_verify::Severity::Warning)
-            );
-            let errors: Vec<_> = verdict
-                .findings
-                .iter()
-                .filter(|f| f.severity == npuprof_verify::Severity::Error)
-                .collect();
-            let last = index + 1 == report.verify.len();
-            if !last {
-                let mut codes: Vec<&str> = errors.iter().map(|f| f.code.as_str()).collect();
-                codes.sort_unstable();
-                codes.dedup();
-                if !codes.is_empty() {
-                    anstream::eprintln!("      codes: {}", codes.join(", "));
-                }
-                continue;
-            }
-            for finding in errors.iter().take(MAX_LISTED_ERRORS) {
-                anstream::eprintln!("      {}: {}", finding.code.as_str(), finding.message);
-                anstream::eprintln!("        next: {}", finding.next_action);
-            }
-            if errors.len() > MAX_LISTED_ERRORS {
-                anstream::eprintln!(
-                    "      ... and {} more (all in --json, or `npuprof verify {}`)",
-                    errors.len() - MAX_LISTED_ERRORS,
-                    run.result_dir.as_deref().unwrap_or("<result dir>")
-                );
-            }
+            write_verdict(&mut s, verdict, index + 1 == report.verify.len(), run);
         }
     }
     if let Some(relocated) = &report.relocate {
         let target = relocated.target.path.display();
-        anstream::eprintln!(
+        let _ = writeln!(
+            s,
             "  output relocated to {target} (kept after revert: the results stay there)"
         );
     }
     if let Some(error) = &report.error {
-        anstream::eprintln!("  stopped: {error}");
+        let _ = writeln!(s, "  stopped: {error}");
     }
-    anstream::eprintln!(
+    let _ = writeln!(
+        s,
         "  repository: {}",
         match report.revert {
             "reverted" => "restored byte for byte".to_owned(),
@@ -476,4 +478,66 @@ fn print_summary(report: &CollectReport) {
             other => format!("{other}: run `npuprof revert --repo {}`", report.repo),
         }
     );
+    s
+}
+
+/// One run's verdict: a line per phase × rank, then (for the last run) its error findings.
+fn write_verdict(s: &mut String, verdict: &VerifyReport, last: bool, run: &RunReport) {
+    use npuprof_verify::Severity;
+    use std::fmt::Write as _;
+    let _ = writeln!(
+        s,
+        "    verify: {} error(s), {} warning(s)",
+        verdict.count(Severity::Error),
+        verdict.count(Severity::Warning)
+    );
+    for summary in &verdict.runs {
+        let errors = verdict
+            .findings
+            .iter()
+            .filter(|f| {
+                f.severity == Severity::Error && f.phase == summary.phase && f.rank == summary.rank
+            })
+            .count();
+        let _ = writeln!(
+            s,
+            "      {} rank {}: {}, steps {}",
+            summary.phase.as_deref().unwrap_or("-"),
+            summary
+                .rank
+                .map_or_else(|| "?".to_owned(), |r| r.to_string()),
+            if errors == 0 {
+                "ok".to_owned()
+            } else {
+                format!("{errors} error(s)")
+            },
+            plan::compact_steps(&summary.steps.kernel_details)
+        );
+    }
+    let errors: Vec<_> = verdict
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    if !last {
+        let mut codes: Vec<&str> = errors.iter().map(|f| f.code.as_str()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        if !codes.is_empty() {
+            let _ = writeln!(s, "      codes: {}", codes.join(", "));
+        }
+        return;
+    }
+    for finding in errors.iter().take(MAX_LISTED_ERRORS) {
+        let _ = writeln!(s, "      {}: {}", finding.code.as_str(), finding.message);
+        let _ = writeln!(s, "        next: {}", finding.next_action);
+    }
+    if errors.len() > MAX_LISTED_ERRORS {
+        let _ = writeln!(
+            s,
+            "      ... and {} more (all in --json, or `npuprof verify {}`)",
+            errors.len() - MAX_LISTED_ERRORS,
+            run.result_dir.as_deref().unwrap_or("<result dir>")
+        );
+    }
 }
