@@ -187,10 +187,7 @@ fn each_phase_option_collects_only_that_phase() {
                 ("prefill".to_owned(), 0, vec![0]),
             ],
         ),
-        (
-            "decode",
-            vec![("decode".to_owned(), 0, decode_steps.clone())],
-        ),
+        ("decode", vec![("decode".to_owned(), 0, decode_steps)]),
         ("prefill", vec![("prefill".to_owned(), 0, vec![0])]),
     ] {
         let report =
