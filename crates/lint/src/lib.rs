@@ -27,7 +27,6 @@ mod imports;
 mod profile;
 mod python;
 mod rules;
-mod schedule;
 mod walk;
 mod window;
 

@@ -1,13 +1,13 @@
 //! Recognising `profile(...)` calls and reading their configuration: experimental config,
 //! schedule, trace handler and the high-volume switches.
 
+use npuprof_schedule::Schedule;
 use tree_sitter::Node;
 
 use crate::imports::Imports;
 use crate::python::{
     callee, dotted, has_splat, int_value, kwarg, last_segment, positional, resolve_value, text,
 };
-use crate::schedule::Schedule;
 
 /// Which profiler API a call uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,10 @@ fn read_schedule<'t>(call: Node<'t>, source: &str) -> ScheduleArg<'t> {
     let repeat = arg("repeat", 3, Some(0));
     let skip_first = arg("skip_first", 4, Some(0));
     let values = match (wait, active, warmup, repeat, skip_first) {
-        (Some(w), Some(a), Some(wu), Some(r), Some(s)) => Some(Schedule::clamped(w, wu, a, r, s)),
+        (Some(w), Some(a), Some(wu), Some(r), Some(s)) => {
+            // skip_first_wait (torch_npu 26.1+) is not read: 0, its default.
+            Some(Schedule::clamped(w, wu, a, r, s, 0))
+        }
         _ => None,
     };
     ScheduleArg::Known {

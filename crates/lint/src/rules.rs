@@ -1,5 +1,6 @@
 //! The rules: each turns what was read from the file into findings.
 
+use npuprof_schedule::Action;
 use tree_sitter::Node;
 
 use crate::finding::Code;
@@ -10,7 +11,6 @@ use crate::python::{
     callee, descendants_in_scope, has_splat, kwarg, kwarg_node, last_segment, positional, scope_of,
     text,
 };
-use crate::schedule::Action;
 use crate::window::{Window, count_steps, uses};
 
 /// A finding before it is given its file path and position.
@@ -183,14 +183,13 @@ pub(crate) fn check_step_budget<'t>(
     if !window.countable {
         return;
     }
-    let Some(needed) = schedule.closing_steps() else {
+    let Some(needed) = schedule.closing_step_calls() else {
         return;
     };
     let Some(steps) = count_steps(&window.body, window.key.as_deref(), ctx.source) else {
         return;
     };
     let at = window.anchor;
-    let describe = schedule.describe();
     let formula = format!(
         "skip_first + repeat·(wait + warmup + active) = {} + {}·({} + {} + {}) = {needed}",
         schedule.skip_first, schedule.repeat, schedule.wait, schedule.warmup, schedule.active
@@ -213,7 +212,7 @@ pub(crate) fn check_step_budget<'t>(
         out.push(raw(
             at,
             Code::WindowNotClosed,
-            format!("the profiled window calls `step()` {steps} time(s) but `schedule({describe})` needs {needed} to close ({formula}); {consequence}"),
+            format!("the profiled window calls `step()` {steps} time(s) but `schedule({schedule})` needs {needed} to close ({formula}); {consequence}"),
             format!(
                 "make the window call `step()` at least {} time(s) ({} more, including one extra closing `step()` after the loop), or shrink the schedule",
                 needed + 1,

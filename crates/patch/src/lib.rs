@@ -9,10 +9,11 @@ pub mod inject;
 pub mod plan;
 pub mod python;
 pub mod recipes;
-pub mod schedule;
 mod syntax;
 mod text;
 pub mod yaml;
 
 pub use edit::{Edit, EditError, Edits};
 pub use error::PatchError;
+/// The torch_npu schedule arithmetic the plan is built on (the `npuprof-schedule` crate).
+pub use npuprof_schedule as schedule;

@@ -16,7 +16,6 @@ pub mod mounts;
 pub mod profiler_info;
 pub mod report;
 pub mod run_check;
-pub mod schedule;
 pub mod trace_scan;
 
 mod cross_run;

@@ -5,7 +5,7 @@ use std::path::Path;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::logs::{self, LogScan, RootMessage, ScheduleWarning};
 use crate::run_check::reparse_command;
-use crate::schedule::Schedule;
+use npuprof_schedule::Schedule;
 
 /// Whether the runs the log belongs to used a schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::schedule::Schedule;
+use npuprof_schedule::Schedule;
 
 /// Profiler level from `experimental_config._profiler_level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -115,10 +115,10 @@ impl ProfilerInfo {
                     None
                 } else {
                     let get = |k: &str| o.get(k).and_then(Value::as_i64).unwrap_or(0);
-                    Some(Schedule::new(
+                    Some(Schedule::clamped(
                         get("wait"),
-                        get("active"),
                         get("warmup"),
+                        get("active"),
                         get("repeat"),
                         get("skip_first"),
                         get("skip_first_wait"),

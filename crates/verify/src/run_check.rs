@@ -12,9 +12,9 @@ use crate::log_findings::{self, ScheduleContext};
 use crate::logs;
 use crate::profiler_info::{self, ProfilerInfo};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
-use crate::schedule::Schedule;
 use crate::trace_scan::TraceState;
 use crate::{Options, Progress};
+use npuprof_schedule::Schedule;
 
 mod kernel_checks;
 mod step_checks;
@@ -71,6 +71,12 @@ pub fn reparse_command(dir: &str) -> String {
 
 fn disp(p: &Path) -> String {
     p.display().to_string()
+}
+
+/// A schedule as verify's reports write it, space-separated (`wait=0 warmup=1 active=1 repeat=1
+/// skip_first=12`): the stable form of the JSON `schedule` field and of the step messages.
+fn describe_schedule(s: &Schedule) -> String {
+    s.to_string().replace(", ", " ")
 }
 
 struct Ctx<'a> {
@@ -286,7 +292,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         level: info.as_ref().and_then(|i| i.level_raw.clone()),
         aic_metrics: info.as_ref().and_then(|i| i.aic_metrics.clone()),
         export_type: info.as_ref().and_then(|i| i.export_type.clone()),
-        schedule: schedule.map(|s| s.map_or_else(|| "none".to_owned(), |s| s.describe())),
+        schedule: schedule.map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
         steps,
         artifacts,
     };

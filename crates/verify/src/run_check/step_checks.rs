@@ -3,11 +3,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::{Ctx, disp};
+use super::{Ctx, describe_schedule, disp};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{KernelScan, StepTraceRow};
 use crate::report::StepsSummary;
-use crate::schedule::Schedule;
+use npuprof_schedule::Schedule;
 
 fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
@@ -59,7 +59,7 @@ pub(super) fn step_findings(
                         format!(
                             "recorded step(s) {} (schedule {}) have no kernels in kernel_details.csv (Step Ids found: {})",
                             fmt_steps(&missing),
-                            s.describe(),
+                            describe_schedule(&s),
                             if seen.is_empty() { "none".to_owned() } else { fmt_steps(&steps.kernel_details) }
                         ),
                         Evidence::path(disp(kernel_path)),
@@ -83,7 +83,7 @@ pub(super) fn step_findings(
                     format!(
                         "Step Id(s) {} are not recorded by the schedule {}",
                         fmt_steps(&unexpected),
-                        s.describe()
+                        describe_schedule(&s)
                     ),
                     Evidence::path(disp(kernel_path)),
                     "check --expect-active and that this run directory belongs to this configuration",
