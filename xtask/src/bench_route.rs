@@ -8,11 +8,13 @@
 //! share of non-Python files (docs, JSON). It is regenerated when the file count changes.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
+
+use crate::build::{build_npuprof, release_npuprof, workspace_root};
 
 /// Options of the route benchmark.
 #[derive(Debug, clap::Args)]
@@ -31,10 +33,6 @@ pub struct Args {
     pub no_build: bool,
 }
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 /// Runs the route benchmark.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     ensure!(args.reps > 0, "--reps must be at least 1");
@@ -42,23 +40,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let repo = root.join("target/bench/route-repo");
     generate(&root, &repo, args.files, args.profiler_permille)?;
 
-    if !args.no_build {
-        eprintln!("building npuprof (release)...");
-        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-            .current_dir(&root)
-            .args([
-                "build",
-                "--release",
-                "-p",
-                "npuprof-cli",
-                "--bin",
-                "npuprof",
-            ])
-            .status()
-            .context("running cargo build")?;
-        ensure!(status.success(), "cargo build --release failed");
-    }
-    let npuprof = root.join("target/release/npuprof");
+    let npuprof = if args.no_build {
+        release_npuprof(&root)
+    } else {
+        build_npuprof(&root)?
+    };
     ensure!(
         npuprof.is_file(),
         "{} not found (build it, or drop --no-build)",

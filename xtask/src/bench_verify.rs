@@ -24,6 +24,8 @@ use std::time::Instant;
 use anyhow::{Context, bail};
 use npuprof_verify::trace_scan::{TraceScanner, TraceState};
 
+use crate::build::{build_npuprof, target_dir, workspace_root};
+
 /// Options of the verify benchmark.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,16 +44,6 @@ pub struct Args {
     /// Only time the in-process trace scanner on the already generated trace (for profiling).
     #[arg(long)]
     pub scan_only: bool,
-}
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
-}
-
-fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 fn samples(root: &Path) -> PathBuf {
@@ -89,22 +81,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let kernel_sample = fs::read(samples.join(KERNEL_SAMPLE))?;
     let info = fs::read(samples.join(INFO_SAMPLE))?;
 
-    println!("building npuprof (release)...");
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()))
-        .args([
-            "build",
-            "--release",
-            "-p",
-            "npuprof-cli",
-            "--bin",
-            "npuprof",
-        ])
-        .current_dir(&root)
-        .status()?;
-    if !status.success() {
-        bail!("cargo build --release -p npuprof-cli failed");
-    }
-    let npuprof = target_dir(&root).join("release/npuprof");
+    let npuprof = build_npuprof(&root)?;
 
     fs::create_dir_all(&out)?;
     let trace_bytes = (args.trace_gb * 1e9) as u64;

@@ -3,6 +3,7 @@
 
 mod bench_route;
 mod bench_verify;
+mod build;
 
 use clap::{Parser, Subcommand};
 

@@ -84,14 +84,7 @@ pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
     let canonical = existing_abs
         .canonicalize()
         .with_context(|| format!("cannot resolve `{}`", existing_abs.display()))?;
-    let inside = canonical.strip_prefix(repo).map_err(|_| {
-        anyhow::anyhow!(
-            "`{}` resolves to `{}`, outside the repository `{}`",
-            rel.display(),
-            canonical.display(),
-            repo.display()
-        )
-    })?;
+    let inside = strip_repo(repo, rel, &canonical)?;
     if !canonical.is_dir() {
         bail!(
             "`{}`: `{}` is not a directory",
@@ -115,6 +108,18 @@ pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
     })
 }
 
+/// `canonical` (the resolution of `rel`) relative to `repo`, or an error saying it escapes.
+fn strip_repo<'a>(repo: &Path, rel: &Path, canonical: &'a Path) -> anyhow::Result<&'a Path> {
+    canonical.strip_prefix(repo).map_err(|_| {
+        anyhow::anyhow!(
+            "`{}` resolves to `{}`, outside the repository `{}`",
+            rel.display(),
+            canonical.display(),
+            repo.display()
+        )
+    })
+}
+
 /// Resolves an existing `rel`, following every symlink; the target must lie inside `repo`.
 pub fn resolve_existing(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
     check_relative(rel)?;
@@ -122,14 +127,7 @@ pub fn resolve_existing(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
     let canonical = abs
         .canonicalize()
         .with_context(|| format!("cannot read `{}`", abs.display()))?;
-    let inside = canonical.strip_prefix(repo).map_err(|_| {
-        anyhow::anyhow!(
-            "`{}` resolves to `{}`, outside the repository `{}`",
-            rel.display(),
-            canonical.display(),
-            repo.display()
-        )
-    })?;
+    let inside = strip_repo(repo, rel, &canonical)?;
     check_relative(inside)
         .with_context(|| format!("`{}` resolves to a refused location", rel.display()))?;
     Ok(Resolved {
