@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::InjectError;
 use super::syntax::{arguments, children, descendants, dotted, line, parse, required_params, text};
+use crate::syntax::first_error;
 
 /// What was recognised in the entry script. Every `Err` / `None` becomes a stub in the harness.
 #[derive(Debug, Clone)]
@@ -262,23 +263,6 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
         }
     }
     Ok(analysis)
-}
-
-/// The first ERROR or MISSING node in document order (named or not).
-pub(super) fn first_error(root: Node<'_>) -> Option<Node<'_>> {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            return Some(node);
-        }
-        if node.has_error() {
-            let mut cursor = node.walk();
-            let mut kids: Vec<Node<'_>> = node.children(&mut cursor).collect();
-            kids.reverse();
-            stack.extend(kids);
-        }
-    }
-    None
 }
 
 /// The definition inside a possibly decorated definition.

@@ -88,7 +88,7 @@ pub fn render_harness(
     let (text, wiring, windows) = render::render(&analysis, options);
     let tree = syntax::parse(&text).ok_or(InjectError::Unparseable)?;
     if tree.root_node().has_error() {
-        let bad = analyse::first_error(tree.root_node());
+        let bad = crate::syntax::first_error(tree.root_node());
         return Err(InjectError::HarnessSyntax(bad.map_or(1, syntax::line)));
     }
     Ok(Harness {
