@@ -3,9 +3,8 @@
 
 use std::collections::HashMap;
 
+use npuprof_python::{named_children, text};
 use tree_sitter::Node;
-
-use crate::python::{named_children, text};
 
 /// Local name → fully qualified dotted path, from every import statement in the file.
 #[derive(Debug, Default)]

@@ -33,15 +33,17 @@ mod window;
 pub use finding::{Code, Finding, Severity};
 pub use walk::{LintError, Report, lint_paths};
 
+use npuprof_python::{first_error, named_children, parse};
+
 use crate::imports::Imports;
 use crate::profile::{FileContext, ProfileCall};
-use crate::python::{named_children, position};
+use crate::python::position;
 use crate::rules::Raw;
 
 /// Lints one file's source text; `path` is only used to label the findings.
 /// Findings are sorted by position, then code.
 pub fn lint_source(path: &str, source: &str) -> Vec<Finding> {
-    let Some(tree) = python::parse(source) else {
+    let Some(tree) = parse(source) else {
         return vec![Finding {
             path: path.to_owned(),
             line: 1,
@@ -131,21 +133,4 @@ fn suppressed(lines: &[&str], row: usize, code: Code) -> bool {
             .any(|c| c == code.as_str()),
         None => true,
     }
-}
-
-/// The first ERROR or MISSING node in document order.
-fn first_error(root: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        if node.is_error() || node.is_missing() {
-            return Some(node);
-        }
-        if node.has_error() {
-            let mut cursor = node.walk();
-            let mut children: Vec<_> = node.children(&mut cursor).collect();
-            children.reverse();
-            stack.extend(children);
-        }
-    }
-    None
 }

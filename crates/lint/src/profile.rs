@@ -1,13 +1,12 @@
 //! Recognising `profile(...)` calls and reading their configuration: experimental config,
 //! schedule, trace handler and the high-volume switches.
 
+use npuprof_python::{callee, dotted, kwarg, positional, text};
 use npuprof_schedule::Schedule;
 use tree_sitter::Node;
 
 use crate::imports::Imports;
-use crate::python::{
-    callee, dotted, has_splat, int_value, kwarg, last_segment, positional, resolve_value, text,
-};
+use crate::python::{has_splat, int_value, last_segment, resolve_value};
 
 /// Which profiler API a call uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,60 +1,13 @@
-//! Small helpers over the tree-sitter Python syntax tree: text, dotted names, call arguments,
-//! scopes and the resolution of simple names to the one value they were assigned.
+//! lint's helpers over the tree-sitter Python syntax tree, on top of `npuprof-python`: scopes,
+//! the resolution of simple names to the one value they were assigned, constant integers,
+//! splats and positions.
 
-use tree_sitter::{Node, Parser, Tree};
-
-/// Parses Python source. `None` only if tree-sitter gives up (it does not on ordinary input).
-pub(crate) fn parse(source: &str) -> Option<Tree> {
-    let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .ok()?;
-    parser.parse(source, None)
-}
-
-/// The source text of `node`.
-pub(crate) fn text<'s>(node: Node<'_>, source: &'s str) -> &'s str {
-    source.get(node.byte_range()).unwrap_or("")
-}
-
-/// The named children of `node`.
-pub(crate) fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
-    let mut cursor = node.walk();
-    node.named_children(&mut cursor).collect()
-}
-
-/// `a`, `a.b.c` as a string when `node` is an identifier or a chain of attributes on one.
-pub(crate) fn dotted(node: Node<'_>, source: &str) -> Option<String> {
-    match node.kind() {
-        "identifier" => Some(text(node, source).to_owned()),
-        "attribute" => {
-            let object = dotted(node.child_by_field_name("object")?, source)?;
-            let attribute = text(node.child_by_field_name("attribute")?, source);
-            Some(format!("{object}.{attribute}"))
-        }
-        _ => None,
-    }
-}
+use npuprof_python::{arguments, descendants_in_scope, kwarg, named_children, text};
+use tree_sitter::Node;
 
 /// The last segment of a dotted name (`c` for `a.b.c`).
 pub(crate) fn last_segment(dotted: &str) -> &str {
     dotted.rsplit('.').next().unwrap_or(dotted)
-}
-
-/// The callee of a call as a dotted name.
-pub(crate) fn callee(call: Node<'_>, source: &str) -> Option<String> {
-    dotted(call.child_by_field_name("function")?, source)
-}
-
-/// The value of keyword argument `name` of a call.
-pub(crate) fn kwarg<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
-    let args = call.child_by_field_name("arguments")?;
-    named_children(args).into_iter().find_map(|arg| {
-        (arg.kind() == "keyword_argument"
-            && arg.child_by_field_name("name").map(|n| text(n, source)) == Some(name))
-        .then(|| arg.child_by_field_name("value"))
-        .flatten()
-    })
 }
 
 /// The keyword argument node (name and value) `name` of a call.
@@ -63,50 +16,11 @@ pub(crate) fn kwarg_node<'t>(call: Node<'t>, name: &str, source: &str) -> Option
     value.parent()
 }
 
-/// The positional arguments of a call.
-pub(crate) fn positional(call: Node<'_>) -> Vec<Node<'_>> {
-    call.child_by_field_name("arguments")
-        .map(|args| {
-            named_children(args)
-                .into_iter()
-                .filter(|a| !matches!(a.kind(), "keyword_argument" | "comment"))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 /// Whether a call passes `*args` or `**kwargs` (its arguments cannot be known).
 pub(crate) fn has_splat(call: Node<'_>) -> bool {
-    call.child_by_field_name("arguments").is_some_and(|args| {
-        named_children(args)
-            .iter()
-            .any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
-    })
-}
-
-/// Every node of the subtree in document order, not descending into nested function or
-/// class definitions (their bodies run elsewhere).
-pub(crate) fn descendants_in_scope(root: Node<'_>) -> Vec<Node<'_>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        out.push(node);
-        if node != root && is_definition(node) {
-            continue;
-        }
-        let mut children = named_children(node);
-        children.reverse();
-        stack.extend(children);
-    }
-    out
-}
-
-/// Whether `node` starts a new scope (function, lambda or class definition).
-pub(crate) fn is_definition(node: Node<'_>) -> bool {
-    matches!(
-        node.kind(),
-        "function_definition" | "class_definition" | "lambda"
-    )
+    arguments(call)
+        .iter()
+        .any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
 }
 
 /// The nearest enclosing function definition, or the module.

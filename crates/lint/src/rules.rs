@@ -1,5 +1,6 @@
 //! The rules: each turns what was read from the file into findings.
 
+use npuprof_python::{callee, descendants_in_scope, kwarg, positional, text};
 use npuprof_schedule::Action;
 use tree_sitter::Node;
 
@@ -7,10 +8,7 @@ use crate::finding::Code;
 use crate::profile::{
     ExperimentalArg, FileContext, Flavor, ProfileCall, ScheduleArg, enum_argument, is_true,
 };
-use crate::python::{
-    callee, descendants_in_scope, has_splat, kwarg, kwarg_node, last_segment, positional, scope_of,
-    text,
-};
+use crate::python::{has_splat, kwarg_node, last_segment, scope_of};
 use crate::window::{Window, count_steps, uses};
 
 /// A finding before it is given its file path and position.

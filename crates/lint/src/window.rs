@@ -1,13 +1,13 @@
 //! Profiled windows (`with profile(...) as prof:` bodies and `prof.start()` … `prof.stop()`
 //! sequences) and the counting of `prof.step()` calls inside them.
 
+use npuprof_python::{
+    callee, descendants_in_scope, dotted, is_definition, named_children, positional, text,
+};
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
-use crate::python::{
-    callee, descendants_in_scope, dotted, int_value, is_definition, named_children, positional,
-    resolve_value, scope_of, text,
-};
+use crate::python::{int_value, resolve_value, scope_of};
 
 /// A stretch of code that runs while a profiler is active.
 #[derive(Debug, Clone)]

@@ -14,14 +14,13 @@
 //!   removed (harmless when unused).
 //! - A branch switched off earlier is switched on again by writing the stock call.
 
+use npuprof_python::{all_children, children, first_error, line, named_children, text};
 use tree_sitter::{Language, Node};
 
 use crate::edit::{Edit, Edits};
 use crate::error::PatchError;
 use crate::plan::{Phase, PhaseSelection};
-use crate::syntax::{
-    children, first_error, named_children, parse, parse_valid, syntax_error, text,
-};
+use crate::syntax::{parse, parse_valid, syntax_error};
 use crate::text::{indentation, line_end, newline};
 
 /// What the Python file should say after the patch.
@@ -196,7 +195,7 @@ impl<'t> Parameters<'t> {
                 _ => continue,
             };
             let Some(name) = name else { continue };
-            let name = text(source, name).to_owned();
+            let name = text(name, source).to_owned();
             if !keyword_only {
                 positional.push(name.clone());
             }
@@ -231,7 +230,7 @@ impl<'t> CallArguments<'t> {
             .child_by_field_name("arguments")
             .filter(|a| a.kind() == "argument_list")
             .ok_or_else(|| {
-                PatchError::Refused(format!("unsupported call `{}`", text(source, call)))
+                PatchError::Refused(format!("unsupported call `{}`", text(call, source)))
             })?;
         let mut by_name = Vec::new();
         let mut index = 0;
@@ -243,21 +242,21 @@ impl<'t> CallArguments<'t> {
                         arg.child_by_field_name("name"),
                         arg.child_by_field_name("value"),
                     ) {
-                        by_name.push((text(source, name).to_owned(), value));
+                        by_name.push((text(name, source).to_owned(), value));
                     }
                 }
                 "list_splat" | "dictionary_splat" => {
                     return Err(PatchError::Refused(format!(
                         "the create_profiler call at line {} passes `{}`: npuprof cannot tell which parameters it sets",
-                        arg.start_position().row + 1,
-                        text(source, arg)
+                        line(arg),
+                        text(arg, source)
                     )));
                 }
                 _ => {
                     let name = params.positional.get(index).ok_or_else(|| {
                         PatchError::Refused(format!(
                             "the create_profiler call at line {} passes more positional arguments than it declares",
-                            arg.start_position().row + 1
+                            line(arg)
                         ))
                     })?;
                     by_name.push((name.clone(), arg));
@@ -299,7 +298,7 @@ impl Context<'_> {
                     Edit::replace(node.byte_range(), value.to_string()),
                     format!(
                         "prefill call: {name}={} → {name}={value}",
-                        text(self.source, node)
+                        text(node, self.source)
                     ),
                 ),
                 None => missing.push(format!("{name}={value}")),
@@ -314,11 +313,8 @@ impl Context<'_> {
 
     /// Inserts keyword arguments after the last argument, in the call's layout.
     fn append_arguments(&self, list: Node<'_>, new: &[String]) -> Edit {
-        let all = children(list);
-        let args: Vec<Node<'_>> = named_children(list)
-            .into_iter()
-            .filter(|n| n.kind() != "comment")
-            .collect();
+        let all = all_children(list);
+        let args = children(list);
         let Some(last) = args.last() else {
             // `create_profiler()`: fill the parentheses.
             return Edit::insert(list.start_byte() + 1, new.join(", "));
@@ -374,7 +370,7 @@ impl Context<'_> {
                     Edit::replace(node.byte_range(), value.to_string()),
                     format!(
                         "decode call: {name}={} → {name}={value}",
-                        text(self.source, node)
+                        text(node, self.source)
                     ),
                 );
                 continue;
@@ -385,7 +381,7 @@ impl Context<'_> {
                     Edit::replace(default.byte_range(), value.to_string()),
                     format!(
                         "decode window: create_profiler default {name}={} → {name}={value}",
-                        text(self.source, default)
+                        text(default, self.source)
                     ),
                 ),
                 Some(None) => {
@@ -496,7 +492,7 @@ fn method_shape(source: &str, member: Node<'_>) -> (Vec<String>, String, String)
             named_children(member)
                 .into_iter()
                 .filter(|n| n.kind() == "decorator")
-                .map(|d| text(source, d).to_owned())
+                .map(|d| text(d, source).to_owned())
                 .collect(),
             member.child_by_field_name("definition").unwrap_or(member),
         ),
@@ -504,13 +500,13 @@ fn method_shape(source: &str, member: Node<'_>) -> (Vec<String>, String, String)
     };
     let params = def
         .child_by_field_name("parameters")
-        .map_or("()", |p| text(source, p))
+        .map_or("()", |p| text(p, source))
         .to_owned();
     let body = def
         .child_by_field_name("body")
         .map(named_children)
         .and_then(|stmts| match stmts.as_slice() {
-            [only] if !text(source, *only).contains('\n') => Some(text(source, *only).to_owned()),
+            [only] if !text(*only, source).contains('\n') => Some(text(*only, source).to_owned()),
             _ => None,
         })
         .unwrap_or_else(|| "pass".to_owned());
@@ -543,7 +539,7 @@ fn definition_name<'s>(source: &'s str, node: Node<'_>) -> Option<&'s str> {
         "function_definition" | "class_definition" => node,
         _ => return None,
     };
-    def.child_by_field_name("name").map(|n| text(source, n))
+    def.child_by_field_name("name").map(|n| text(n, source))
 }
 
 fn definition_of(node: Node<'_>) -> Node<'_> {
@@ -577,8 +573,7 @@ fn find_top_level<'t>(
             } else {
                 "def"
             };
-            definition_name(source, *n)
-                .map(|d| format!("{keyword} {d} (line {})", def.start_position().row + 1))
+            definition_name(source, *n).map(|d| format!("{keyword} {d} (line {})", line(def)))
         })
         .collect();
     let keyword = if kind == "class_definition" {
@@ -648,7 +643,7 @@ fn find_branch<'t>(
         if node.kind() == "assignment"
             && node
                 .child_by_field_name("left")
-                .is_some_and(|l| text(source, l) == "self.status")
+                .is_some_and(|l| text(l, source) == "self.status")
         {
             let value = node
                 .child_by_field_name("right")
@@ -660,7 +655,7 @@ fn find_branch<'t>(
                     return branch_profiler(source, block, phase);
                 }
             }
-            statuses.push(text(source, node).to_owned());
+            statuses.push(text(node, source).to_owned());
         }
         let mut kids = named_children(node);
         kids.reverse();
@@ -693,7 +688,7 @@ fn branch_profiler<'t>(
         };
         if assignment
             .child_by_field_name("left")
-            .is_none_or(|l| text(source, l) != "self.profiler")
+            .is_none_or(|l| text(l, source) != "self.profiler")
         {
             continue;
         }
@@ -704,7 +699,7 @@ fn branch_profiler<'t>(
             .then(|| {
                 right
                     .child_by_field_name("function")
-                    .map(|f| text(source, f))
+                    .map(|f| text(f, source))
             })
             .flatten();
         return match callee {
@@ -717,8 +712,8 @@ fn branch_profiler<'t>(
             _ => Err(PatchError::Refused(format!(
                 "the {} branch of set_status assigns `self.profiler = {}` (line {}); expected create_profiler(...) or FakeContextManager()",
                 phase.name(),
-                text(source, right),
-                right.start_position().row + 1
+                text(right, source),
+                line(right)
             ))),
         };
     }
@@ -727,7 +722,7 @@ fn branch_profiler<'t>(
             "`self.profiler = create_profiler(...)` in the {} branch of set_status",
             phase.name()
         ),
-        found: format!("the branch at line {}", block.start_position().row + 1),
+        found: format!("the branch at line {}", line(block)),
     })
 }
 
@@ -739,7 +734,7 @@ fn string_value(source: &str, node: Node<'_>) -> String {
     named_children(node)
         .into_iter()
         .filter(|n| n.kind() == "string_content")
-        .map(|n| text(source, n))
+        .map(|n| text(n, source))
         .collect()
 }
 
@@ -748,7 +743,7 @@ fn require_import_os(source: &str, root: Node<'_>) -> Result<(), PatchError> {
         n.kind() == "import_statement"
             && named_children(n)
                 .into_iter()
-                .any(|m| text(source, m) == "os")
+                .any(|m| text(m, source) == "os")
     });
     if imports_os {
         Ok(())
@@ -789,7 +784,7 @@ pub fn read_decode_window(source: &str) -> Result<DecodeWindow, PatchError> {
             .as_ref()
             .and_then(|a| a.get(name))
             .or_else(|| params.get(name).flatten())?;
-        text(source, node).parse::<i64>().ok()
+        text(node, source).parse::<i64>().ok()
     };
     Ok(DecodeWindow {
         active: value("active"),

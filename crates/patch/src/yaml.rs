@@ -3,13 +3,14 @@
 //! comments, alignment, blank lines and spelling (`True`) stay as they are. After editing, old and
 //! new are parsed with yaml_serde and must differ in exactly the intended keys.
 
+use npuprof_python::{named_children, text};
 use tree_sitter::{Language, Node};
 use yaml_serde::{Mapping, Value};
 
 use crate::edit::{Edit, Edits};
 use crate::error::PatchError;
 use crate::plan::RunConfig;
-use crate::syntax::{named_children, parse_valid, text};
+use crate::syntax::parse_valid;
 use crate::text::{indentation, line_end, line_start, newline};
 
 /// What to do with `scheduler_config.max_new_tokens`.
@@ -121,7 +122,7 @@ pub fn patch_run_config(source: &str, options: &YamlOptions) -> Result<YamlPatch
                 {
                     changes.push(format!(
                         "model_config.enable_profiler: {} → {spelling}",
-                        text(source, value)
+                        text(value, source)
                     ));
                     edits.push(replace_scalar(source, value, spelling));
                 }
@@ -165,7 +166,7 @@ pub fn patch_run_config(source: &str, options: &YamlOptions) -> Result<YamlPatch
                     Some(value) => {
                         changes.push(format!(
                             "scheduler_config.max_new_tokens: {} → {new}",
-                            text(source, value)
+                            text(value, source)
                         ));
                         edits.push(replace_scalar(source, value, &new));
                     }
@@ -234,7 +235,7 @@ fn pair_mapping(pair: Node<'_>) -> Option<Node<'_>> {
 
 fn key_text<'s>(source: &'s str, pair: Node<'_>) -> Option<&'s str> {
     let key = pair.child_by_field_name("key")?;
-    Some(text(source, key).trim_matches(['"', '\'']))
+    Some(text(key, source).trim_matches(['"', '\'']))
 }
 
 fn find_pair<'t>(source: &str, mapping: Node<'t>, key: &str) -> Option<Node<'t>> {
@@ -308,7 +309,7 @@ fn replace_scalar(source: &str, value: Node<'_>, new: &str) -> Edit {
     let rest = &source[end..line_end(source, end)];
     let padding = rest.len() - rest.trim_start_matches(' ').len();
     if padding > 0 && rest[padding..].starts_with('#') {
-        let old_width = text(source, value).chars().count();
+        let old_width = text(value, source).chars().count();
         let new_width = new.chars().count();
         let new_padding = (padding + old_width).saturating_sub(new_width).max(1);
         Edit::replace(
@@ -327,7 +328,7 @@ fn boolean_spelling(source: &str, root: Node<'_>, pair: Option<Node<'_>>) -> &'s
         .and_then(|p| p.child_by_field_name("value"))
         .filter(|v| is_boolean(source, *v));
     let sample = current.or_else(|| first_boolean(source, root));
-    match sample.map(|n| text(source, n)) {
+    match sample.map(|n| text(n, source)) {
         Some(s) if s.chars().all(|c| c.is_ascii_lowercase()) => "true",
         Some(s) if s.chars().all(|c| c.is_ascii_uppercase()) => "TRUE",
         _ => "True",
@@ -336,7 +337,7 @@ fn boolean_spelling(source: &str, root: Node<'_>, pair: Option<Node<'_>>) -> &'s
 
 fn is_boolean(source: &str, node: Node<'_>) -> bool {
     matches!(
-        text(source, node).to_ascii_lowercase().as_str(),
+        text(node, source).to_ascii_lowercase().as_str(),
         "true" | "false"
     )
 }

@@ -3,12 +3,14 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use npuprof_python::{
+    arguments, callee, children, descendants_in_scope, first_error, kwarg, line, parse, text,
+};
 use serde::Serialize;
 use tree_sitter::Node;
 
 use super::InjectError;
-use super::syntax::{arguments, children, descendants, dotted, line, parse, required_params, text};
-use crate::syntax::first_error;
+use super::syntax::required_params;
 
 /// What was recognised in the entry script. Every `Err` / `None` becomes a stub in the harness.
 #[derive(Debug, Clone)]
@@ -161,7 +163,7 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
         return Ok(analysis);
     };
     let body = driver.child_by_field_name("body").unwrap_or(driver);
-    let nodes = descendants(body);
+    let nodes = descendants_in_scope(body);
     let model_var = model_variable(
         &nodes,
         source,
@@ -178,7 +180,7 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
         .collect();
     let mut decode_loop = None;
     for l in &loops {
-        let loop_nodes = descendants(*l);
+        let loop_nodes = descendants_in_scope(*l);
         let candidates: Vec<(Node<'_>, String, Node<'_>)> = loop_nodes
             .iter()
             .filter_map(|n| assigned_call(*n, source))
@@ -294,7 +296,7 @@ fn importable(
             "expression_statement" => node.named_child(0).is_some_and(|e| {
                 matches!(e.kind(), "string" | "concatenated_string")
                     || (e.kind() == "assignment"
-                        && !descendants(e).into_iter().any(|n| {
+                        && !descendants_in_scope(e).into_iter().any(|n| {
                             n.kind() == "call"
                                 && n.child_by_field_name("function")
                                     .is_some_and(|f| constructors.contains(text(f, source)))
@@ -321,7 +323,7 @@ fn importable(
 fn module_globals(top: &[Node<'_>], source: &str) -> HashSet<String> {
     let mut out = HashSet::new();
     for node in top {
-        for n in descendants(*node) {
+        for n in descendants_in_scope(*node) {
             match n.kind() {
                 "assignment" => {
                     if let Some(left) = n
@@ -391,11 +393,11 @@ fn find_build(
     });
     let by_return = || {
         functions.iter().find(|f| {
-            descendants(**f)
+            descendants_in_scope(**f)
                 .into_iter()
                 .filter(|n| n.kind() == "return_statement")
                 .any(|r| {
-                    descendants(r)
+                    descendants_in_scope(r)
                         .into_iter()
                         .filter(|n| n.kind() == "call")
                         .any(|c| {
@@ -421,13 +423,13 @@ fn find_driver<'t>(top: &[Node<'t>], source: &str, build: Option<&str>) -> Optio
         .filter(|n| n.kind() == "function_definition")
         .collect();
     let has_loop = |f: &Node<'t>| {
-        descendants(*f)
+        descendants_in_scope(*f)
             .iter()
             .any(|n| matches!(n.kind(), "for_statement" | "while_statement"))
     };
     let calls_build = |f: &Node<'t>| {
         build.is_some_and(|b| {
-            descendants(*f).iter().any(|n| {
+            descendants_in_scope(*f).iter().any(|n| {
                 n.kind() == "call"
                     && n.child_by_field_name("function")
                         .is_some_and(|c| text(c, source) == b)
@@ -501,8 +503,7 @@ fn forward_kind(
     functions: &HashMap<String, Node<'_>>,
     phase: Phase,
 ) -> Option<(Callee, bool)> {
-    let function = call.child_by_field_name("function")?;
-    let name = dotted(function, source)?;
+    let name = callee(call, source)?;
     let words: &[&str] = match phase {
         Phase::Prefill => &["prefill", "forward", "generate"],
         Phase::Decode => &["decode", "forward", "step"],
@@ -581,7 +582,7 @@ fn resolve_inputs(
     });
     let bound = comprehension_bound(expr, source);
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    for node in descendants(expr)
+    for node in descendants_in_scope(expr)
         .into_iter()
         .filter(|n| n.kind() == "identifier")
     {
@@ -678,24 +679,11 @@ fn comprehension_bound(expr: Node<'_>, source: &str) -> HashSet<String> {
 fn argparse_defaults(driver: &[Node<'_>], source: &str) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     for call in driver.iter().filter(|n| n.kind() == "call") {
-        let is_add = call
-            .child_by_field_name("function")
-            .and_then(|f| dotted(f, source))
-            .is_some_and(|f| f.ends_with(".add_argument"));
+        let is_add = callee(*call, source).is_some_and(|f| f.ends_with(".add_argument"));
         if !is_add {
             continue;
         }
-        let args = arguments(*call);
-        let keyword = |name: &str| {
-            args.iter()
-                .find(|a| {
-                    a.kind() == "keyword_argument"
-                        && a.child_by_field_name("name")
-                            .is_some_and(|n| text(n, source) == name)
-                })
-                .and_then(|a| a.child_by_field_name("value"))
-        };
-        let long = args
+        let long = arguments(*call)
             .iter()
             .filter(|a| a.kind() == "string")
             .map(|a| {
@@ -704,7 +692,7 @@ fn argparse_defaults(driver: &[Node<'_>], source: &str) -> BTreeMap<String, Stri
                     .to_owned()
             })
             .find(|s| s.starts_with("--"));
-        let dest = keyword("dest")
+        let dest = kwarg(*call, "dest", source)
             .filter(|d| d.kind() == "string")
             .map(|d| {
                 text(d, source)
@@ -712,7 +700,7 @@ fn argparse_defaults(driver: &[Node<'_>], source: &str) -> BTreeMap<String, Stri
                     .to_owned()
             })
             .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));
-        let default = keyword("default").filter(|d| {
+        let default = kwarg(*call, "default", source).filter(|d| {
             matches!(
                 d.kind(),
                 "integer" | "float" | "string" | "true" | "false" | "none"

@@ -86,10 +86,12 @@ pub fn render_harness(
     }
     let analysis = analyse_entry(entry_source)?;
     let (text, wiring, windows) = render::render(&analysis, options);
-    let tree = syntax::parse(&text).ok_or(InjectError::Unparseable)?;
+    let tree = npuprof_python::parse(&text).ok_or(InjectError::Unparseable)?;
     if tree.root_node().has_error() {
-        let bad = crate::syntax::first_error(tree.root_node());
-        return Err(InjectError::HarnessSyntax(bad.map_or(1, syntax::line)));
+        let bad = npuprof_python::first_error(tree.root_node());
+        return Err(InjectError::HarnessSyntax(
+            bad.map_or(1, npuprof_python::line),
+        ));
     }
     Ok(Harness {
         text,

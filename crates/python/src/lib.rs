@@ -1,0 +1,21 @@
+//! npuprof-python: small helpers over tree-sitter-python syntax trees, shared by npuprof's
+//! readers (lint) and refactors (patch, inject). Pure functions of a tree and its source text.
+//!
+//! - [`parse`]: parsing and locating syntax errors;
+//! - [`tree`]: text, children, traversal and positions of any node;
+//! - [`call`]: dotted names, callees and the arguments of calls.
+//!
+//! Every helper takes `(node, source)` in that order. The [`tree`] helpers and
+//! [`first_error`] do not depend on the grammar (patch also uses them on YAML trees).
+
+pub mod call;
+#[cfg(test)]
+mod fixtures;
+pub mod parse;
+pub mod tree;
+
+pub use call::{arguments, callee, dotted, kwarg, positional};
+pub use parse::{ParseError, first_error, parse, parse_with};
+pub use tree::{
+    all_children, children, descendants_in_scope, is_definition, line, named_children, text,
+};
