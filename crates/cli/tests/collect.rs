@@ -1,6 +1,7 @@
 //! `npuprof collect` end to end: the bundled recipes-mini repository (a temp copy) runs under
 //! the fake torch_npu; every run must leave the repository's files exactly as they were.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -9,49 +10,8 @@ use std::time::{Duration, Instant};
 use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            if entry.file_name() == "__pycache__" {
-                continue;
-            }
-            copy_dir(&entry.path(), &target);
-        } else {
-            fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
-/// Every file under `root` except run output (`res*`, `__pycache__`), with its bytes.
-fn source_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with("res") || name == "__pycache__" {
-                continue;
-            }
-            let meta = fs::symlink_metadata(entry.path()).unwrap();
-            let rel = entry.path().strip_prefix(root).unwrap().to_path_buf();
-            if meta.is_dir() {
-                stack.push(entry.path());
-            } else {
-                out.push((rel, fs::read(entry.path()).unwrap()));
-            }
-        }
-    }
-    out.sort();
-    out
-}
+mod support;
+use support::{copy_example, source_files, workspace_root};
 
 struct Fixture {
     repo: tempfile::TempDir,
@@ -59,10 +19,8 @@ struct Fixture {
 }
 
 fn fixture(example: &str) -> Fixture {
-    let repo = tempfile::tempdir().unwrap();
-    copy_dir(&workspace().join("examples").join(example), repo.path());
     Fixture {
-        repo,
+        repo: copy_example(example),
         tmp: tempfile::tempdir().unwrap(),
     }
 }
@@ -75,7 +33,7 @@ impl Fixture {
             .args(extra)
             .env("NO_COLOR", "1")
             .env("TMPDIR", self.tmp.path())
-            .env("PYTHONPATH", workspace().join("tests/fake_torch_npu"))
+            .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
             .env("PYTHONDONTWRITEBYTECODE", "1");
         cmd
     }
@@ -91,9 +49,9 @@ fn json(output: &Output) -> Value {
 }
 
 /// Checks the repository's sources are byte-identical to `before` and no journal is left.
-fn check_restored(repo: &Path, before: &[(PathBuf, Vec<u8>)]) {
+fn check_restored(repo: &Path, before: &BTreeMap<PathBuf, Vec<u8>>) {
     assert_eq!(
-        source_files(repo),
+        &source_files(repo),
         before,
         "the repository was not restored byte for byte"
     );

@@ -14,6 +14,9 @@ use std::process::{Command, Output};
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod support;
+use support::{copy_tree, source_files, workspace_root};
+
 const NPUPROF: &str = env!("CARGO_BIN_EXE_npuprof");
 
 /// Decode window of `create_profiler`'s defaults in the example (skip_first=3, active=3).
@@ -31,10 +34,6 @@ const FAKE_ENV: [&str; 6] = [
     "FAKE_TORCH_NPU_SLOW_FIRST_STEP",
     "RANK",
 ];
-
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// A private copy of `examples/recipes-mini`.
 struct Repo {
@@ -67,10 +66,8 @@ impl Repo {
     }
 
     /// Every file of the repository (contents), except run output, journals and caches.
-    fn files(&self) -> BTreeMap<String, Vec<u8>> {
-        let mut files = BTreeMap::new();
-        collect_files(&self.root, &self.root, &mut files);
-        files
+    fn files(&self) -> BTreeMap<PathBuf, Vec<u8>> {
+        source_files(&self.root)
     }
 
     /// `bash executor/scripts/infer.sh --model M --yaml F` with the fake torch_npu on PYTHONPATH.
@@ -135,53 +132,6 @@ impl Repo {
 
     fn root_arg(&self) -> &str {
         self.root.to_str().expect("utf-8 temp path")
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("create dir");
-    for entry in sorted_entries(from) {
-        let name = entry.file_name().unwrap_or_default();
-        if name == "__pycache__" || name == "res" || name == ".npuprof" {
-            continue;
-        }
-        let target = to.join(name);
-        if entry.is_dir() {
-            copy_tree(&entry, &target);
-        } else {
-            fs::copy(&entry, &target).expect("copy file");
-        }
-    }
-}
-
-fn collect_files(root: &Path, dir: &Path, files: &mut BTreeMap<String, Vec<u8>>) {
-    for entry in sorted_entries(dir) {
-        let name = entry
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        if matches!(
-            name.as_str(),
-            "__pycache__" | ".npuprof" | ".fake_torch_npu_bad_disk" | "npuprof_prof"
-        ) || (name.starts_with("res")
-            && entry
-                .parent()
-                .is_some_and(|p| p.parent().is_some_and(|m| m.ends_with("models"))))
-        {
-            continue;
-        }
-        let meta = fs::symlink_metadata(&entry).expect("metadata");
-        if meta.is_dir() {
-            collect_files(root, &entry, files);
-        } else {
-            let relative = entry
-                .strip_prefix(root)
-                .unwrap_or(&entry)
-                .to_string_lossy()
-                .into_owned();
-            files.insert(relative, fs::read(&entry).unwrap_or_default());
-        }
     }
 }
 

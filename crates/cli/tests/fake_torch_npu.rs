@@ -2,13 +2,10 @@
 //! so `cargo test` checks the fake against the real samples and torch_npu's
 //! schedule arithmetic before the end-to-end tests rely on it.
 
-use std::path::PathBuf;
 use std::process::Command;
 
-/// The workspace root (two levels above this crate).
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::workspace_root;
 
 #[test]
 fn fake_torch_npu_unittests_pass() {

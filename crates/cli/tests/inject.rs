@@ -9,6 +9,9 @@ use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
+mod support;
+use support::{all_files, copy_example};
+
 const MODES: [&str; 4] = ["decode", "prefill", "both", "separate"];
 
 fn manifest(rel: &str) -> PathBuf {
@@ -17,33 +20,7 @@ fn manifest(rel: &str) -> PathBuf {
 
 /// A temp copy of examples/plain-infer.
 fn copy_plain_infer() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    for entry in fs::read_dir(manifest("../../examples/plain-infer")).expect("plain-infer exists") {
-        let entry = entry.expect("entry");
-        if entry.file_type().expect("type").is_file() {
-            fs::copy(entry.path(), dir.path().join(entry.file_name())).expect("copy");
-        }
-    }
-    dir
-}
-
-/// Every file under `root` with its bytes (`.npuprof/` included), sorted.
-fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                let rel = path.strip_prefix(root).expect("prefix").to_path_buf();
-                out.push((rel, fs::read(&path).unwrap_or_default()));
-            }
-        }
-    }
-    out.sort();
-    out
+    copy_example("plain-infer")
 }
 
 fn npuprof(repo: &Path, args: &[&str]) -> Command {
@@ -56,12 +33,12 @@ fn npuprof(repo: &Path, args: &[&str]) -> Command {
 fn dry_run_prints_a_new_file_diff_per_mode_and_changes_nothing() {
     for mode in MODES {
         let repo = copy_plain_infer();
-        let before = tree(repo.path());
+        let before = all_files(repo.path());
         insta::with_settings!({ snapshot_suffix => mode }, {
             assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "infer.py", "--phase", mode, "--decode-steps", "4", "--dry-run"]));
         });
         assert_eq!(
-            tree(repo.path()),
+            all_files(repo.path()),
             before,
             "{mode}: a dry run changes nothing"
         );
@@ -157,7 +134,7 @@ fn run_with_stub(repo: &Path) -> Vec<(u64, u64)> {
 fn inject_writes_a_clean_harness_that_steps_its_budget_and_revert_restores() {
     for mode in MODES {
         let repo = copy_plain_infer();
-        let before = tree(repo.path());
+        let before = all_files(repo.path());
         let out = npuprof(
             repo.path(),
             &[
@@ -233,7 +210,7 @@ fn inject_writes_a_clean_harness_that_steps_its_budget_and_revert_restores() {
             String::from_utf8_lossy(&revert.stderr)
         );
         assert_eq!(
-            tree(repo.path()),
+            all_files(repo.path()),
             before,
             "{mode}: revert restores the repository byte for byte"
         );
@@ -262,12 +239,12 @@ fn json_report() {
 #[test]
 fn refuses_to_overwrite_a_file_it_did_not_create() {
     let repo = copy_plain_infer();
-    let before = tree(repo.path());
+    let before = all_files(repo.path());
     assert_cmd_snapshot!(npuprof(
         repo.path(),
         &["inject", "--entry", "infer.py", "--out", "README.md"]
     ));
-    assert_eq!(tree(repo.path()), before);
+    assert_eq!(all_files(repo.path()), before);
 }
 
 #[test]

@@ -1,18 +1,16 @@
 //! CLI tests of `npuprof lint`: human and JSON output, exit codes, the example repository.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
-fn workspace() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::workspace_root;
 
 /// `npuprof lint <args>` run from the workspace root (so paths print relative).
 fn lint(args: &[&str]) -> Command {
     let mut cmd = Command::new(get_cargo_bin("npuprof"));
-    cmd.current_dir(workspace())
+    cmd.current_dir(workspace_root())
         .arg("lint")
         .args(args)
         .env("NO_COLOR", "1");

@@ -7,55 +7,16 @@ use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
+mod support;
+use support::{source_files, workspace_root};
+
 fn example_repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/recipes-mini")
+    workspace_root().join("examples/recipes-mini")
 }
 
 /// A temp copy of the example repository.
 fn copy_example() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("temp dir");
-    copy_dir(&example_repo(), dir.path());
-    dir
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for entry in fs::read_dir(from).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let (src, dst) = (entry.path(), to.join(entry.file_name()));
-        if entry.file_type().expect("type").is_dir() {
-            if entry.file_name() != ".npuprof"
-                && entry.file_name() != "__pycache__"
-                && entry.file_name() != "res"
-            {
-                copy_dir(&src, &dst);
-            }
-        } else if entry.file_type().expect("type").is_file() {
-            fs::copy(&src, &dst).expect("copy");
-        }
-    }
-}
-
-/// Every regular file under `root` (except `.npuprof/`) with its bytes, sorted.
-fn tree(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).expect("read_dir") {
-            let path = entry.expect("entry").path();
-            let rel = path.strip_prefix(root).expect("prefix").to_path_buf();
-            if rel.starts_with(".npuprof") {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push((rel, fs::read(&path).unwrap_or_default()));
-            }
-        }
-    }
-    out.sort();
-    out
+    support::copy_example("recipes-mini")
 }
 
 /// `npuprof patch <args>` run inside `repo`.
@@ -111,12 +72,12 @@ const README_ARGS: [&str; 7] = [
 /// The README's main command, on the bundled example (changes nothing).
 #[test]
 fn patch_dry_run_readme_command() {
-    let before = tree(&example_repo());
+    let before = source_files(&example_repo());
     let mut args = vec!["--repo", "."];
     args.extend(README_ARGS);
     assert_cmd_snapshot!(patch(&example_repo(), &args));
     assert_eq!(
-        tree(&example_repo()),
+        source_files(&example_repo()),
         before,
         "a dry run must change nothing"
     );
@@ -155,7 +116,7 @@ fn patch_dry_run_decode_only() {
 fn patch_writes_what_the_dry_run_shows() {
     let written = copy_example();
     let applied = copy_example();
-    let original = tree(written.path());
+    let original = source_files(written.path());
     let args = &README_ARGS[..6];
 
     let dry = patch(applied.path(), &README_ARGS).output().expect("runs");
@@ -178,12 +139,12 @@ fn patch_writes_what_the_dry_run_shows() {
     if let Ok(status) = git {
         assert!(status.success(), "git apply must accept the dry-run diff");
         assert_eq!(
-            tree(written.path()),
-            tree(applied.path()),
+            source_files(written.path()),
+            source_files(applied.path()),
             "written files = dry-run diff applied"
         );
     }
-    assert_ne!(tree(written.path()), original);
+    assert_ne!(source_files(written.path()), original);
 
     let again = patch(written.path(), &README_ARGS).output().expect("runs");
     assert_eq!(
@@ -203,14 +164,18 @@ fn patch_writes_what_the_dry_run_shows() {
         "{}",
         String::from_utf8_lossy(&revert.stderr)
     );
-    assert_eq!(tree(written.path()), original, "revert restores every byte");
+    assert_eq!(
+        source_files(written.path()),
+        original,
+        "revert restores every byte"
+    );
 }
 
 /// Patching again with other options edits the current text; revert still restores the original.
 #[test]
 fn patch_twice_with_other_options() {
     let repo = copy_example();
-    let original = tree(repo.path());
+    let original = source_files(repo.path());
     let first = patch(
         repo.path(),
         &[
@@ -273,12 +238,12 @@ fn patch_twice_with_other_options() {
         "{}",
         String::from_utf8_lossy(&revert.stderr)
     );
-    assert_eq!(tree(repo.path()), original);
+    assert_eq!(source_files(repo.path()), original);
 }
 
 /// Runs a refused patch: exit 2, nothing changed.
 fn check_refusal(repo: &Path, args: &[&str]) -> Command {
-    let before = tree(repo);
+    let before = source_files(repo);
     let out = patch(repo, args).output().expect("runs");
     assert_eq!(
         out.status.code(),
@@ -286,7 +251,7 @@ fn check_refusal(repo: &Path, args: &[&str]) -> Command {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(tree(repo), before, "a refusal changes nothing");
+    assert_eq!(source_files(repo), before, "a refusal changes nothing");
     assert!(
         !repo.join(".npuprof").exists(),
         "a refusal writes no journal"

@@ -3,14 +3,13 @@
 //! or on temporary directories whose path is filtered to `[TMP]`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod support;
+use support::workspace_root;
 
 /// `npuprof route <args>` run from the workspace root, without colour.
 fn route(args: &[&str]) -> Command {

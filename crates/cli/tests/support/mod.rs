@@ -1,0 +1,85 @@
+//! What the CLI's integration tests share: where the workspace is, private copies of the bundled
+//! examples, and the file contents of a repository for before/after comparisons.
+#![allow(dead_code, reason = "each test binary uses its own subset")]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The workspace root (the examples, the fake torch_npu and `../shared` are relative to it).
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A private copy of `examples/<name>` in a new temp directory (its root is the copy).
+pub fn copy_example(name: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&workspace_root().join("examples").join(name), dir.path());
+    dir
+}
+
+/// Copies `from` into `to`, leaving out what a run or npuprof leaves behind.
+pub fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("create dir");
+    for entry in fs::read_dir(from).expect("read dir") {
+        let entry = entry.expect("dir entry");
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        let kind = entry.file_type().expect("file type");
+        if kind.is_dir() {
+            if !is_left_behind(&source) {
+                copy_tree(&source, &target);
+            }
+        } else if kind.is_file() {
+            fs::copy(&source, &target).expect("copy file");
+        }
+    }
+}
+
+/// Every regular file under `root` with its bytes, by relative path (only `__pycache__` is
+/// left out).
+pub fn all_files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    files_where(root, |path| {
+        path.file_name().is_some_and(|n| n == "__pycache__")
+    })
+}
+
+/// The repository's own files with their bytes, by relative path: without the journal, run
+/// output (`models/<model>/res*`), inject's output directory, the fake's bad-disk marker and
+/// caches — what must be byte-identical before a patch and after its revert.
+pub fn source_files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    files_where(root, is_left_behind)
+}
+
+/// Whether `path` is something a run or npuprof leaves behind rather than a source file.
+fn is_left_behind(path: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let in_model_dir = path
+        .parent()
+        .and_then(Path::parent)
+        .is_some_and(|models| models.ends_with("models"));
+    matches!(
+        name.as_ref(),
+        "__pycache__" | ".npuprof" | ".fake_torch_npu_bad_disk" | "npuprof_prof"
+    ) || (in_model_dir && name.starts_with("res"))
+}
+
+fn files_where(root: &Path, skip: fn(&Path) -> bool) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read dir") {
+            let path = entry.expect("dir entry").path();
+            if skip(&path) {
+                continue;
+            }
+            let meta = fs::symlink_metadata(&path).expect("metadata");
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(root).expect("under root").to_path_buf();
+                files.insert(rel, fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    files
+}
