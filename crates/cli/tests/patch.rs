@@ -362,3 +362,35 @@ fn refuses_a_repository_without_the_profiler() {
         ));
     });
 }
+
+/// Runs the README's dry run with the given colour environment and returns its stdout.
+fn dry_run_stdout(color_env: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.current_dir(example_repo())
+        .arg("patch")
+        .args(README_ARGS)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CLICOLOR");
+    for (key, value) in color_env {
+        cmd.env(key, value);
+    }
+    let output = cmd.output().expect("run npuprof");
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a dry run with changes exits 1"
+    );
+    String::from_utf8(output.stdout).expect("utf-8")
+}
+
+#[test]
+fn diff_colour_only_when_forced_and_never_with_no_color() {
+    const ESC: char = '\u{1b}';
+    // stdout is a pipe here: no colour unless forced.
+    assert!(!dry_run_stdout(&[]).contains(ESC));
+    let forced = dry_run_stdout(&[("CLICOLOR_FORCE", "1")]);
+    assert!(forced.contains(ESC), "CLICOLOR_FORCE colours the diff");
+    // NO_COLOR wins over everything.
+    assert!(!dry_run_stdout(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains(ESC));
+}
