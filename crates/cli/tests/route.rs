@@ -135,6 +135,36 @@ fn symlink_loop_and_non_utf8_are_warnings() {
 }
 
 #[test]
+fn dangling_symlink_and_fifo_are_skipped_without_hanging() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join("repo");
+    write(
+        &root,
+        "a.py",
+        b"import torch_npu\nprof = torch_npu.profiler.profile()\n",
+    );
+    std::os::unix::fs::symlink("missing/target.py", root.join("b.py")).expect("symlink");
+    let fifo = Command::new("mkfifo")
+        .arg(root.join("c.py"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    // Reading the FIFO would block forever; the scan must skip it and finish.
+    let output = route_in(tmp.path(), &["repo", "--json"])
+        .output()
+        .expect("run npuprof");
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(report["route"], "inject");
+    let warnings = report["warnings"].to_string();
+    assert!(
+        warnings.contains("b.py") && warnings.contains("cannot read"),
+        "{warnings}"
+    );
+    assert_eq!(report["evidence"][0]["path"], "a.py");
+}
+
+#[test]
 fn crlf_tabs_variant_routes_as_framework() {
     // The recipes-style wrapper and engine, tab-indented with CRLF line endings.
     let tmp = tempfile::tempdir().expect("tempdir");
