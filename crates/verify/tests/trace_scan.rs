@@ -1,5 +1,8 @@
 //! The trace scanner against serde_json: on the real sample, on its cut variants, on every
-//! prefix cut of generated traces, and on single-byte mutations.
+//! prefix cut of generated traces, and on single-byte mutations; and its engines against each
+//! other (differential tests): the SIMD and portable block scanners must give exactly the
+//! reference scanner's result (verdict, error offset and reason, events, process names) on every
+//! input and however the input is split into chunks.
 
 mod common;
 
@@ -7,10 +10,55 @@ use proptest::prelude::*;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use npuprof_verify::trace_scan::{TraceScanner, TraceState};
+use npuprof_verify::trace_scan::{Engine, TraceScan, TraceScanner, TraceState};
 
 fn serde_valid(bytes: &[u8]) -> bool {
     serde_json::from_slice::<IgnoredAny>(bytes).is_ok()
+}
+
+/// Valid JSON text: UTF-8 (serde_json does not check it in strings it ignores) and valid to
+/// serde_json.
+fn json_valid(bytes: &[u8]) -> bool {
+    std::str::from_utf8(bytes).is_ok() && serde_valid(bytes)
+}
+
+/// Scans `doc` with `engine`, fed in chunks of `size` bytes.
+fn scan_chunked(doc: &[u8], engine: Engine, size: usize) -> TraceScan {
+    let mut s = TraceScanner::with_engine(engine);
+    for chunk in doc.chunks(size.max(1)) {
+        s.feed(chunk);
+    }
+    s.finish()
+}
+
+/// Every engine, whole and in chunks of each size, gives the reference's whole-document result,
+/// which is returned.
+fn check_engines(doc: &[u8], sizes: &[usize]) -> TraceScan {
+    let want = scan_chunked(doc, Engine::Reference, doc.len());
+    for engine in [Engine::Simd, Engine::Portable, Engine::Reference] {
+        for &size in sizes.iter().chain([doc.len()].iter()) {
+            let got = scan_chunked(doc, engine, size);
+            assert_eq!(
+                got,
+                want,
+                "{engine:?} in chunks of {size} on {:?}",
+                String::from_utf8_lossy(&doc[..doc.len().min(300)])
+            );
+        }
+    }
+    want
+}
+
+/// The reference accepts exactly valid JSON.
+fn check_validity(doc: &[u8], scan: &TraceScan) {
+    let ours = matches!(scan.state, TraceState::Complete | TraceState::NotAnArray);
+    assert_eq!(
+        ours,
+        json_valid(doc),
+        "state {:?} for {:?}",
+        scan.state,
+        String::from_utf8_lossy(doc)
+    );
 }
 
 /// The classification of a strict prefix of a valid trace, decided with serde_json alone:
@@ -217,7 +265,7 @@ proptest! {
 
     /// Every prefix cut of a small valid trace is classified as serde_json implies.
     #[test]
-    fn every_prefix_cut_is_classified(doc in trace("[a-zA-Z0-9 :\"\\\\/_.-]{0,10}")) {
+    fn every_prefix_cut_is_classified(doc in trace(STRINGS)) {
         prop_assert!(serde_valid(&doc));
         let full = TraceScanner::scan_bytes(&doc);
         let events: Vec<IgnoredAny> = serde_json::from_slice(&doc).unwrap_or_default();
@@ -235,14 +283,14 @@ proptest! {
         prop_assert_eq!(s.finish(), full);
     }
 
-    /// After one mutated byte the scanner accepts exactly what serde_json accepts (strings
-    /// without backslashes: the scanner does not validate escape sequences).
+    /// After one mutated byte the scanner accepts exactly what serde_json accepts, and every
+    /// engine agrees with the reference on the verdict, the offset and the facts.
     #[test]
     fn single_byte_mutations_agree_with_serde(
-        doc in trace("[a-zA-Z0-9 :\"/_.-]{0,10}").prop_filter("no escapes", |d| !d.contains(&b'\\')),
+        doc in trace(STRINGS),
         pos in any::<prop::sample::Index>(),
         op in 0u8..3,
-        byte in prop::sample::select(b"{}[],:\" 0123456789.-+eEaflnrstu".to_vec()),
+        byte in prop::sample::select(MUTATION_BYTES.to_vec()),
     ) {
         let mut m = doc;
         let i = pos.index(m.len() + 1);
@@ -252,8 +300,163 @@ proptest! {
             _ if i < m.len() => { m.remove(i); }
             _ => m.push(byte),
         }
-        let scan = TraceScanner::scan_bytes(&m);
-        let ours = matches!(scan.state, TraceState::Complete | TraceState::NotAnArray);
-        prop_assert_eq!(ours, serde_valid(&m), "state {:?} for {:?}", scan.state, String::from_utf8_lossy(&m));
+        let scan = check_engines(&m, &[1, 3, 64]);
+        check_validity(&m, &scan);
+    }
+}
+
+/// String contents for generated traces: serde_json writes `"`, `\`, newlines, tabs and control
+/// bytes as escapes (`\"`, `\\`, `\n`, `\t`, `\u0001`) and the rest as UTF-8 of 1 to 4 bytes.
+const STRINGS: &str = "[a-zA-Z0-9 :\"\\\\/_.\n\t\u{1}é€😀-]{0,10}";
+
+/// Bytes a mutation inserts or writes: structure, number and literal bytes, escapes, control
+/// bytes, and UTF-8 lead, continuation and invalid bytes.
+const MUTATION_BYTES: &[u8] =
+    b"{}[],:\" 0123456789.-+eEaflnrstu\\/bAF\x01\n\x1f\x7f\xc3\xa9\xe2\x82\xac\xf0\x9f\xff\x80";
+
+/// Snippets that are hard at a block or chunk boundary, each placed at every offset around a
+/// 64-byte boundary inside an otherwise valid trace (and a broken variant of each).
+const EDGE_SNIPPETS: &[&str] = &[
+    r#""a\"b""#,
+    r#""\\""#,
+    r#""\\\"""#,
+    r#""\\\\\\\\""#,
+    r#""x\\\\\"\\\\""#,
+    r#""\u00e9\u20AC""#,
+    r#""é€😀""#,
+    r#""\/\b\f\n\r\t""#,
+    "1704161511431704",
+    "-0.5e-3",
+    "true",
+    "null",
+    r#"{"name": "process_name", "ph": "M", "args": {"name": "Ascend Hardware"}}"#,
+];
+
+/// Ways to break a snippet: a bad escape, a raw control byte, bad UTF-8 and a cut sequence,
+/// a bad token.
+fn broken(snippet: &str) -> Vec<Vec<u8>> {
+    let s = snippet.as_bytes();
+    let mid = s.len() / 2;
+    let mut out = Vec::new();
+    for insert in [
+        &b"\\x"[..],
+        b"\\u12G4",
+        b"\n",
+        b"\xc3(",
+        b"\xe2\x82",
+        b"\xff",
+        b"\\",
+    ] {
+        let mut m = s.to_vec();
+        m.splice(mid..mid, insert.iter().copied());
+        out.push(m);
+    }
+    out
+}
+
+/// `snippet` as the value of an event's field, with `pad` bytes of padding before it in a
+/// string (so that every snippet byte meets the 64-byte boundaries).
+fn placed(snippet: &[u8], pad: usize) -> Vec<u8> {
+    let mut doc = br#"[{"ph": "X", "pad": ""#.to_vec();
+    doc.extend(std::iter::repeat_n(b'p', pad));
+    doc.extend_from_slice(br#"", "v": "#);
+    doc.extend_from_slice(snippet);
+    doc.extend_from_slice(br#"}, {"ph": "M", "name": "process_name", "args": {"name": "CANN"}}]"#);
+    doc
+}
+
+#[test]
+fn engines_agree_at_block_boundaries() {
+    for snippet in EDGE_SNIPPETS {
+        let variants = std::iter::once(snippet.as_bytes().to_vec()).chain(broken(snippet));
+        for (n, s) in variants.enumerate() {
+            for pad in 0..130 {
+                let doc = placed(&s, pad);
+                let scan = check_engines(&doc, &[64, 1 + pad % 67]);
+                check_validity(&doc, &scan);
+                if n == 0 {
+                    assert_eq!(scan.state, TraceState::Complete, "{snippet} at {pad}");
+                    assert_eq!(scan.process_names, ["CANN"]);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn engines_agree_on_every_split_of_escape_runs() {
+    // Runs of 0..=9 backslashes before a quote, then more text: every chunk split point.
+    for run in 0..10 {
+        let mut doc = br#"[{"k": "ab"#.to_vec();
+        doc.extend(std::iter::repeat_n(b'\\', run));
+        doc.extend_from_slice(r#"", "é": "\u00e9x"}, 1]"#.as_bytes());
+        let want = check_engines(&doc, &[1, 2, 63, 64, 65]);
+        check_validity(&doc, &want);
+        for cut in 1..doc.len() {
+            let mut s = TraceScanner::with_engine(Engine::Simd);
+            s.feed(&doc[..cut]);
+            s.feed(&doc[cut..]);
+            assert_eq!(s.finish(), want, "{run} backslashes, split at {cut}");
+        }
+    }
+}
+
+#[test]
+fn error_reasons_and_offsets() {
+    let cases: [(&[u8], u64, &str); 7] = [
+        (br#"["a\qb"]"#, 4, "invalid escape sequence"),
+        (br#"["\u12"]"#, 6, "invalid escape sequence"),
+        (b"[\"a\tb\"]", 3, "control character in string"),
+        (b"[\"a\xc3(\"]", 3, "invalid UTF-8"),
+        (b"[\xc3\xa9]", 1, "unexpected byte"),
+        (b"[1\xff]", 2, "invalid UTF-8"),
+        (b"[tru ]", 1, "invalid number or literal"),
+    ];
+    for (doc, offset, reason) in cases {
+        let scan = check_engines(doc, &[1, 2]);
+        assert_eq!(
+            scan.state,
+            TraceState::Malformed { offset, reason },
+            "{:?}",
+            String::from_utf8_lossy(doc)
+        );
+    }
+}
+
+/// A large trace: `events` repeated until it passes `min_len` bytes (several 64 KiB pieces).
+fn large(events: &[String], min_len: usize) -> Vec<u8> {
+    let mut doc = b"[".to_vec();
+    let mut i = 0;
+    while doc.len() < min_len {
+        if i > 0 {
+            doc.extend_from_slice(b", ");
+        }
+        doc.extend_from_slice(events[i % events.len()].as_bytes());
+        i += 1;
+    }
+    doc.push(b']');
+    doc
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Large generated traces (over 200 KB, several pieces of the block scanner), valid and
+    /// with one mutated byte anywhere: every engine and chunking gives the reference's result.
+    #[test]
+    fn engines_agree_on_large_inputs(
+        events in prop::collection::vec(event(STRINGS), 1..6),
+        pos in any::<prop::sample::Index>(),
+        byte in prop::sample::select(MUTATION_BYTES.to_vec()),
+    ) {
+        let doc = large(&events, 200_000);
+        let scan = check_engines(&doc, &[4096, 65_537]);
+        prop_assert_eq!(&scan.state, &TraceState::Complete);
+        prop_assert_eq!(&scan.process_names, &serde_process_names(&doc));
+        let mut m = doc;
+        let i = pos.index(m.len());
+        m[i] = byte;
+        let scan = check_engines(&m, &[4096, 65_537]);
+        check_validity(&m, &scan);
     }
 }

@@ -1,0 +1,265 @@
+//! A purpose-built streaming scanner for `trace_view.json`.
+//!
+//! torch_npu writes the timeline as a bare JSON array of Chrome trace events, in two phases
+//! (host events first, without the closing `]`; device events appended and the array closed only
+//! when device parsing succeeds). The scanner classifies a file in one pass with constant memory:
+//! complete, unterminated after a clean event boundary, cut in the middle of an event, closed
+//! with a trailing comma (`},]`), or malformed elsewhere — with byte offsets.
+//!
+//! It validates all of JSON: containers, keys, colons, commas, numbers and literals, escape
+//! sequences and control characters in strings, and UTF-8. It works the way simdjson does:
+//! stage 1 ([`blocks`], with [`simd`]) classifies 64 bytes at a time into bitmasks (quotes,
+//! backslashes, structural characters, whitespace) and derives where strings and tokens are;
+//! stage 2 ([`fast`]) visits only the structural positions and feeds the [`grammar`], which also
+//! recognises `process_name` metadata events (`"ph":"M"`, `"name":"process_name"`, `args.name`).
+//! [`reference`] is the same scanner one byte at a time, kept as the specification: the
+//! differential tests check that every [`Engine`] gives the same [`TraceScan`] on every input.
+
+use std::io::Read;
+
+mod blocks;
+mod fast;
+mod grammar;
+mod reference;
+mod simd;
+mod tokens;
+mod utf8;
+
+use fast::BlockScanner;
+use reference::ReferenceScanner;
+
+/// How a trace file ends, as far as its JSON structure goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraceState {
+    /// A complete JSON array.
+    Complete,
+    /// The file is empty or holds only whitespace.
+    Empty,
+    /// Valid JSON, but the top level is an object rather than torch_npu's bare array.
+    NotAnArray,
+    /// The array was never closed; the file ends cleanly after an event (or a comma after one).
+    Unterminated {
+        /// Whether a `,` follows the last complete event.
+        trailing_comma: bool,
+    },
+    /// The file ends inside an event (or inside a token).
+    CutMidEvent {
+        /// Byte offset where the unfinished event starts.
+        event_start: u64,
+    },
+    /// The array closes right after a comma (`},]`): the appended device timeline was empty.
+    TrailingCommaClose {
+        /// Byte offset of the offending comma.
+        comma: u64,
+    },
+    /// A syntax error before the end of the file.
+    Malformed {
+        /// Byte offset of the offending byte.
+        offset: u64,
+        /// What was expected there.
+        reason: &'static str,
+    },
+}
+
+/// The result of scanning one trace file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceScan {
+    /// The structural verdict.
+    pub state: TraceState,
+    /// Bytes read (the EOF offset when the whole file was read).
+    pub bytes: u64,
+    /// Complete top-level events.
+    pub events: u64,
+    /// Byte offset just past the last complete top-level event (0 when there is none).
+    pub last_event_end: u64,
+    /// `args.name` of every `"ph":"M"`, `"name":"process_name"` event, in order of first sight.
+    pub process_names: Vec<String>,
+}
+
+impl TraceScan {
+    /// Whether a `process_name` metadata event names this process.
+    pub fn has_process(&self, name: &str) -> bool {
+        self.process_names.iter().any(|n| n == name)
+    }
+}
+
+/// Which implementation scans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// 64-byte blocks classified with the CPU's vector unit (AVX2 or SSE2, detected at run
+    /// time); the portable classification where there is none.
+    #[default]
+    Simd,
+    /// 64-byte blocks classified byte by byte (the fallback).
+    Portable,
+    /// One byte at a time: the specification the others are tested against.
+    Reference,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Blocks(BlockScanner),
+    Reference(ReferenceScanner),
+}
+
+/// The incremental scanner: feed chunks, then [`TraceScanner::finish`].
+#[derive(Debug)]
+pub struct TraceScanner {
+    inner: Inner,
+}
+
+impl Default for TraceScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TraceScanner {
+    /// The fastest scanner for this CPU, at offset 0.
+    pub fn new() -> Self {
+        Self::with_engine(Engine::Simd)
+    }
+
+    /// A scanner with the given implementation, at offset 0.
+    pub fn with_engine(engine: Engine) -> Self {
+        let inner = match engine {
+            Engine::Simd => Inner::Blocks(BlockScanner::new(
+                simd::Simd::detect().map_or(blocks::Classifier::Portable, blocks::Classifier::Simd),
+            )),
+            Engine::Portable => Inner::Blocks(BlockScanner::new(blocks::Classifier::Portable)),
+            Engine::Reference => Inner::Reference(ReferenceScanner::new()),
+        };
+        Self { inner }
+    }
+
+    /// Whether a syntax error has been found (further input is ignored).
+    pub fn failed(&self) -> bool {
+        match &self.inner {
+            Inner::Blocks(s) => s.failed(),
+            Inner::Reference(s) => s.failed(),
+        }
+    }
+
+    /// Feeds the next chunk.
+    pub fn feed(&mut self, buf: &[u8]) {
+        match &mut self.inner {
+            Inner::Blocks(s) => s.feed(buf),
+            Inner::Reference(s) => s.feed(buf),
+        }
+    }
+
+    /// Classifies the input seen so far as a whole file.
+    pub fn finish(self) -> TraceScan {
+        match self.inner {
+            Inner::Blocks(s) => s.finish(),
+            Inner::Reference(s) => s.finish(),
+        }
+    }
+
+    /// Scans every chunk of `reader` (256 KiB at a time, so the copy stays in cache), calling
+    /// `on_bytes` after each chunk.
+    pub fn scan_reader<R: Read>(
+        reader: R,
+        on_bytes: impl FnMut(u64),
+    ) -> std::io::Result<TraceScan> {
+        Self::new().scan_all(reader, on_bytes)
+    }
+
+    /// Scans the rest of `reader` with this scanner (see [`TraceScanner::scan_reader`]).
+    pub fn scan_all<R: Read>(
+        mut self,
+        mut reader: R,
+        mut on_bytes: impl FnMut(u64),
+    ) -> std::io::Result<TraceScan> {
+        let mut buf = vec![0u8; 256 << 10];
+        loop {
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            self.feed(&buf[..n]);
+            on_bytes(n as u64);
+            if self.failed() {
+                break;
+            }
+        }
+        Ok(self.finish())
+    }
+
+    /// Scans a complete in-memory document.
+    pub fn scan_bytes(bytes: &[u8]) -> TraceScan {
+        let mut scanner = Self::new();
+        scanner.feed(bytes);
+        scanner.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(s: &str) -> TraceState {
+        TraceScanner::scan_bytes(s.as_bytes()).state
+    }
+
+    #[test]
+    fn classifies_basic_shapes() {
+        assert_eq!(state("[]"), TraceState::Complete);
+        assert_eq!(state("[{\"a\":1}]"), TraceState::Complete);
+        assert_eq!(state(""), TraceState::Empty);
+        assert_eq!(state("  \n"), TraceState::Empty);
+        assert_eq!(state("{\"a\":[1]}"), TraceState::NotAnArray);
+        assert_eq!(
+            state("[{\"a\":1}"),
+            TraceState::Unterminated {
+                trailing_comma: false
+            }
+        );
+        assert_eq!(
+            state("[{\"a\":1},"),
+            TraceState::Unterminated {
+                trailing_comma: true
+            }
+        );
+        assert_eq!(
+            state("[{\"a\":1},]"),
+            TraceState::TrailingCommaClose { comma: 8 }
+        );
+        assert_eq!(
+            state("[{\"a\":1},{\"b\""),
+            TraceState::CutMidEvent { event_start: 9 }
+        );
+        assert_eq!(
+            state("[{\"a\":1}]x"),
+            TraceState::Malformed {
+                offset: 9,
+                reason: "unexpected token"
+            }
+        );
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_result() {
+        let doc = br#"[{"ph": "M", "name": "process_name", "pid": 800, "args": {"name": "Ascend \"Hard\"ware"}}, {"ph":"X","ts":"17.5","id":1704161511433816104,"dur":-1.5e3,"args":{"k":[true,null,{}]}}]"#;
+        let whole = TraceScanner::scan_bytes(doc);
+        assert_eq!(whole.state, TraceState::Complete);
+        assert_eq!(whole.events, 2);
+        assert_eq!(whole.process_names, vec!["Ascend \"Hard\"ware".to_owned()]);
+        for size in 1..doc.len() {
+            let mut s = TraceScanner::new();
+            for chunk in doc.chunks(size) {
+                s.feed(chunk);
+            }
+            assert_eq!(s.finish(), whole, "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn process_name_needs_metadata_phase() {
+        let doc = br#"[{"name": "process_name", "ph": "X", "args": {"name": "CANN"}}, {"args": {"name": "Ascend Hardware"}, "name": "process_name", "ph": "M"}]"#;
+        let scan = TraceScanner::scan_bytes(doc);
+        assert_eq!(scan.process_names, vec!["Ascend Hardware".to_owned()]);
+    }
+}
