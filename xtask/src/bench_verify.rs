@@ -1,19 +1,26 @@
-//! `cargo xtask bench verify`: generate GB-scale torch_npu outputs from the real samples and
-//! measure `npuprof verify` against Python's json and csv modules in the same run.
+//! `cargo xtask bench verify`: generate torch_npu outputs from the real samples and measure
+//! `npuprof verify` against reference tools in the same run, with the median of `--runs` timed
+//! runs after a warm-up.
 //!
 //! Generated under `target/bench/verify/` (not committed; `--clean` deletes it):
 //! - `trace_run_ascend_pt/`: a trace_view.json of `--trace-gb` GB made of the real sample's
 //!   host events, then its device events appended the way torch_npu appends them (`},{`), so the
 //!   events have the real shapes (string `ts`, 64-bit flow ids, args objects, `Ascend Hardware`
-//!   and `CANN` process_name metadata);
-//! - its broken variants: unterminated after the host phase, cut mid-event, closed with `},]`;
+//!   and `CANN` process_name metadata), and its broken variants (unterminated after the host
+//!   phase, cut mid-event, closed with `},]`);
+//! - `py_trace_run_ascend_pt/`: a smaller complete trace (`--python-trace-gb`) for `json.load`,
+//!   which needs about 12× the file size in memory;
 //! - `kernel_run_ascend_pt/`: a kernel_details.csv of `--rows` rows (the real 47-column header and
 //!   the real rows, cycled, with the trailing TAB, doubled quotes and `N/A` as in the sample);
-//! - `py_trace_run_ascend_pt/`: a smaller complete trace (`--python-trace-gb`) on which both
-//!   npuprof and `json.load` run, since `json.load` needs about 12× the file size in memory.
+//! - `ranks/prof/{prefill,decode}/rank_<r>_ascend_pt/`: a `--ranks`-rank run of both phases,
+//!   each run directory holding hard links to one `--rank-mb` MB trace and one kernel_details.csv.
 //!
-//! Wall time and peak RSS come from `/usr/bin/time -f "%e %M"` when it exists, else from a
-//! Python `resource.getrusage(RUSAGE_CHILDREN)` wrapper.
+//! Compared: `wc -l` (a vectorised byte count, the floor for reading every byte) and npuprof on
+//! one core (`taskset -c 0`); Python's `json.load`, `csv.reader` and
+//! `pandas.read_csv(engine="pyarrow")` (installed into `target/bench/venv` with pip when the
+//! system Python lacks it; reported as unavailable when that fails); and the whole multi-rank
+//! run on one core vs all cores. Wall time is measured around each process; peak RSS comes from
+//! `/usr/bin/time -f %M` when it exists.
 
 use std::fs::{self, File};
 use std::io::{BufWriter, Write};
@@ -30,14 +37,23 @@ use crate::build::{build_npuprof, target_dir, workspace_root};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Size of the generated trace_view.json, in GB (10^9 bytes).
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 1.0)]
     pub trace_gb: f64,
     /// Rows of the generated kernel_details.csv.
-    #[arg(long, default_value_t = 5_000_000)]
+    #[arg(long, default_value_t = 1_000_000)]
     pub rows: u64,
     /// Size of the trace both npuprof and Python's json.load read, in GB.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.1)]
     pub python_trace_gb: f64,
+    /// Ranks of the generated multi-rank run (each with a prefill and a decode run directory).
+    #[arg(long, default_value_t = 32)]
+    pub ranks: u32,
+    /// Size of each rank's trace in the multi-rank run, in MB (10^6 bytes).
+    #[arg(long, default_value_t = 8.0)]
+    pub rank_mb: f64,
+    /// Timed runs of each command (the median is reported), after one warm-up run.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
@@ -56,6 +72,19 @@ const KERNEL_SAMPLE: &str = "Ascend-msinsight/test__st__level2__rank_0_ascend_pt
 const INFO_SAMPLE: &str =
     "Ascend-msinsight/test__st__level2__rank_0_ascend_pt__profiler_info_0.json";
 
+/// The generated inputs.
+struct Inputs {
+    big: PathBuf,
+    big_trace: PathBuf,
+    variants: Vec<(String, PathBuf, &'static str)>,
+    py: PathBuf,
+    py_trace: PathBuf,
+    kernels: PathBuf,
+    kernel_csv: PathBuf,
+    ranks: PathBuf,
+    rank_runs: usize,
+}
+
 /// Runs the verify benchmark.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let root = workspace_root();
@@ -67,131 +96,41 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         println!("removed {}", out.display());
         return Ok(());
     }
-    if args.trace_gb <= 0.0 || args.python_trace_gb <= 0.0 || args.rows == 0 {
-        bail!("--trace-gb, --python-trace-gb and --rows must be positive");
-    }
-    if args.scan_only {
-        return time_scanner(
-            &out.join("trace_run_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json"),
-        );
-    }
-    let samples = samples(&root);
-    let trace_sample = fs::read(samples.join(TRACE_SAMPLE))
-        .with_context(|| format!("reading {}", samples.join(TRACE_SAMPLE).display()))?;
-    let kernel_sample = fs::read(samples.join(KERNEL_SAMPLE))?;
-    let info = fs::read(samples.join(INFO_SAMPLE))?;
-
-    let npuprof = build_npuprof(&root)?;
-
-    fs::create_dir_all(&out)?;
-    let trace_bytes = (args.trace_gb * 1e9) as u64;
-    let py_bytes = (args.python_trace_gb * 1e9).min(args.trace_gb * 1e9) as u64;
-
-    let big = run_dir(&out, "trace_run_ascend_pt", &info)?;
-    let big_trace = big.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
-    let t = Instant::now();
-    let layout = write_trace(&big_trace, &trace_sample, trace_bytes)?;
-    println!(
-        "generated {} ({} bytes) in {:.1}s",
-        big_trace.display(),
-        layout.len,
-        t.elapsed().as_secs_f64()
-    );
-    let variants = write_variants(&out, &info, &big_trace, &layout)?;
-
-    let py = run_dir(&out, "py_trace_run_ascend_pt", &info)?;
-    let py_trace = py.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
-    write_trace(&py_trace, &trace_sample, py_bytes)?;
-
-    let kernels = run_dir(&out, "kernel_run_ascend_pt", &info)?;
-    let kernel_csv = kernels.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
-    let t = Instant::now();
-    let kernel_len = write_kernel_details(&kernel_csv, &kernel_sample, args.rows)?;
-    println!(
-        "generated {} ({} rows, {kernel_len} bytes) in {:.1}s",
-        kernel_csv.display(),
-        args.rows,
-        t.elapsed().as_secs_f64()
-    );
-
-    time_scanner(&big_trace)?;
-
-    let mut rows: Vec<Row> = Vec::new();
-    let verify = |dir: &Path| {
-        let mut c = Command::new(&npuprof);
-        c.arg("verify").arg(dir).arg("--json");
-        c
-    };
-    let mut check_state =
-        |label: &str, dir: &Path, want: &str, file: &Path| -> anyhow::Result<()> {
-            let m = measure(&verify(dir), true)?;
-            let state = trace_state(&m.stdout);
-            if state.as_deref() != Some(want) {
-                bail!("{label}: npuprof reported trace state {state:?}, expected {want}");
-            }
-            rows.push(Row::new(
-                label,
-                file,
-                "npuprof verify",
-                &m,
-                Some(state.unwrap_or_default()),
-            ));
-            Ok(())
-        };
-    check_state("trace (valid)", &big, "complete", &big_trace)?;
-    for (label, dir, want) in &variants {
-        let file = dir.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
-        check_state(label, dir, want, &file)?;
-    }
-    check_state("trace for python (valid)", &py, "complete", &py_trace)?;
-    let py_json = measure(
-        &python(&format!(
-            "import json; json.load(open({:?}))",
-            py_trace.display().to_string()
-        )),
-        false,
-    )?;
-    rows.push(Row::new(
-        "trace for python (valid)",
-        &py_trace,
-        "python3 json.load",
-        &py_json,
-        None,
-    ));
-
-    let m = measure(&verify(&kernels), true)?;
-    let rows_seen = kernel_rows(&m.stdout);
-    if rows_seen != Some(args.rows) {
+    if args.trace_gb <= 0.0
+        || args.python_trace_gb <= 0.0
+        || args.rank_mb <= 0.0
+        || args.rows == 0
+        || args.ranks == 0
+        || args.runs == 0
+    {
         bail!(
-            "npuprof counted {rows_seen:?} kernel rows, expected {}",
-            args.rows
+            "--trace-gb, --python-trace-gb, --rank-mb, --rows, --ranks and --runs must be positive"
         );
     }
-    rows.push(Row::new(
-        "kernel_details.csv",
-        &kernel_csv,
-        "npuprof verify",
-        &m,
-        Some(format!("{} rows", args.rows)),
-    ));
-    let py_csv = measure(
-        &python(&format!(
-            "import csv,sys; print(sum(1 for _ in csv.reader(open({:?}, newline=''))))",
-            kernel_csv.display().to_string()
-        )),
-        false,
-    )?;
-    let py_count = String::from_utf8_lossy(&py_csv.stdout).trim().to_owned();
-    rows.push(Row::new(
-        "kernel_details.csv",
-        &kernel_csv,
-        "python3 csv",
-        &py_csv,
-        Some(format!("{py_count} lines")),
-    ));
-
-    print_table(&rows);
-    print_ratios(&rows);
+    let big_trace = out.join("trace_run_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+    if args.scan_only {
+        let secs = time_scanner(&big_trace)?;
+        let len = big_trace.metadata()?.len();
+        println!(
+            "scanner (library, one thread): {len} bytes in {secs:.3}s = {:.2} GB/s",
+            len as f64 / secs / 1e9
+        );
+        return Ok(());
+    }
+    let npuprof = build_npuprof(&root)?;
+    let inputs = generate(&root, &out, args)?;
+    let pandas = pandas_python(&out);
+    println!("load average at the start: {}", load_average());
+    let mut bench = Bench {
+        runs: args.runs,
+        rows: Vec::new(),
+    };
+    measure_all(&mut bench, &npuprof, &inputs, args, pandas.as_deref())?;
+    print_table(&bench.rows);
+    print_ratios(&bench, &inputs, pandas.is_ok());
+    if let Err(why) = &pandas {
+        println!("pandas unavailable: {why}");
+    }
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench verify --clean`)",
         out.display()
@@ -199,8 +138,130 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     Ok(())
 }
 
+fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
+    let samples = samples(root);
+    let trace_sample = fs::read(samples.join(TRACE_SAMPLE))
+        .with_context(|| format!("reading {}", samples.join(TRACE_SAMPLE).display()))?;
+    let kernel_sample = fs::read(samples.join(KERNEL_SAMPLE))?;
+    let info = fs::read(samples.join(INFO_SAMPLE))?;
+    fs::create_dir_all(out)?;
+
+    let big = run_dir(out, "trace_run_ascend_pt", &info)?;
+    let big_trace = big.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let t = Instant::now();
+    let layout = write_trace(&big_trace, &trace_sample, (args.trace_gb * 1e9) as u64)?;
+    eprintln!(
+        "generated {} ({} bytes) in {:.1}s",
+        big_trace.display(),
+        layout.len,
+        t.elapsed().as_secs_f64()
+    );
+    let variants = write_variants(out, &info, &big_trace, &layout)?;
+
+    let py = run_dir(out, "py_trace_run_ascend_pt", &info)?;
+    let py_trace = py.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+    write_trace(
+        &py_trace,
+        &trace_sample,
+        (args.python_trace_gb * 1e9) as u64,
+    )?;
+
+    let kernels = run_dir(out, "kernel_run_ascend_pt", &info)?;
+    let kernel_csv = kernels.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+    let kernel_len = write_kernel_details(&kernel_csv, &kernel_sample, args.rows)?;
+    eprintln!(
+        "generated {} ({} rows, {kernel_len} bytes)",
+        kernel_csv.display(),
+        args.rows
+    );
+
+    // The multi-rank run: one trace and one CSV, hard-linked into every run directory.
+    let ranks = out.join("ranks");
+    if ranks.exists() {
+        fs::remove_dir_all(&ranks)?;
+    }
+    let rank_trace = out.join("rank_trace_view.json");
+    let rank_len = write_trace(&rank_trace, &trace_sample, (args.rank_mb * 1e6) as u64)?.len;
+    let rank_csv = out.join("rank_kernel_details.csv");
+    let rank_rows = (rank_len / 1000).max(1);
+    write_kernel_details(&rank_csv, &kernel_sample, rank_rows)?;
+    let mut rank_runs = 0;
+    for phase in ["prefill", "decode"] {
+        for r in 0..args.ranks {
+            let dir = run_dir(
+                &ranks.join("prof").join(phase),
+                &format!("rank_{r}_ascend_pt"),
+                &info,
+            )?;
+            let o = dir.join("ASCEND_PROFILER_OUTPUT");
+            link_or_copy(&rank_trace, &o.join("trace_view.json"))?;
+            link_or_copy(&rank_csv, &o.join("kernel_details.csv"))?;
+            rank_runs += 1;
+        }
+    }
+    Ok(Inputs {
+        big,
+        big_trace,
+        variants,
+        py,
+        py_trace,
+        kernels,
+        kernel_csv,
+        ranks,
+        rank_runs,
+    })
+}
+
+fn link_or_copy(src: &Path, dst: &Path) -> anyhow::Result<()> {
+    if fs::hard_link(src, dst).is_err() {
+        fs::copy(src, dst)?;
+    }
+    Ok(())
+}
+
+/// A Python with pandas and pyarrow: the system one, else `target/bench/venv` (created and
+/// filled with pip when missing). `Err` says why there is none.
+fn pandas_python(out: &Path) -> Result<PathBuf, String> {
+    let has_pandas = |python: &Path| {
+        Command::new(python)
+            .args(["-c", "import pandas, pyarrow"])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let system = PathBuf::from("python3");
+    if has_pandas(&system) {
+        return Ok(system);
+    }
+    let venv = out.join("../venv");
+    let python = venv.join("bin/python");
+    if has_pandas(&python) {
+        return Ok(python);
+    }
+    eprintln!(
+        "installing pandas and pyarrow into {} with pip...",
+        venv.display()
+    );
+    let created = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&venv)
+        .status()
+        .map_err(|e| format!("python3 -m venv: {e}"))?;
+    if !created.success() {
+        return Err("`python3 -m venv` failed".to_owned());
+    }
+    let pip = Command::new(venv.join("bin/pip"))
+        .args(["install", "-q", "pandas", "pyarrow"])
+        .status()
+        .map_err(|e| format!("pip: {e}"))?;
+    if !pip.success() || !has_pandas(&python) {
+        return Err("`pip install pandas pyarrow` failed (is PyPI reachable?)".to_owned());
+    }
+    Ok(python)
+}
+
 /// Times the in-process scanner (one thread) on `trace`.
-fn time_scanner(trace: &Path) -> anyhow::Result<()> {
+fn time_scanner(trace: &Path) -> anyhow::Result<f64> {
     let t = Instant::now();
     let scan = TraceScanner::scan_reader(
         File::open(trace).with_context(|| format!("opening {}", trace.display()))?,
@@ -210,13 +271,7 @@ fn time_scanner(trace: &Path) -> anyhow::Result<()> {
     if scan.state != TraceState::Complete {
         bail!("generated trace scanned as {:?}", scan.state);
     }
-    println!(
-        "scanner (library, one thread): {} bytes, {} events in {secs:.2}s = {:.2} GB/s",
-        scan.bytes,
-        scan.events,
-        scan.bytes as f64 / secs / 1e9
-    );
-    Ok(())
+    Ok(secs)
 }
 
 fn run_dir(out: &Path, name: &str, info: &[u8]) -> anyhow::Result<PathBuf> {
@@ -332,8 +387,322 @@ fn write_kernel_details(path: &Path, sample: &[u8], rows: u64) -> anyhow::Result
     Ok(len)
 }
 
-fn python(code: &str) -> Command {
-    let mut c = Command::new("python3");
+/// The medians collected so far.
+struct Bench {
+    runs: usize,
+    rows: Vec<Row>,
+}
+
+/// One line of the result table.
+struct Row {
+    input: &'static str,
+    bytes: u64,
+    tool: String,
+    /// Median wall time.
+    secs: f64,
+    /// Median CPU time (user + system; NaN when unknown).
+    cpu: f64,
+    /// Highest peak RSS over the runs (0 when unknown).
+    max_rss_kb: u64,
+    verdict: String,
+}
+
+/// What to run and how to judge its output.
+struct Case<'a> {
+    input: &'static str,
+    bytes: u64,
+    tool: String,
+    cmd: Command,
+    /// Checks stdout and says what it found (the verdict column).
+    check: &'a dyn Fn(&[u8]) -> anyhow::Result<String>,
+}
+
+impl Bench {
+    /// One warm-up run, then `runs` timed runs; records the median.
+    fn run(&mut self, case: Case<'_>) -> anyhow::Result<()> {
+        eprintln!("timing {} on {} ...", case.tool, case.input);
+        let mut times = Vec::with_capacity(self.runs);
+        let mut cpus = Vec::with_capacity(self.runs);
+        let mut max_rss_kb = 0;
+        let mut verdict = String::new();
+        for i in 0..=self.runs {
+            let m = measure(&case.cmd)?;
+            verdict = (case.check)(&m.stdout)
+                .with_context(|| format!("{} on {}", case.tool, case.input))?;
+            if i > 0 {
+                times.push(m.secs);
+                cpus.push(m.cpu);
+                max_rss_kb = max_rss_kb.max(m.max_rss_kb);
+            }
+        }
+        self.rows.push(Row {
+            input: case.input,
+            bytes: case.bytes,
+            tool: case.tool,
+            secs: median(&mut times),
+            cpu: median(&mut cpus),
+            max_rss_kb,
+            verdict,
+        });
+        Ok(())
+    }
+
+    fn secs(&self, input: &str, tool: &str) -> Option<f64> {
+        self.row(input, tool).map(|r| r.secs)
+    }
+
+    fn cpu(&self, input: &str, tool: &str) -> Option<f64> {
+        self.row(input, tool).map(|r| r.cpu)
+    }
+
+    fn row(&self, input: &str, tool: &str) -> Option<&Row> {
+        self.rows
+            .iter()
+            .find(|r| r.input == input && r.tool == tool)
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        0.0
+    } else if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+const ONE_CORE: &str = "npuprof verify, 1 core";
+const ALL_CORES: &str = "npuprof verify, all cores";
+const WC: &str = "wc -l, 1 core";
+const LIBRARY: &str = "scanner library, 1 thread";
+const JSON_LOAD: &str = "python3 json.load";
+const PY_CSV: &str = "python3 csv.reader";
+const PANDAS: &str = "pandas.read_csv pyarrow";
+const TRACE: &str = "trace (valid)";
+const PY_TRACE: &str = "small trace (valid)";
+const CSV: &str = "kernel_details.csv";
+const RANKS: &str = "multi-rank run";
+
+/// `cmd` pinned to the first core.
+fn one_core(program: &Path, args: &[&std::ffi::OsStr]) -> Command {
+    let mut c = Command::new("taskset");
+    c.arg("-c").arg("0").arg(program).args(args);
+    c
+}
+
+fn verify_cmd(npuprof: &Path, dir: &Path, pinned: bool) -> Command {
+    let args = ["verify".as_ref(), dir.as_os_str(), "--json".as_ref()];
+    if pinned {
+        one_core(npuprof, &args)
+    } else {
+        let mut c = Command::new(npuprof);
+        c.args(args);
+        c
+    }
+}
+
+fn size(path: &Path) -> u64 {
+    path.metadata().map(|m| m.len()).unwrap_or(0)
+}
+
+fn measure_all(
+    bench: &mut Bench,
+    npuprof: &Path,
+    inputs: &Inputs,
+    args: &Args,
+    pandas: Result<&Path, &String>,
+) -> anyhow::Result<()> {
+    let any = |_: &[u8]| Ok("-".to_owned());
+    let lines = |out: &[u8]| {
+        let text = String::from_utf8_lossy(out);
+        Ok(format!(
+            "{} lines",
+            text.split_whitespace().next().unwrap_or("?")
+        ))
+    };
+    let state_is = |want: &'static str| {
+        move |out: &[u8]| -> anyhow::Result<String> {
+            let state = json_str(out, "/runs/0/artifacts/trace_view/state");
+            if state.as_deref() != Some(want) {
+                bail!("npuprof reported trace state {state:?}, expected {want}");
+            }
+            Ok(want.to_owned())
+        }
+    };
+    let complete = state_is("complete");
+
+    // The big trace, one core: wc -l, npuprof, the library alone.
+    let trace_bytes = size(&inputs.big_trace);
+    bench.run(Case {
+        input: TRACE,
+        bytes: trace_bytes,
+        tool: WC.to_owned(),
+        cmd: one_core(Path::new("wc"), &[inputs.big_trace.as_os_str()]),
+        check: &lines,
+    })?;
+    bench.run(Case {
+        input: TRACE,
+        bytes: trace_bytes,
+        tool: ONE_CORE.to_owned(),
+        cmd: verify_cmd(npuprof, &inputs.big, true),
+        check: &complete,
+    })?;
+    let mut lib: Vec<(f64, f64)> = (0..args.runs)
+        .map(|_| {
+            let cpu0 = self_cpu();
+            let secs = time_scanner(&inputs.big_trace)?;
+            Ok((secs, self_cpu() - cpu0))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    bench.rows.push(Row {
+        input: TRACE,
+        bytes: trace_bytes,
+        tool: LIBRARY.to_owned(),
+        secs: median(&mut lib.iter().map(|l| l.0).collect::<Vec<_>>()),
+        cpu: median(&mut lib.iter_mut().map(|l| l.1).collect::<Vec<_>>()),
+        max_rss_kb: 0,
+        verdict: "complete".to_owned(),
+    });
+    for (label, dir, want) in &inputs.variants {
+        let check = state_is(want);
+        bench.run(Case {
+            input: leak(label),
+            bytes: size(&dir.join("ASCEND_PROFILER_OUTPUT/trace_view.json")),
+            tool: ONE_CORE.to_owned(),
+            cmd: verify_cmd(npuprof, dir, true),
+            check: &check,
+        })?;
+    }
+
+    // The small trace: npuprof vs json.load.
+    let py_bytes = size(&inputs.py_trace);
+    bench.run(Case {
+        input: PY_TRACE,
+        bytes: py_bytes,
+        tool: ONE_CORE.to_owned(),
+        cmd: verify_cmd(npuprof, &inputs.py, true),
+        check: &complete,
+    })?;
+    bench.run(Case {
+        input: PY_TRACE,
+        bytes: py_bytes,
+        tool: JSON_LOAD.to_owned(),
+        cmd: python(
+            Path::new("python3"),
+            &format!(
+                "import json; json.load(open({:?}))",
+                lossy(&inputs.py_trace)
+            ),
+        ),
+        check: &any,
+    })?;
+
+    // kernel_details.csv: wc -l, npuprof, Python's csv module, pandas with pyarrow.
+    let csv_bytes = size(&inputs.kernel_csv);
+    let rows = args.rows;
+    let rows_ok = move |out: &[u8]| -> anyhow::Result<String> {
+        let seen = json_u64(out, "/runs/0/artifacts/kernel_details/rows");
+        if seen != Some(rows) {
+            bail!("npuprof counted {seen:?} kernel rows, expected {rows}");
+        }
+        Ok(format!("{rows} rows"))
+    };
+    bench.run(Case {
+        input: CSV,
+        bytes: csv_bytes,
+        tool: WC.to_owned(),
+        cmd: one_core(Path::new("wc"), &[inputs.kernel_csv.as_os_str()]),
+        check: &lines,
+    })?;
+    bench.run(Case {
+        input: CSV,
+        bytes: csv_bytes,
+        tool: ONE_CORE.to_owned(),
+        cmd: verify_cmd(npuprof, &inputs.kernels, true),
+        check: &rows_ok,
+    })?;
+    let csv_path = lossy(&inputs.kernel_csv);
+    bench.run(Case {
+        input: CSV,
+        bytes: csv_bytes,
+        tool: PY_CSV.to_owned(),
+        cmd: python(
+            Path::new("python3"),
+            &format!(
+                "import csv; print(sum(1 for _ in csv.reader(open({csv_path:?}, newline=''))))"
+            ),
+        ),
+        check: &lines,
+    })?;
+    if let Ok(py) = pandas {
+        bench.run(Case {
+            input: CSV,
+            bytes: csv_bytes,
+            tool: PANDAS.to_owned(),
+            cmd: python(
+                py,
+                &format!(
+                    "import pandas as pd; print(len(pd.read_csv({csv_path:?}, engine='pyarrow')))"
+                ),
+            ),
+            check: &lines,
+        })?;
+    }
+
+    // The whole multi-rank run: one core, then all cores.
+    let runs = inputs.rank_runs;
+    let all_runs = move |out: &[u8]| -> anyhow::Result<String> {
+        let v: serde_json::Value = serde_json::from_slice(out)?;
+        let n = v.pointer("/runs").and_then(|r| r.as_array()).map(Vec::len);
+        if n != Some(runs) {
+            bail!("npuprof verified {n:?} run directories, expected {runs}");
+        }
+        Ok(format!("{runs} run dirs"))
+    };
+    let rank_bytes = dir_bytes(&inputs.ranks)?;
+    for (tool, pinned) in [(ONE_CORE, true), (ALL_CORES, false)] {
+        bench.run(Case {
+            input: RANKS,
+            bytes: rank_bytes,
+            tool: tool.to_owned(),
+            cmd: verify_cmd(npuprof, &inputs.ranks, pinned),
+            check: &all_runs,
+        })?;
+    }
+    Ok(())
+}
+
+/// The variants' labels live as long as the benchmark.
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
+}
+
+fn lossy(p: &Path) -> String {
+    p.display().to_string()
+}
+
+/// Bytes of the trace and CSV files under `dir`.
+fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
+    let mut total = 0;
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            total += dir_bytes(&path)?;
+        } else if path
+            .file_name()
+            .is_some_and(|n| n == "trace_view.json" || n == "kernel_details.csv")
+        {
+            total += size(&path);
+        }
+    }
+    Ok(total)
+}
+
+fn python(python: &Path, code: &str) -> Command {
+    let mut c = Command::new(python);
     c.arg("-c").arg(code);
     c
 }
@@ -341,141 +710,193 @@ fn python(code: &str) -> Command {
 /// One measured command.
 struct Measured {
     secs: f64,
+    cpu: f64,
     max_rss_kb: u64,
     stdout: Vec<u8>,
 }
 
-/// Runs `cmd` under `/usr/bin/time -f "%e %M"` (or a Python getrusage wrapper).
-fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measured> {
+/// Runs `cmd` (under `/usr/bin/time -f %M` for the peak RSS when it exists), timing the wall
+/// clock around it. Exit codes 0 and 1 (verify's "findings") are accepted.
+fn measure(cmd: &Command) -> anyhow::Result<Measured> {
     let program = cmd.get_program().to_owned();
     let argv: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
-    let time_out = tempfile_path("time");
-    let mut c;
-    if Path::new("/usr/bin/time").exists() {
-        c = Command::new("/usr/bin/time");
+    let time_out = std::env::temp_dir().join(format!("npuprof-bench-rss-{}", std::process::id()));
+    let timed = Path::new("/usr/bin/time").exists();
+    let mut c = if timed {
+        let mut c = Command::new("/usr/bin/time");
         c.arg("-f")
-            .arg("%e %M")
+            .arg("%U %S %M")
             .arg("-o")
             .arg(&time_out)
-            .arg(&program)
-            .args(&argv);
+            .arg(&program);
+        c
     } else {
-        let wrapper = "import resource,subprocess,sys,time\n\
-                       t=time.time(); r=subprocess.run(sys.argv[2:]); e=time.time()-t\n\
-                       m=resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n\
-                       open(sys.argv[1],'w').write(f'{e:.2f} {m}')\n\
-                       sys.exit(r.returncode)";
-        c = Command::new("python3");
-        c.arg("-c")
-            .arg(wrapper)
-            .arg(&time_out)
-            .arg(&program)
-            .args(&argv);
-    }
-    let output = c.stderr(Stdio::inherit()).output()?;
+        Command::new(&program)
+    };
+    c.args(&argv).stderr(Stdio::inherit());
+    let t = Instant::now();
+    let output = c.output()?;
+    let secs = t.elapsed().as_secs_f64();
     let code = output.status.code().unwrap_or(-1);
-    if !(code == 0 || (allow_exit_1 && code == 1)) {
+    if code != 0 && code != 1 {
         bail!("{} exited with {code}", program.to_string_lossy());
     }
-    let text = fs::read_to_string(&time_out)?;
-    let _ = fs::remove_file(&time_out);
-    let last = text.lines().last().unwrap_or_default();
-    let mut parts = last.split_whitespace();
-    let secs: f64 = parts.next().unwrap_or("0").parse().unwrap_or(0.0);
-    let max_rss_kb: u64 = parts.next().unwrap_or("0").parse().unwrap_or(0);
+    let (cpu, max_rss_kb) = if timed {
+        let text = fs::read_to_string(&time_out).unwrap_or_default();
+        let _ = fs::remove_file(&time_out);
+        let f: Vec<f64> = text
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|x| x.parse().unwrap_or(f64::NAN))
+            .collect();
+        match f[..] {
+            [u, s, m] => (u + s, m as u64),
+            _ => (f64::NAN, 0),
+        }
+    } else {
+        (f64::NAN, 0)
+    };
     Ok(Measured {
         secs,
+        cpu,
         max_rss_kb,
         stdout: output.stdout,
     })
 }
 
-fn tempfile_path(tag: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("npuprof-bench-{tag}-{}.txt", std::process::id()))
-}
-
-fn trace_state(json: &[u8]) -> Option<String> {
+fn json_str(json: &[u8], pointer: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_slice(json).ok()?;
-    v.pointer("/runs/0/artifacts/trace_view/state")?
-        .as_str()
-        .map(str::to_owned)
+    v.pointer(pointer)?.as_str().map(str::to_owned)
 }
 
-fn kernel_rows(json: &[u8]) -> Option<u64> {
+fn json_u64(json: &[u8], pointer: &str) -> Option<u64> {
     let v: serde_json::Value = serde_json::from_slice(json).ok()?;
-    v.pointer("/runs/0/artifacts/kernel_details/rows")?.as_u64()
-}
-
-/// One line of the result table.
-struct Row {
-    input: String,
-    bytes: u64,
-    tool: &'static str,
-    secs: f64,
-    max_rss_kb: u64,
-    verdict: String,
-}
-
-impl Row {
-    fn new(
-        input: &str,
-        file: &Path,
-        tool: &'static str,
-        m: &Measured,
-        verdict: Option<String>,
-    ) -> Self {
-        Self {
-            input: input.to_owned(),
-            bytes: file.metadata().map(|m| m.len()).unwrap_or(0),
-            tool,
-            secs: m.secs,
-            max_rss_kb: m.max_rss_kb,
-            verdict: verdict.unwrap_or_else(|| "-".to_owned()),
-        }
-    }
+    v.pointer(pointer)?.as_u64()
 }
 
 fn print_table(rows: &[Row]) {
     println!();
     println!(
-        "{:<26} {:>14} {:<18} {:>8} {:>9} {:>11}  verdict",
-        "input", "bytes", "tool", "wall s", "GB/s", "peak RSS MB"
+        "{:<26} {:>14} {:<27} {:>9} {:>9} {:>9} {:>11}  verdict",
+        "input", "bytes", "tool", "median s", "GB/s", "CPU s", "peak RSS MB"
     );
     for r in rows {
-        let gbps = if r.secs > 0.0 {
-            r.bytes as f64 / r.secs / 1e9
+        let gbps = r.bytes as f64 / r.secs.max(1e-6) / 1e9;
+        let rss = if r.max_rss_kb == 0 {
+            "-".to_owned()
         } else {
-            f64::INFINITY
+            format!("{:.1}", r.max_rss_kb as f64 / 1024.0)
         };
         println!(
-            "{:<26} {:>14} {:<18} {:>8.2} {:>9.2} {:>11.1}  {}",
-            r.input,
-            r.bytes,
-            r.tool,
-            r.secs,
-            gbps,
-            r.max_rss_kb as f64 / 1024.0,
-            r.verdict
+            "{:<26} {:>14} {:<27} {:>9.3} {:>9.2} {:>9.2} {:>11}  {}",
+            r.input, r.bytes, r.tool, r.secs, gbps, r.cpu, rss, r.verdict
         );
     }
 }
 
-fn print_ratios(rows: &[Row]) {
+/// Prints `label`: the ratio of wall times and of CPU times (the figure a loaded machine
+/// distorts least), and whether the wall-time ratio meets the goal (`at_most` or at least).
+fn ratio(label: &str, wall: Option<f64>, cpu: Option<f64>, goal: Option<(f64, bool)>) {
+    let Some(w) = wall else {
+        println!("{label}: not measured");
+        return;
+    };
+    let verdict = match goal {
+        Some((g, true)) => format!(" (goal <= {g}: {})", if w <= g { "met" } else { "MISSED" }),
+        Some((g, false)) => format!(" (goal >= {g}: {})", if w >= g { "met" } else { "MISSED" }),
+        None => String::new(),
+    };
+    println!(
+        "{label}: {w:.2} wall, {:.2} CPU{verdict}",
+        cpu.unwrap_or(f64::NAN)
+    );
+}
+
+fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
     println!();
-    for input in ["trace for python (valid)", "kernel_details.csv"] {
-        let ours = rows
-            .iter()
-            .find(|r| r.input == input && r.tool == "npuprof verify");
-        let theirs = rows
-            .iter()
-            .find(|r| r.input == input && r.tool != "npuprof verify");
-        if let (Some(a), Some(b)) = (ours, theirs) {
-            println!(
-                "{input}: npuprof verify vs {}: {:.1}x faster (wall), {:.1}x less peak memory",
-                b.tool,
-                b.secs / a.secs.max(0.005),
-                b.max_rss_kb as f64 / a.max_rss_kb.max(1) as f64
-            );
-        }
+    let div = |a: Option<f64>, c: Option<f64>| Some(a? / c?.max(1e-6));
+    let both = |label: &str, (i1, t1): (&str, &str), (i2, t2): (&str, &str), goal| {
+        ratio(
+            label,
+            div(b.secs(i1, t1), b.secs(i2, t2)),
+            div(b.cpu(i1, t1), b.cpu(i2, t2)),
+            goal,
+        );
+    };
+    both(
+        "trace: npuprof verify (1 core) / wc -l (1 core)",
+        (TRACE, ONE_CORE),
+        (TRACE, WC),
+        Some((3.0, true)),
+    );
+    both(
+        "trace: scanner library (1 thread) / wc -l (1 core)",
+        (TRACE, LIBRARY),
+        (TRACE, WC),
+        Some((3.0, true)),
+    );
+    both(
+        "small trace: python3 json.load / npuprof verify (1 core)",
+        (PY_TRACE, JSON_LOAD),
+        (PY_TRACE, ONE_CORE),
+        None,
+    );
+    both(
+        "kernel_details.csv: npuprof verify (1 core) / wc -l (1 core)",
+        (CSV, ONE_CORE),
+        (CSV, WC),
+        None,
+    );
+    both(
+        "kernel_details.csv: python3 csv.reader / npuprof verify (1 core)",
+        (CSV, PY_CSV),
+        (CSV, ONE_CORE),
+        Some((10.0, false)),
+    );
+    if pandas {
+        both(
+            "kernel_details.csv: pandas.read_csv(engine=\"pyarrow\") / npuprof verify (1 core)",
+            (CSV, PANDAS),
+            (CSV, ONE_CORE),
+            Some((3.0, false)),
+        );
     }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let ideal = b.secs(RANKS, ONE_CORE).map(|s| s / cores as f64);
+    ratio(
+        &format!(
+            "multi-rank run ({} run dirs): all cores / (1 core / {cores} cores)",
+            inputs.rank_runs
+        ),
+        div(b.secs(RANKS, ALL_CORES), ideal),
+        None,
+        Some((1.2, true)),
+    );
+    println!("load average at the end: {}", load_average());
+}
+
+/// `/proc/loadavg`'s first three fields (other work on the machine distorts wall times).
+fn load_average() -> String {
+    fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+/// CPU time (user + system) of this process so far, in seconds, from `/proc/self/stat`
+/// (clock ticks of 1/100 s); NaN where that file does not exist.
+fn self_cpu() -> f64 {
+    let Ok(stat) = fs::read_to_string("/proc/self/stat") else {
+        return f64::NAN;
+    };
+    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    // Fields 14 and 15 of the file are the 12th and 13th after the command name.
+    let tick = |i: usize| {
+        f.get(i)
+            .and_then(|x| x.parse::<f64>().ok())
+            .unwrap_or(f64::NAN)
+    };
+    (tick(11) + tick(12)) / 100.0
 }

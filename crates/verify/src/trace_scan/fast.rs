@@ -15,10 +15,8 @@ const PIECE: usize = 64 << 10;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lex {
     Normal,
-    /// Inside a string; `open` is the index of its opening quote in the current piece.
-    String {
-        open: Option<usize>,
-    },
+    /// Inside a string that started in an earlier piece (its content so far is captured).
+    String,
     Scalar {
         start: u64,
         dfa: ScalarDfa,
@@ -70,6 +68,182 @@ fn token_end(buf: &[u8], mut i: usize, end: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// The structural positions of a piece, in order, from the bitmasks.
+struct Cursor<'a> {
+    blocks: &'a [u64],
+    /// The block after the current one.
+    k: usize,
+    bits: u64,
+}
+
+impl<'a> Cursor<'a> {
+    /// The positions in `from..limit` (clears the bits outside it).
+    fn new(blocks: &'a mut [u64], from: usize, limit: usize) -> Self {
+        let blocks = &mut blocks[..limit.div_ceil(64)];
+        if let Some(last) = blocks.last_mut()
+            && !limit.is_multiple_of(64)
+        {
+            *last &= (1u64 << (limit % 64)) - 1;
+        }
+        let k = from / 64;
+        let bits = blocks.get(k).map_or(0, |b| b & (u64::MAX << (from % 64)));
+        Self {
+            blocks,
+            k: k + 1,
+            bits,
+        }
+    }
+
+    /// The next position, without taking it.
+    #[inline(always)]
+    fn peek(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.bits = *self.blocks.get(self.k)?;
+            self.k += 1;
+        }
+        Some((self.k - 1) * 64 + self.bits.trailing_zeros() as usize)
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        while self.bits == 0 {
+            self.bits = *self.blocks.get(self.k)?;
+            self.k += 1;
+        }
+        let i = (self.k - 1) * 64 + self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        Some(i)
+    }
+}
+
+/// What stage 2 does next.
+enum Flow {
+    /// Go on with the next structural position.
+    Next,
+    /// The piece ends here (a string or token continues in the next one).
+    End,
+    /// The grammar failed.
+    Fail,
+}
+
+/// [`Flow::Next`] when the grammar accepted the token, else [`Flow::Fail`].
+#[inline(always)]
+fn flow(ok: bool) -> Flow {
+    if ok { Flow::Next } else { Flow::Fail }
+}
+
+/// Stage 2 over one piece.
+struct Walk<'a> {
+    buf: &'a [u8],
+    base: u64,
+    limit: usize,
+    cur: Cursor<'a>,
+    grammar: &'a mut Grammar,
+    capture: &'a mut Vec<u8>,
+    lex: &'a mut Lex,
+}
+
+impl Walk<'_> {
+    /// `false` once the grammar failed.
+    fn run(&mut self) -> bool {
+        while let Some(i) = self.cur.next() {
+            let at = self.base + i as u64;
+            let flow = match self.buf[i] {
+                b'"' => self.string(i),
+                b'{' => flow(self.grammar.open(at, true)),
+                b'[' => flow(self.grammar.open(at, false)),
+                b'}' => flow(self.grammar.close(at, true)),
+                b']' => flow(self.grammar.close(at, false)),
+                b',' => flow(self.grammar.comma(at)),
+                b':' => flow(self.grammar.colon(at)),
+                _ => self.scalar(i),
+            };
+            match flow {
+                Flow::Next => {}
+                Flow::End => return true,
+                Flow::Fail => return false,
+            }
+        }
+        true
+    }
+
+    /// A string opening at `i`; after a key, also the usual `:` and a string or scalar value.
+    #[inline(always)]
+    fn string(&mut self, i: usize) -> Flow {
+        match self.string_body(i) {
+            Flow::Next => {}
+            other => return other,
+        }
+        if !self.grammar.expects_colon() {
+            return Flow::Next;
+        }
+        // The key's closing quote was the last position taken; `:` usually follows at once.
+        let Some(c) = self.cur.peek() else {
+            return Flow::Next;
+        };
+        if self.buf[c] != b':' {
+            return Flow::Next;
+        }
+        let _ = self.cur.next();
+        self.grammar.colon(self.base + c as u64);
+        let Some(v) = self.cur.peek() else {
+            return Flow::Next;
+        };
+        match self.buf[v] {
+            b'"' => {
+                let _ = self.cur.next();
+                self.string_body(v)
+            }
+            b'0'..=b'9' | b'-' => {
+                let _ = self.cur.next();
+                self.scalar(v)
+            }
+            _ => Flow::Next,
+        }
+    }
+
+    /// The string whose opening quote is at `i`: the next position is its closing quote.
+    #[inline(always)]
+    fn string_body(&mut self, i: usize) -> Flow {
+        if !self.grammar.string_open(self.base + i as u64) {
+            return Flow::Fail;
+        }
+        let Some(c) = self.cur.next() else {
+            let end = self.limit.min(i + 2 + CAPTURE_LIMIT);
+            self.capture.clear();
+            self.capture.extend_from_slice(&self.buf[i + 1..end]);
+            *self.lex = Lex::String;
+            return Flow::End;
+        };
+        self.grammar
+            .string_close(&self.buf[i + 1..c], self.base + c as u64);
+        Flow::Next
+    }
+
+    /// A scalar token or a stray byte at `i`.
+    #[inline(always)]
+    fn scalar(&mut self, i: usize) -> Flow {
+        let at = self.base + i as u64;
+        if CLASS[usize::from(self.buf[i])] != SCALAR {
+            self.grammar.fail(at, "unexpected byte");
+            return Flow::Fail;
+        }
+        if !self.grammar.scalar_start(at) {
+            return Flow::Fail;
+        }
+        let j = token_end(self.buf, i + 1, self.limit);
+        let dfa = ScalarDfa::new().feed(&self.buf[i..j]);
+        if j == self.limit {
+            *self.lex = Lex::Scalar { start: at, dfa };
+            return Flow::End;
+        }
+        let ok = self
+            .grammar
+            .scalar_end(at, self.base + j as u64 - 1, dfa.accepts());
+        flow(ok)
+    }
 }
 
 impl BlockScanner {
@@ -206,108 +380,51 @@ impl BlockScanner {
 
     /// Walks the structural bits before `limit`; `false` once the grammar failed.
     fn stage2(&mut self, buf: &[u8], base: u64, limit: usize) -> bool {
-        let mut i = 0usize;
-        match self.lex {
-            Lex::Scalar { start, dfa } => {
-                let j = token_end(buf, 0, limit);
-                let dfa = dfa.feed(&buf[..j]);
-                if j == limit {
-                    self.lex = Lex::Scalar { start, dfa };
-                    return true;
-                }
-                self.lex = Lex::Normal;
-                if !self
-                    .grammar
-                    .scalar_end(start, base + j as u64 - 1, dfa.accepts())
-                {
-                    return false;
-                }
-                i = j;
+        let mut from = 0usize;
+        if let Lex::Scalar { start, dfa } = self.lex {
+            let j = token_end(buf, 0, limit);
+            let dfa = dfa.feed(&buf[..j]);
+            if j == limit {
+                self.lex = Lex::Scalar { start, dfa };
+                return true;
             }
-            Lex::String { .. } => self.lex = Lex::String { open: None },
-            Lex::Normal => {}
+            self.lex = Lex::Normal;
+            if !self
+                .grammar
+                .scalar_end(start, base + j as u64 - 1, dfa.accepts())
+            {
+                return false;
+            }
+            from = j;
         }
-        let blocks = limit.div_ceil(64);
-        for k in i / 64..blocks {
-            let mut bits = self.structurals[k];
-            if k == i / 64 {
-                bits &= u64::MAX.checked_shl((i % 64) as u32).unwrap_or(0);
-            }
-            if k + 1 == blocks && !limit.is_multiple_of(64) {
-                bits &= (1u64 << (limit % 64)) - 1;
-            }
-            while bits != 0 {
-                let i = k * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                let at = base + i as u64;
-                let ok = match buf[i] {
-                    b'"' => match self.lex {
-                        Lex::String { open } => {
-                            self.lex = Lex::Normal;
-                            match open {
-                                Some(o) => self.grammar.string_close(&buf[o + 1..i], at),
-                                None => {
-                                    self.capture_more(&buf[..i]);
-                                    self.grammar.string_close(&self.capture, at);
-                                }
-                            }
-                            true
-                        }
-                        _ => {
-                            self.lex = Lex::String { open: Some(i) };
-                            self.grammar.string_open(at)
-                        }
-                    },
-                    b'{' => self.grammar.open(at, true),
-                    b'[' => self.grammar.open(at, false),
-                    b'}' => self.grammar.close(at, true),
-                    b']' => self.grammar.close(at, false),
-                    b',' => self.grammar.comma(at),
-                    b':' => self.grammar.colon(at),
-                    b if CLASS[usize::from(b)] == SCALAR => {
-                        if !self.grammar.scalar_start(at) {
-                            return false;
-                        }
-                        let j = token_end(buf, i + 1, limit);
-                        let dfa = ScalarDfa::new().feed(&buf[i..j]);
-                        if j == limit {
-                            self.lex = Lex::Scalar { start: at, dfa };
-                            return true;
-                        }
-                        self.grammar
-                            .scalar_end(at, base + j as u64 - 1, dfa.accepts())
-                    }
-                    _ => self.grammar.fail(at, "unexpected byte"),
-                };
-                if !ok {
-                    return false;
-                }
-            }
+        let mut w = Walk {
+            buf,
+            base,
+            limit,
+            cur: Cursor::new(&mut self.structurals, from, limit),
+            grammar: &mut self.grammar,
+            capture: &mut self.capture,
+            lex: &mut self.lex,
+        };
+        if *w.lex == Lex::String {
+            // A string that started in an earlier piece: its closing quote comes first.
+            let end = w.cur.next();
+            let part = &buf[..end.unwrap_or(limit)];
+            let room = (CAPTURE_LIMIT + 1).saturating_sub(w.capture.len());
+            w.capture.extend_from_slice(&part[..part.len().min(room)]);
+            let Some(c) = end else {
+                return true;
+            };
+            *w.lex = Lex::Normal;
+            w.grammar.string_close(w.capture, base + c as u64);
         }
-        // A string still open at the end of the piece keeps its content for the next one.
-        match self.lex {
-            Lex::String { open: Some(o) } => {
-                self.capture.clear();
-                self.capture_more(&buf[o + 1..limit]);
-                self.lex = Lex::String { open: None };
-            }
-            Lex::String { open: None } => self.capture_more(&buf[..limit]),
-            _ => {}
-        }
-        true
-    }
-
-    /// Appends to the captured string content, up to one byte past the limit.
-    fn capture_more(&mut self, part: &[u8]) {
-        let room = (CAPTURE_LIMIT + 1).saturating_sub(self.capture.len());
-        self.capture
-            .extend_from_slice(&part[..part.len().min(room)]);
+        w.run()
     }
 
     pub(super) fn finish(self) -> TraceScan {
         let lex = match self.lex {
             Lex::Normal => LexAtEnd::Normal,
-            Lex::String { .. } => LexAtEnd::String,
+            Lex::String => LexAtEnd::String,
             Lex::Scalar { start, dfa } => LexAtEnd::Scalar {
                 start,
                 valid: dfa.accepts(),

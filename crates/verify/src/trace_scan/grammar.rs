@@ -125,6 +125,12 @@ impl Grammar {
         )
     }
 
+    /// Whether a `:` comes next.
+    #[inline(always)]
+    pub(super) fn expects_colon(&self) -> bool {
+        self.expect == Expect::Colon
+    }
+
     /// An opening quote at `at`.
     #[inline(always)]
     pub(super) fn string_open(&mut self, at: u64) -> bool {
