@@ -46,8 +46,9 @@ pub(super) struct BlockScanner {
     structurals: Vec<u64>,
 }
 
-/// How far the escape sequence that starts with the backslash at `p` reads, from `state`: the
-/// index of the offending byte, or the state at the end of `buf`.
+/// Runs the escape automaton from `state` over `buf[from..]` until the sequence is complete:
+/// `Err` with the index of the offending byte, or the state at the end (`Escape::None` when the
+/// sequence completed).
 #[inline]
 fn check_escape(buf: &[u8], from: usize, mut state: Escape) -> Result<Escape, usize> {
     let mut i = from;

@@ -105,8 +105,8 @@ impl ScalarDfa {
     }
 
     /// Consumes a run of token bytes.
-    #[inline]
-    pub(super) fn feed(mut self, bytes: &[u8]) -> Self {
+    #[inline(always)]
+    pub(super) fn feed(self, bytes: &[u8]) -> Self {
         if self.0 == START
             && let [b'1'..=b'9', rest @ ..] = bytes
             && rest.iter().all(u8::is_ascii_digit)
@@ -114,6 +114,10 @@ impl ScalarDfa {
             // The usual token: an integer without a leading zero (ids, pids, tids).
             return Self(INT);
         }
+        self.feed_each(bytes)
+    }
+
+    fn feed_each(mut self, bytes: &[u8]) -> Self {
         for &b in bytes {
             self = self.step(b);
             if self.0 == DEAD {
