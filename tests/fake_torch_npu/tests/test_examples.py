@@ -171,6 +171,16 @@ class LegacyRunnerTest(ExampleTestCase):
         profiles = self.repo / "res" / self.date / "GLM-mini_glm_mini_rank_2"
         self.assert_runs(profiles / "decode/prof", 2, list(range(10, 20)))
 
+    def test_pangu_base_loop_makes_max_new_tokens_minus_one_decode_forwards(self):
+        self.enable("models/pangu-mini/config/pangu_mini_7b.yaml", "enable_profiler: False", "enable_profiler: True ")
+        model = self.repo / "models/pangu-mini"
+        console = self.bash_ok(["infer.sh"], cwd=model)
+        self.assertIn("[pangu_mini_7B] warm up: 1 prefill forward, 1 decode forwards", console)
+        self.assertIn("[pangu_mini_7B] run: 1 prefill forward, 23 decode forwards", console)
+        result = model / "res" / self.date / "pangu_mini_7B_pangu_mini_7b"
+        self.assert_runs(result / "prof/prefill", 1, [0])
+        self.assert_runs(result / "prof/decode", 1, list(range(10, 20)))
+
     def test_kimi_honours_yaml_file_name_and_uses_class_constants(self):
         config = self.repo / "models/kimi-mini/config"
         shutil.copy(config / "kimi_mini_rank_1.yaml", config / "profiled.yaml")
