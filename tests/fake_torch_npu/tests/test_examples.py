@@ -67,7 +67,7 @@ class ExampleTestCase(unittest.TestCase):
         return result.stdout
 
     def infer(self, *args, cwd=None, env=None):
-        return self.bash_ok(["executor/scripts/infer.sh", *args], cwd, env)
+        return self.bash_ok([str(self.repo / "executor/scripts/infer.sh"), *args], cwd, env)
 
     def assert_runs(self, directory, count, steps):
         dirs = run_dirs(directory)
@@ -108,6 +108,17 @@ class SharedEngineTest(ExampleTestCase):
             self.assertIn("100 decode forwards", (result / f"log_{rank}.log").read_text(encoding="utf-8"))
         self.assert_runs(result / "prof/prefill", 4, [0])
         self.assert_runs(result / "prof/decode", 4, [3, 4, 5])
+
+    def test_afd_ffn_rank_steps_the_profiler_too(self):
+        self.enable("models/deepseek-mini/config/afd.yaml", "enable_profiler: False", "enable_profiler: True ")
+        console = self.infer("--model", "deepseek-mini", "--yaml", "afd.yaml")
+        self.assertIn("[rank 0] attention-FFN disaggregation: this rank runs the FFN side", console)
+        result = self.repo / "models/deepseek-mini/res" / self.date / "deepseek_mini_afd"
+        self.assertNotIn("FFN side", (result / "log_1.log").read_text(encoding="utf-8"))
+        for rank in range(2):
+            self.assertIn("12 decode forwards", (result / f"log_{rank}.log").read_text(encoding="utf-8"))
+        self.assert_runs(result / "prof/prefill", 2, [0])
+        self.assert_runs(result / "prof/decode", 2, [3, 4, 5])
 
     def test_prefill_only_config_still_makes_one_decode_forward(self):
         self.enable("models/deepseek-mini/config/prefill_only.yaml", "enable_profiler: False", "enable_profiler: True")
@@ -170,6 +181,19 @@ class LegacyRunnerTest(ExampleTestCase):
         self.assertFalse((logs / "decode").exists())
         profiles = self.repo / "res" / self.date / "GLM-mini_glm_mini_rank_2"
         self.assert_runs(profiles / "decode/prof", 2, list(range(10, 20)))
+
+    def test_yaml_sub_folder_is_dropped_from_the_result_name(self):
+        for hardware in ("ci_a3", "ci_950"):
+            self.enable(f"models/glm-mini/config/{hardware}/glm_mini_rank_1.yaml",
+                        "enable_profiler: False", "enable_profiler: True ")
+        model = self.repo / "models/glm-mini"
+        # Two configs, one basename: both runs write into the same result directory.
+        self.infer("--model", "glm-mini", "--yaml", "ci_a3/glm_mini_rank_1.yaml", cwd=model)
+        console = self.infer("--model", "glm-mini", "--yaml", "ci_950/glm_mini_rank_1.yaml", cwd=model)
+        self.assertIn("[GLM-mini] run: 10 prefill forward(s), 21 decode forwards, profiler on", console)
+        result = model / "res" / self.date / "GLM-mini_glm_mini_rank_1"
+        self.assertEqual([d.name for d in (model / "res" / self.date).iterdir()], [result.name])
+        self.assert_runs(result / "decode/prof", 2, list(range(10, 20)))
 
     def test_pangu_base_loop_makes_max_new_tokens_minus_one_decode_forwards(self):
         self.enable("models/pangu-mini/config/pangu_mini_7b.yaml", "enable_profiler: False", "enable_profiler: True ")

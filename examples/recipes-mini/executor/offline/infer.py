@@ -39,6 +39,8 @@ def main():
         flush=True,
     )
     llm = OfflineInference(config)
+    if llm.engine.is_afd_ffn_rank:
+        print(f"[rank {rank}] attention-FFN disaggregation: this rank runs the FFN side", flush=True)
     prompts = generate_prompt(config.scheduler_config.batch_size, config.data_config.input_truncated_len)
     finished, prefill_batches, decode_batches = llm.generate(prompts)
     steps = sorted({r.decode_step_count for r in finished})
