@@ -540,7 +540,10 @@ fn measure_all(
         input: TRACE,
         bytes: trace_bytes,
         tool: WC.to_owned(),
-        cmd: one_core(Path::new("wc"), &[inputs.big_trace.as_os_str()]),
+        cmd: one_core(
+            Path::new("wc"),
+            &["-l".as_ref(), inputs.big_trace.as_os_str()],
+        ),
         check: &lines,
     })?;
     bench.run(Case {
@@ -614,7 +617,10 @@ fn measure_all(
         input: CSV,
         bytes: csv_bytes,
         tool: WC.to_owned(),
-        cmd: one_core(Path::new("wc"), &[inputs.kernel_csv.as_os_str()]),
+        cmd: one_core(
+            Path::new("wc"),
+            &["-l".as_ref(), inputs.kernel_csv.as_os_str()],
+        ),
         check: &lines,
     })?;
     bench.run(Case {
