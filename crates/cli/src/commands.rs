@@ -1,13 +1,16 @@
 //! One module per subcommand; each has an `Args` struct and a `run` function.
 
 mod collect;
+mod completions;
 mod inject;
 mod lint;
+mod man;
 mod patch;
 mod plan;
 mod relocate;
 mod revert;
 mod route;
+mod skill;
 mod status;
 mod verify;
 
@@ -38,6 +41,12 @@ pub enum Command {
     Status(status::Args),
     /// Restore every file npuprof changed, byte for byte.
     Revert(revert::Args),
+    /// Print the agent skill (SKILL.md) that teaches coding agents this workflow, or install it.
+    Skill(skill::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::Args),
+    /// Print the manual page (roff), of npuprof or of one command.
+    Man(man::Args),
 }
 
 impl Command {
@@ -54,6 +63,9 @@ impl Command {
             Command::Collect(args) => collect::run(args),
             Command::Status(args) => status::run(args),
             Command::Revert(args) => revert::run(args),
+            Command::Skill(args) => skill::run(args),
+            Command::Completions(args) => completions::run(args),
+            Command::Man(args) => man::run(args),
         }
     }
 }

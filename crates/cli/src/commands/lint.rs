@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.json {
         print_json(&report)?;
     } else {
-        let mut out = anstream::stdout().lock();
+        let mut out = crate::output::stdout();
         let color = stdout_colored();
         for finding in &report.findings {
             write_finding(&mut out, finding, color)?;

@@ -337,7 +337,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         print_json(&report)?;
     } else {
         if args.dry_run {
-            let mut out = anstream::stdout().lock();
+            let mut out = crate::output::stdout();
             for file in &report.files {
                 out.write_all(colored_diff(&file.diff, stdout_colored()).as_bytes())?;
             }
