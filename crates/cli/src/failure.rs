@@ -261,6 +261,67 @@ mod tests {
         assert_eq!(code_of(anyhow::anyhow!("plain")), ErrorCode::Failed);
     }
 
+    /// Every code, in declaration order; the match makes a new variant a compile error here.
+    fn all_codes() -> Vec<ErrorCode> {
+        let all = [
+            ErrorCode::Usage,
+            ErrorCode::NotFound,
+            ErrorCode::InvalidInput,
+            ErrorCode::Refused,
+            ErrorCode::Io,
+            ErrorCode::Internal,
+            ErrorCode::Failed,
+        ];
+        for code in all {
+            match code {
+                ErrorCode::Usage
+                | ErrorCode::NotFound
+                | ErrorCode::InvalidInput
+                | ErrorCode::Refused
+                | ErrorCode::Io
+                | ErrorCode::Internal
+                | ErrorCode::Failed => {}
+            }
+        }
+        all.to_vec()
+    }
+
+    /// The README's table and the agent skill list exactly the codes there are.
+    #[test]
+    fn readme_and_skill_document_every_code() {
+        let readme = include_str!("../../../README.md");
+        let skill = include_str!("skill/SKILL.md");
+        let names: Vec<String> = all_codes()
+            .into_iter()
+            .map(|code| {
+                serde_json::to_value(code)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        let (_, section) = readme
+            .split_once("### JSON errors")
+            .expect("README section");
+        let (section, _) = section.split_once("\n## ").expect("end of the section");
+        let rows = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `"))
+            .filter_map(|rest| rest.split_once("` |"))
+            .map(|(code, _)| code);
+        assert_eq!(rows.collect::<Vec<_>>(), names, "README's JSON error table");
+        let listed = skill
+            .split_once("error codes: ")
+            .map(|(_, rest)| rest.split_once('.').map_or(rest, |(list, _)| list))
+            .expect("the skill lists the error codes after `error codes: `");
+        let listed: Vec<String> = listed
+            .split(',')
+            .map(|code| code.trim().trim_matches('`').to_owned())
+            .collect();
+        assert_eq!(listed, names, "the skill's list of error codes");
+    }
+
     #[test]
     fn codes_serialise_in_snake_case() {
         let json = serde_json::to_value(Failure::new(ErrorCode::InvalidInput, "m")).unwrap();
