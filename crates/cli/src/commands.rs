@@ -10,6 +10,7 @@ mod plan;
 mod relocate;
 mod revert;
 mod route;
+mod route_target;
 mod skill;
 mod status;
 mod verify;

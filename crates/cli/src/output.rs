@@ -1,7 +1,8 @@
 //! Output conventions shared by every command: data on stdout, human messages on stderr,
 //! colour only on a terminal and never with `NO_COLOR` (anstream handles both).
 //!
-//! Every `--json` document carries `schema_version` ([`SCHEMA_VERSION`]); a failure under
+//! Every `--json` document carries `schema_version` (its command's own, else
+//! [`SCHEMA_VERSION`]); a failure under
 //! `--json` is the error document of [`print_json_error`]. A closed stdout (the reader went away,
 //! as in `npuprof route --json | head -c 10`) ends the output quietly: the rest is dropped, nothing
 //! is said on stderr, and the command keeps its own exit code.
@@ -12,7 +13,8 @@ use serde::Serialize;
 
 use crate::failure::Failure;
 
-/// The version of every `--json` document; fields may be added within a version, never renamed.
+/// The version of a `--json` document whose command sets none of its own, and of the error
+/// document; fields may be added within a version, never renamed.
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// A `--json` document: `schema_version` first, then the report's own fields.
@@ -31,12 +33,29 @@ struct ErrorDocument<'a> {
     error: &'a Failure,
 }
 
-/// Prints `report` (a JSON object) as pretty JSON with `schema_version` first, on stdout.
+/// Prints `report` (a JSON object) as pretty JSON on stdout, with `schema_version` first (see
+/// [`render_json`]).
 pub fn print_json<T: Serialize>(report: &T) -> anyhow::Result<()> {
-    print_json_document(&Versioned {
-        schema_version: SCHEMA_VERSION,
-        report,
-    })
+    stdout().write_all(render_json(report)?.as_bytes())?;
+    Ok(())
+}
+
+/// `report` as pretty JSON and a newline, with `schema_version` first: the report's own when it
+/// has one (a command whose schema has its own version), else [`SCHEMA_VERSION`].
+fn render_json<T: Serialize>(report: &T) -> serde_json::Result<String> {
+    let has_version = serde_json::to_value(report)?
+        .as_object()
+        .is_some_and(|fields| fields.contains_key("schema_version"));
+    let mut text = if has_version {
+        serde_json::to_string_pretty(report)?
+    } else {
+        serde_json::to_string_pretty(&Versioned {
+            schema_version: SCHEMA_VERSION,
+            report,
+        })?
+    };
+    text.push('\n');
+    Ok(text)
 }
 
 /// Prints a document that already carries its own `schema_version` (route's report, defined by
@@ -121,7 +140,32 @@ pub fn stderr_colored() -> bool {
 mod tests {
     use std::io::{self, Write};
 
-    use super::QuietPipe;
+    use super::{QuietPipe, render_json};
+
+    #[test]
+    fn schema_version_is_added_once_and_first() {
+        #[derive(serde::Serialize)]
+        struct Plain {
+            value: u8,
+        }
+        #[derive(serde::Serialize)]
+        struct OwnVersion {
+            schema_version: u32,
+            value: u8,
+        }
+        assert_eq!(
+            render_json(&Plain { value: 7 }).unwrap(),
+            "{\n  \"schema_version\": 1,\n  \"value\": 7\n}\n"
+        );
+        assert_eq!(
+            render_json(&OwnVersion {
+                schema_version: 2,
+                value: 7
+            })
+            .unwrap(),
+            "{\n  \"schema_version\": 2,\n  \"value\": 7\n}\n"
+        );
+    }
 
     /// A writer whose reader has gone.
     struct Closed;

@@ -149,13 +149,13 @@ fn unknown_shell_is_refused() {
     assert_eq!(output.status.code(), Some(2));
 }
 
-/// Renders roff with `groff -man -Tutf8 -ww` (all warnings); returns the text, failing on any
+/// Renders roff as `man -l` does: `groff -k` (UTF-8 input through preconv) `-man -Tutf8 -ww` (all warnings); returns the text, failing on any
 /// warning.
 fn groff(page: &str, name: &str) -> String {
     // groff-base is on a fresh Debian machine; `.ci/run` installs it where it is missing.
     let output = run_with_stdin(
         Command::new("groff")
-            .args(["-man", "-Tutf8", "-ww"])
+            .args(["-k", "-man", "-Tutf8", "-ww"])
             .env("GROFF_NO_SGR", "1"),
         page,
     );
