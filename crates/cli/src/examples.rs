@@ -42,6 +42,10 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
                 "The full report (evidence, run configs) for an agent",
                 "npuprof route examples/recipes-mini --json",
             ),
+            ex(
+                "The profiling target of one model's run config, with file:line",
+                "npuprof route --model deepseek-v3 --yaml decode.yaml",
+            ),
         ],
     ),
     (
