@@ -176,8 +176,11 @@ fn workflow(
     }
     let target = &args.target.resolve()?;
     report.family = Some(target.family);
-    let patched =
-        patch::execute_target(target, &args.window, TokenBudget::Auto, patch::Mode::Write)?;
+    let mut window = args.window;
+    if crate::ask::should_ask(&window, args.json) {
+        crate::ask::ask_window(&mut window, target)?;
+    }
+    let patched = patch::execute_target(target, &window, TokenBudget::Auto, patch::Mode::Write)?;
     for file in &patched.files {
         anstream::eprint!("{}", file.diff);
     }
@@ -188,7 +191,13 @@ fn workflow(
     check_interrupt(interrupt)?;
 
     let (cwd, argv) = launch_command(args, target);
-    let verdict = run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    let verdict = run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     if !verdict
         .findings
         .iter()
@@ -213,7 +222,13 @@ fn workflow(
         bail!("could not relocate the output to a safe local directory (see the relocate report)");
     }
     check_interrupt(interrupt)?;
-    run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     Ok(())
 }
 
@@ -221,13 +236,20 @@ fn workflow(
 fn run_and_verify(
     args: &Args,
     target: &Target,
-    (cwd, argv): (&Path, &[String]),
+    (cwd, argv, phase): (&Path, &[String], PhaseArg),
     interrupt: &Interrupt,
     report: &mut CollectReport,
 ) -> anyhow::Result<VerifyReport> {
     // Result directories are named to the second; allow for a coarse clock on the filesystem.
     let started = SystemTime::now() - Duration::from_secs(2);
-    anstream::eprintln!("npuprof collect: running `{}`", argv.join(" "));
+    anstream::eprintln!(
+        "npuprof collect: running `{}` in {}",
+        npuprof_target::shell::join(argv),
+        cwd.strip_prefix(&target.repo)
+            .ok()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| "the repository".to_owned(), |p| p.display().to_string())
+    );
     let mut run = launch::run(argv, cwd, args.timeout.map(Duration::from_secs), interrupt)?;
     let result_dir = newest_result_dir(target, started);
     run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());
@@ -259,7 +281,7 @@ fn run_and_verify(
         path: Some(result_dir),
         model: None,
         repo: target.repo.clone(),
-        phase: match args.window.phase {
+        phase: match phase {
             PhaseArg::Both => verify::PhaseArg::Both,
             PhaseArg::Prefill => verify::PhaseArg::Prefill,
             PhaseArg::Decode => verify::PhaseArg::Decode,
