@@ -3,7 +3,6 @@
 
 mod commands;
 mod exit;
-mod journal;
 mod output;
 
 use std::process::ExitCode;

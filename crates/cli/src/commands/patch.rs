@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
 use anyhow::{Context as _, bail};
+use npuprof_journal::Transaction;
 use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
@@ -22,7 +23,6 @@ use serde::Serialize;
 
 use super::plan::{PhaseArg, compact_steps};
 use crate::exit::Exit;
-use crate::journal::Transaction;
 use crate::output::{print_json, stdout_colored};
 
 /// The profiler wrapper `patch` rewrites, relative to the repository.
@@ -145,7 +145,10 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
     })?;
     let config_rel = resolve_config(&repo, args)?;
 
-    let mut tx = Transaction::begin(&repo, "patch")?;
+    let mut tx = match mode {
+        Mode::Write => Transaction::begin(&repo, "patch")?,
+        Mode::DryRun => Transaction::preview(&repo, "patch")?,
+    };
     let python = read_text(&tx, &python_rel)?;
     let yaml = read_text(&tx, &config_rel)?;
     let request = PatchRequest {

@@ -8,6 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::{Context, bail};
+use npuprof_journal::{self as journal, RevertOutcome};
 use npuprof_route::{Route, RouteReport};
 use npuprof_verify::VerifyReport;
 use npuprof_verify::finding::Code;
@@ -15,7 +16,6 @@ use serde::Serialize;
 
 use super::{patch, plan, relocate, verify};
 use crate::exit::Exit;
-use crate::journal::{self, RevertOutcome};
 use crate::output;
 use launch::{Interrupt, RunReport};
 
@@ -118,6 +118,8 @@ struct Target {
 /// recorded in the report (and everything is reverted).
 pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     let target = resolve_target(args)?;
+    // One npuprof at a time in this repository, for the whole workflow.
+    let _lock = journal::RepoLock::acquire(&target.repo)?;
     if journal::status(&target.repo)?.is_some() {
         bail!(
             "`{}` already has npuprof changes (see `npuprof status`); revert them first (`npuprof revert`) so that collect can restore the repository exactly",

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::mountinfo::{self, FsClass, Mount};
+use crate::mountinfo::{self, FsClass, Mount};
 
 /// Free space below which a location is flagged (profiles of large runs reach many GiB).
 const LOW_SPACE_BYTES: u64 = 5 << 30;
@@ -66,20 +66,84 @@ pub struct SymlinkHop {
 pub struct Probe {
     /// Whether every step worked.
     pub ok: bool,
-    /// The first step that failed: `create`, `lock`, `rename` or `remove`.
-    pub failed_step: Option<&'static str>,
+    /// The first step that failed.
+    pub failed_step: Option<ProbeStep>,
     /// The error of that step.
     pub error: Option<String>,
+}
+
+/// The steps of the probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeStep {
+    /// Creating the probe file.
+    Create,
+    /// Locking it exclusively.
+    Lock,
+    /// Renaming it.
+    Rename,
+    /// Removing it.
+    Remove,
+}
+
+impl ProbeStep {
+    /// The step's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeStep::Create => "create",
+            ProbeStep::Lock => "lock",
+            ProbeStep::Rename => "rename",
+            ProbeStep::Remove => "remove",
+        }
+    }
+}
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Output here is expected to fail.
+    Error,
+    /// A risk worth knowing.
+    Warning,
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// Stable identifiers of the problems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemCode {
+    /// A network or cluster filesystem.
+    NetworkFs,
+    /// A FUSE filesystem.
+    FuseFs,
+    /// An overlay filesystem.
+    OverlayFs,
+    /// The lock-and-rename probe failed.
+    ProbeFailed,
+    /// Owned by someone else.
+    NotOwner,
+    /// Little free space.
+    LowSpace,
+    /// A symlink on the way.
+    SymlinkInPath,
 }
 
 /// A finding about a location.
 #[derive(Debug, Clone, Serialize)]
 pub struct Problem {
-    /// `error` (output here is expected to fail) or `warning`.
-    pub severity: &'static str,
-    /// Stable identifier: `network_fs`, `fuse_fs`, `overlay_fs`, `probe_failed`,
-    /// `not_owner`, `low_space`, `symlink_in_path`.
-    pub code: &'static str,
+    /// How serious it is.
+    pub severity: Severity,
+    /// Stable identifier.
+    pub code: ProblemCode,
     /// What was found.
     pub message: String,
 }
@@ -87,7 +151,7 @@ pub struct Problem {
 impl LocationReport {
     /// Whether any problem is an error.
     pub fn has_errors(&self) -> bool {
-        self.problems.iter().any(|p| p.severity == "error")
+        self.problems.iter().any(|p| p.severity == Severity::Error)
     }
 }
 
@@ -140,8 +204,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
     if let Some(fs) = &report.filesystem {
         match fs.class {
             FsClass::Network => push(
-                "error",
-                "network_fs",
+                Severity::Error,
+                ProblemCode::NetworkFs,
                 format!(
                     "network filesystem `{}` ({} on {}): torch_npu's parsers are known to fail here \
                      (every parser \"run failed\", no CSV, truncated trace_view.json)",
@@ -151,8 +215,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
                 ),
             ),
             FsClass::Fuse => push(
-                "error",
-                "fuse_fs",
+                Severity::Error,
+                ProblemCode::FuseFs,
                 format!(
                     "FUSE filesystem `{}` ({}): the same risks as network storage",
                     fs.fs_type,
@@ -160,8 +224,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
                 ),
             ),
             FsClass::Overlay => push(
-                "warning",
-                "overlay_fs",
+                Severity::Warning,
+                ProblemCode::OverlayFs,
                 format!(
                     "overlay filesystem (a container layer at {}): usually works, but a bind-mounted local disk is safer and faster",
                     fs.mount_point.display()
@@ -172,11 +236,11 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
     }
     if !report.probe.ok {
         push(
-            "error",
-            "probe_failed",
+            Severity::Error,
+            ProblemCode::ProbeFailed,
             format!(
                 "the lock-and-rename probe failed at `{}`: {}",
-                report.probe.failed_step.unwrap_or("?"),
+                report.probe.failed_step.map_or("?", ProbeStep::as_str),
                 report.probe.error.as_deref().unwrap_or("?")
             ),
         );
@@ -185,8 +249,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
         && owner != report.your_uid
     {
         push(
-            "warning",
-            "not_owner",
+            Severity::Warning,
+            ProblemCode::NotOwner,
             format!("owned by uid {owner}, you are uid {}", report.your_uid),
         );
     }
@@ -194,15 +258,15 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
         && free < LOW_SPACE_BYTES
     {
         push(
-            "warning",
-            "low_space",
+            Severity::Warning,
+            ProblemCode::LowSpace,
             format!("only {} free", human_bytes(free)),
         );
     }
     for hop in &report.symlinks {
         push(
-            "warning",
-            "symlink_in_path",
+            Severity::Warning,
+            ProblemCode::SymlinkInPath,
             format!(
                 "`{}` is a symlink to `{}` (torch_npu's guide says symlinks in profiler paths are unsupported; recent versions only warn)",
                 hop.path.display(),
@@ -231,41 +295,67 @@ fn symlinks_on(path: &Path) -> Vec<SymlinkHop> {
     hops
 }
 
+/// Prefix of the probe's files (a leftover of a killed npuprof is removed by the next probe).
+const PROBE_PREFIX: &str = ".npuprof-probe-";
+
 fn run_probe(dir: &Path) -> Probe {
+    remove_stale_probes(dir);
     let fail = |step, err: &dyn std::fmt::Display| Probe {
         ok: false,
         failed_step: Some(step),
         error: Some(err.to_string()),
     };
-    let name = format!(".npuprof-probe-{}", std::process::id());
+    let name = format!("{PROBE_PREFIX}{}", std::process::id());
     let first = dir.join(&name);
     let second = dir.join(format!("{name}.renamed"));
+    if let Err(err) = npuprof_journal::failpoint::step("probe", &first) {
+        return fail(ProbeStep::Create, &err);
+    }
     let file = match fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&first)
     {
         Ok(file) => file,
-        Err(err) => return fail("create", &err),
+        Err(err) => return fail(ProbeStep::Create, &err),
     };
-    let locked = file.try_lock();
-    let result = match locked {
-        Err(err) => Err(("lock", err.to_string())),
-        Ok(()) => match fs::rename(&first, &second) {
-            Err(err) => Err(("rename", err.to_string())),
-            Ok(()) => Ok(()),
-        },
+    let result = match file.try_lock() {
+        Err(err) => Err((ProbeStep::Lock, err.to_string())),
+        Ok(()) => npuprof_journal::failpoint::step("probe", &first)
+            .and_then(|()| fs::rename(&first, &second))
+            .map_err(|err| (ProbeStep::Rename, err.to_string())),
     };
     drop(file);
-    let removed = fs::remove_file(&second).or_else(|_| fs::remove_file(&first));
+    let removed = npuprof_journal::failpoint::step("probe", &second)
+        .and_then(|()| fs::remove_file(&second).or_else(|_| fs::remove_file(&first)));
     match (result, removed) {
         (Err((step, err)), _) => fail(step, &err),
-        (Ok(()), Err(err)) => fail("remove", &err),
+        (Ok(()), Err(err)) => fail(ProbeStep::Remove, &err),
         (Ok(()), Ok(())) => Probe {
             ok: true,
             failed_step: None,
             error: None,
         },
+    }
+}
+
+/// Removes probe files left in `dir` by npuprof processes that no longer run.
+fn remove_stale_probes(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(PROBE_PREFIX) else {
+            continue;
+        };
+        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
+        let alive = pid
+            .and_then(rustix::process::Pid::from_raw)
+            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
+        if !alive {
+            let _ = fs::remove_file(entry.path());
+        }
     }
 }
 

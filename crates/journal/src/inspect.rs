@@ -1,11 +1,11 @@
 //! What each journaled change looks like on disk now (for `status` and `revert`).
 
-use std::fs;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::model::{self, Change, Entry, Journal};
+use crate::confined::{Kind, Repo};
+use crate::model::{self, Change, ChangeKind, Entry, Journal};
 
 /// The on-disk state of one journaled change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -13,6 +13,8 @@ use super::model::{self, Change, Entry, Journal};
 pub enum State {
     /// Exactly as npuprof left it.
     Applied,
+    /// npuprof's bytes from before a write that was interrupted: re-run the command.
+    Interrupted,
     /// Already back to the original (an interrupted commit or revert).
     Original,
     /// Changed by something else since npuprof's change.
@@ -26,8 +28,8 @@ pub enum State {
 pub struct EntryStatus {
     /// Repository-relative path.
     pub path: PathBuf,
-    /// `modified`, `created`, `created_dir`, `renamed` or `symlink`.
-    pub kind: &'static str,
+    /// What kind of change it was.
+    pub kind: ChangeKind,
     /// Extra facts: the rename destination or the symlink target.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
@@ -46,6 +48,7 @@ impl State {
     pub fn describe(self) -> &'static str {
         match self {
             State::Applied => "as npuprof left it",
+            State::Interrupted => "INTERRUPTED write (re-run the command, or revert)",
             State::Original => "already original",
             State::Changed => "CHANGED since npuprof's change",
             State::Missing => "MISSING",
@@ -58,14 +61,14 @@ impl EntryStatus {
     pub fn is_conflict(&self) -> bool {
         match self.state {
             State::Changed => true,
-            State::Missing => self.kind == "modified",
-            State::Applied | State::Original => false,
+            State::Missing => self.kind == ChangeKind::Modified,
+            State::Applied | State::Interrupted | State::Original => false,
         }
     }
 }
 
 /// The state of every entry of `journal`, in journal order.
-pub fn inspect(repo: &Path, journal: &Journal) -> Vec<EntryStatus> {
+pub fn inspect(repo: &Repo, journal: &Journal) -> Vec<EntryStatus> {
     journal
         .entries
         .iter()
@@ -73,55 +76,83 @@ pub fn inspect(repo: &Path, journal: &Journal) -> Vec<EntryStatus> {
         .collect()
 }
 
-fn file_sha(path: &Path) -> Option<Result<String, ()>> {
-    let meta = fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() {
-        return Some(Err(()));
-    }
-    Some(
-        fs::read(path)
-            .map(|bytes| model::sha256_hex(&bytes))
-            .map_err(|_| ()),
-    )
+/// What is at a path: nothing, a regular file's sha256, or something else.
+enum OnDisk {
+    Nothing,
+    File(String),
+    Other,
 }
 
-fn status_of(repo: &Path, entry: &Entry) -> EntryStatus {
-    let abs = repo.join(&entry.path);
-    let exists = |p: &Path| fs::symlink_metadata(p).is_ok();
+fn on_disk(repo: &Repo, rel: &Path) -> OnDisk {
+    match repo.meta(rel) {
+        Ok(None) => OnDisk::Nothing,
+        Ok(Some(meta)) if meta.kind == Kind::File => match repo.read(rel) {
+            Ok(bytes) => OnDisk::File(model::sha256_hex(&bytes)),
+            Err(_) => OnDisk::Other,
+        },
+        _ => OnDisk::Other,
+    }
+}
+
+/// The state of a file npuprof wrote, from its sha256 on disk.
+fn file_state(
+    disk: &OnDisk,
+    patched: &str,
+    previous: Option<&str>,
+    original: Option<&str>,
+) -> State {
+    match disk {
+        OnDisk::File(sha) if sha == patched => State::Applied,
+        OnDisk::File(sha) if Some(sha.as_str()) == original => State::Original,
+        OnDisk::File(sha) if Some(sha.as_str()) == previous => State::Interrupted,
+        OnDisk::Nothing if original.is_none() => State::Original,
+        OnDisk::Nothing => State::Missing,
+        OnDisk::File(_) | OnDisk::Other => State::Changed,
+    }
+}
+
+fn status_of(repo: &Repo, entry: &Entry) -> EntryStatus {
+    let exists = |p: &Path| repo.meta(p).ok().flatten().is_some();
     let (state, detail) = match &entry.change {
         Change::Modified {
             original_sha256,
             patched_sha256,
+            previous_sha256,
             ..
-        } => {
-            let state = match file_sha(&abs) {
-                None => State::Missing,
-                Some(Ok(sha)) if sha == *patched_sha256 => State::Applied,
-                Some(Ok(sha)) if sha == *original_sha256 => State::Original,
-                Some(_) => State::Changed,
-            };
-            (state, None)
-        }
-        Change::Created { patched_sha256, .. } => {
-            let state = match file_sha(&abs) {
-                None => State::Original,
-                Some(Ok(sha)) if sha == *patched_sha256 => State::Applied,
-                Some(_) => State::Changed,
-            };
-            (state, None)
-        }
+        } => (
+            file_state(
+                &on_disk(repo, &entry.path),
+                patched_sha256,
+                previous_sha256.as_deref(),
+                Some(original_sha256),
+            ),
+            None,
+        ),
+        Change::Created {
+            patched_sha256,
+            previous_sha256,
+            ..
+        } => (
+            file_state(
+                &on_disk(repo, &entry.path),
+                patched_sha256,
+                previous_sha256.as_deref(),
+                None,
+            ),
+            None,
+        ),
         Change::CreatedDir => {
-            let state = match fs::symlink_metadata(&abs) {
-                Err(_) => State::Original,
-                Ok(meta) if meta.is_dir() => State::Applied,
-                Ok(_) => State::Changed,
+            let state = match repo.meta(&entry.path) {
+                Ok(None) => State::Original,
+                Ok(Some(meta)) if meta.kind == Kind::Dir => State::Applied,
+                _ => State::Changed,
             };
             (state, None)
         }
         Change::Renamed { to } => {
-            let state = if exists(&repo.join(to)) {
+            let state = if exists(to) {
                 State::Applied
-            } else if exists(&abs) {
+            } else if exists(&entry.path) {
                 State::Original
             } else {
                 State::Missing
@@ -129,10 +160,10 @@ fn status_of(repo: &Path, entry: &Entry) -> EntryStatus {
             (state, Some(format!("moved to {}", to.display())))
         }
         Change::Symlink { target } => {
-            let state = match fs::read_link(&abs) {
+            let state = match repo.read_link(&entry.path) {
                 Ok(current) if current == *target => State::Applied,
                 Ok(_) => State::Changed,
-                Err(_) if exists(&abs) => State::Changed,
+                Err(_) if exists(&entry.path) => State::Changed,
                 Err(_) => State::Original,
             };
             (state, Some(format!("-> {}", target.display())))
