@@ -247,3 +247,210 @@ fn status_lists_changes_and_their_state() {
         assert_cmd_snapshot!("status_json", npuprof(repo.path(), &["status", "--json"]));
     });
 }
+
+// ---- Process-level guarantees (issue 13) ----
+
+const PATCH_ARGS: [&str; 7] = [
+    "patch",
+    "--model",
+    "deepseek-mini",
+    "--yaml",
+    "decode_mtp.yaml",
+    "--decode-active",
+    "30",
+];
+
+/// Runs `npuprof <args>` in `repo`, aborting at the `n`-th write step when `n` is given;
+/// returns whether it was killed by the failpoint.
+fn run_killed_at(repo: &Path, args: &[&str], n: Option<u64>) -> bool {
+    let mut cmd = npuprof(repo, args);
+    if let Some(n) = n {
+        cmd.env(journal::failpoint::FAILPOINT_ENV, format!("any:{n}"));
+    }
+    let output = cmd.output().unwrap();
+    if output.status.code().is_none() {
+        return true;
+    }
+    assert!(
+        output.status.success(),
+        "`npuprof {}` failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    false
+}
+
+type Files = std::collections::BTreeMap<PathBuf, Vec<u8>>;
+
+/// Every file of `root` outside `.npuprof/` with its bytes, after checking that no npuprof
+/// temp or probe file is left anywhere (`.npuprof/` included).
+fn check_files(root: &Path) -> Files {
+    let mut files = support::all_files(root);
+    let stray: Vec<&PathBuf> = files
+        .keys()
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with(".npuprof-tmp-") || name.starts_with(".npuprof-probe-")
+        })
+        .collect();
+    assert!(stray.is_empty(), "left behind: {stray:?}");
+    files.retain(|path, _| !path.starts_with(".npuprof"));
+    files
+}
+
+/// Asserts `actual == expected`, naming the paths that differ.
+fn check_same(actual: &Files, expected: &Files, context: &str) {
+    let differing: Vec<&PathBuf> = actual
+        .keys()
+        .chain(expected.keys())
+        .filter(|path| actual.get(*path) != expected.get(*path))
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{context}: these differ: {differing:?}"
+    );
+}
+
+/// Kills `command` at its 1st, 2nd, ... write step (each time in a fresh copy prepared by
+/// `setup`), checks that `status` still works, then that re-running `command` ends in
+/// `expected` and that a final revert gives back `pristine`. Returns how many kill points
+/// were checked.
+fn check_every_kill_point(
+    setup: impl Fn(&Path),
+    command: &[&str],
+    expected: &Files,
+    pristine: &Files,
+) -> u64 {
+    for n in 1.. {
+        let repo = support::copy_example("recipes-mini");
+        setup(repo.path());
+        if !run_killed_at(repo.path(), command, Some(n)) {
+            return n - 1;
+        }
+        run_killed_at(repo.path(), &["status"], None);
+        run_killed_at(repo.path(), command, None);
+        let context = format!(
+            "killed at write step {n}, then `{}` again",
+            command.join(" ")
+        );
+        check_same(&check_files(repo.path()), expected, &context);
+        run_killed_at(repo.path(), &["revert"], None);
+        check_same(
+            &check_files(repo.path()),
+            pristine,
+            &format!("{context}, then revert"),
+        );
+        assert!(
+            !repo.path().join(".npuprof").exists(),
+            "{context}: journal left"
+        );
+    }
+    unreachable!()
+}
+
+#[test]
+fn kill_at_every_write_step_of_patch_is_finished_by_rerunning_patch() {
+    let reference = support::copy_example("recipes-mini");
+    let pristine = check_files(reference.path());
+    run_killed_at(reference.path(), &PATCH_ARGS, None);
+    let patched = check_files(reference.path());
+    assert_ne!(patched, pristine);
+    let points = check_every_kill_point(|_| {}, &PATCH_ARGS, &patched, &pristine);
+    assert!(points >= 8, "only {points} write steps seen");
+}
+
+#[test]
+fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
+    let pristine = check_files(support::copy_example("recipes-mini").path());
+    let patch = |repo: &Path| {
+        run_killed_at(repo, &PATCH_ARGS, None);
+    };
+    let points = check_every_kill_point(patch, &["revert"], &pristine, &pristine);
+    assert!(points >= 5, "only {points} write steps seen");
+    // patch, too, works after a revert killed at any point.
+    for n in 1..=points {
+        let repo = support::copy_example("recipes-mini");
+        patch(repo.path());
+        let patched = check_files(repo.path());
+        assert!(run_killed_at(repo.path(), &["revert"], Some(n)));
+        run_killed_at(repo.path(), &PATCH_ARGS, None);
+        check_same(
+            &check_files(repo.path()),
+            &patched,
+            &format!("revert killed at {n}, then patch"),
+        );
+    }
+}
+
+#[test]
+fn a_second_npuprof_is_refused_while_one_works_here() {
+    let repo = support::copy_example("recipes-mini");
+    let before = check_files(repo.path());
+    let lock = journal::RepoLock::acquire(repo.path()).unwrap();
+    for args in [
+        &PATCH_ARGS[..],
+        &["revert"],
+        &["relocate", "--model", "deepseek-mini"],
+    ] {
+        let output = npuprof(repo.path(), args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "another npuprof is working here (pid {})",
+                std::process::id()
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+    drop(lock);
+    assert_eq!(check_files(repo.path()), before);
+}
+
+#[test]
+fn two_patches_at_once_keep_journal_and_files_in_step() {
+    let repo = support::copy_example("recipes-mini");
+    let pristine = check_files(repo.path());
+    let other = ["--decode-active", "12"];
+    for round in 0..8 {
+        let mut first = npuprof(repo.path(), &PATCH_ARGS);
+        let mut second = npuprof(repo.path(), &PATCH_ARGS[..5]);
+        second.args(other);
+        for cmd in [&mut first, &mut second] {
+            cmd.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+        }
+        let (a, b) = (first.spawn().unwrap(), second.spawn().unwrap());
+        let outputs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        for output in &outputs {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                output.status.success() || stderr.contains("another npuprof is working here"),
+                "round {round}: {stderr}"
+            );
+        }
+        let status = journal::status(repo.path()).unwrap().unwrap();
+        assert!(
+            status.iter().all(|s| s.matches_post_patch),
+            "round {round}: journal and files disagree: {status:?}"
+        );
+    }
+    run_killed_at(repo.path(), &["revert"], None);
+    assert_eq!(check_files(repo.path()), pristine);
+}
+
+#[test]
+fn revert_and_status_from_a_subdirectory_find_the_repository_root() {
+    let repo = support::copy_example("recipes-mini");
+    let pristine = check_files(repo.path());
+    run_killed_at(repo.path(), &PATCH_ARGS, None);
+    let sub = repo.path().join("models/deepseek-mini");
+    let status = npuprof(&sub, &["status", "--json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        report["patched"], true,
+        "status from a subdirectory missed the patch"
+    );
+    run_killed_at(&sub, &["revert"], None);
+    assert_eq!(check_files(repo.path()), pristine);
+}

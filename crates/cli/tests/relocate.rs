@@ -410,3 +410,55 @@ fn symlinks_on_the_way_to_the_target_are_reported_and_resolved() {
     let res = fixture.repo.path().join("models/tiny/res");
     assert_eq!(fs::read_link(res).unwrap(), local.join("real/res"));
 }
+
+#[test]
+fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
+    let files = [
+        "20261129/tiny_run/log_0.log",
+        "20261129/tiny_run/prof/x.json",
+    ];
+    for n in 1.. {
+        let fixture = fixture(&files);
+        let before = tree(fixture.repo.path());
+        let killed = fixture
+            .relocate(&[])
+            .env("NPUPROF_FAILPOINT", format!("any:{n}"))
+            .output()
+            .unwrap();
+        if killed.status.code().is_some() {
+            assert!(
+                killed.status.success(),
+                "{}",
+                String::from_utf8_lossy(&killed.stderr)
+            );
+            assert!(n > 5, "only {} write steps seen", n - 1);
+            break;
+        }
+        let context = format!("relocate killed at write step {n}");
+        for args in [&["status"][..], &["relocate", "--model", "tiny", "--to"]] {
+            let mut cmd = fixture.npuprof(args);
+            if args[0] == "relocate" {
+                cmd.arg(fixture.target());
+            }
+            let output = cmd.output().unwrap();
+            assert!(
+                output.status.success(),
+                "{context}, then {args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        let res = fixture.repo.path().join("models/tiny/res");
+        assert_eq!(fs::read_link(&res).unwrap(), fixture.target(), "{context}");
+        let revert = fixture.npuprof(&["revert"]).output().unwrap();
+        assert!(
+            revert.status.success(),
+            "{context}, then revert: {}",
+            String::from_utf8_lossy(&revert.stderr)
+        );
+        assert_eq!(
+            tree(fixture.repo.path()),
+            before,
+            "{context}: not byte-exact"
+        );
+    }
+}
