@@ -6,7 +6,6 @@
 mod support;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,33 +21,6 @@ fn repo_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         fs::write(path, bytes).unwrap();
     }
     dir
-}
-
-/// Every file under `root` (except `.npuprof/`), with its bytes and mode, sorted.
-fn snapshot_tree(root: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_path_buf();
-            if rel.starts_with(".npuprof") {
-                continue;
-            }
-            let meta = fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                out.push((rel, Vec::new(), meta.permissions().mode()));
-                stack.push(path);
-            } else if meta.is_symlink() {
-                let target = fs::read_link(&path).unwrap();
-                out.push((rel, target.into_os_string().into_encoded_bytes(), 0));
-            } else {
-                out.push((rel, fs::read(&path).unwrap(), meta.permissions().mode()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `npuprof <args>` run inside `repo`.
@@ -146,12 +118,12 @@ fn revert_without_journal_has_nothing_to_do() {
 #[test]
 fn revert_resumes_after_an_interruption() {
     let repo = repo_with(&[("a.py", b"a\n"), ("b.py", b"b\n")]);
-    let before = snapshot_tree(repo.path());
+    let before = check_files(repo.path());
     patch(repo.path(), "patch", &[("a.py", b"A\n"), ("b.py", b"B\n")]);
     // As if a revert was stopped after restoring b.py only.
     fs::write(repo.path().join("b.py"), b"b\n").unwrap();
     check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
+    check_same(&check_files(repo.path()), &before, "revert resumed");
 }
 
 /// Writes `journal` as the repository's journal.
