@@ -460,5 +460,22 @@ fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
             before,
             "{context}: not byte-exact"
         );
+
+        // A revert straight after the kill restores the layout too.
+        let fixture = self::fixture(&files);
+        let killed = fixture
+            .relocate(&[])
+            .env("NPUPROF_FAILPOINT", format!("any:{n}"))
+            .output()
+            .unwrap();
+        assert!(killed.status.code().is_none());
+        let revert = fixture.npuprof(&["revert"]).output().unwrap();
+        assert!(
+            revert.status.success(),
+            "{context}, then revert: {}",
+            String::from_utf8_lossy(&revert.stderr)
+        );
+        assert_eq!(tree(fixture.repo.path()), before, "{context}, then revert");
+        assert!(!fixture.repo.path().join(".npuprof").exists());
     }
 }

@@ -69,11 +69,29 @@ impl EntryStatus {
 
 /// The state of every entry of `journal`, in journal order.
 pub fn inspect(repo: &Repo, journal: &Journal) -> Vec<EntryStatus> {
-    journal
-        .entries
-        .iter()
-        .map(|entry| status_of(repo, entry))
-        .collect()
+    let mut statuses: Vec<EntryStatus> = Vec::with_capacity(journal.entries.len());
+    for entry in &journal.entries {
+        let mut status = status_of(repo, entry);
+        if status.state == State::Changed
+            && status.kind == ChangeKind::Symlink
+            && never_moved_aside(journal, &statuses, &entry.path)
+        {
+            // Killed before the move that makes room for the symlink: the original is in place.
+            status.state = State::Original;
+            status.matches_post_patch = false;
+        }
+        statuses.push(status);
+    }
+    statuses
+}
+
+/// Whether an earlier entry moves `path` aside and that move has not happened yet.
+fn never_moved_aside(journal: &Journal, earlier: &[EntryStatus], path: &Path) -> bool {
+    journal.entries.iter().zip(earlier).any(|(entry, status)| {
+        entry.path == path
+            && matches!(entry.change, Change::Renamed { .. })
+            && status.state == State::Original
+    })
 }
 
 /// What is at a path: nothing, a regular file's sha256, or something else.

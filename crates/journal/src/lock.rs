@@ -19,8 +19,8 @@ use rustix::fs::{self as rfs, AtFlags, FlockOperation, Mode, OFlags};
 
 use crate::confined::Repo;
 use crate::error::{JournalError, Result, io_err};
-use crate::model;
 use crate::paths::JOURNAL_DIR;
+use crate::{model, recover};
 
 const LOCK_NAME: &str = "lock";
 
@@ -70,6 +70,33 @@ impl RepoLock {
     /// The repository's root handle.
     pub(crate) fn repo(&self) -> &Repo {
         &self.held.repo
+    }
+
+    /// Notes that this process is about to leave scratch files (`.npuprof-probe-<pid>*`) in the
+    /// directory `dir`, so that the next command removes them if it is killed before it does.
+    /// `None` when `dir` is outside the repository (nothing to note: the next probe there removes
+    /// them). The note is dropped with the returned guard.
+    pub fn note_scratch(&self, dir: &Path) -> Result<Option<ScratchNote>> {
+        let Ok(rel) = dir.strip_prefix(self.repo_path()) else {
+            return Ok(None);
+        };
+        let text = rel.to_str().ok_or_else(|| {
+            JournalError::Refused(format!("`{}` is not valid UTF-8", dir.display()))
+        })?;
+        model::write_own(self.repo(), &recover::scratch_file(), text.as_bytes())?;
+        Ok(Some(ScratchNote { lock: self.clone() }))
+    }
+}
+
+/// A note that scratch files may exist in one directory (see [`RepoLock::note_scratch`]).
+#[derive(Debug)]
+pub struct ScratchNote {
+    lock: RepoLock,
+}
+
+impl Drop for ScratchNote {
+    fn drop(&mut self) {
+        let _ = self.lock.repo().unlink(&recover::scratch_file());
     }
 }
 

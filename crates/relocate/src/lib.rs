@@ -144,7 +144,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         });
     }
     // One writer at a time, from the first look at `res` to the journaled change.
-    let _lock = if request.dry_run {
+    let lock = if request.dry_run {
         None
     } else {
         Some(RepoLock::acquire(&repo)?)
@@ -155,7 +155,13 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     let chosen = target::choose(&repo, &res, request)?;
     let mounts =
         mountinfo::read().map_err(io_err("read the mount table", "/proc/self/mountinfo"))?;
+    // A kill mid-probe inside the repository is cleaned up by the next command, revert included.
+    let note = match &lock {
+        Some(lock) => lock.note_scratch(&preflight::examined_dir(&res))?,
+        None => None,
+    };
     let current = preflight::examine(&res, &mounts);
+    drop(note);
     let target_report = preflight::examine(&chosen.given, &mounts);
 
     let mut actions = Vec::new();

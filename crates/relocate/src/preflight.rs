@@ -7,6 +7,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
+use npuprof_journal::recover::{PROBE_PREFIX, remove_stale_probes};
+
 use crate::mountinfo::{self, FsClass, Mount};
 
 /// Free space below which a location is flagged (profiles of large runs reach many GiB).
@@ -155,14 +157,19 @@ impl LocationReport {
     }
 }
 
+/// The existing directory the pre-flight of `path` examines (and probes): `path` itself,
+/// canonical, or its nearest existing ancestor.
+pub fn examined_dir(path: &Path) -> PathBuf {
+    path.ancestors()
+        .find_map(|p| p.canonicalize().ok().filter(|c| c.is_dir()))
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
 /// Examines `path` (absolute). The probe writes and removes one temp file in the examined
 /// directory.
 pub fn examine(path: &Path, mounts: &[Mount]) -> LocationReport {
     let exists = fs::symlink_metadata(path).is_ok();
-    let examined = path
-        .ancestors()
-        .find_map(|p| p.canonicalize().ok().filter(|c| c.is_dir()))
-        .unwrap_or_else(|| PathBuf::from("/"));
+    let examined = examined_dir(path);
     let filesystem = mountinfo::find(mounts, &examined).map(|m| Filesystem {
         fs_type: m.fs_type.clone(),
         class: mountinfo::classify(&m.fs_type),
@@ -295,10 +302,8 @@ fn symlinks_on(path: &Path) -> Vec<SymlinkHop> {
     hops
 }
 
-/// Prefix of the probe's files (a leftover of a killed npuprof is removed by the next probe).
-const PROBE_PREFIX: &str = ".npuprof-probe-";
-
 fn run_probe(dir: &Path) -> Probe {
+    // What a killed probe left is removed by the next one.
     remove_stale_probes(dir);
     let fail = |step, err: &dyn std::fmt::Display| Probe {
         ok: false,
@@ -336,26 +341,6 @@ fn run_probe(dir: &Path) -> Probe {
             failed_step: None,
             error: None,
         },
-    }
-}
-
-/// Removes probe files left in `dir` by npuprof processes that no longer run.
-fn remove_stale_probes(dir: &Path) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(PROBE_PREFIX) else {
-            continue;
-        };
-        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
-        let alive = pid
-            .and_then(rustix::process::Pid::from_raw)
-            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
-        if !alive {
-            let _ = fs::remove_file(entry.path());
-        }
     }
 }
 
