@@ -332,6 +332,23 @@ fn kill_at_every_write_step_of_patch_is_finished_by_rerunning_patch() {
 }
 
 #[test]
+fn kill_at_every_write_step_of_patch_keeps_hard_links_and_ends_byte_exact() {
+    // A second name for the file patch rewrites: written in place, under an intent record.
+    let link = |repo: &Path| {
+        let utils = repo.join("executor/utils");
+        fs::hard_link(utils.join("profiler_context.py"), utils.join("alias.py")).unwrap();
+    };
+    let reference = support::copy_example("recipes-mini");
+    link(reference.path());
+    let pristine = check_files(reference.path());
+    run_killed_at(reference.path(), &PATCH_ARGS, None);
+    let patched = check_files(reference.path());
+    let alias = Path::new("executor/utils/alias.py");
+    assert_ne!(patched[alias], pristine[alias], "the hard link was split");
+    check_every_kill_point(link, &PATCH_ARGS, &patched, &pristine);
+}
+
+#[test]
 fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
     let pristine = check_files(support::copy_example("recipes-mini").path());
     let patch = |repo: &Path| {

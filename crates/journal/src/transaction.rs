@@ -119,7 +119,7 @@ impl Transaction {
     pub fn begin(repo: &Path, command: &str) -> Result<Self> {
         let lock = RepoLock::acquire(repo)?;
         recover::recover(lock.repo())?;
-        Self::start(repo, command, Some(lock))
+        Self::start(open_repo(repo)?, command, Some(lock))
     }
 
     /// Starts a read-only transaction (for dry runs): no lock and no recovery; it reads and
@@ -127,11 +127,10 @@ impl Transaction {
     pub fn preview(repo: &Path, command: &str) -> Result<Self> {
         let fs = open_repo(repo)?;
         recover::check_orphans(&fs)?;
-        Self::start(repo, command, None)
+        Self::start(fs, command, None)
     }
 
-    fn start(repo: &Path, command: &str, lock: Option<RepoLock>) -> Result<Self> {
-        let fs = open_repo(repo)?;
+    fn start(fs: Repo, command: &str, lock: Option<RepoLock>) -> Result<Self> {
         let (journal, journal_raw) = match model::load(&fs)? {
             Some(loaded) => (loaded.journal, Some(loaded.raw)),
             None => (
@@ -674,6 +673,10 @@ impl Transaction {
         };
         if let Err(err) = journal_result {
             failures.push(format!("restoring the journal: {err}"));
+        }
+        // Every file is back: an in-place write's intent no longer applies.
+        if failures.is_empty() && fs.exists(&recover::intent_file()).unwrap_or(false) {
+            let _ = fs.unlink(&recover::intent_file());
         }
         if failures.is_empty() {
             Ok(())
