@@ -12,7 +12,7 @@
 //! ```
 //! Every path in the journal is relative, has no `..`, and resolves inside the repository; a
 //! journal that breaks any rule (or is not valid JSON, or has an unknown version) is refused.
-//! Writes go through directory handles without following symlinks ([`confined`]), so a path
+//! Writes go through directory handles without following symlinks (`confined`), so a path
 //! swapped for a symlink mid-command cannot redirect a write out of the repository.
 //!
 //! Guarantees, each backed by tests: one writer per repository ([`RepoLock`]); a kill at any
@@ -20,7 +20,7 @@
 //! since npuprof wrote it is never silently overwritten; saved originals without a journal are
 //! refused, never replaced by patched bytes.
 
-pub mod confined;
+mod confined;
 mod error;
 pub mod failpoint;
 mod inspect;

@@ -166,9 +166,10 @@ fn holder_pid(fd: OwnedFd) -> String {
 
 impl Drop for Held {
     fn drop(&mut self) {
-        // Still locked here: the file is closed (and the lock released) after this body.
+        // Still locked while the idle directory is removed; then released explicitly (closing
+        // the file would release it too).
         let _ = remove_idle_dir(&self.repo);
-        let _ = &self.file;
+        let _ = rfs::flock(&self.file, FlockOperation::Unlock);
     }
 }
 

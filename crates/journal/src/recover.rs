@@ -23,17 +23,17 @@ use crate::model::{self, Change, Journal};
 use crate::paths::JOURNAL_DIR;
 
 /// `.npuprof/writing.json`: an in-place write in progress.
-pub fn intent_file() -> PathBuf {
+pub(crate) fn intent_file() -> PathBuf {
     Path::new(JOURNAL_DIR).join("writing.json")
 }
 
 /// `.npuprof/reverted.json`: the journal of a finished revert whose cleanup is not done.
-pub fn reverted_file() -> PathBuf {
+pub(crate) fn reverted_file() -> PathBuf {
     Path::new(JOURNAL_DIR).join("reverted.json")
 }
 
 /// `.npuprof/scratch`: the directory where a probe may have left files.
-pub fn scratch_file() -> PathBuf {
+pub(crate) fn scratch_file() -> PathBuf {
     Path::new(JOURNAL_DIR).join("scratch")
 }
 
@@ -71,7 +71,7 @@ struct Intent {
 
 /// Writes `bytes` to the existing or new file `rel`: by temp file and rename, or in place when
 /// it has several hard links (keeping them one file), under an intent naming its original.
-pub fn write_file(
+pub(crate) fn write_file(
     repo: &Repo,
     rel: &Path,
     bytes: &[u8],
@@ -106,7 +106,7 @@ pub fn write_file(
 }
 
 /// Cleans up after a killed npuprof and refuses orphaned originals (see the module docs).
-pub fn recover(repo: &Repo) -> Result<()> {
+pub(crate) fn recover(repo: &Repo) -> Result<()> {
     if !repo
         .exists(Path::new(JOURNAL_DIR))
         .map_err(io_err("inspect", repo.display(Path::new(JOURNAL_DIR))))?
@@ -196,7 +196,7 @@ fn finish_in_place_write(repo: &Repo) -> Result<()> {
 }
 
 /// Removes the saved originals and the finished journal (the lock's release removes the rest).
-pub fn finish_revert_cleanup(repo: &Repo) -> Result<()> {
+pub(crate) fn finish_revert_cleanup(repo: &Repo) -> Result<()> {
     let originals = model::originals_dir();
     for name in repo.list(&originals).unwrap_or_default() {
         let rel = originals.join(name);
@@ -209,7 +209,7 @@ pub fn finish_revert_cleanup(repo: &Repo) -> Result<()> {
 }
 
 /// Saved originals with no journal (and no finished revert) mean the journal was deleted.
-pub fn check_orphans(repo: &Repo) -> Result<()> {
+pub(crate) fn check_orphans(repo: &Repo) -> Result<()> {
     if repo.exists(&model::journal_file()).unwrap_or(true)
         || repo.exists(&reverted_file()).unwrap_or(true)
     {

@@ -151,11 +151,6 @@ impl Transaction {
         })
     }
 
-    /// The canonical repository path.
-    pub fn repo(&self) -> &Path {
-        self.fs.path()
-    }
-
     /// The current bytes of a repository file (follows the repo-confinement rules).
     pub fn read(&self, rel_path: &Path) -> Result<Vec<u8>> {
         let resolved = paths::resolve_existing(self.fs.path(), rel_path)?;
