@@ -20,6 +20,7 @@ pub use budget::Budget;
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};
 pub use error::TargetError;
 pub use resolve::{
-    Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, PdRole, PhaseTarget,
-    Profiled, Request, RunMode, Target, no_decode_budget, resolve, resolve_with,
+    ConfigView, Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, PdRole,
+    PhaseTarget, Profiled, Request, RunMode, Target, config_view, no_decode_budget, resolve,
+    resolve_with,
 };

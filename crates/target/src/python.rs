@@ -8,7 +8,7 @@
 //! Pure functions of one file's text; byte ranges refer to that text.
 
 use npuprof_python::{callee, dotted, line, named_children, text};
-use npuprof_schedule::Phase;
+pub use npuprof_schedule::Phase;
 use serde::Serialize;
 use tree_sitter::{Node, Tree};
 
@@ -725,6 +725,72 @@ fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
         stack.extend(kids);
     }
     out.remove(0);
+    out
+}
+
+/// A profiling toggle a script exposes, found by structure: an argparse flag or an environment
+/// variable whose name mentions profiling.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum ScriptToggle {
+    /// `parser.add_argument("--prof-x", ...)`.
+    Flag {
+        /// The flag without its dashes.
+        name: String,
+        /// 1-based line.
+        line: usize,
+    },
+    /// `os.getenv("ENABLE_PROFILER")` / `os.environ.get(...)` / `os.environ[...]`.
+    EnvVar {
+        /// The variable.
+        name: String,
+        /// 1-based line.
+        line: usize,
+    },
+}
+
+/// The profiling toggles of one script.
+pub fn script_toggles(tree: &Tree, source: &str) -> Vec<ScriptToggle> {
+    let mentions_profiling = |s: &str| s.to_ascii_lowercase().contains("prof");
+    let mut out = Vec::new();
+    for node in descendants(tree.root_node()) {
+        let (name, first) = match node.kind() {
+            "call" => (
+                callee(node, source).unwrap_or_default(),
+                npuprof_python::positional(node).into_iter().next(),
+            ),
+            "subscript" => (
+                node.child_by_field_name("value")
+                    .and_then(|v| dotted(v, source))
+                    .unwrap_or_default(),
+                node.child_by_field_name("subscript"),
+            ),
+            _ => continue,
+        };
+        let Some(literal) = first
+            .filter(|f| f.kind() == "string")
+            .map(|f| string_value(f, source))
+        else {
+            continue;
+        };
+        if !mentions_profiling(&literal) {
+            continue;
+        }
+        if name.ends_with("add_argument") && literal.starts_with("--") {
+            out.push(ScriptToggle::Flag {
+                name: literal.trim_start_matches('-').to_owned(),
+                line: line(node),
+            });
+        } else if matches!(
+            name.as_str(),
+            "os.getenv" | "os.environ.get" | "os.environ" | "getenv"
+        ) {
+            out.push(ScriptToggle::EnvVar {
+                name: literal,
+                line: line(node),
+            });
+        }
+    }
     out
 }
 

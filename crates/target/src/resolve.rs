@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::budget::Budget;
 use crate::config::{self, RunConfig, dotted};
 use crate::definition::{
-    BudgetRule, Definitions, Family, LauncherKind, Manual, ResultBase, Shape, SiteScope, Toggle,
+    BudgetRule, Definitions, Family, LauncherKind, ResultBase, Shape, SiteScope, Toggle,
 };
 use crate::error::TargetError;
 use crate::python::{self, Factory, Site};
@@ -200,6 +200,63 @@ impl Target {
     }
 }
 
+/// What a run config says through its model's shape, without reading any Python.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigView {
+    /// The run mode.
+    pub mode: RunMode,
+    /// The launcher that runs the model.
+    pub launcher: LauncherKind,
+    /// The shape used with that launcher.
+    pub shape: &'static Shape,
+    /// The config's values through the shape's key paths.
+    pub config: RunConfig,
+    /// The budget rule for this model, mode and config.
+    pub budget: Budget,
+    /// Phases this run can never record.
+    pub never_recorded: Vec<NotRecorded>,
+    /// Things to know (the model's quirks, the budget's assumption).
+    pub notes: Vec<String>,
+}
+
+/// Reads run config `text` of `models/<model>/config/<yaml>` through its model's shape.
+pub fn config_view(
+    definitions: &'static Definitions,
+    repo: &Path,
+    model: &str,
+    yaml: &str,
+    text: &str,
+    mode: Option<RunMode>,
+) -> Result<ConfigView, TargetError> {
+    let mode = mode.unwrap_or_else(|| infer_mode(yaml));
+    let launcher = if repo.join("models").join(model).join("infer.py").is_file() {
+        LauncherKind::Model
+    } else {
+        LauncherKind::Shared
+    };
+    let shape = definitions.shape_for(launcher).ok_or_else(|| {
+        TargetError::Shape(format!(
+            "no target shape is defined for a {launcher:?} launcher"
+        ))
+    })?;
+    let config = config::read(text, &shape.config)?;
+    let mut notes = Vec::new();
+    let budget = budget(shape, model, mode, &config, &mut notes);
+    if let Some(o) = shape.model_override(model) {
+        notes.push(o.note.clone());
+    }
+    let never_recorded = never_recorded(mode, &config, budget);
+    Ok(ConfigView {
+        mode,
+        launcher,
+        shape,
+        config,
+        budget,
+        never_recorded,
+        notes,
+    })
+}
+
 /// Resolves the target of `request` with the built-in definitions.
 pub fn resolve(request: &Request<'_>) -> Result<Target, TargetError> {
     resolve_with(Definitions::builtin(), request)
@@ -207,7 +264,7 @@ pub fn resolve(request: &Request<'_>) -> Result<Target, TargetError> {
 
 /// Resolves the target of `request` with `definitions`.
 pub fn resolve_with(
-    definitions: &Definitions,
+    definitions: &'static Definitions,
     request: &Request<'_>,
 ) -> Result<Target, TargetError> {
     let repo = request.repo;
@@ -230,14 +287,17 @@ pub fn resolve_with(
         }
         Err(e) => return Err(e),
     };
-    let mode = request.mode.unwrap_or_else(|| infer_mode(request.yaml));
-    let launcher = if model_dir.join("infer.py").is_file() {
-        LauncherKind::Model
-    } else {
-        LauncherKind::Shared
-    };
+    let view = config_view(
+        definitions,
+        repo,
+        request.model,
+        request.yaml,
+        &config_text,
+        request.mode,
+    )?;
+    let (mode, launcher, shape) = (view.mode, view.launcher, view.shape);
     let mut evidence = vec![launcher_evidence(request.model, launcher)];
-    let mut notes = Vec::new();
+    let mut notes = view.notes;
     let launch = launch(request, launcher, mode);
     let value = config::parse_yaml(&config_text)?;
     let model_name = config::model_name(&value);
@@ -248,12 +308,7 @@ pub fn resolve_with(
             request.model
         ));
     }
-    let shape = definitions.shape_for(launcher).ok_or_else(|| {
-        TargetError::Shape(format!(
-            "no target shape is defined for a {launcher:?} launcher"
-        ))
-    })?;
-    let run_config = config::read(&config_text, &shape.config)?;
+    let run_config = view.config;
     let res_dir = match shape.results.base {
         ResultBase::WorkDir => format!("models/{}/res", request.model),
         ResultBase::WorkingDir => format!("{}/res", launch.cwd).replace("./", ""),
@@ -263,11 +318,15 @@ pub fn resolve_with(
         RunMode::Offline => None,
     };
     if !run_config.has_switch_section {
-        let manual = manual_target(
-            definitions.manual(request.model),
-            request.model,
-            &shape.config.switch,
-        );
+        let manual = match definitions.manual(request.model) {
+            Some(m) => ManualTarget {
+                family: m.family,
+                toggle: m.toggle,
+                instruction: m.instruction.clone(),
+            },
+            None => detect_toggle(repo, request.model, &value, &mut evidence)
+                .unwrap_or_else(|| no_toggle(request.model, &shape.config.switch)),
+        };
         return Ok(Target {
             repo: repo.to_path_buf(),
             model: request.model.to_owned(),
@@ -320,11 +379,7 @@ pub fn resolve_with(
             line: p.site.call.line,
         });
     }
-    let budget = budget(shape, request.model, mode, &run_config, &mut notes);
-    if let Some(o) = shape.model_override(request.model) {
-        notes.push(o.note.clone());
-    }
-    let never_recorded = never_recorded(mode, &run_config, budget);
+    let (budget, never_recorded) = (view.budget, view.never_recorded);
     let phase_paths = phases
         .iter()
         .map(|p| (p.phase, phase_path(shape, &p.site)))
@@ -458,23 +513,82 @@ fn shared_case(config_dir: &Path, yaml: &str, case: &str) -> Option<String> {
     })
 }
 
-fn manual_target(manual: Option<&Manual>, model: &str, switch: &[String]) -> ManualTarget {
-    match manual {
-        Some(m) => ManualTarget {
-            family: m.family,
-            toggle: m.toggle,
-            instruction: m.instruction.clone(),
-        },
-        None => ManualTarget {
-            family: Family::Multimedia,
-            toggle: Toggle::None,
-            instruction: format!(
-                "the run config has no {} section, so it belongs to another pipeline than the LLM \
-                 engine and there is no profiler switch to set for model `{model}`; profile it \
-                 with `npuprof inject` on its entry script",
-                switch.first().map_or("switch", String::as_str)
+/// A model without a settable switch: the toggle its scripts expose, found by structure (a
+/// flag the run config's `model_args` can carry, a command-line flag, an environment variable).
+fn detect_toggle(
+    repo: &Path,
+    model: &str,
+    config: &yaml_serde::Value,
+    evidence: &mut Vec<Evidence>,
+) -> Option<ManualTarget> {
+    let model_args = config
+        .get("model_args")
+        .is_some_and(yaml_serde::Value::is_mapping);
+    for rel in python_files(repo, &format!("models/{model}")) {
+        let Ok(source) = read(repo, &rel) else {
+            continue;
+        };
+        if !source.to_ascii_lowercase().contains("prof") {
+            continue;
+        }
+        let Some(tree) = python::parse(&source) else {
+            continue;
+        };
+        let Some(toggle) = python::script_toggles(&tree, &source).into_iter().next() else {
+            continue;
+        };
+        let (line, manual) = match toggle {
+            python::ScriptToggle::Flag { name, line } if model_args => (
+                line,
+                ManualTarget {
+                    family: Family::Multimedia,
+                    toggle: Toggle::ModelArgs,
+                    instruction: format!(
+                        "add `{name}: true` under model_args in the run config (its launcher passes model_args as flags; {rel}:{line} reads --{name})"
+                    ),
+                },
             ),
-        },
+            python::ScriptToggle::Flag { name, line } => (
+                line,
+                ManualTarget {
+                    family: Family::Standalone,
+                    toggle: Toggle::CliFlag,
+                    instruction: format!(
+                        "pass --{name} to the model's launch script ({rel}:{line})"
+                    ),
+                },
+            ),
+            python::ScriptToggle::EnvVar { name, line } => (
+                line,
+                ManualTarget {
+                    family: Family::Multimedia,
+                    toggle: Toggle::EnvVar,
+                    instruction: format!(
+                        "set {name}=1 in the environment of the launch ({rel}:{line})"
+                    ),
+                },
+            ),
+        };
+        evidence.push(Evidence {
+            what: format!("profiling toggle ({:?})", manual.toggle).to_lowercase(),
+            path: rel,
+            line,
+        });
+        return Some(manual);
+    }
+    None
+}
+
+fn no_toggle(model: &str, switch: &[String]) -> ManualTarget {
+    ManualTarget {
+        family: Family::Multimedia,
+        toggle: Toggle::None,
+        instruction: format!(
+            "the run config has no {} section, so it belongs to another pipeline than the LLM \
+             engine, and no profiling switch was found in models/{model}; profile it with \
+             `npuprof inject` on its entry script",
+            switch.first().map_or("switch", String::as_str)
+        ),
     }
 }
 

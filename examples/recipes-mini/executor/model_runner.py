@@ -1,5 +1,5 @@
 # The legacy model runner, the base class of the models that bring their own
-# infer.py (family B: glm-mini here). The shared engine does not use it.
+# infer.py (family B: glm_5_2 here). The shared engine does not use it.
 #
 # Settings come straight from the raw YAML: top-level model_name and exe_mode,
 # model_config.enable_profiler, data_config.max_new_tokens (default 32).

@@ -161,9 +161,9 @@ class LegacyRunnerTest(ExampleTestCase):
     """Family B: the model's own infer.py and ModelRunner.define_profiler."""
 
     def test_glm_own_launcher(self):
-        self.enable("models/glm-mini/config/glm_mini_rank_2.yaml", "enable_profiler: False", "enable_profiler: True ")
-        model = self.repo / "models/glm-mini"
-        # YAML_FILE_NAME is hard-coded in glm-mini's infer.sh: an exported one is overwritten.
+        self.enable("models/glm_5_2/config/glm_mini_rank_2.yaml", "enable_profiler: False", "enable_profiler: True ")
+        model = self.repo / "models/glm_5_2"
+        # YAML_FILE_NAME is hard-coded in glm_5_2's infer.sh: an exported one is overwritten.
         console = self.bash_ok(["infer.sh"], cwd=model, env={"YAML_FILE_NAME": "missing.yaml"})
         self.assertIn("[GLM-mini] warm up: 1 prefill forward(s), 2 decode forwards, profiler off", console)
         self.assertIn("[GLM-mini] run: 10 prefill forward(s), 24 decode forwards, profiler on", console)
@@ -174,9 +174,9 @@ class LegacyRunnerTest(ExampleTestCase):
         self.assertFalse((result / "prof").exists())
 
     def test_glm_through_the_shared_launcher_writes_relative_to_the_working_directory(self):
-        self.enable("models/glm-mini/config/glm_mini_rank_2.yaml", "enable_profiler: False", "enable_profiler: True ")
-        self.infer("--model", "glm-mini", "--yaml", "glm_mini_rank_2.yaml")
-        logs = self.repo / "models/glm-mini/res" / self.date / "GLM-mini_glm_mini_rank_2"
+        self.enable("models/glm_5_2/config/glm_mini_rank_2.yaml", "enable_profiler: False", "enable_profiler: True ")
+        self.infer("--model", "glm_5_2", "--yaml", "glm_mini_rank_2.yaml")
+        logs = self.repo / "models/glm_5_2/res" / self.date / "GLM-mini_glm_mini_rank_2"
         self.assertTrue((logs / "log_0.log").is_file())
         self.assertFalse((logs / "decode").exists())
         profiles = self.repo / "res" / self.date / "GLM-mini_glm_mini_rank_2"
@@ -184,20 +184,20 @@ class LegacyRunnerTest(ExampleTestCase):
 
     def test_yaml_sub_folder_is_dropped_from_the_result_name(self):
         for hardware in ("ci_a3", "ci_950"):
-            self.enable(f"models/glm-mini/config/{hardware}/glm_mini_rank_1.yaml",
+            self.enable(f"models/glm_5_2/config/{hardware}/glm_mini_rank_1.yaml",
                         "enable_profiler: False", "enable_profiler: True ")
-        model = self.repo / "models/glm-mini"
+        model = self.repo / "models/glm_5_2"
         # Two configs, one basename: both runs write into the same result directory.
-        self.infer("--model", "glm-mini", "--yaml", "ci_a3/glm_mini_rank_1.yaml", cwd=model)
-        console = self.infer("--model", "glm-mini", "--yaml", "ci_950/glm_mini_rank_1.yaml", cwd=model)
+        self.infer("--model", "glm_5_2", "--yaml", "ci_a3/glm_mini_rank_1.yaml", cwd=model)
+        console = self.infer("--model", "glm_5_2", "--yaml", "ci_950/glm_mini_rank_1.yaml", cwd=model)
         self.assertIn("[GLM-mini] run: 10 prefill forward(s), 21 decode forwards, profiler on", console)
         result = model / "res" / self.date / "GLM-mini_glm_mini_rank_1"
         self.assertEqual([d.name for d in (model / "res" / self.date).iterdir()], [result.name])
         self.assert_runs(result / "decode/prof", 2, list(range(10, 20)))
 
     def test_pangu_base_loop_makes_max_new_tokens_minus_one_decode_forwards(self):
-        self.enable("models/pangu-mini/config/pangu_mini_7b.yaml", "enable_profiler: False", "enable_profiler: True ")
-        model = self.repo / "models/pangu-mini"
+        self.enable("models/pangu_7b/config/pangu_mini_7b.yaml", "enable_profiler: False", "enable_profiler: True ")
+        model = self.repo / "models/pangu_7b"
         console = self.bash_ok(["infer.sh"], cwd=model)
         self.assertIn("[pangu_mini_7B] warm up: 1 prefill forward, 1 decode forwards", console)
         self.assertIn("[pangu_mini_7B] run: 1 prefill forward, 23 decode forwards", console)
@@ -206,13 +206,13 @@ class LegacyRunnerTest(ExampleTestCase):
         self.assert_runs(result / "prof/decode", 1, list(range(10, 20)))
 
     def test_kimi_honours_yaml_file_name_and_uses_class_constants(self):
-        config = self.repo / "models/kimi-mini/config"
+        config = self.repo / "models/kimi_k3/config"
         shutil.copy(config / "kimi_mini_rank_1.yaml", config / "profiled.yaml")
-        self.enable("models/kimi-mini/config/profiled.yaml", "enable_profiler: False", "enable_profiler: True")
-        model = self.repo / "models/kimi-mini"
+        self.enable("models/kimi_k3/config/profiled.yaml", "enable_profiler: False", "enable_profiler: True")
+        model = self.repo / "models/kimi_k3"
         console = self.bash_ok(["infer.sh"], cwd=model, env={"YAML_FILE_NAME": "profiled.yaml"})
-        self.assertIn("[kimi-mini] 4 prefill cycle(s), 23 decode forwards", console)
-        result = model / "res" / self.date / "kimi-mini_profiled"
+        self.assertIn("[kimi_k3] 4 prefill cycle(s), 23 decode forwards", console)
+        result = model / "res" / self.date / "kimi_k3_profiled"
         self.assert_runs(result / "prof/prefill", 1, [0])
         self.assert_runs(result / "prof/decode", 1, list(range(10, 20)))
 

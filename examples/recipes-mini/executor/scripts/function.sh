@@ -1,6 +1,6 @@
 #!/bin/bash
 # Launch helpers, sourced by executor/scripts/infer.sh and by the models' own
-# infer.sh (models/glm-mini/infer.sh). The caller sets MODEL_DIR and YAML (absolute
+# infer.sh (models/glm_5_2/infer.sh). The caller sets MODEL_DIR and YAML (absolute
 # path), and for online mode PD_ROLE, then calls `launch [offline|online]`.
 #
 # Layout of one run (as in cann-recipes-infer):

@@ -1,5 +1,5 @@
 #!/bin/bash
-# pangu-mini's own launcher: cd models/pangu-mini && bash infer.sh
+# pangu_7b's own launcher: cd models/pangu_7b && bash infer.sh
 # YAML_FILE_NAME is set here (an exported one is overwritten).
 SCRIPT_PATH=$(cd "$(dirname "${BASH_SOURCE[0]}")" &>/dev/null && pwd)
 FUNCTION_ABS_PATH=$(realpath "${SCRIPT_PATH}/../../executor/scripts/function.sh")

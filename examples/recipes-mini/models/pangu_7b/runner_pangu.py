@@ -1,4 +1,4 @@
-# pangu-mini's runner: the legacy ModelRunner's own generation loop
+# pangu_7b's runner: the legacy ModelRunner's own generation loop
 # (ModelRunner.model_generate: one prefill forward, then max_new_tokens - 1
 # decode forwards; profiles in $RES_PATH/prof/{prefill,decode}).
 from executor.core.forward_data_info.forward_data_info import Request

@@ -1,4 +1,4 @@
-# kimi-mini's generation loop (no draft model):
+# kimi_k3's generation loop (no draft model):
 #   prefill  the batch runs in mini-batch cycles; only the middle cycle
 #            (prefill_cycles // 2) is profiled, by its own one-step profiler.
 #   decode   max_new_tokens - 1 decode forwards. The decode profiler is entered

@@ -1,4 +1,4 @@
-# pangu-mini's own entry point (family B): function.sh runs it instead of the shared engine.
+# pangu_7b's own entry point (family B): function.sh runs it instead of the shared engine.
 import argparse
 
 from runner_pangu import PanguRunner
@@ -6,7 +6,7 @@ from executor.utils import read_yaml
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(description="pangu-mini offline inference")
+    parser = argparse.ArgumentParser(description="pangu_7b offline inference")
     parser.add_argument("--yaml_file_path", type=str, help="run configuration")
     return parser.parse_args()
 

@@ -1,4 +1,4 @@
-# glm-mini's generation loop. Each phase gets its own profiler from
+# glm_5_2's generation loop. Each phase gets its own profiler from
 # ModelRunner.define_profiler and steps it once per forward:
 #   prefill  active=1, skip_first=5, repeat=1; with profiling on, the whole
 #            prefill is repeated (10 units) so that the 6th unit is recorded.

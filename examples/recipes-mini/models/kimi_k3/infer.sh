@@ -1,6 +1,6 @@
 #!/bin/bash
-# kimi-mini's own launcher: cd models/kimi-mini && bash infer.sh
-# Unlike glm-mini's, it honours YAML_FILE_NAME from the environment:
+# kimi_k3's own launcher: cd models/kimi_k3 && bash infer.sh
+# Unlike glm_5_2's, it honours YAML_FILE_NAME from the environment:
 #   YAML_FILE_NAME=<file under config/> bash infer.sh
 SCRIPT_PATH=$(cd "$(dirname "${BASH_SOURCE[0]}")" &>/dev/null && pwd)
 FUNCTION_ABS_PATH=$(realpath "${SCRIPT_PATH}/../../executor/scripts/function.sh")

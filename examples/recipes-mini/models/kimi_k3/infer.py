@@ -1,4 +1,4 @@
-# kimi-mini's own entry point (family B; executor/scripts/function.sh prefers it
+# kimi_k3's own entry point (family B; executor/scripts/function.sh prefers it
 # over the shared engine because it exists).
 import argparse
 
@@ -16,7 +16,7 @@ class KimiRunner(ModelRunner):
 
 
 def main():
-    parser = argparse.ArgumentParser(description="kimi-mini offline inference")
+    parser = argparse.ArgumentParser(description="kimi_k3 offline inference")
     parser.add_argument("--yaml_file_path", type=str, help="run configuration")
     args = parser.parse_args()
     settings = read_yaml(args.yaml_file_path)

@@ -1,11 +1,11 @@
-# glm-mini's own entry point (a family-B model: it does not use the shared engine).
+# glm_5_2's own entry point (a family-B model: it does not use the shared engine).
 # executor/scripts/function.sh runs this file instead of executor/offline/infer.py
 # because it exists:
 #
-#   LOCAL_RANK=0 WORLD_SIZE=1 python3 models/glm-mini/infer.py --yaml_file_path=<config.yaml>
+#   LOCAL_RANK=0 WORLD_SIZE=1 python3 models/glm_5_2/infer.py --yaml_file_path=<config.yaml>
 #
 # Profiles land in $RES_PATH/{prefill,decode}/prof, relative to the working
-# directory (models/glm-mini when launched through models/glm-mini/infer.sh).
+# directory (models/glm_5_2 when launched through models/glm_5_2/infer.sh).
 import argparse
 import os
 
@@ -15,7 +15,7 @@ from executor.utils import read_yaml, update_settings
 
 
 def parse_args():
-    parser = argparse.ArgumentParser(description="glm-mini offline inference")
+    parser = argparse.ArgumentParser(description="glm_5_2 offline inference")
     parser.add_argument("--yaml_file_path", type=str, help="run configuration")
     parser.add_argument("--local_rank", type=int, default=0)
     return parser.parse_args()

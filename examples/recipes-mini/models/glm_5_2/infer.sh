@@ -1,9 +1,9 @@
 #!/bin/bash
-# glm-mini's own launcher: cd models/glm-mini && bash infer.sh
+# glm_5_2's own launcher: cd models/glm_5_2 && bash infer.sh
 #
 # YAML_FILE_NAME is set here (an exported YAML_FILE_NAME is overwritten): edit
 # this line to run another configuration. Results: the launcher's RES_PATH,
-# relative to the working directory (so models/glm-mini/res/... when run from here).
+# relative to the working directory (so models/glm_5_2/res/... when run from here).
 SCRIPT_PATH=$(cd "$(dirname "${BASH_SOURCE[0]}")" &>/dev/null && pwd)
 FUNCTION_ABS_PATH=$(realpath "${SCRIPT_PATH}/../../executor/scripts/function.sh")
 

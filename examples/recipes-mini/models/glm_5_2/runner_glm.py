@@ -1,4 +1,4 @@
-# glm-mini's runner: the legacy ModelRunner with the model's own settings.
+# glm_5_2's runner: the legacy ModelRunner with the model's own settings.
 from executor.model_runner import ModelRunner
 
 
