@@ -376,11 +376,15 @@ fn a_second_npuprof_is_refused_while_one_works_here() {
     let repo = support::copy_example("recipes-mini");
     let before = check_files(repo.path());
     let lock = journal::RepoLock::acquire(repo.path()).unwrap();
-    for args in [
-        &PATCH_ARGS[..],
-        &["revert"],
-        &["relocate", "--model", "deepseek-mini"],
-    ] {
+    let collect = [
+        "collect",
+        "--model",
+        "deepseek-mini",
+        "--yaml",
+        "decode_mtp.yaml",
+    ];
+    let relocate = ["relocate", "--model", "deepseek-mini"];
+    for args in [&PATCH_ARGS[..], &["revert"], &relocate, &collect] {
         let output = npuprof(repo.path(), args).output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");

@@ -132,6 +132,10 @@ fn lock_file(repo: &Repo) -> Result<std::fs::File> {
         }
         // The previous holder may have removed the file between our open and our lock.
         if same_file(&fd, &dir) {
+            let ignore = dir_rel.join(".gitignore");
+            if !repo.exists(&ignore).unwrap_or(true) {
+                model::write_own(repo, &ignore, b"*\n")?;
+            }
             let mut file = std::fs::File::from(fd);
             file.set_len(0).map_err(io_err("write", &display))?;
             file.rewind().map_err(io_err("write", &display))?;

@@ -250,27 +250,15 @@ pub fn to_bytes(journal: &Journal) -> Vec<u8> {
     bytes
 }
 
-/// Creates `.npuprof/` (ignored by git through its own `.gitignore`) and `originals/` when
-/// missing.
+/// Creates `originals/` when missing (`.npuprof/` and its `.gitignore` come with the lock).
 pub fn ensure_dir(repo: &Repo) -> Result<()> {
-    let dir = Path::new(JOURNAL_DIR);
-    for sub in [dir.to_path_buf(), originals_dir()] {
-        // Under the lock `.npuprof/` exists already; only `originals/` may be new.
-        if !repo
-            .exists(&sub)
-            .map_err(io_err("inspect", repo.display(&sub)))?
-        {
-            repo.mkdir(&sub, 0o755)
-                .map_err(io_err("create", repo.display(&sub)))?;
-        }
-    }
-    let ignore = dir.join(".gitignore");
+    let originals = originals_dir();
     if !repo
-        .exists(&ignore)
-        .map_err(io_err("inspect", repo.display(&ignore)))?
+        .exists(&originals)
+        .map_err(io_err("inspect", repo.display(&originals)))?
     {
-        repo.replace(&ignore, b"*\n", 0o644, None)
-            .map_err(io_err("write", repo.display(&ignore)))?;
+        repo.mkdir(&originals, 0o755)
+            .map_err(io_err("create", repo.display(&originals)))?;
     }
     Ok(())
 }
