@@ -1,6 +1,7 @@
 //! `npuprof relocate` and its revert, on a temp copy of a tiny model directory, with a
 //! deterministic mount table (`NPUPROF_MOUNTINFO`) putting the repository on NFS.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -411,6 +412,32 @@ fn symlinks_on_the_way_to_the_target_are_reported_and_resolved() {
     assert_eq!(fs::read_link(res).unwrap(), local.join("real/res"));
 }
 
+/// Runs `npuprof <args>` and checks it succeeded.
+fn check_ok(fixture: &Fixture, args: &[&OsStr], context: &str) {
+    let output = fixture.npuprof(&[]).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{context}, then {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Relocates with an abort at write step `n`; returns whether the failpoint was reached.
+fn relocate_killed_at(fixture: &Fixture, n: u64) -> bool {
+    let output = fixture
+        .relocate(&[])
+        .env("NPUPROF_FAILPOINT", format!("any:{n}"))
+        .output()
+        .unwrap();
+    let finished = output.status.code().is_some();
+    assert!(
+        !finished || output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    !finished
+}
+
 #[test]
 fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
     let files = [
@@ -420,41 +447,22 @@ fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
     for n in 1.. {
         let fixture = fixture(&files);
         let before = tree(fixture.repo.path());
-        let killed = fixture
-            .relocate(&[])
-            .env("NPUPROF_FAILPOINT", format!("any:{n}"))
-            .output()
-            .unwrap();
-        if killed.status.code().is_some() {
-            assert!(
-                killed.status.success(),
-                "{}",
-                String::from_utf8_lossy(&killed.stderr)
-            );
+        if !relocate_killed_at(&fixture, n) {
             assert!(n > 5, "only {} write steps seen", n - 1);
             break;
         }
         let context = format!("relocate killed at write step {n}");
-        for args in [&["status"][..], &["relocate", "--model", "tiny", "--to"]] {
-            let mut cmd = fixture.npuprof(args);
-            if args[0] == "relocate" {
-                cmd.arg(fixture.target());
-            }
-            let output = cmd.output().unwrap();
-            assert!(
-                output.status.success(),
-                "{context}, then {args:?}: {}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-        }
-        let res = fixture.repo.path().join("models/tiny/res");
-        assert_eq!(fs::read_link(&res).unwrap(), fixture.target(), "{context}");
-        let revert = fixture.npuprof(&["revert"]).output().unwrap();
-        assert!(
-            revert.status.success(),
-            "{context}, then revert: {}",
-            String::from_utf8_lossy(&revert.stderr)
+        let target = fixture.target();
+        let relocate = ["relocate", "--model", "tiny", "--to"].map(OsStr::new);
+        check_ok(&fixture, &[OsStr::new("status")], &context);
+        check_ok(
+            &fixture,
+            &[&relocate[..], &[target.as_os_str()]].concat(),
+            &context,
         );
+        let res = fixture.repo.path().join("models/tiny/res");
+        assert_eq!(fs::read_link(&res).unwrap(), target, "{context}");
+        check_ok(&fixture, &[OsStr::new("revert")], &context);
         assert_eq!(
             tree(fixture.repo.path()),
             before,
@@ -463,18 +471,8 @@ fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
 
         // A revert straight after the kill restores the layout too.
         let fixture = self::fixture(&files);
-        let killed = fixture
-            .relocate(&[])
-            .env("NPUPROF_FAILPOINT", format!("any:{n}"))
-            .output()
-            .unwrap();
-        assert!(killed.status.code().is_none());
-        let revert = fixture.npuprof(&["revert"]).output().unwrap();
-        assert!(
-            revert.status.success(),
-            "{context}, then revert: {}",
-            String::from_utf8_lossy(&revert.stderr)
-        );
+        assert!(relocate_killed_at(&fixture, n));
+        check_ok(&fixture, &[OsStr::new("revert")], &context);
         assert_eq!(tree(fixture.repo.path()), before, "{context}, then revert");
         assert!(!fixture.repo.path().join(".npuprof").exists());
     }
