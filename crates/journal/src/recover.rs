@@ -118,7 +118,13 @@ pub(crate) fn recover(repo: &Repo) -> Result<()> {
     finish_in_place_write(repo)?;
     let reverted = reverted_file();
     if repo.exists(&reverted).unwrap_or(false) {
-        finish_revert_cleanup(repo)?;
+        if repo.exists(&model::journal_file()).unwrap_or(true) {
+            // A live journal still needs its originals: only the stale marker goes.
+            repo.unlink(&reverted)
+                .map_err(io_err("remove", repo.display(&reverted)))?;
+        } else {
+            finish_revert_cleanup(repo)?;
+        }
     }
     check_orphans(repo)
 }
