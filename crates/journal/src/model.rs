@@ -78,7 +78,7 @@ pub enum Change {
     },
 }
 
-/// The kind of a [`Change`], as written in JSON (`kind`).
+/// The kind of a journaled change, as written in JSON (`kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeKind {

@@ -1,4 +1,4 @@
-//! Finishing what a killed npuprof left: every writing command runs [`recover`] right after
+//! Finishing what a killed npuprof left: every writing command runs `recover` right after
 //! taking the lock, before it reads the journal.
 //!
 //! What a kill can leave, and what is done with it:
