@@ -17,6 +17,33 @@ use crate::lock::RepoLock;
 use crate::model::{self, Change, Entry, Journal};
 use crate::{paths, recover, time};
 
+/// Records in a journaled file change that npuprof rewrites it from `old_sha` to `new_sha`;
+/// returns the file's original sha256 (`None` for a file npuprof created).
+fn record_rewrite(change: &mut Change, old_sha: String, new_sha: String) -> Option<String> {
+    match change {
+        Change::Modified {
+            original_sha256,
+            patched_sha256,
+            previous_sha256,
+            ..
+        } => {
+            *previous_sha256 = Some(old_sha);
+            *patched_sha256 = new_sha;
+            Some(original_sha256.clone())
+        }
+        Change::Created {
+            patched_sha256,
+            previous_sha256,
+            ..
+        } => {
+            *previous_sha256 = Some(old_sha);
+            *patched_sha256 = new_sha;
+            None
+        }
+        Change::CreatedDir | Change::Renamed { .. } | Change::Symlink { .. } => None,
+    }
+}
+
 /// Permission bits for files npuprof creates.
 const CREATED_MODE: u32 = 0o644;
 
@@ -414,70 +441,7 @@ impl Transaction {
         let new_sha = model::sha256_hex(bytes);
         match meta {
             Some(meta) if meta.kind == Kind::File && (!create || journaled.is_some()) => {
-                let old = self
-                    .fs
-                    .read(rel)
-                    .map_err(io_err("read", self.fs.display(rel)))?;
-                if old == *bytes {
-                    return Ok(());
-                }
-                let old_sha = model::sha256_hex(&old);
-                let original_sha256 = match journaled {
-                    Some(index) => {
-                        self.check_not_edited(&plan.journal.entries[index], &old_sha)?;
-                        let entry = &mut plan.journal.entries[index];
-                        entry.command.clone_from(&self.command);
-                        entry.time = now.to_owned();
-                        match &mut entry.change {
-                            Change::Modified {
-                                original_sha256,
-                                patched_sha256,
-                                previous_sha256,
-                                ..
-                            } => {
-                                *previous_sha256 = Some(old_sha.clone());
-                                *patched_sha256 = new_sha;
-                                // The saved original is needed again once the file leaves it.
-                                if old_sha == *original_sha256 {
-                                    plan.originals.push(old.clone());
-                                }
-                                Some(original_sha256.clone())
-                            }
-                            Change::Created {
-                                patched_sha256,
-                                previous_sha256,
-                                ..
-                            } => {
-                                *previous_sha256 = Some(old_sha);
-                                *patched_sha256 = new_sha;
-                                None
-                            }
-                            _ => None,
-                        }
-                    }
-                    None => {
-                        plan.journal.entries.push(self.entry(
-                            rel,
-                            Change::Modified {
-                                original_sha256: old_sha.clone(),
-                                patched_sha256: new_sha,
-                                previous_sha256: None,
-                                mode: meta.mode,
-                            },
-                            now,
-                        ));
-                        plan.originals.push(old.clone());
-                        Some(old_sha)
-                    }
-                };
-                plan.actions.push(Action::Write {
-                    rel: rel.to_path_buf(),
-                    bytes: bytes.to_vec(),
-                    old: Some(old),
-                    mode: meta.mode,
-                    owner: Some(meta.owner),
-                    original_sha256,
-                });
+                self.plan_rewrite(plan, rel, bytes, meta, journaled, now)?;
             }
             Some(_) if create => {
                 return Err(JournalError::Refused(format!(
@@ -508,6 +472,60 @@ impl Transaction {
             }
             None => self.plan_create(plan, rel, bytes, journaled, now, new_sha)?,
         }
+        Ok(())
+    }
+
+    /// Plans rewriting the existing file `rel` (journaled at `journaled`, if at all).
+    fn plan_rewrite(
+        &self,
+        plan: &mut Plan,
+        rel: &Path,
+        bytes: &[u8],
+        meta: Meta,
+        journaled: Option<usize>,
+        now: &str,
+    ) -> Result<()> {
+        let old = self
+            .fs
+            .read(rel)
+            .map_err(io_err("read", self.fs.display(rel)))?;
+        if old == *bytes {
+            return Ok(());
+        }
+        let (old_sha, new_sha) = (model::sha256_hex(&old), model::sha256_hex(bytes));
+        let original_sha256 = match journaled {
+            Some(index) => {
+                self.check_not_edited(&plan.journal.entries[index], &old_sha)?;
+                let entry = &mut plan.journal.entries[index];
+                entry.command.clone_from(&self.command);
+                entry.time = now.to_owned();
+                let original = record_rewrite(&mut entry.change, old_sha.clone(), new_sha);
+                // The saved original is needed again once the file leaves it.
+                if original.as_deref() == Some(old_sha.as_str()) {
+                    plan.originals.push(old.clone());
+                }
+                original
+            }
+            None => {
+                let change = Change::Modified {
+                    original_sha256: old_sha.clone(),
+                    patched_sha256: new_sha,
+                    previous_sha256: None,
+                    mode: meta.mode,
+                };
+                plan.journal.entries.push(self.entry(rel, change, now));
+                plan.originals.push(old.clone());
+                Some(old_sha)
+            }
+        };
+        plan.actions.push(Action::Write {
+            rel: rel.to_path_buf(),
+            bytes: bytes.to_vec(),
+            old: Some(old),
+            mode: meta.mode,
+            owner: Some(meta.owner),
+            original_sha256,
+        });
         Ok(())
     }
 
