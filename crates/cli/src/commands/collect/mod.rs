@@ -229,7 +229,14 @@ fn run_and_verify(
 ) -> anyhow::Result<VerifyReport> {
     // Result directories are named to the second; allow for a coarse clock on the filesystem.
     let started = SystemTime::now() - Duration::from_secs(2);
-    anstream::eprintln!("npuprof collect: running `{}`", argv.join(" "));
+    anstream::eprintln!(
+        "npuprof collect: running `{}` in {}",
+        npuprof_target::shell::join(argv),
+        cwd.strip_prefix(&target.repo)
+            .ok()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| "the repository".to_owned(), |p| p.display().to_string())
+    );
     let mut run = launch::run(argv, cwd, args.timeout.map(Duration::from_secs), interrupt)?;
     let result_dir = newest_result_dir(target, started);
     run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());
