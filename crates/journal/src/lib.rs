@@ -27,6 +27,7 @@ mod inspect;
 mod lock;
 mod model;
 mod paths;
+pub mod probe;
 pub mod recover;
 mod restore_check;
 mod revert;

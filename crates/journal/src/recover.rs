@@ -37,29 +37,6 @@ pub(crate) fn scratch_file() -> PathBuf {
     Path::new(JOURNAL_DIR).join("scratch")
 }
 
-/// Prefix of the scratch files of a filesystem probe (relocate's pre-flight); the pid follows.
-pub const PROBE_PREFIX: &str = ".npuprof-probe-";
-
-/// Removes the probe files in `dir` whose process no longer runs.
-pub fn remove_stale_probes(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(PROBE_PREFIX) else {
-            continue;
-        };
-        let pid = rest.split('.').next().and_then(|p| p.parse::<i32>().ok());
-        let alive = pid
-            .and_then(rustix::process::Pid::from_raw)
-            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok());
-        if !alive {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
 /// The intent recorded before rewriting a hard-linked file in place.
 #[derive(Debug, Serialize, Deserialize)]
 struct Intent {
@@ -174,7 +151,7 @@ fn remove_noted_scratch(repo: &Repo) -> Result<()> {
     };
     let rel = PathBuf::from(String::from_utf8_lossy(&raw).into_owned());
     if rel.as_os_str().is_empty() || crate::paths::check_relative(&rel).is_ok() {
-        remove_stale_probes(&repo.display(&rel));
+        crate::probe::remove_stale(&repo.display(&rel));
     }
     repo.unlink(&file)
         .map_err(io_err("remove", repo.display(&file)))

@@ -192,7 +192,8 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     }
     let apply = !request.dry_run && !chosen.already_relocated && !target_report.has_errors();
     if apply {
-        fs::create_dir_all(&chosen.resolved).map_err(io_err("create", &chosen.resolved))?;
+        npuprof_journal::probe::create_dir_outside(&chosen.resolved)
+            .map_err(io_err("create", &chosen.resolved))?;
         let mut tx = Transaction::begin(&repo, "relocate")?;
         if layout.kind != LayoutKind::Missing {
             tx.rename(&res_rel, &moved_rel)?;

@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use npuprof_journal::recover::{PROBE_PREFIX, remove_stale_probes};
+pub use npuprof_journal::probe::ProbeStep;
 
 use crate::mountinfo::{self, FsClass, Mount};
 
@@ -72,32 +72,6 @@ pub struct Probe {
     pub failed_step: Option<ProbeStep>,
     /// The error of that step.
     pub error: Option<String>,
-}
-
-/// The steps of the probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeStep {
-    /// Creating the probe file.
-    Create,
-    /// Locking it exclusively.
-    Lock,
-    /// Renaming it.
-    Rename,
-    /// Removing it.
-    Remove,
-}
-
-impl ProbeStep {
-    /// The step's name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProbeStep::Create => "create",
-            ProbeStep::Lock => "lock",
-            ProbeStep::Rename => "rename",
-            ProbeStep::Remove => "remove",
-        }
-    }
 }
 
 /// How serious a problem is.
@@ -303,43 +277,16 @@ fn symlinks_on(path: &Path) -> Vec<SymlinkHop> {
 }
 
 fn run_probe(dir: &Path) -> Probe {
-    // What a killed probe left is removed by the next one.
-    remove_stale_probes(dir);
-    let fail = |step, err: &dyn std::fmt::Display| Probe {
-        ok: false,
-        failed_step: Some(step),
-        error: Some(err.to_string()),
-    };
-    let name = format!("{PROBE_PREFIX}{}", std::process::id());
-    let first = dir.join(&name);
-    let second = dir.join(format!("{name}.renamed"));
-    if let Err(err) = npuprof_journal::failpoint::step("probe", &first) {
-        return fail(ProbeStep::Create, &err);
-    }
-    let file = match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&first)
-    {
-        Ok(file) => file,
-        Err(err) => return fail(ProbeStep::Create, &err),
-    };
-    let result = match file.try_lock() {
-        Err(err) => Err((ProbeStep::Lock, err.to_string())),
-        Ok(()) => npuprof_journal::failpoint::step("probe", &first)
-            .and_then(|()| fs::rename(&first, &second))
-            .map_err(|err| (ProbeStep::Rename, err.to_string())),
-    };
-    drop(file);
-    let removed = npuprof_journal::failpoint::step("probe", &second)
-        .and_then(|()| fs::remove_file(&second).or_else(|_| fs::remove_file(&first)));
-    match (result, removed) {
-        (Err((step, err)), _) => fail(step, &err),
-        (Ok(()), Err(err)) => fail(ProbeStep::Remove, &err),
-        (Ok(()), Ok(())) => Probe {
+    match npuprof_journal::probe::run(dir) {
+        Ok(()) => Probe {
             ok: true,
             failed_step: None,
             error: None,
+        },
+        Err(failure) => Probe {
+            ok: false,
+            failed_step: Some(failure.step),
+            error: Some(failure.error.to_string()),
         },
     }
 }
