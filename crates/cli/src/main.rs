@@ -2,6 +2,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod ask;
 mod commands;
 mod exit;
 mod output;

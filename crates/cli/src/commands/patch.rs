@@ -187,7 +187,11 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
         .target
         .resolve()
         .map_err(|e| with_path_b_hint(&args.target, e))?;
-    execute_target(&target, &args.window, args.max_new_tokens, mode)
+    let mut window = args.window;
+    if crate::ask::should_ask(&window, args.json) {
+        crate::ask::ask_window(&mut window, &target)?;
+    }
+    execute_target(&target, &window, args.max_new_tokens, mode)
 }
 
 /// A repository without a built-in profiler gets the `inject` command route proposes.

@@ -178,8 +178,11 @@ fn workflow(
     }
     let target = &args.target.resolve()?;
     report.family = Some(target.family);
-    let patched =
-        patch::execute_target(target, &args.window, TokenBudget::Auto, patch::Mode::Write)?;
+    let mut window = args.window;
+    if crate::ask::should_ask(&window, args.json) {
+        crate::ask::ask_window(&mut window, target)?;
+    }
+    let patched = patch::execute_target(target, &window, TokenBudget::Auto, patch::Mode::Write)?;
     for file in &patched.files {
         anstream::eprint!("{}", file.diff);
     }
@@ -190,7 +193,13 @@ fn workflow(
     check_interrupt(interrupt)?;
 
     let (cwd, argv) = launch_command(args, target);
-    let verdict = run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    let verdict = run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     if !verdict
         .findings
         .iter()
@@ -215,7 +224,13 @@ fn workflow(
         bail!("could not relocate the output to a safe local directory (see the relocate report)");
     }
     check_interrupt(interrupt)?;
-    run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     Ok(())
 }
 
@@ -223,7 +238,7 @@ fn workflow(
 fn run_and_verify(
     args: &Args,
     target: &Target,
-    (cwd, argv): (&Path, &[String]),
+    (cwd, argv, phase): (&Path, &[String], PhaseArg),
     interrupt: &Interrupt,
     report: &mut CollectReport,
 ) -> anyhow::Result<VerifyReport> {
@@ -268,7 +283,7 @@ fn run_and_verify(
         path: Some(result_dir),
         model: None,
         repo: target.repo.clone(),
-        phase: match args.window.phase {
+        phase: match phase {
             PhaseArg::Both => verify::PhaseArg::Both,
             PhaseArg::Prefill => verify::PhaseArg::Prefill,
             PhaseArg::Decode => verify::PhaseArg::Decode,
