@@ -8,6 +8,7 @@
 use std::fmt;
 use std::io;
 
+use npuprof_journal::JournalError;
 use npuprof_lint::LintError;
 use npuprof_patch::PatchError;
 use npuprof_patch::inject::InjectError;
@@ -144,6 +145,7 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
         .or_else(|| cause.downcast_ref::<LintError>().map(lint))
         .or_else(|| cause.downcast_ref::<PatchError>().map(patch))
         .or_else(|| cause.downcast_ref::<InjectError>().map(inject))
+        .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
         .or_else(|| cause.downcast_ref::<io::Error>().map(io))
 }
 
@@ -210,6 +212,35 @@ fn inject(err: &InjectError) -> Classified {
     }
 }
 
+/// `None` for the journal's errors that wrap a cause: the cause decides.
+fn journal(err: &JournalError) -> Option<Classified> {
+    let refused = |hint| Some((ErrorCode::Refused, hint));
+    match err {
+        JournalError::Io { .. }
+        | JournalError::RolledBack { .. }
+        | JournalError::RevertStopped { .. } => None,
+        JournalError::BadJournal { .. } => Some((
+            ErrorCode::InvalidInput,
+            Some("the journal under .npuprof/ is damaged; the message says what to inspect"),
+        )),
+        JournalError::Locked { .. } => refused(Some(
+            "another npuprof is changing this repository; wait for it to finish, then run again",
+        )),
+        JournalError::EditedSince { .. } => refused(Some(
+            "keep a copy of your edit; `npuprof revert --force` restores the original",
+        )),
+        JournalError::Confinement(_)
+        | JournalError::OrphanedOriginals { .. }
+        | JournalError::Refused(_) => refused(None),
+        JournalError::Raced => Some((ErrorCode::Failed, Some("nothing was changed; run it again"))),
+        JournalError::RollbackFailed { .. } => Some((
+            ErrorCode::Io,
+            Some("run `npuprof revert` to restore the originals"),
+        )),
+        JournalError::Preview => Some((ErrorCode::Internal, None)),
+    }
+}
+
 fn io(err: &io::Error) -> Classified {
     match err.kind() {
         io::ErrorKind::NotFound => (ErrorCode::NotFound, None),
@@ -250,6 +281,24 @@ mod tests {
         );
         assert_eq!(failure.code, ErrorCode::Refused);
         assert_eq!(failure.message, "outer: no");
+    }
+
+    #[test]
+    fn journal_refusals_and_wrapped_causes() {
+        use npuprof_journal::JournalError;
+        let edited = JournalError::EditedSince {
+            path: PathBuf::from("a.py"),
+        };
+        assert_eq!(code_of(edited.into()), ErrorCode::Refused);
+        let missing = JournalError::Io {
+            action: "read",
+            path: PathBuf::from("a.py"),
+            source: std::io::ErrorKind::NotFound.into(),
+        };
+        let rolled_back = JournalError::RolledBack {
+            source: Box::new(missing),
+        };
+        assert_eq!(code_of(rolled_back.into()), ErrorCode::NotFound);
     }
 
     #[test]

@@ -7,7 +7,6 @@ mod commands;
 mod examples;
 mod exit;
 mod failure;
-mod journal;
 mod output;
 
 use std::ffi::OsString;

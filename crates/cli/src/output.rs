@@ -58,6 +58,14 @@ fn render_json<T: Serialize>(report: &T) -> serde_json::Result<String> {
     Ok(text)
 }
 
+/// Prints `report` as a `--json` document of a command whose schema has its own version.
+pub fn print_versioned_json<T: Serialize>(schema_version: u32, report: &T) -> anyhow::Result<()> {
+    print_json_document(&Versioned {
+        schema_version,
+        report,
+    })
+}
+
 /// Prints a document that already carries its own `schema_version` (route's report, defined by
 /// its library) as pretty JSON on stdout.
 pub fn print_json_document<T: Serialize>(document: &T) -> anyhow::Result<()> {

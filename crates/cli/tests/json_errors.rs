@@ -158,7 +158,7 @@ fn collect_error() {
 
 #[test]
 fn status_error() {
-    check_json_error(&["status", "--repo", "no-such-dir", "--json"], "failed");
+    check_json_error(&["status", "--repo", "no-such-dir", "--json"], "not_found");
 }
 
 #[test]

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
 use crate::failure::{ErrorCode, Failure};
-use crate::journal::Transaction;
 use crate::output;
+use npuprof_journal::Transaction;
 
 /// The skill's text.
 pub const SKILL: &str = include_str!("../skill/SKILL.md");
