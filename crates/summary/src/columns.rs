@@ -42,8 +42,21 @@ impl Header {
                     .map(|s| format!("`{s}`"))
                     .collect::<Vec<_>>()
                     .join(" or "),
-                header: self.names.join(","),
+                header: self.summary(),
             })
+    }
+
+    /// The first names of the header, and how many there are when there are more.
+    fn summary(&self) -> String {
+        const SHOWN: usize = 12;
+        if self.names.len() <= SHOWN {
+            return self.names.join(",");
+        }
+        format!(
+            "{},… ({} columns)",
+            self.names[..SHOWN].join(","),
+            self.names.len()
+        )
     }
 
     /// An error unless `record` has as many fields as the header.

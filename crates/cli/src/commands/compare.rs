@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::compare::{Change, KernelDelta, PhaseComparison};
-use npuprof_summary::units::{duration, fit, percent, signed};
+use npuprof_summary::units::{duration, fit, signed};
 use npuprof_summary::{Comparison, Options};
 
 use crate::commands::summary::write_html;
@@ -72,7 +72,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 fn human(comparison: &Comparison, top: usize) -> String {
     let mut out = String::new();
-    for phase in &comparison.phases {
+    for (index, phase) in comparison.phases.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
         phase_block(&mut out, phase, top);
     }
     for line in &comparison.unmatched {
@@ -109,7 +112,6 @@ fn phase_block(out: &mut String, phase: &PhaseComparison, top: usize) {
     );
     delta_table(out, "by type", &phase.by_type, top);
     delta_table(out, "by name", &phase.by_name, top);
-    out.push('\n');
 }
 
 fn change_style(change: Change) -> Style {
@@ -158,7 +160,9 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
             "  {:<10} {:>11} {:>7} {}{:<7}{} {:>15}  {}",
             "",
             signed(d.delta_us),
-            d.effect.map(percent).unwrap_or_default(),
+            d.effect
+                .map(|e| format!("{:+.1}%", e * 100.0))
+                .unwrap_or_default(),
             style.render(),
             change_name(d.change),
             style.render_reset(),

@@ -252,7 +252,7 @@ fn type_table(out: &mut String, run: &RunSummary) {
     for pair in rows.chunks(2) {
         let left = format!("{:<48}", pair[0]);
         let right = pair.get(1).map_or("", String::as_str);
-        let _ = writeln!(out, "  {left}{right}");
+        let _ = writeln!(out, "  {}", format!("{left}{right}").trim_end());
     }
 }
 

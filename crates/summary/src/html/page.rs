@@ -42,6 +42,7 @@ line.axis{stroke:var(--muted);stroke-width:2}
 .table-wrap{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:.85em}th,td{padding:3px 6px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left;white-space:normal;word-break:break-all;min-width:12em}
+th.t,td.t{text-align:left}
 pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:.2em 0 .6em}
 .verdict{font-size:1.1em;font-weight:600}.note{color:var(--muted);font-size:.9em}
 @media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:minmax(5em,38%) 1fr auto}}
@@ -279,13 +280,13 @@ fn kernel_charts(out: &mut String, run: &RunSummary) {
         false,
     );
     out.push_str(
-        "<div class=\"table-wrap\"><table class=\"kernels\"><thead><tr><th>name</th><th>type</th><th>core</th>\
+        "<div class=\"table-wrap\"><table class=\"kernels\"><thead><tr><th>name</th><th class=\"t\">type</th><th class=\"t\">core</th>\
          <th>count</th><th>total</th><th>mean</th><th>share</th><th>bound</th></tr></thead><tbody>",
     );
     for k in &run.top_kernels {
         let _ = write!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             escape(&k.name),
             escape(&k.kind),
             escape(&k.core),

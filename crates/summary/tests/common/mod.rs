@@ -3,6 +3,8 @@
 //! torch_npu users have, and changed by named transformations.
 #![allow(dead_code, reason = "each test binary uses its own subset")]
 
+pub mod browser;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -15,6 +17,32 @@ pub fn real_run() -> PathBuf {
 pub fn expected() -> serde_json::Value {
     let text = fs::read_to_string(real_run().join("expected.json")).expect("expected.json");
     serde_json::from_str(&text).expect("expected.json is JSON")
+}
+
+/// `<binary> <subcommand> <args>` run inside `dir`, without colour (for the CLI's tests).
+pub fn command_in(
+    binary: &Path,
+    dir: &Path,
+    subcommand: &str,
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(binary);
+    cmd.current_dir(dir)
+        .arg(subcommand)
+        .args(args)
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+/// Runs `cmd`, asserts that it succeeded, and returns its stdout.
+pub fn stdout_of(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().expect("run the command");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
 /// Where the run directories go.
