@@ -51,6 +51,28 @@ fn terminal_report_names_the_slower_type() {
 }
 
 #[test]
+fn rank_0_against_rank_1_of_the_real_run() {
+    let data = common::real_run();
+    let mut cmd = compare_in(&data, &["rank0_ascend_pt", "rank1_ascend_pt", "--top", "4"]);
+    assert_cmd_snapshot!("real_rank0_vs_rank1_human", cmd);
+    let text = stdout_of(&mut compare_in(
+        &data,
+        &["rank0_ascend_pt", "rank1_ascend_pt"],
+    ));
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+}
+
+#[test]
+fn the_readme_example_is_real_output() {
+    let command = "npuprof compare real-2rank/rank0_ascend_pt real-2rank/rank1_ascend_pt --top 4";
+    let (args, want) = common::readme_example(command);
+    let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let data = common::real_run();
+    let parent = data.parent().expect("data dir");
+    assert_eq!(stdout_of(&mut compare_in(parent, &args)), want);
+}
+
+#[test]
 fn json_report_of_the_slower_run() {
     let tmp = tempfile::tempdir().expect("temp dir");
     slower_matmul(tmp.path());

@@ -17,6 +17,10 @@ use crate::{SCHEMA_VERSION, Summary};
 /// Below this many µs per step a change is reported as `unchanged`.
 const UNCHANGED_US: f64 = 0.005;
 
+/// The verdict names the types behind a change while it fits this many characters (the first
+/// one always).
+const VERDICT_WIDTH: usize = 100;
+
 /// How a kernel group changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -326,19 +330,23 @@ fn verdict(
     } else {
         "faster"
     };
-    let causes: Vec<String> = by_type
-        .iter()
-        .filter(|d| d.delta_us.signum() == delta.delta_us.signum())
-        .take(3)
-        .map(|d| format!("{} in {}", units::signed(d.delta_us), d.key))
-        .collect();
     let mut line = format!(
         "{name} {what} {pct:.1}% {direction} ({})",
         units::signed(delta.delta_us)
     );
-    if !causes.is_empty() {
-        line.push_str(": ");
-        line.push_str(&causes.join(", "));
+    let causes = by_type
+        .iter()
+        .filter(|d| d.delta_us.signum() == delta.delta_us.signum())
+        .take(3)
+        .map(|d| format!("{} in {}", units::signed(d.delta_us), d.key));
+    for (index, cause) in causes.enumerate() {
+        let separator = if index == 0 { ": " } else { ", " };
+        let width = line.chars().count() + separator.len() + cause.chars().count();
+        if index > 0 && width > VERDICT_WIDTH {
+            break;
+        }
+        line.push_str(separator);
+        line.push_str(&cause);
     }
     line
 }

@@ -45,6 +45,23 @@ pub fn stdout_of(cmd: &mut std::process::Command) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
+/// The README's example output of `$ <command>` (the lines after it up to the code fence).
+pub fn readme_example(command: &str) -> (Vec<String>, String) {
+    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    let text = fs::read_to_string(readme).expect("README.md");
+    let start = text
+        .find(&format!("$ {command}\n"))
+        .unwrap_or_else(|| panic!("README has no example of `{command}`"));
+    let body = &text[start + command.len() + 3..];
+    let output = &body[..body.find("```").expect("closing fence")];
+    let args = command
+        .split_whitespace()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
+    (args, output.to_owned())
+}
+
 /// Where the run directories go.
 #[derive(Debug, Clone, Copy)]
 pub enum Layout {
