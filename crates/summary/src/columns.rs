@@ -105,6 +105,7 @@ pub(crate) fn open(path: &Path) -> Result<csv::Reader<std::fs::File>, SummaryErr
     Ok(csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
+        .buffer_capacity(1 << 20)
         .from_reader(file))
 }
 

@@ -8,7 +8,7 @@
 //! not by file size, and returns plain data; [`html::render_summary`] renders it as one
 //! self-contained HTML page (a string). The CLI prints and writes.
 
-pub mod columns;
+mod columns;
 pub mod comm;
 pub mod compare;
 pub mod error;
