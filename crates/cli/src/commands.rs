@@ -9,6 +9,7 @@ mod plan;
 mod relocate;
 mod revert;
 mod route;
+mod route_target;
 mod status;
 mod summary;
 mod verify;
