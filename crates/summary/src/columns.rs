@@ -85,7 +85,7 @@ impl Header {
 /// A field as text: torch_npu appends a TAB to timestamps and may write CRLF, so blanks around
 /// the value are dropped.
 pub(crate) fn text(field: &[u8]) -> &str {
-    std::str::from_utf8(field).map_or("", str::trim)
+    std::str::from_utf8(field.trim_ascii()).unwrap_or("")
 }
 
 /// A numeric field: `None` when empty or `N/A`, `Err(())` when it is something else.
