@@ -37,6 +37,19 @@ pub enum Change {
     Unchanged,
 }
 
+impl Change {
+    /// The name used in reports (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Slower => "slower",
+            Change::Faster => "faster",
+            Change::Unchanged => "unchanged",
+        }
+    }
+}
+
 /// One kernel group (a name or a type) in both runs, per step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelDelta {

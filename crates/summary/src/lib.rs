@@ -74,10 +74,11 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         .collect();
     let mut runs = Vec::with_capacity(selected.len());
     for (dir, phase) in selected {
-        let run = run::summarize_run(&dir, phase, path, options.top)?;
-        if options.rank.is_none() || run.rank == options.rank {
-            runs.push(run);
+        // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
+        if options.rank.is_some() && run::read_rank(&dir, &mut Vec::new()) != options.rank {
+            continue;
         }
+        runs.push(run::summarize_run(&dir, phase, path, options.top)?);
     }
     if runs.is_empty() {
         return Err(SummaryError::NothingSelected {

@@ -138,7 +138,7 @@ fn no_kernel_details_note(output: &Path) -> String {
 }
 
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.
-fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
+pub(crate) fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
     let mut infos: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries

@@ -63,6 +63,20 @@ fn phase_and_rank_select_runs() {
 }
 
 #[test]
+fn rank_selection_reads_only_the_selected_run() {
+    let tmp = real_copy(Layout::Flat);
+    let rank0 = &run_dirs(tmp.path(), Layout::Flat)[0].1;
+    drop_column(&output_file(rank0, "kernel_details.csv"), "Name");
+    let one = Options {
+        rank: Some(1),
+        ..Options::default()
+    };
+    let summary = summarize(tmp.path(), &one).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(summary.runs.len(), 1);
+    check_error(summarize(tmp.path(), &Options::default()), &["`Name`"]);
+}
+
+#[test]
 fn a_single_run_directory_is_summarised() {
     let tmp = real_copy(Layout::Flat);
     let run = tmp.path().join("rank1_ascend_pt");

@@ -122,16 +122,6 @@ fn change_style(change: Change) -> Style {
     }
 }
 
-fn change_name(change: Change) -> &'static str {
-    match change {
-        Change::Added => "added",
-        Change::Removed => "removed",
-        Change::Slower => "slower",
-        Change::Faster => "faster",
-        Change::Unchanged => "same",
-    }
-}
-
 fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize) {
     if deltas.is_empty() {
         return;
@@ -139,7 +129,7 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
     let dim = Style::new().dimmed();
     let _ = writeln!(
         out,
-        "  {}{title:<10} {:>11} {:>7} {:<7} {:>15}  key{}",
+        "  {}{title:<10} {:>11} {:>7} {:<9} {:>13}  key{}",
         dim.render(),
         "Δ/step",
         "effect",
@@ -147,7 +137,7 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
         "calls/step",
         dim.render_reset()
     );
-    // 2 + 10 + 1 + 11 + 1 + 7 + 1 + 7 + 1 + 15 + 2 = 58; the key gets the rest of 100.
+    // 2 + 10 + 1 + 11 + 1 + 7 + 1 + 9 + 1 + 13 + 2 = 58; the key gets the rest of 100.
     for d in deltas.iter().take(top) {
         let style = change_style(d.change);
         let calls = if d.base_count == d.new_count {
@@ -157,14 +147,14 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
         };
         let _ = writeln!(
             out,
-            "  {:<10} {:>11} {:>7} {}{:<7}{} {:>15}  {}",
+            "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}",
             "",
             signed(d.delta_us),
             d.effect
                 .map(|e| format!("{:+.1}%", e * 100.0))
                 .unwrap_or_default(),
             style.render(),
-            change_name(d.change),
+            d.change.as_str(),
             style.render_reset(),
             calls,
             fit(&d.key, 42)

@@ -423,10 +423,7 @@ fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
             } else {
                 "faster"
             };
-            let change = serde_json::to_value(d.change)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .unwrap_or_default();
+            let change = d.change.as_str();
             let mut bar = Bar::single(
                 &fit(&d.key, LABEL_CHARS),
                 class,
