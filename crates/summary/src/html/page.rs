@@ -45,7 +45,8 @@ th:first-child,td:first-child{text-align:left;white-space:normal;word-break:brea
 th.t,td.t{text-align:left}
 pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:.2em 0 .6em}
 .verdict{font-size:1.1em;font-weight:600}.note{color:var(--muted);font-size:.9em}
-@media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:minmax(5em,38%) 1fr auto}}
+@media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:1fr auto;row-gap:1px;margin:5px 0}
+.row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
 ";
 
 fn head(out: &mut String, title: &str) {
