@@ -2,9 +2,9 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod ask;
 mod commands;
 mod exit;
-mod journal;
 mod output;
 
 use std::process::ExitCode;

@@ -85,7 +85,7 @@ pub fn execute(args: &Args) -> anyhow::Result<Report> {
     let decode = Schedule::clamped(
         args.wait,
         args.warmup,
-        i64::try_from(args.window.decode_active).unwrap_or(i64::MAX),
+        i64::try_from(args.window.decode_active()).unwrap_or(i64::MAX),
         args.repeat,
         args.window
             .decode_skip_first

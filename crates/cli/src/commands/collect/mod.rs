@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
+use npuprof_journal::{self as journal, RevertOutcome};
 use npuprof_patch::target::TokenBudget;
 use npuprof_route::{Route, RouteReport};
 use npuprof_target::Target;
@@ -18,7 +19,6 @@ use serde::Serialize;
 use super::{patch, plan, relocate, verify};
 use crate::args::{PhaseArg, TargetArgs, WindowArgs};
 use crate::exit::Exit;
-use crate::journal::{self, RevertOutcome};
 use crate::output;
 use launch::{Interrupt, RunReport};
 
@@ -97,6 +97,8 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     let repo = args.target.repo_root()?;
     let (model, yaml) = args.target.model_and_yaml(&repo)?;
     args.window.window()?;
+    // One npuprof at a time in this repository, for the whole workflow.
+    let _lock = journal::RepoLock::acquire(&repo)?;
     if journal::status(&repo)?.is_some() {
         bail!(
             "`{}` already has npuprof changes (see `npuprof status`); revert them first (`npuprof revert`) so that collect can restore the repository exactly",
@@ -111,10 +113,11 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
         revert: "nothing",
         ..CollectReport::default()
     };
-    let result = workflow(args, &repo, &interrupt, &mut report);
+    let mut restore = None;
+    let result = workflow(args, &repo, &interrupt, &mut report, &mut restore);
     // A journal that cannot even be read still means "changed": try to revert (and report).
-    let touched = !matches!(journal::status(&repo), Ok(None));
-    report.revert = if !touched {
+    let journaled = !matches!(journal::status(&repo), Ok(None));
+    report.revert = if !journaled && restore.is_none() {
         "nothing"
     } else if args.keep_patch {
         "kept"
@@ -143,6 +146,29 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
             }
         }
     };
+    // The bytes decide, not the journal: the launched command may have deleted `.npuprof/` or
+    // rewritten files.
+    if report.revert == "reverted" || !journaled {
+        let unrestored = restore
+            .as_ref()
+            .map(journal::RestoreCheck::unrestored)
+            .unwrap_or_default();
+        if !unrestored.is_empty() {
+            let files: Vec<String> = unrestored.iter().map(|p| p.display().to_string()).collect();
+            anstream::eprintln!(
+                "npuprof collect: NOT restored: {} differ from the originals{}",
+                files.join(", "),
+                if journaled {
+                    String::new()
+                } else {
+                    " and the journal is gone (the launched command removed .npuprof/?)".to_owned()
+                }
+            );
+            report.revert = "failed";
+        } else if !journaled {
+            report.revert = "reverted";
+        }
+    }
     let (outcome, exit_code) = match &result {
         Err(err) => {
             report.error = Some(format!("{err:#}"));
@@ -162,6 +188,7 @@ fn workflow(
     repo: &Path,
     interrupt: &Interrupt,
     report: &mut CollectReport,
+    restore: &mut Option<journal::RestoreCheck>,
 ) -> anyhow::Result<()> {
     let route = super::route::execute(repo)?;
     let decision = route.route;
@@ -176,8 +203,12 @@ fn workflow(
     }
     let target = &args.target.resolve()?;
     report.family = Some(target.family);
-    let patched =
-        patch::execute_target(target, &args.window, TokenBudget::Auto, patch::Mode::Write)?;
+    let mut window = args.window;
+    if crate::ask::should_ask(&window, args.json) {
+        crate::ask::ask_window(&mut window, target)?;
+    }
+    let patched = patch::execute_target(target, &window, TokenBudget::Auto, patch::Mode::Write)?;
+    *restore = journal::RestoreCheck::capture(repo)?;
     for file in &patched.files {
         anstream::eprint!("{}", file.diff);
     }
@@ -188,7 +219,13 @@ fn workflow(
     check_interrupt(interrupt)?;
 
     let (cwd, argv) = launch_command(args, target);
-    let verdict = run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    let verdict = run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     if !verdict
         .findings
         .iter()
@@ -199,13 +236,13 @@ fn workflow(
     anstream::eprintln!(
         "npuprof collect: verify diagnosed the bad-output-filesystem case: relocating the output and running again"
     );
-    let relocated = relocate::execute(&relocate::Args {
+    let relocated = npuprof_relocate::relocate(&npuprof_relocate::RelocateRequest {
         repo: target.repo.clone(),
         model: target.model.clone(),
         to: None,
         dry_run: false,
-        json: false,
     })?;
+    *restore = journal::RestoreCheck::capture(repo)?;
     let applied = relocated.applied || relocated.already_relocated;
     let unsafe_target = relocated.target.has_errors();
     report.relocate = Some(relocated);
@@ -213,7 +250,13 @@ fn workflow(
         bail!("could not relocate the output to a safe local directory (see the relocate report)");
     }
     check_interrupt(interrupt)?;
-    run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     Ok(())
 }
 
@@ -221,13 +264,20 @@ fn workflow(
 fn run_and_verify(
     args: &Args,
     target: &Target,
-    (cwd, argv): (&Path, &[String]),
+    (cwd, argv, phase): (&Path, &[String], PhaseArg),
     interrupt: &Interrupt,
     report: &mut CollectReport,
 ) -> anyhow::Result<VerifyReport> {
     // Result directories are named to the second; allow for a coarse clock on the filesystem.
     let started = SystemTime::now() - Duration::from_secs(2);
-    anstream::eprintln!("npuprof collect: running `{}`", argv.join(" "));
+    anstream::eprintln!(
+        "npuprof collect: running `{}` in {}",
+        npuprof_target::shell::join(argv),
+        cwd.strip_prefix(&target.repo)
+            .ok()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| "the repository".to_owned(), |p| p.display().to_string())
+    );
     let mut run = launch::run(argv, cwd, args.timeout.map(Duration::from_secs), interrupt)?;
     let result_dir = newest_result_dir(target, started);
     run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());
@@ -259,7 +309,7 @@ fn run_and_verify(
         path: Some(result_dir),
         model: None,
         repo: target.repo.clone(),
-        phase: match args.window.phase {
+        phase: match phase {
             PhaseArg::Both => verify::PhaseArg::Both,
             PhaseArg::Prefill => verify::PhaseArg::Prefill,
             PhaseArg::Decode => verify::PhaseArg::Decode,
