@@ -818,3 +818,101 @@ pub(crate) fn function_name<'s>(def: Node<'_>, source: &'s str) -> &'s str {
     def.child_by_field_name("name")
         .map_or("?", |n| text(n, source))
 }
+
+#[cfg(test)]
+mod tests {
+    use npuprof_python::{descendants_in_scope, parse};
+
+    use super::*;
+
+    /// Resolves the last identifier or attribute named `target` in `source`.
+    fn resolve(source: &str, target: &str) -> Resolution {
+        let tree = parse(source).expect("a tree");
+        let root = tree.root_node();
+        let node = descendants_in_scope(root)
+            .into_iter()
+            .chain(
+                // Function bodies too: the target is usually inside one.
+                descendants_in_scope(root)
+                    .into_iter()
+                    .filter(|n| n.kind() == "function_definition")
+                    .flat_map(|f| {
+                        descendants_in_scope(f.child_by_field_name("body").expect("body"))
+                    }),
+            )
+            .filter(|n| {
+                matches!(n.kind(), "identifier" | "attribute")
+                    && text(*n, source) == target
+                    && n.parent().is_none_or(|p| p.kind() != "keyword_argument")
+            })
+            .max_by_key(|n| n.start_byte())
+            .expect("the target occurs");
+        Resolver::new(root, source).int(node, None)
+    }
+
+    #[test]
+    fn tuple_unpacking_and_arithmetic() {
+        let found = resolve("W, A = 2, 30\nM = W + A * 2 - 1\nM\n", "M").expect("resolved");
+        assert_eq!(found.value, 61);
+        assert_eq!(
+            found.trail.resolved,
+            ["W = 2 (line 1)", "A = 30 (line 1)", "M = 61 (line 2)"]
+        );
+        assert!(found.trail.runtime.is_empty());
+    }
+
+    #[test]
+    fn unpacking_of_another_arity_is_not_split() {
+        let err = resolve("A, B = f()\nA\n", "A").expect_err("unknown");
+        assert!(err.contains("unpacked from an expression"), "{err}");
+    }
+
+    #[test]
+    fn a_self_referencing_name_stops_with_a_reason() {
+        let err = resolve("def f():\n    N = N + 1\n    return N\n", "N").expect_err("loops");
+        assert!(err.contains("chains too many names"), "{err}");
+    }
+
+    #[test]
+    fn a_required_option_has_no_default_to_check_with() {
+        let source = "import argparse\np = argparse.ArgumentParser()\np.add_argument('--steps', type=int, required=True)\nargs = p.parse_args()\nargs.steps\n";
+        let err = resolve(source, "args.steps").expect_err("required");
+        assert_eq!(
+            err,
+            "`--steps` is required on the command line (no default)"
+        );
+    }
+
+    #[test]
+    fn keyword_only_parameters_take_keyword_arguments() {
+        let source = "def run(*, steps=4):\n    return steps\nrun(steps=9)\n";
+        assert_eq!(resolve(source, "steps").expect("resolved").value, 9);
+        let source = "def run(*, steps=4):\n    return steps\nrun()\n";
+        assert_eq!(resolve(source, "steps").expect("resolved").value, 4);
+    }
+
+    #[test]
+    fn different_calls_are_not_guessed_between() {
+        let source = "def run(steps=4):\n    return steps\nrun(1)\nrun(2)\n";
+        let err = resolve(source, "steps").expect_err("ambiguous");
+        assert_eq!(
+            err,
+            "`run()` is called with different values of `steps` (lines 3, 4)"
+        );
+    }
+
+    #[test]
+    fn string_literals_are_read_plainly() {
+        let source = "x = 'ab'\ny = \"\"\"cd\"\"\"\nz = f'{x}'\n";
+        let tree = parse(source).expect("a tree");
+        let strings: Vec<Option<String>> = descendants_in_scope(tree.root_node())
+            .into_iter()
+            .filter(|n| n.kind() == "string")
+            .map(|n| string_literal(n, source))
+            .collect();
+        assert_eq!(
+            strings,
+            [Some("ab".to_owned()), Some("cd".to_owned()), None]
+        );
+    }
+}

@@ -278,7 +278,13 @@ pub(crate) fn check_step_budget<'t>(
                 "make the window call `step()` at least {} time(s) ({} more, including one closing `step()` after the loop), or shrink the schedule{}",
                 needed + 1,
                 needed + 1 - steps,
-                fix.as_ref().map(|f| format!("; `npuprof lint --fix` {}", f.description)).unwrap_or_default()
+                match &fix {
+                    Some(f) => format!("; `npuprof lint --fix` {}", f.description),
+                    None if !count.trail.runtime.is_empty() => {
+                        " (`--fix` leaves it to you: the count is decided at run time)".to_owned()
+                    }
+                    None => String::new(),
+                }
             ),
             edits: fix.map(|f| f.edits).unwrap_or_default(),
         });

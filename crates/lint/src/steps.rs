@@ -9,6 +9,7 @@ use npuprof_python::{
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
+use crate::python::scope_of;
 use crate::resolve::{Frame, Int, Resolution, Trail, function_name, parameter_at};
 use crate::window::statements;
 
@@ -347,6 +348,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
                 value: i64::try_from(named_children(iterable).len()).unwrap_or(i64::MAX),
                 trail: Trail::default(),
             }),
+            "identifier" => self.list_length(iterable).or_else(|_| unknown()),
             "call" => match callee(iterable, source).as_deref() {
                 Some("range") => self.range(iterable),
                 Some("enumerate") => match positional(iterable).first() {
@@ -357,6 +359,56 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
             },
             _ => unknown(),
         }
+    }
+
+    /// The length of a list built as `name = []` and filled by one `name.append(...)` per
+    /// iteration of a countable `for` loop before `at` (batches prefetched before the window).
+    fn list_length(&self, at: Node<'t>) -> Resolution {
+        let source = self.ctx.source;
+        let name = text(at, source);
+        let (value, _) = self.ctx.resolver.expression(at, self.frame);
+        if value.kind() != "list" || value.named_child_count() != 0 {
+            return Err(format!("`{name}` is not an empty list filled by a loop"));
+        }
+        let calls: Vec<Node<'t>> = descendants_in_scope(scope_of(value))
+            .into_iter()
+            .filter(|n| {
+                n.kind() == "call"
+                    && callee(*n, source).is_some_and(|c| {
+                        c.strip_prefix(name)
+                            .is_some_and(|rest| rest.starts_with('.'))
+                    })
+            })
+            .collect();
+        let [append] = calls.as_slice() else {
+            return Err(format!("`{name}` is changed in more than one place"));
+        };
+        let filler = append
+            .parent()
+            .filter(|s| s.kind() == "expression_statement")
+            .and_then(|s| s.parent())
+            .and_then(|block| block.parent())
+            .filter(|l| l.kind() == "for_statement" && l.end_byte() <= at.start_byte());
+        let (Some(filler), Some("append")) = (
+            filler,
+            callee(*append, source)
+                .as_deref()
+                .map(crate::python::last_segment),
+        ) else {
+            return Err(format!("`{name}` is not filled once per loop iteration"));
+        };
+        self.exits_early(filler)?;
+        let bound = filler
+            .child_by_field_name("right")
+            .ok_or("a `for` loop without an iterable")?;
+        let mut length = self.iterations(bound)?;
+        length.trail.resolved.push(format!(
+            "`{name}`: {} item(s), one appended per iteration of `{}` (line {})",
+            length.value,
+            text(bound, source),
+            line(filler)
+        ));
+        Ok(length)
     }
 
     /// The iteration count of `range(n)`, `range(a, b)` or `range(a, b, step)`.

@@ -238,6 +238,17 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        fixture: "prefetched_batches.py",
+        derive: None,
+        pattern: "a list filled by `append` in a `range` loop before the window, then iterated",
+        seen_in: "hicann/cann-recipes-infer models/hstu inference (prefetched batches, skip_first + active = batches)",
+        expect: &[(
+            Code::WindowClosesWithoutMargin,
+            16,
+            &["`ready`: 12 item(s), one appended per iteration of `range(count)` (line 13)"],
+        )],
+    },
+    Case {
         fixture: "unresolvable.py",
         derive: None,
         pattern: "a data loader, a reassigned constant, a config object, `while True` with `break`",
@@ -461,6 +472,7 @@ fn fix_adds_only_the_closing_step_when_one_is_missing() {
         &[Code::WindowClosesWithoutMargin],
     );
     check_fix("helper_steps.py", &[Code::WindowClosesWithoutMargin]);
+    check_fix("prefetched_batches.py", &[Code::WindowClosesWithoutMargin]);
 }
 
 #[test]
