@@ -93,7 +93,7 @@ rules! {
         "`torch.profiler.profile` used instead of torch_npu's");
     /// NPL010: the schedule's window cannot close with the counted `step()` calls.
     WindowNotClosed = ("NPL010", "window-not-closed", Error,
-        "fewer `step()` calls than `skip_first + repeat·(wait+warmup+active)`: stops while recording");
+        "fewer `step()` calls than `skip_first + repeat·(wait+warmup+active)`: stopped mid-cycle, or cycles never recorded");
     /// NPL011: the window closes on the very last `step()` call, with no margin.
     WindowClosesWithoutMargin = ("NPL011", "window-closes-without-margin", Info,
         "exactly that many: closes with no margin, add the closing `step()`");

@@ -265,6 +265,13 @@ pub(crate) fn check_step_budget<'t>(
             Action::Warmup => {
                 format!("it stops in WARMUP: the run directory is deleted, no data{warning}")
             }
+            Action::None if run.saved_cycles > 0 => format!(
+                "it stops before cycle {} records anything: only {} of {} cycle(s) are saved (steps {}), and torch_npu prints no warning",
+                run.saved_cycles + 1,
+                run.saved_cycles,
+                schedule.repeat,
+                steps_list(&run.recorded_steps)
+            ),
             Action::None => {
                 "nothing is recorded before it stops (still in skip_first/wait): no data".to_owned()
             }
@@ -301,6 +308,20 @@ pub(crate) fn check_step_budget<'t>(
             ),
             edits: fix.map(|f| f.edits).unwrap_or_default(),
         });
+    }
+}
+
+/// `3, 4, 5` (or `3–40` for a long run of consecutive steps).
+fn steps_list(steps: &[u64]) -> String {
+    match steps {
+        [first, .., last] if steps.len() > 6 && last - first + 1 == steps.len() as u64 => {
+            format!("{first}–{last}")
+        }
+        _ => steps
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 

@@ -249,6 +249,35 @@ const CASES: &[Case] = &[
         )],
     },
     Case {
+        fixture: "repeat_cycles_short.py",
+        derive: None,
+        pattern: "`repeat=2` with a step budget added up without the repeat factor",
+        seen_in: "an Ascend operator library's profiling benchmark (comment `skip_first + (wait + warmup + active) * repeat`, value short by one cycle)",
+        expect: &[(
+            Code::WindowNotClosed,
+            13,
+            &[
+                "needs 14 to close",
+                "only 1 of 2 cycle(s) are saved (steps 8, 9), and torch_npu prints no warning",
+            ],
+        )],
+    },
+    Case {
+        fixture: "start_stop_two_loops.py",
+        derive: None,
+        pattern: "`start()`/`stop()` around a warm-up loop and a measured loop, sizes passed from argparse",
+        seen_in: "fused-attention operator benchmarks (`run_perf(args.iters, args.warmup)`)",
+        expect: &[(
+            Code::WindowClosesWithoutMargin,
+            17,
+            &[
+                "13 calls",
+                "iters = 10 (at the call on line 33)",
+                "`--warmup` from the command line, default 3",
+            ],
+        )],
+    },
+    Case {
         fixture: "unresolvable.py",
         derive: None,
         pattern: "a data loader, a reassigned constant, a config object, `while True` with `break`",
@@ -463,6 +492,7 @@ fn fix_raises_the_bound_and_adds_the_closing_step() {
     check_fix("old_docs_max_steps_is_active.py", &[Code::WindowNotClosed]);
     check_fix("instance_attributes.py", &[Code::WindowNotClosed]);
     check_fix("schedule_object_repeat.py", &[Code::WindowNotClosed]);
+    check_fix("repeat_cycles_short.py", &[Code::WindowNotClosed]);
 }
 
 #[test]
@@ -473,6 +503,10 @@ fn fix_adds_only_the_closing_step_when_one_is_missing() {
     );
     check_fix("helper_steps.py", &[Code::WindowClosesWithoutMargin]);
     check_fix("prefetched_batches.py", &[Code::WindowClosesWithoutMargin]);
+    check_fix(
+        "start_stop_two_loops.py",
+        &[Code::WindowClosesWithoutMargin],
+    );
 }
 
 #[test]
