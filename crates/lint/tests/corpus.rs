@@ -322,8 +322,8 @@ const CASES: &[Case] = &[
     Case {
         fixture: "window_content.py",
         derive: None,
-        pattern: "`torch.compile` on the first recorded step; a loop that never steps",
-        seen_in: "torchair/torch.compile inference scripts; profilers wrapped around generate loops",
+        pattern: "`torch.compile` on the first recorded step; a loop that never steps; a whole loop recorded as one step on purpose (no finding)",
+        seen_in: "torchair/torch.compile inference scripts; profilers wrapped around generate loops; numerics checks that record all kernels as one step",
         expect: &[
             (
                 Code::CompileInWindow,

@@ -31,3 +31,17 @@ def never_steps(model, x):
     ) as prof:
         for _ in range(ACTIVE + 1):
             model(x)
+
+
+def whole_loop_as_one_step(model, cases):
+    model(cases[0])
+    with torch_npu.profiler.profile(
+        experimental_config=config,
+        schedule=torch_npu.profiler.schedule(wait=0, warmup=1, active=1, repeat=1),
+        on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./prof"),
+    ) as prof:
+        prof.step()
+        for case in cases:
+            model(case)
+        prof.step()
+        prof.step()
