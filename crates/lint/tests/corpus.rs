@@ -4,8 +4,11 @@
 
 use std::path::Path;
 
-use npuprof_lint::{Code, Finding, fix_source, lint_source};
+use npuprof_lint::{Code, fix_source, lint_source};
 use npuprof_schedule::Schedule;
+
+mod support;
+use support::render;
 
 /// One pattern and what lint must say about it.
 struct Case {
@@ -340,24 +343,6 @@ fn corpus(name: &str) -> String {
         .join("tests/corpus")
         .join(name);
     std::fs::read_to_string(path).expect("corpus fixture exists")
-}
-
-fn render(findings: &[Finding]) -> String {
-    findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}: {} [{}] {}\n  fix: {}\n",
-                f.path,
-                f.line,
-                f.column,
-                f.code.as_str(),
-                f.severity.as_str(),
-                f.message,
-                f.fix
-            )
-        })
-        .collect()
 }
 
 /// The text of a case's fixture: read, or derived by its named replacements.

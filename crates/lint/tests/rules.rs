@@ -4,6 +4,9 @@ use std::path::Path;
 
 use npuprof_lint::{Code, Finding, lint_source};
 
+mod support;
+use support::render;
+
 /// Lints `tests/fixtures/<name>` and renders the findings like the CLI does.
 fn check_fixture(name: &str) -> (Vec<Finding>, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,21 +14,7 @@ fn check_fixture(name: &str) -> (Vec<Finding>, String) {
         .join(name);
     let source = std::fs::read_to_string(&path).expect("fixture exists");
     let findings = lint_source(name, &source);
-    let rendered = findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}: {} [{}] {}\n  fix: {}\n",
-                f.path,
-                f.line,
-                f.column,
-                f.code.as_str(),
-                f.severity.as_str(),
-                f.message,
-                f.fix
-            )
-        })
-        .collect::<String>();
+    let rendered = render(&findings);
     (findings, rendered)
 }
 
