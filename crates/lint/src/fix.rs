@@ -21,9 +21,9 @@ pub(crate) struct Fix {
 /// window's last stepping statement is a `for` loop at its top level, and either one closing
 /// `step()` is missing, or the loop runs over `range(...)` with one `step()` per iteration and
 /// a bound not decided at run time (raising a command-line default would change its meaning).
-pub(crate) fn closing_fix(
-    ctx: &FileContext<'_, '_>,
-    window: &Window<'_>,
+pub(crate) fn closing_fix<'t>(
+    ctx: &FileContext<'t, '_>,
+    window: &Window<'t>,
     more: u64,
 ) -> Option<Fix> {
     let key = window.key.as_deref()?;
@@ -61,11 +61,11 @@ pub(crate) fn closing_fix(
 }
 
 /// `range(N)` → `range(N + k)` (a literal is raised in place).
-fn raise_bound(
-    ctx: &FileContext<'_, '_>,
-    counter: &Counter<'_, '_, '_>,
-    window: &Window<'_>,
-    the_loop: Node<'_>,
+fn raise_bound<'t>(
+    ctx: &FileContext<'t, '_>,
+    counter: &Counter<'_, 't, '_>,
+    window: &Window<'t>,
+    the_loop: Node<'t>,
     by: u64,
 ) -> Option<(Edit, String)> {
     let source = ctx.source;

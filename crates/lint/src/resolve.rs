@@ -7,6 +7,9 @@
 //! run time (a command-line flag, a parameter with no call in the file), checked with its
 //! default. When a value cannot be known the answer is an error naming why; nothing is guessed.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use npuprof_python::{
     callee, descendants_in_scope, dotted, kwarg, line, named_children, positional, text,
 };
@@ -89,6 +92,7 @@ impl Int {
 pub(crate) type Resolution = Result<Int, String>;
 
 /// What binds a name in one scope.
+#[derive(Clone)]
 enum Binding<'t> {
     /// `name = value`, or one element of `a, b = x, y`.
     Value(Node<'t>),
@@ -117,17 +121,76 @@ struct CliArg<'t> {
 }
 
 /// Resolves names of one file.
+///
+/// The file is indexed once (calls by callee, `add_argument` calls, module-level bindings on
+/// first use), so that resolving stays linear in the file's size however many windows it has.
 pub(crate) struct Resolver<'t, 's> {
     source: &'s str,
     root: Node<'t>,
     cli: Vec<CliArg<'t>>,
+    /// Every call of the file by its last callee segment (`f` for `f(...)` and `x.f(...)`),
+    /// in document order.
+    calls: HashMap<&'s str, Vec<(Node<'t>, String)>>,
+    /// The bindings of names at module level, computed on first use.
+    module_bindings: RefCell<HashMap<String, Vec<Binding<'t>>>>,
+    /// The scope (function or module) of every named node, by node id: tree-sitter finds a
+    /// node's parent by walking down from the root, which is slow in long modules.
+    scopes: HashMap<usize, Node<'t>>,
 }
 
 impl<'t, 's> Resolver<'t, 's> {
     /// A resolver for the file whose syntax tree is `root`.
     pub(crate) fn new(root: Node<'t>, source: &'s str) -> Self {
-        let cli = collect_cli_args(root, source);
-        Self { source, root, cli }
+        let mut calls: HashMap<&'s str, Vec<(Node<'t>, String)>> = HashMap::new();
+        let mut add_arguments = Vec::new();
+        let mut scopes = HashMap::new();
+        let mut stack = vec![(root, root)];
+        while let Some((node, scope)) = stack.pop() {
+            scopes.insert(node.id(), scope);
+            let inner = if node.kind() == "function_definition" {
+                node
+            } else {
+                scope
+            };
+            if node.kind() == "call"
+                && let Some(function) = node.child_by_field_name("function")
+                && let Some(name) = dotted(function, source)
+            {
+                let last = match function.kind() {
+                    "attribute" => function
+                        .child_by_field_name("attribute")
+                        .map(|a| text(a, source)),
+                    _ => Some(text(function, source)),
+                };
+                if last == Some("add_argument") {
+                    add_arguments.push(node);
+                }
+                if let Some(last) = last {
+                    calls.entry(last).or_default().push((node, name));
+                }
+            }
+            stack.extend(named_children(node).into_iter().map(|c| (c, inner)));
+        }
+        for list in calls.values_mut() {
+            list.sort_by_key(|(n, _)| n.start_byte());
+        }
+        add_arguments.sort_by_key(|n| n.start_byte());
+        Self {
+            source,
+            root,
+            cli: cli_args(&add_arguments, source),
+            calls,
+            module_bindings: RefCell::new(HashMap::new()),
+            scopes,
+        }
+    }
+
+    /// The nearest function definition around `node`, or the module.
+    pub(crate) fn scope_of(&self, node: Node<'t>) -> Node<'t> {
+        match self.scopes.get(&node.id()) {
+            Some(scope) => *scope,
+            None => scope_of(node),
+        }
     }
 
     /// The integer value of `node`, evaluated with the parameters of `frame` bound to its call.
@@ -283,9 +346,17 @@ impl<'t, 's> Resolver<'t, 's> {
 
     /// The one binding of `name` seen from `at` (its function, then the module).
     fn binding(&self, at: Node<'t>, name: &str) -> Result<Binding<'t>, String> {
-        let mut scope = scope_of(at);
+        let mut scope = self.scope_of(at);
         loop {
-            let mut found = bindings(scope, name, self.source);
+            let mut found = if scope.kind() == "module" {
+                self.module_bindings
+                    .borrow_mut()
+                    .entry(name.to_owned())
+                    .or_insert_with(|| bindings(scope, name, self.source))
+                    .clone()
+            } else {
+                bindings(scope, name, self.source)
+            };
             if found.len() > 1 {
                 return Err(format!("`{name}` is assigned more than once"));
             }
@@ -295,7 +366,7 @@ impl<'t, 's> Resolver<'t, 's> {
             if scope.kind() == "module" {
                 return Err(format!("`{name}` is not assigned in this file"));
             }
-            scope = scope_of(scope);
+            scope = self.scope_of(scope);
         }
     }
 
@@ -387,25 +458,21 @@ impl<'t, 's> Resolver<'t, 's> {
             .flatten()
             .and_then(|c| c.child_by_field_name("name"))
             .map(|n| self.text(n));
-        let mut out = Vec::new();
-        let mut stack = vec![self.root];
-        while let Some(node) = stack.pop() {
-            if node.kind() == "call"
-                && let Some(c) = callee(node, self.source)
-            {
-                let matches = match (method, name) {
-                    (false, _) => c == name,
-                    (true, "__init__") => Some(last_segment(&c)) == class,
-                    (true, _) => c.contains('.') && last_segment(&c) == name,
-                };
-                if matches {
-                    out.push(node);
-                }
-            }
-            stack.extend(named_children(node));
-        }
-        out.sort_by_key(|n| n.start_byte());
-        out
+        let wanted = match (method, name) {
+            (true, "__init__") => class.unwrap_or(name),
+            _ => name,
+        };
+        self.calls
+            .get(wanted)
+            .into_iter()
+            .flatten()
+            .filter(|(_, c)| match (method, name) {
+                (false, _) => c == name,
+                (true, "__init__") => true,
+                (true, _) => c.contains('.'),
+            })
+            .map(|(node, _)| *node)
+            .collect()
     }
 
     /// The function definition a call's callee names in this file (`f(...)` for a module
@@ -585,17 +652,10 @@ impl<'t, 's> Resolver<'t, 's> {
     }
 }
 
-/// The `add_argument(...)` calls of the file.
-fn collect_cli_args<'t>(root: Node<'t>, source: &str) -> Vec<CliArg<'t>> {
+/// The options declared by `add_argument(...)` calls.
+fn cli_args<'t>(calls: &[Node<'t>], source: &str) -> Vec<CliArg<'t>> {
     let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        stack.extend(named_children(node));
-        if node.kind() != "call"
-            || callee(node, source).is_none_or(|c| last_segment(&c) != "add_argument")
-        {
-            continue;
-        }
+    for node in calls.iter().copied() {
         let flags: Vec<String> = positional(node)
             .into_iter()
             .filter_map(|a| string_literal(a, source))

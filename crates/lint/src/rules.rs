@@ -10,7 +10,7 @@ use crate::fix::closing_fix;
 use crate::profile::{
     ExperimentalArg, FileContext, Flavor, ProfileCall, ScheduleArg, enum_argument, is_true,
 };
-use crate::python::{has_splat, kwarg_node, last_segment, scope_of};
+use crate::python::{has_splat, kwarg_node, last_segment};
 use crate::registry::Code;
 use crate::steps::Counter;
 use crate::window::Window;
@@ -491,7 +491,7 @@ pub(crate) fn check_warmup<'t>(
                 .map(|c| (n, c))
         });
     let Some((node, name)) = first else { return };
-    let scope = scope_of(window.anchor);
+    let scope = ctx.resolver.scope_of(window.anchor);
     let warmed = descendants_in_scope(scope)
         .into_iter()
         .filter(|n| n.kind() == "call" && n.end_byte() <= window.anchor.start_byte())

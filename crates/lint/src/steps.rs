@@ -9,7 +9,6 @@ use npuprof_python::{
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
-use crate::python::scope_of;
 use crate::resolve::{Frame, Int, Resolution, Trail, function_name, parameter_at};
 use crate::window::statements;
 
@@ -370,7 +369,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         if value.kind() != "list" || value.named_child_count() != 0 {
             return Err(format!("`{name}` is not an empty list filled by a loop"));
         }
-        let calls: Vec<Node<'t>> = descendants_in_scope(scope_of(value))
+        let calls: Vec<Node<'t>> = descendants_in_scope(self.ctx.resolver.scope_of(value))
             .into_iter()
             .filter(|n| {
                 n.kind() == "call"

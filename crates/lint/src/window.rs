@@ -5,7 +5,6 @@ use npuprof_python::{callee, descendants_in_scope, dotted, named_children, posit
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
-use crate::python::scope_of;
 use crate::resolve::Frame;
 
 /// A stretch of code that runs while a profiler is active.
@@ -160,16 +159,16 @@ fn start_window<'t>(ctx: &FileContext<'t, '_>, stmt: Node<'t>) -> Option<Window<
 /// Whether the profiler named `key` can only be stepped where the window's code is: not an
 /// attribute, and not a module global that some function steps (a function whose parameter
 /// has the same name steps its own argument, not the global).
-fn steps_only_here(ctx: &FileContext<'_, '_>, anchor: Node<'_>, key: Option<&str>) -> bool {
+fn steps_only_here<'t>(ctx: &FileContext<'t, '_>, anchor: Node<'t>, key: Option<&str>) -> bool {
     let Some(key) = key else { return true };
     if key.contains('.') {
         return false;
     }
-    if scope_of(anchor).kind() != "module" {
+    if ctx.resolver.scope_of(anchor).kind() != "module" {
         return true;
     }
     let needle = format!("{key}.step");
-    let mut stack = vec![scope_of(anchor)];
+    let mut stack = vec![ctx.resolver.scope_of(anchor)];
     while let Some(node) = stack.pop() {
         if node.kind() == "function_definition"
             && text(node, ctx.source).contains(&needle)
