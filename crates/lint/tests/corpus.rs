@@ -514,3 +514,36 @@ fn values_decided_at_run_time_and_while_loops_are_not_fixed_mechanically() {
         );
     }
 }
+
+#[test]
+fn fix_keeps_crlf_line_endings() {
+    let source = source_of(case(OLD_DOCS)).replace('\n', "\r\n");
+    let fixed = fix_source(OLD_DOCS, &source).expect("the fix is accepted");
+    assert_eq!(fixed.applied.len(), 1);
+    assert!(
+        !fixed.text.replace("\r\n", "").contains('\n'),
+        "a bare LF was written:\n{:?}",
+        fixed.text
+    );
+    assert!(
+        fixed
+            .text
+            .contains("        prof.step()  # closing step(): ends the last schedule cycle\r\n")
+    );
+    assert!(fixed.remaining.is_empty(), "{}", render(&fixed.remaining));
+}
+
+#[test]
+fn fix_adds_the_closing_step_at_the_end_of_a_file_without_a_final_newline() {
+    let source = source_of(case(OLD_DOCS));
+    let source = source.trim_end_matches('\n');
+    let fixed = fix_source(OLD_DOCS, source).expect("the fix is accepted");
+    assert!(
+        fixed
+            .text
+            .ends_with("            prof.step()\n        prof.step()  # closing step(): ends the last schedule cycle\n"),
+        "{}",
+        fixed.text
+    );
+    assert!(fixed.remaining.is_empty(), "{}", render(&fixed.remaining));
+}
