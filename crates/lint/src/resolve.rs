@@ -7,7 +7,7 @@
 //! run time (a command-line flag, a parameter with no call in the file), checked with its
 //! default. When a value cannot be known the answer is an error naming why; nothing is guessed.
 
-use std::cell::RefCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 
 use npuprof_python::{
@@ -127,23 +127,33 @@ struct CliArg<'t> {
 pub(crate) struct Resolver<'t, 's> {
     source: &'s str,
     root: Node<'t>,
+    /// The file's index, built on first use (most files that mention `profiler` have no
+    /// window to resolve).
+    index: OnceCell<Index<'t, 's>>,
+    /// The bindings of names at module level, computed on first use.
+    module_bindings: RefCell<HashMap<String, Vec<Binding<'t>>>>,
+}
+
+/// What one pass over the file finds.
+struct Index<'t, 's> {
+    /// The options declared by `add_argument(...)`.
     cli: Vec<CliArg<'t>>,
     /// Every call of the file by its last callee segment (`f` for `f(...)` and `x.f(...)`),
     /// in document order.
     calls: HashMap<&'s str, Vec<(Node<'t>, String)>>,
-    /// The bindings of names at module level, computed on first use.
-    module_bindings: RefCell<HashMap<String, Vec<Binding<'t>>>>,
     /// The scope (function or module) of every named node, by node id: tree-sitter finds a
     /// node's parent by walking down from the root, which is slow in long modules.
     scopes: HashMap<usize, Node<'t>>,
+    /// The parent of every named node, by node id (for the same reason).
+    parents: HashMap<usize, Node<'t>>,
 }
 
-impl<'t, 's> Resolver<'t, 's> {
-    /// A resolver for the file whose syntax tree is `root`.
-    pub(crate) fn new(root: Node<'t>, source: &'s str) -> Self {
+impl<'t, 's> Index<'t, 's> {
+    fn build(root: Node<'t>, source: &'s str) -> Self {
         let mut calls: HashMap<&'s str, Vec<(Node<'t>, String)>> = HashMap::new();
         let mut add_arguments = Vec::new();
         let mut scopes = HashMap::new();
+        let mut parents = HashMap::new();
         let mut stack = vec![(root, root)];
         while let Some((node, scope)) = stack.pop() {
             scopes.insert(node.id(), scope);
@@ -169,25 +179,74 @@ impl<'t, 's> Resolver<'t, 's> {
                     calls.entry(last).or_default().push((node, name));
                 }
             }
-            stack.extend(named_children(node).into_iter().map(|c| (c, inner)));
+            for child in named_children(node) {
+                parents.insert(child.id(), node);
+                stack.push((child, inner));
+            }
         }
         for list in calls.values_mut() {
             list.sort_by_key(|(n, _)| n.start_byte());
         }
         add_arguments.sort_by_key(|n| n.start_byte());
         Self {
-            source,
-            root,
             cli: cli_args(&add_arguments, source),
             calls,
-            module_bindings: RefCell::new(HashMap::new()),
             scopes,
+            parents,
         }
+    }
+}
+
+impl<'t, 's> Resolver<'t, 's> {
+    /// A resolver for the file whose syntax tree is `root`.
+    pub(crate) fn new(root: Node<'t>, source: &'s str) -> Self {
+        Self {
+            source,
+            root,
+            index: OnceCell::new(),
+            module_bindings: RefCell::new(HashMap::new()),
+        }
+    }
+
+    fn index(&self) -> &Index<'t, 's> {
+        self.index
+            .get_or_init(|| Index::build(self.root, self.source))
+    }
+
+    /// The parent of `node` (from the index when it is a named node).
+    pub(crate) fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
+        match self.index().parents.get(&node.id()) {
+            Some(parent) => Some(*parent),
+            None => node.parent(),
+        }
+    }
+
+    /// The class a node is written in (the nearest class around it).
+    fn enclosing_class(&self, node: Node<'t>) -> Option<Node<'t>> {
+        let mut current = self.parent(node);
+        while let Some(n) = current {
+            if n.kind() == "class_definition" {
+                return Some(n);
+            }
+            current = self.parent(n);
+        }
+        None
+    }
+
+    /// Whether a function is defined directly in a class body.
+    pub(crate) fn is_method(&self, def: Node<'t>) -> bool {
+        let mut parent = self.parent(def);
+        if parent.is_some_and(|p| p.kind() == "decorated_definition") {
+            parent = parent.and_then(|p| self.parent(p));
+        }
+        parent
+            .and_then(|block| self.parent(block))
+            .is_some_and(|c| c.kind() == "class_definition")
     }
 
     /// The nearest function definition around `node`, or the module.
     pub(crate) fn scope_of(&self, node: Node<'t>) -> Node<'t> {
-        match self.scopes.get(&node.id()) {
+        match self.index().scopes.get(&node.id()) {
             Some(scope) => *scope,
             None => scope_of(node),
         }
@@ -443,7 +502,7 @@ impl<'t, 's> Resolver<'t, 's> {
         if let Some(value) = kwarg(call, &param.name, self.source) {
             return Ok(Some(value));
         }
-        let offset = usize::from(is_method(param.def));
+        let offset = usize::from(self.is_method(param.def));
         let index = param.index.and_then(|i| i.checked_sub(offset));
         Ok(index.and_then(|i| positional(call).get(i).copied()))
     }
@@ -452,9 +511,9 @@ impl<'t, 's> Resolver<'t, 's> {
     /// method, `Class(...)` for `__init__`.
     pub(crate) fn call_sites(&self, def: Node<'t>) -> Vec<Node<'t>> {
         let name = function_name(def, self.source);
-        let method = is_method(def);
+        let method = self.is_method(def);
         let class = method
-            .then(|| enclosing_class(def))
+            .then(|| self.enclosing_class(def))
             .flatten()
             .and_then(|c| c.child_by_field_name("name"))
             .map(|n| self.text(n));
@@ -462,7 +521,8 @@ impl<'t, 's> Resolver<'t, 's> {
             (true, "__init__") => class.unwrap_or(name),
             _ => name,
         };
-        self.calls
+        self.index()
+            .calls
             .get(wanted)
             .into_iter()
             .flatten()
@@ -480,9 +540,10 @@ impl<'t, 's> Resolver<'t, 's> {
     pub(crate) fn local_function(&self, call: Node<'t>) -> Option<Node<'t>> {
         let name = callee(call, self.source)?;
         let (block, wanted) = match name.strip_prefix("self.") {
-            Some(rest) if !rest.contains('.') => {
-                (enclosing_class(call)?.child_by_field_name("body")?, rest)
-            }
+            Some(rest) if !rest.contains('.') => (
+                self.enclosing_class(call)?.child_by_field_name("body")?,
+                rest,
+            ),
             None if !name.contains('.') => (self.root, name.as_str()),
             _ => return None,
         };
@@ -511,7 +572,7 @@ impl<'t, 's> Resolver<'t, 's> {
             return Ok(found);
         }
         let dest = last_segment(&name);
-        let args: Vec<&CliArg<'t>> = self.cli.iter().filter(|a| a.dest == dest).collect();
+        let args: Vec<&CliArg<'t>> = self.index().cli.iter().filter(|a| a.dest == dest).collect();
         match args.as_slice() {
             [arg] => self.cli_value(arg, depth),
             [] => Err(format!(
@@ -600,7 +661,7 @@ impl<'t, 's> Resolver<'t, 's> {
     /// The one value assigned to `self.<attr>` in the class around `at` (or a class-level
     /// `attr = value`).
     fn instance_attribute(&self, at: Node<'t>, attr: &str) -> Result<Node<'t>, String> {
-        let Some(class) = enclosing_class(at) else {
+        let Some(class) = self.enclosing_class(at) else {
             return Err(format!("`self.{attr}` is used outside a class"));
         };
         let wanted = format!("self.{attr}");
@@ -618,8 +679,8 @@ impl<'t, 's> Resolver<'t, 's> {
                     let class_level = left.is_some_and(|l| l.kind() == "identifier")
                         && node
                             .parent()
-                            .and_then(|p| p.parent())
-                            .and_then(|b| b.parent())
+                            .and_then(|p| self.parent(p))
+                            .and_then(|b| self.parent(b))
                             == Some(class)
                         && target.as_deref() == Some(attr);
                     if target.as_deref() == Some(wanted.as_str()) || class_level {
@@ -707,29 +768,6 @@ fn definition_of(node: Node<'_>) -> Option<Node<'_>> {
             .filter(|d| d.kind() == "function_definition"),
         _ => None,
     }
-}
-
-/// The class a node is written in (the nearest class around it).
-fn enclosing_class(node: Node<'_>) -> Option<Node<'_>> {
-    let mut current = node.parent();
-    while let Some(n) = current {
-        if n.kind() == "class_definition" {
-            return Some(n);
-        }
-        current = n.parent();
-    }
-    None
-}
-
-/// Whether a function is defined directly in a class body.
-fn is_method(def: Node<'_>) -> bool {
-    let mut parent = def.parent();
-    if parent.is_some_and(|p| p.kind() == "decorated_definition") {
-        parent = parent.and_then(|p| p.parent());
-    }
-    parent
-        .and_then(|block| block.parent())
-        .is_some_and(|c| c.kind() == "class_definition")
 }
 
 /// The bindings of `name` directly in `scope` (not in nested definitions).
@@ -857,9 +895,14 @@ fn parameter<'t>(def: Node<'t>, name: &str, source: &str) -> Option<Param<'t>> {
 
 /// The name of the parameter of `def` that receives a call's positional argument `index`
 /// (`self` skipped for methods).
-pub(crate) fn parameter_at<'s>(def: Node<'_>, index: usize, source: &'s str) -> Option<&'s str> {
+pub(crate) fn parameter_at<'s>(
+    def: Node<'_>,
+    method: bool,
+    index: usize,
+    source: &'s str,
+) -> Option<&'s str> {
     let params = def.child_by_field_name("parameters")?;
-    let index = index + usize::from(is_method(def));
+    let index = index + usize::from(method);
     let param = named_children(params)
         .into_iter()
         .filter(|p| p.kind() != "comment")

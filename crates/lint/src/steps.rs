@@ -72,7 +72,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
             if matches!(n.kind(), "identifier" | "attribute")
                 && dotted(n, source).as_deref() == Some(key)
             {
-                let parent = n.parent();
+                let parent = self.ctx.resolver.parent(n);
                 let is_attribute_name = parent.is_some_and(|p| {
                     p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(n)
                 });
@@ -97,7 +97,10 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
                 out.escaped = Some(why);
             }
         };
-        let Some(parent) = n.parent() else { return };
+        let resolver = &self.ctx.resolver;
+        let Some(parent) = resolver.parent(n) else {
+            return;
+        };
         if parent.kind() != "attribute" {
             match self.helper_steps(n) {
                 Ok(count) => {
@@ -111,7 +114,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         let method = parent
             .child_by_field_name("attribute")
             .map(|a| text(a, source));
-        let called = parent.parent().is_some_and(|g| {
+        let called = resolver.parent(parent).is_some_and(|g| {
             g.kind() == "call" && g.child_by_field_name("function") == Some(parent)
         });
         match (method, called) {
@@ -140,7 +143,8 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         let key = self.key_name();
         let source = self.ctx.source;
         let stored = || format!("`{key}` is stored or passed on (line {})", line(n));
-        let (argument, keyword) = match n.parent() {
+        let resolver = &self.ctx.resolver;
+        let (argument, keyword) = match resolver.parent(n) {
             Some(p) if p.kind() == "argument_list" => (n, None),
             Some(p)
                 if p.kind() == "keyword_argument" && p.child_by_field_name("value") == Some(n) =>
@@ -149,9 +153,9 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
             }
             _ => return Err(stored()),
         };
-        let call = argument
-            .parent()
-            .and_then(|list| list.parent())
+        let call = resolver
+            .parent(argument)
+            .and_then(|list| resolver.parent(list))
             .filter(|c| c.kind() == "call")
             .ok_or_else(stored)?;
         let name = callee(call, source).unwrap_or_else(|| text(call, source).to_owned());
@@ -172,7 +176,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
             None => positional(call)
                 .iter()
                 .position(|a| *a == n)
-                .and_then(|i| parameter_at(def, i, source)),
+                .and_then(|i| parameter_at(def, resolver.is_method(def), i, source)),
         }
         .ok_or_else(|| format!("`{name}()` has no parameter for `{key}` (line {})", line(n)))?;
         let body = def
@@ -382,11 +386,12 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         let [append] = calls.as_slice() else {
             return Err(format!("`{name}` is changed in more than one place"));
         };
-        let filler = append
-            .parent()
+        let resolver = &self.ctx.resolver;
+        let filler = resolver
+            .parent(*append)
             .filter(|s| s.kind() == "expression_statement")
-            .and_then(|s| s.parent())
-            .and_then(|block| block.parent())
+            .and_then(|s| resolver.parent(s))
+            .and_then(|block| resolver.parent(block))
             .filter(|l| l.kind() == "for_statement" && l.end_byte() <= at.start_byte());
         let (Some(filler), Some("append")) = (
             filler,
