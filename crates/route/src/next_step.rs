@@ -14,7 +14,7 @@ pub(crate) fn next_step(
     mechanisms: &[Mechanism],
     entries: &[String],
 ) -> Next {
-    let repo = shell_quote(&root.display().to_string());
+    let repo = npuprof_target::shell::quote(&root.display().to_string());
     match route {
         Route::Framework => framework(&root.display().to_string(), configs),
         Route::FrameworkOther => {
@@ -49,7 +49,7 @@ pub(crate) fn next_step(
             Some(entry) => Next {
                 command: Some(format!(
                     "npuprof inject --repo {repo} --entry {} --dry-run",
-                    shell_quote(entry)
+                    npuprof_target::shell::quote(entry)
                 )),
                 note: "write a torch_npu profiling harness around the entry script's loop (preview)"
                     .to_owned(),
@@ -86,20 +86,23 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
     };
     match config {
         Some(c) => {
-            let file = c.path.rsplit('/').next().unwrap_or(&c.path);
+            let place = split_config_path(&c.path);
+            let file = place.as_ref().map_or(c.path.as_str(), |p| p.yaml);
             let model = c.model.as_deref().unwrap_or_default();
             // A config of a repository nested below the scanned root: point --repo at it.
-            let repo = match split_config_path(&c.path) {
-                Some((prefix, _)) if !prefix.is_empty() => {
-                    shell_quote(&format!("{}/{prefix}", root.trim_end_matches('/')))
-                }
-                _ => shell_quote(root),
+            let repo = match &place {
+                Some(p) if !p.prefix.is_empty() => npuprof_target::shell::quote(&format!(
+                    "{}/{}",
+                    root.trim_end_matches('/'),
+                    p.prefix
+                )),
+                _ => npuprof_target::shell::quote(root),
             };
             Next {
                 command: Some(format!(
                     "npuprof patch --repo {repo} --model {} --yaml {} --dry-run",
-                    shell_quote(model),
-                    shell_quote(file)
+                    npuprof_target::shell::quote(model),
+                    npuprof_target::shell::quote(file)
                 )),
                 note: format!("{note}: {}", c.path),
             }
@@ -109,18 +112,5 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
             note: "no run config with model_config.enable_profiler under models/*/config/"
                 .to_owned(),
         },
-    }
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '='));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
