@@ -5,7 +5,6 @@ mod args;
 mod ask;
 mod commands;
 mod exit;
-mod journal;
 mod output;
 
 use std::process::ExitCode;

@@ -14,6 +14,24 @@ pub fn print_json<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A `--json` document: `schema_version` first, then the report's own fields.
+#[derive(Debug, Serialize)]
+pub struct Versioned<'a, T: Serialize> {
+    /// The version of the document's schema.
+    pub schema_version: u32,
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a T,
+}
+
+/// Prints `report` as a `--json` document with `schema_version`.
+pub fn print_versioned_json<T: Serialize>(schema_version: u32, report: &T) -> anyhow::Result<()> {
+    print_json(&Versioned {
+        schema_version,
+        report,
+    })
+}
+
 /// Whether stdout gets colour (a terminal, and `NO_COLOR`/`CLICOLOR*` allow it).
 pub fn stdout_colored() -> bool {
     anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never

@@ -3,7 +3,11 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use anyhow::{Context, bail};
+use crate::error::{JournalError, Result};
+
+fn refuse(message: String) -> JournalError {
+    JournalError::Confinement(message)
+}
 
 /// The journal's own directory, at the repository root.
 pub const JOURNAL_DIR: &str = ".npuprof";
@@ -21,42 +25,46 @@ pub struct Resolved {
 
 /// Checks that `rel` is a plain relative path: not empty, not absolute, no `..`, not inside
 /// npuprof's journal directory.
-pub fn check_relative(rel: &Path) -> anyhow::Result<()> {
+pub fn check_relative(rel: &Path) -> Result<()> {
     let mut normal = rel
         .components()
         .filter(|c| matches!(c, Component::Normal(_)))
         .peekable();
     if normal.peek().is_none() {
-        bail!(
+        return Err(refuse(format!(
             "`{}` is not a file path inside the repository",
             rel.display()
-        );
+        )));
     }
     for component in rel.components() {
         match component {
             Component::Normal(_) | Component::CurDir => {}
-            Component::ParentDir => bail!("`{}` contains `..`", rel.display()),
-            Component::RootDir | Component::Prefix(_) => bail!(
-                "`{}` is absolute; expected a path relative to the repository",
-                rel.display()
-            ),
+            Component::ParentDir => {
+                return Err(refuse(format!("`{}` contains `..`", rel.display())));
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(refuse(format!(
+                    "`{}` is absolute; expected a path relative to the repository",
+                    rel.display()
+                )));
+            }
         }
     }
     if normal
         .next()
         .is_some_and(|first| first.as_os_str() == JOURNAL_DIR)
     {
-        bail!(
+        return Err(refuse(format!(
             "`{}` is inside npuprof's own `{JOURNAL_DIR}/` directory",
             rel.display()
-        );
+        )));
     }
     Ok(())
 }
 
 /// Resolves `rel` without following its last component: the deepest existing ancestor
 /// directory is canonicalized and must lie inside `repo` (which must be canonical).
-pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
+pub fn resolve_entry(repo: &Path, rel: &Path) -> Result<Resolved> {
     check_relative(rel)?;
     let clean: PathBuf = rel
         .components()
@@ -64,7 +72,7 @@ pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
         .collect();
     let name = clean
         .file_name()
-        .context("path has no file name")?
+        .ok_or_else(|| refuse(format!("`{}` has no file name", rel.display())))?
         .to_owned();
     let parent = clean.parent().unwrap_or(Path::new(""));
     let mut existing = parent;
@@ -74,23 +82,26 @@ pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
         tail.push(
             existing
                 .file_name()
-                .context("path has no file name")?
+                .ok_or_else(|| refuse(format!("`{}` has no file name", rel.display())))?
                 .to_owned(),
         );
         existing = up;
     }
     tail.reverse();
     let existing_abs = repo.join(existing);
-    let canonical = existing_abs
-        .canonicalize()
-        .with_context(|| format!("cannot resolve `{}`", existing_abs.display()))?;
+    let canonical = existing_abs.canonicalize().map_err(|err| {
+        refuse(format!(
+            "cannot resolve `{}`: {err}",
+            existing_abs.display()
+        ))
+    })?;
     let inside = strip_repo(repo, rel, &canonical)?;
     if !canonical.is_dir() {
-        bail!(
+        return Err(refuse(format!(
             "`{}`: `{}` is not a directory",
             rel.display(),
             existing_abs.display()
-        );
+        )));
     }
     let mut dir = inside.to_path_buf();
     let mut missing_dirs = Vec::new();
@@ -99,8 +110,12 @@ pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
         missing_dirs.push(dir.clone());
     }
     let resolved_rel = dir.join(name);
-    check_relative(&resolved_rel)
-        .with_context(|| format!("`{}` resolves to a refused location", rel.display()))?;
+    check_relative(&resolved_rel).map_err(|err| {
+        refuse(format!(
+            "`{}` resolves to a refused location: {err}",
+            rel.display()
+        ))
+    })?;
     Ok(Resolved {
         abs: repo.join(&resolved_rel),
         rel: resolved_rel,
@@ -109,27 +124,31 @@ pub fn resolve_entry(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
 }
 
 /// `canonical` (the resolution of `rel`) relative to `repo`, or an error saying it escapes.
-fn strip_repo<'a>(repo: &Path, rel: &Path, canonical: &'a Path) -> anyhow::Result<&'a Path> {
+fn strip_repo<'a>(repo: &Path, rel: &Path, canonical: &'a Path) -> Result<&'a Path> {
     canonical.strip_prefix(repo).map_err(|_| {
-        anyhow::anyhow!(
+        refuse(format!(
             "`{}` resolves to `{}`, outside the repository `{}`",
             rel.display(),
             canonical.display(),
             repo.display()
-        )
+        ))
     })
 }
 
 /// Resolves an existing `rel`, following every symlink; the target must lie inside `repo`.
-pub fn resolve_existing(repo: &Path, rel: &Path) -> anyhow::Result<Resolved> {
+pub fn resolve_existing(repo: &Path, rel: &Path) -> Result<Resolved> {
     check_relative(rel)?;
     let abs = repo.join(rel);
     let canonical = abs
         .canonicalize()
-        .with_context(|| format!("cannot read `{}`", abs.display()))?;
+        .map_err(|err| refuse(format!("cannot read `{}`: {err}", abs.display())))?;
     let inside = strip_repo(repo, rel, &canonical)?;
-    check_relative(inside)
-        .with_context(|| format!("`{}` resolves to a refused location", rel.display()))?;
+    check_relative(inside).map_err(|err| {
+        refuse(format!(
+            "`{}` resolves to a refused location: {err}",
+            rel.display()
+        ))
+    })?;
     Ok(Resolved {
         rel: inside.to_path_buf(),
         abs: canonical,

@@ -7,7 +7,9 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::mountinfo::{self, FsClass, Mount};
+pub use npuprof_journal::probe::ProbeStep;
+
+use crate::mountinfo::{self, FsClass, Mount};
 
 /// Free space below which a location is flagged (profiles of large runs reach many GiB).
 const LOW_SPACE_BYTES: u64 = 5 << 30;
@@ -66,20 +68,58 @@ pub struct SymlinkHop {
 pub struct Probe {
     /// Whether every step worked.
     pub ok: bool,
-    /// The first step that failed: `create`, `lock`, `rename` or `remove`.
-    pub failed_step: Option<&'static str>,
+    /// The first step that failed.
+    pub failed_step: Option<ProbeStep>,
     /// The error of that step.
     pub error: Option<String>,
+}
+
+/// How serious a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Output here is expected to fail.
+    Error,
+    /// A risk worth knowing.
+    Warning,
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        })
+    }
+}
+
+/// Stable identifiers of the problems.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProblemCode {
+    /// A network or cluster filesystem.
+    NetworkFs,
+    /// A FUSE filesystem.
+    FuseFs,
+    /// An overlay filesystem.
+    OverlayFs,
+    /// The lock-and-rename probe failed.
+    ProbeFailed,
+    /// Owned by someone else.
+    NotOwner,
+    /// Little free space.
+    LowSpace,
+    /// A symlink on the way.
+    SymlinkInPath,
 }
 
 /// A finding about a location.
 #[derive(Debug, Clone, Serialize)]
 pub struct Problem {
-    /// `error` (output here is expected to fail) or `warning`.
-    pub severity: &'static str,
-    /// Stable identifier: `network_fs`, `fuse_fs`, `overlay_fs`, `probe_failed`,
-    /// `not_owner`, `low_space`, `symlink_in_path`.
-    pub code: &'static str,
+    /// How serious it is.
+    pub severity: Severity,
+    /// Stable identifier.
+    pub code: ProblemCode,
     /// What was found.
     pub message: String,
 }
@@ -87,18 +127,23 @@ pub struct Problem {
 impl LocationReport {
     /// Whether any problem is an error.
     pub fn has_errors(&self) -> bool {
-        self.problems.iter().any(|p| p.severity == "error")
+        self.problems.iter().any(|p| p.severity == Severity::Error)
     }
+}
+
+/// The existing directory the pre-flight of `path` examines (and probes): `path` itself,
+/// canonical, or its nearest existing ancestor.
+pub fn examined_dir(path: &Path) -> PathBuf {
+    path.ancestors()
+        .find_map(|p| p.canonicalize().ok().filter(|c| c.is_dir()))
+        .unwrap_or_else(|| PathBuf::from("/"))
 }
 
 /// Examines `path` (absolute). The probe writes and removes one temp file in the examined
 /// directory.
 pub fn examine(path: &Path, mounts: &[Mount]) -> LocationReport {
     let exists = fs::symlink_metadata(path).is_ok();
-    let examined = path
-        .ancestors()
-        .find_map(|p| p.canonicalize().ok().filter(|c| c.is_dir()))
-        .unwrap_or_else(|| PathBuf::from("/"));
+    let examined = examined_dir(path);
     let filesystem = mountinfo::find(mounts, &examined).map(|m| Filesystem {
         fs_type: m.fs_type.clone(),
         class: mountinfo::classify(&m.fs_type),
@@ -140,8 +185,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
     if let Some(fs) = &report.filesystem {
         match fs.class {
             FsClass::Network => push(
-                "error",
-                "network_fs",
+                Severity::Error,
+                ProblemCode::NetworkFs,
                 format!(
                     "network filesystem `{}` ({} on {}): torch_npu's parsers are known to fail here \
                      (every parser \"run failed\", no CSV, truncated trace_view.json)",
@@ -151,8 +196,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
                 ),
             ),
             FsClass::Fuse => push(
-                "error",
-                "fuse_fs",
+                Severity::Error,
+                ProblemCode::FuseFs,
                 format!(
                     "FUSE filesystem `{}` ({}): the same risks as network storage",
                     fs.fs_type,
@@ -160,8 +205,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
                 ),
             ),
             FsClass::Overlay => push(
-                "warning",
-                "overlay_fs",
+                Severity::Warning,
+                ProblemCode::OverlayFs,
                 format!(
                     "overlay filesystem (a container layer at {}): usually works, but a bind-mounted local disk is safer and faster",
                     fs.mount_point.display()
@@ -172,11 +217,11 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
     }
     if !report.probe.ok {
         push(
-            "error",
-            "probe_failed",
+            Severity::Error,
+            ProblemCode::ProbeFailed,
             format!(
                 "the lock-and-rename probe failed at `{}`: {}",
-                report.probe.failed_step.unwrap_or("?"),
+                report.probe.failed_step.map_or("?", ProbeStep::as_str),
                 report.probe.error.as_deref().unwrap_or("?")
             ),
         );
@@ -185,8 +230,8 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
         && owner != report.your_uid
     {
         push(
-            "warning",
-            "not_owner",
+            Severity::Warning,
+            ProblemCode::NotOwner,
             format!("owned by uid {owner}, you are uid {}", report.your_uid),
         );
     }
@@ -194,15 +239,15 @@ fn problems(report: &LocationReport) -> Vec<Problem> {
         && free < LOW_SPACE_BYTES
     {
         push(
-            "warning",
-            "low_space",
+            Severity::Warning,
+            ProblemCode::LowSpace,
             format!("only {} free", human_bytes(free)),
         );
     }
     for hop in &report.symlinks {
         push(
-            "warning",
-            "symlink_in_path",
+            Severity::Warning,
+            ProblemCode::SymlinkInPath,
             format!(
                 "`{}` is a symlink to `{}` (torch_npu's guide says symlinks in profiler paths are unsupported; recent versions only warn)",
                 hop.path.display(),
@@ -232,39 +277,16 @@ fn symlinks_on(path: &Path) -> Vec<SymlinkHop> {
 }
 
 fn run_probe(dir: &Path) -> Probe {
-    let fail = |step, err: &dyn std::fmt::Display| Probe {
-        ok: false,
-        failed_step: Some(step),
-        error: Some(err.to_string()),
-    };
-    let name = format!(".npuprof-probe-{}", std::process::id());
-    let first = dir.join(&name);
-    let second = dir.join(format!("{name}.renamed"));
-    let file = match fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&first)
-    {
-        Ok(file) => file,
-        Err(err) => return fail("create", &err),
-    };
-    let locked = file.try_lock();
-    let result = match locked {
-        Err(err) => Err(("lock", err.to_string())),
-        Ok(()) => match fs::rename(&first, &second) {
-            Err(err) => Err(("rename", err.to_string())),
-            Ok(()) => Ok(()),
-        },
-    };
-    drop(file);
-    let removed = fs::remove_file(&second).or_else(|_| fs::remove_file(&first));
-    match (result, removed) {
-        (Err((step, err)), _) => fail(step, &err),
-        (Ok(()), Err(err)) => fail("remove", &err),
-        (Ok(()), Ok(())) => Probe {
+    match npuprof_journal::probe::run(dir) {
+        Ok(()) => Probe {
             ok: true,
             failed_step: None,
             error: None,
+        },
+        Err(failure) => Probe {
+            ok: false,
+            failed_step: Some(failure.step),
+            error: Some(failure.error.to_string()),
         },
     }
 }

@@ -53,7 +53,7 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
 }
 
 /// Now, as RFC 3339 UTC: `2026-11-29T15:50:40Z`.
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     let t = utc_now();
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
