@@ -11,8 +11,8 @@ use npuprof_lint::{FileFix, Finding, Report, Severity};
 use npuprof_patch::diff::unified_diff;
 
 use crate::exit::Exit;
-use crate::journal::Transaction;
 use crate::output::{print_json, stderr_colored, stdout_colored};
+use npuprof_journal::Transaction;
 
 /// Arguments of `npuprof lint`.
 #[derive(Debug, clap::Args)]
