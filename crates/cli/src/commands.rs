@@ -1,6 +1,7 @@
 //! One module per subcommand; each has an `Args` struct and a `run` function.
 
 mod collect;
+mod compare;
 mod completions;
 mod inject;
 mod lint;
@@ -13,6 +14,7 @@ mod route;
 mod route_target;
 mod skill;
 mod status;
+mod summary;
 mod verify;
 
 use clap::Subcommand;
@@ -38,6 +40,10 @@ pub enum Command {
     Relocate(relocate::Args),
     /// The whole workflow in one command: route, patch, run, verify, fix, revert.
     Collect(collect::Args),
+    /// What a profile says: step split, top kernels, pipes, communication, ranks (terminal, JSON, HTML).
+    Summary(summary::Args),
+    /// Compare two profiles: step-time delta and the kernel deltas that explain it.
+    Compare(compare::Args),
     /// List what npuprof has changed in a repository.
     Status(status::Args),
     /// Restore every file npuprof changed, byte for byte.
@@ -62,6 +68,8 @@ impl Command {
             Command::Verify(args) => verify::run(args),
             Command::Relocate(args) => relocate::run(args),
             Command::Collect(args) => collect::run(args),
+            Command::Summary(args) => summary::run(args),
+            Command::Compare(args) => compare::run(args),
             Command::Status(args) => status::run(args),
             Command::Revert(args) => revert::run(args),
             Command::Skill(args) => skill::run(args),

@@ -153,6 +153,32 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "summary",
+        &[
+            ex(
+                "What the newest decode profile shows, in the terminal",
+                "npuprof summary models/deepseek-v3/res --phase decode",
+            ),
+            ex(
+                "Rank 0 only, as JSON, and an HTML page with charts",
+                "npuprof summary models/deepseek-v3/res --rank 0 --json --html summary.html",
+            ),
+        ],
+    ),
+    (
+        "compare",
+        &[
+            ex(
+                "Did the change help? Base run first, new run second",
+                "npuprof compare before/res after/res",
+            ),
+            ex(
+                "Decode only, as JSON, and an HTML page",
+                "npuprof compare before/res after/res --phase decode --json --html compare.html",
+            ),
+        ],
+    ),
+    (
         "status",
         &[
             ex("What npuprof changed here", "npuprof status"),

@@ -13,6 +13,7 @@ use npuprof_lint::LintError;
 use npuprof_patch::PatchError;
 use npuprof_patch::inject::InjectError;
 use npuprof_route::RouteError;
+use npuprof_summary::SummaryError;
 use npuprof_verify::VerifyError;
 use serde::Serialize;
 
@@ -146,6 +147,7 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
         .or_else(|| cause.downcast_ref::<PatchError>().map(patch))
         .or_else(|| cause.downcast_ref::<InjectError>().map(inject))
         .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
+        .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
         .or_else(|| cause.downcast_ref::<io::Error>().map(io))
 }
 
@@ -181,6 +183,7 @@ fn lint(err: &LintError) -> Classified {
     match err {
         LintError::Missing(_) => (ErrorCode::NotFound, None),
         LintError::Read { .. } | LintError::Walk(_) => (ErrorCode::Io, None),
+        LintError::Fix(_) => (ErrorCode::Refused, None),
     }
 }
 
@@ -209,6 +212,26 @@ fn inject(err: &InjectError) -> Classified {
         ),
         InjectError::NoDecodeSteps => (ErrorCode::Usage, None),
         InjectError::HarnessSyntax(_) => (ErrorCode::Internal, None),
+    }
+}
+
+/// `None` for a read error: its IO cause decides.
+fn summary(err: &SummaryError) -> Option<Classified> {
+    match err {
+        SummaryError::Discover(err) => Some(verify(err)),
+        SummaryError::Io { .. } => None,
+        SummaryError::Csv { .. }
+        | SummaryError::MissingColumn { .. }
+        | SummaryError::BadNumber { .. }
+        | SummaryError::Ragged { .. }
+        | SummaryError::Json { .. } => Some((
+            ErrorCode::InvalidInput,
+            Some("`npuprof verify` on the run says what is wrong with its output"),
+        )),
+        SummaryError::NothingSelected { .. } => Some((
+            ErrorCode::NotFound,
+            Some("check --phase and --rank against the run directories"),
+        )),
     }
 }
 

@@ -20,6 +20,8 @@ const SUBCOMMANDS: &[&str] = &[
     "verify",
     "relocate",
     "collect",
+    "summary",
+    "compare",
     "status",
     "revert",
     "skill",

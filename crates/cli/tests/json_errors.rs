@@ -157,6 +157,19 @@ fn collect_error() {
 }
 
 #[test]
+fn summary_error() {
+    check_json_error(&["summary", "no-such-dir", "--json"], "not_found");
+}
+
+#[test]
+fn compare_error() {
+    check_json_error(
+        &["compare", "no-such-dir", "no-such-dir-either", "--json"],
+        "not_found",
+    );
+}
+
+#[test]
 fn status_error() {
     check_json_error(&["status", "--repo", "no-such-dir", "--json"], "not_found");
 }
