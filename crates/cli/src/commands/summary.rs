@@ -23,8 +23,13 @@ use crate::output::print_json;
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// A recipes result directory (`prof/<phase>/…`), a phase directory, a `*_ascend_pt` run
-    /// directory, or any parent of run directories.
-    pub path: PathBuf,
+    /// directory, or any parent of run directories [default with --model/--yaml: that run
+    /// config's newest result directory].
+    #[arg(required_unless_present_any = ["model", "config"], conflicts_with_all = ["model", "config"])]
+    pub path: Option<PathBuf>,
+    /// The repository and run config whose newest result to summarise.
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
     /// Only this phase (`prefill`, `decode`, …).
     #[arg(long, value_name = "PHASE")]
     pub phase: Option<String>,
@@ -49,7 +54,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         rank: args.rank,
         top: Some(args.top),
     };
-    let summary = npuprof_summary::summarize(&args.path, &options)?;
+    let path = match &args.path {
+        Some(path) => path.clone(),
+        None => newest_result(&args.target)?,
+    };
+    let summary = npuprof_summary::summarize(&path, &options)?;
     if let Some(file) = &args.html {
         write_html(file, &npuprof_summary::html::render_summary(&summary))?;
     }
@@ -59,6 +68,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         crate::output::stdout().write_all(human(&summary).as_bytes())?;
     }
     Ok(Exit::Ok)
+}
+
+/// The newest result directory of a named run config.
+pub fn newest_result(target: &crate::args::TargetArgs) -> anyhow::Result<PathBuf> {
+    let target = target.resolve()?;
+    target.results.newest(&target.repo).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no result yet for {}: nothing under {}/<YYYYMMDD>/{}",
+            target.config_path,
+            target.results.res_dir,
+            target.results.case
+        )
+    })
 }
 
 /// Writes an HTML page and says so on stderr.

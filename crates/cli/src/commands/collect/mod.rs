@@ -84,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         output::print_json(&report)?;
     }
     print_summary(&report, args.json);
+    print_profile_summary(&report, args.json);
     Ok(match report.exit_code {
         0 => Exit::Ok,
         1 => Exit::Findings,
@@ -352,6 +353,42 @@ fn newest_result_dir(target: &Target, since: SystemTime) -> Option<PathBuf> {
     dir.canonicalize().ok()
 }
 
+/// `path` relative to the current directory when it is below it.
+fn relative(path: &str) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            Path::new(path)
+                .strip_prefix(cwd)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| path.to_owned(), |p| p.display().to_string())
+}
+
+/// What the profile says (`npuprof summary` of the last run's result directory), then what to
+/// run next; on stderr when stdout carries the JSON document.
+fn print_profile_summary(report: &CollectReport, to_stderr: bool) {
+    let Some(dir) = report.runs.last().and_then(|r| r.result_dir.as_deref()) else {
+        return;
+    };
+    let mut text =
+        match npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default()) {
+            Ok(summary) => format!("\n{}", super::summary::human(&summary)),
+            Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
+        };
+    let shown = npuprof_target::shell::quote(&relative(dir));
+    text.push_str(&format!(
+        "next: npuprof summary {shown} --html summary.html   (the full report, one self-contained page)\n"
+    ));
+    if to_stderr {
+        anstream::eprint!("{text}");
+    } else {
+        anstream::print!("{text}");
+    }
+}
+
 /// Error findings listed in the human summary (all of them are in `--json`).
 const MAX_LISTED_ERRORS: usize = 8;
 
@@ -405,7 +442,7 @@ fn summary(report: &CollectReport) -> String {
             }
         );
         if let Some(dir) = &run.result_dir {
-            let _ = writeln!(s, "    results: {dir}");
+            let _ = writeln!(s, "    results: {}", relative(dir));
         }
         if let Some(verdict) = report.verify.get(index) {
             write_verdict(&mut s, verdict, index + 1 == report.verify.len(), run);
