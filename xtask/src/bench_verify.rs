@@ -363,7 +363,7 @@ fn copy_prefix(src: &Path, dst: &Path, len: u64) -> anyhow::Result<()> {
 
 /// Writes `rows` data rows: the real header and the real rows cycled, Step Id advancing by one
 /// every pass over the sample.
-fn write_kernel_details(path: &Path, sample: &[u8], rows: u64) -> anyhow::Result<u64> {
+pub(crate) fn write_kernel_details(path: &Path, sample: &[u8], rows: u64) -> anyhow::Result<u64> {
     let text = std::str::from_utf8(sample)?;
     let mut lines = text.split_inclusive('\n');
     let header = lines.next().context("empty kernel sample")?;
@@ -426,7 +426,7 @@ impl Bench {
         let mut max_rss_kb = 0;
         let mut verdict = String::new();
         for i in 0..=self.runs {
-            let m = measure(&case.cmd)?;
+            let m = measure(&case.cmd, true)?;
             verdict = (case.check)(&m.stdout)
                 .with_context(|| format!("{} on {}", case.tool, case.input))?;
             if i > 0 {
@@ -593,13 +593,10 @@ fn measure_all(
         input: PY_TRACE,
         bytes: py_bytes,
         tool: JSON_LOAD.to_owned(),
-        cmd: python(
-            Path::new("python3"),
-            &format!(
-                "import json; json.load(open({:?}))",
-                lossy(&inputs.py_trace)
-            ),
-        ),
+        cmd: python(&format!(
+            "import json; json.load(open({:?}))",
+            lossy(&inputs.py_trace)
+        )),
         check: &any,
     })?;
 
@@ -635,12 +632,9 @@ fn measure_all(
         input: CSV,
         bytes: csv_bytes,
         tool: PY_CSV.to_owned(),
-        cmd: python(
-            Path::new("python3"),
-            &format!(
-                "import csv; print(sum(1 for _ in csv.reader(open({csv_path:?}, newline=''))))"
-            ),
-        ),
+        cmd: python(&format!(
+            "import csv; print(sum(1 for _ in csv.reader(open({csv_path:?}, newline=''))))"
+        )),
         check: &lines,
     })?;
     if let Ok(py) = pandas {
@@ -648,7 +642,7 @@ fn measure_all(
             input: CSV,
             bytes: csv_bytes,
             tool: PANDAS.to_owned(),
-            cmd: python(
+            cmd: python_with(
                 py,
                 &format!(
                     "import pandas as pd; print(len(pd.read_csv({csv_path:?}, engine='pyarrow')))"
@@ -707,23 +701,33 @@ fn dir_bytes(dir: &Path) -> anyhow::Result<u64> {
     Ok(total)
 }
 
-fn python(python: &Path, code: &str) -> Command {
+/// `python3 -c code`.
+pub(crate) fn python(code: &str) -> Command {
+    python_with(Path::new("python3"), code)
+}
+
+/// `<python> -c code`.
+fn python_with(python: &Path, code: &str) -> Command {
     let mut c = Command::new(python);
     c.arg("-c").arg(code);
     c
 }
 
 /// One measured command.
-struct Measured {
-    secs: f64,
-    cpu: f64,
-    max_rss_kb: u64,
-    stdout: Vec<u8>,
+pub(crate) struct Measured {
+    /// Wall time.
+    pub(crate) secs: f64,
+    /// CPU time, user + system (NaN when unknown).
+    pub(crate) cpu: f64,
+    /// Peak resident memory (0 when unknown).
+    pub(crate) max_rss_kb: u64,
+    /// What it printed.
+    pub(crate) stdout: Vec<u8>,
 }
 
 /// Runs `cmd` (under `/usr/bin/time -f %M` for the peak RSS when it exists), timing the wall
-/// clock around it. Exit codes 0 and 1 (verify's "findings") are accepted.
-fn measure(cmd: &Command) -> anyhow::Result<Measured> {
+/// clock around it. Exit code 0 is accepted, and 1 (verify's "findings") when `allow_exit_1`.
+pub(crate) fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measured> {
     let program = cmd.get_program().to_owned();
     let argv: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
     let time_out = std::env::temp_dir().join(format!("npuprof-bench-rss-{}", std::process::id()));
@@ -744,7 +748,7 @@ fn measure(cmd: &Command) -> anyhow::Result<Measured> {
     let output = c.output()?;
     let secs = t.elapsed().as_secs_f64();
     let code = output.status.code().unwrap_or(-1);
-    if code != 0 && code != 1 {
+    if !(code == 0 || (allow_exit_1 && code == 1)) {
         bail!("{} exited with {code}", program.to_string_lossy());
     }
     let (cpu, max_rss_kb) = if timed {

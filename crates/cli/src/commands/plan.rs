@@ -164,9 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.json {
         print_json(&report)?;
     } else {
-        anstream::stdout()
-            .lock()
-            .write_all(human(&report).as_bytes())?;
+        crate::output::stdout().write_all(human(&report).as_bytes())?;
     }
     Ok(if report.clean() {
         Exit::Ok
