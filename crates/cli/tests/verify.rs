@@ -1,4 +1,4 @@
-//! `npuprof verify` on run directories assembled from the real samples (`../shared/samples/`)
+//! `npuprof verify` on run directories assembled from the vendored real samples
 //! and on every broken variant: human and JSON snapshots, exit codes.
 
 #[path = "../../verify/tests/common/mod.rs"]

@@ -1,4 +1,4 @@
-//! verify on real run directories assembled from `../shared/samples/` and on every broken
+//! verify on real run directories assembled from the vendored samples and on every broken
 //! variant: each failure mode maps to its code, severity and next action.
 
 mod common;

@@ -1,18 +1,56 @@
-//! Builds torch_npu run directories from the real samples in `../shared/samples/`, as they sit
-//! in a cann-recipes result directory, plus the broken variants verify must recognise.
-//! Shared by the verify crate's tests and the CLI's `verify` tests (included by path).
-#![allow(dead_code)]
+//! Builds torch_npu run directories from the real samples vendored in `crates/verify/tests/data/`
+//! (see its NOTICE), as they sit in a cann-recipes result directory, plus the broken variants
+//! verify must recognise. Shared by the verify crate's tests and the CLI's `verify` tests
+//! (included by path). A missing sample panics: a test never passes without its data.
+#![allow(dead_code, reason = "each test binary uses its own subset")]
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// `../shared/samples` from the project root.
+/// The vendored samples, `crates/verify/tests/data` (found from the verify and the cli crate).
 pub fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/samples")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../verify/tests/data")
+}
+
+/// A vendored sample file; panics when it is missing.
+pub fn sample(rel: &str) -> PathBuf {
+    let path = samples().join(rel);
+    assert!(
+        path.is_file(),
+        "test data missing: {} (vendored under crates/verify/tests/data)",
+        path.display()
+    );
+    path
+}
+
+/// The bytes of a vendored sample file; panics when it cannot be read.
+pub fn read_sample(path: &Path) -> Vec<u8> {
+    fs::read(path).unwrap_or_else(|e| panic!("test data unreadable: {}: {e}", path.display()))
 }
 
 fn msinsight(name: &str) -> PathBuf {
-    samples().join("Ascend-msinsight").join(name)
+    sample(&format!("Ascend-msinsight/{name}"))
+}
+
+/// The complete real 2-rank run (Level1 + PipeUtilization, text export): `rank{0,1}_ascend_pt`.
+pub fn real_two_rank_run() -> PathBuf {
+    let dir = samples().join("runs/msinsight-text-level1");
+    for rank in 0..2 {
+        sample(&format!(
+            "runs/msinsight-text-level1/rank{rank}_ascend_pt/profiler_info_{rank}.json"
+        ));
+    }
+    dir
+}
+
+/// The real MemoryL0 (`ACL_AICORE_L0B_AND_WIDTH`) kernel_details.csv of 2023 (32 columns).
+pub fn memory_l0_kernel_details() -> PathBuf {
+    msinsight("server__src__test__test_data__test_rank_0__ASCEND_PROFILER_OUTPUT__kernel_details.csv")
+}
+
+/// The real ArithmeticUtilization kernel_details.csv of 2023 (33 columns).
+pub fn arithmetic_kernel_details() -> PathBuf {
+    sample("Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__advisor_backend__compute_advice__kernel_details.csv")
 }
 
 /// A file of the real Level2 rank-0 run (`ASCEND_PROFILER_OUTPUT/<name>`).
@@ -36,14 +74,12 @@ pub fn level0_kernel_details() -> PathBuf {
 
 /// The real trace_view.json (3670 events, host then device events).
 pub fn trace_view() -> PathBuf {
-    samples()
-        .join("Ascend-mstt")
-        .join("profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json")
+    sample("Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json")
 }
 
 /// The real trace's bytes.
 pub fn trace_bytes() -> Vec<u8> {
-    fs::read(trace_view()).unwrap_or_default()
+    read_sample(&trace_view())
 }
 
 /// Offset of the `,` torch_npu writes before appending the device events (the first device
@@ -53,7 +89,7 @@ pub fn device_append_offset(trace: &[u8]) -> usize {
     trace
         .windows(needle.len())
         .position(|w| w == needle)
-        .unwrap_or(trace.len())
+        .unwrap_or_else(|| panic!("the real trace lacks its device append point"))
 }
 
 /// The trace as written after the host phase only (no closing `]`).
@@ -141,12 +177,27 @@ impl Run {
     }
 }
 
-/// Copies a sample and makes the copy writable (the shared samples are read-only, and
-/// `fs::copy` keeps permissions).
-fn copy_writable(from: &Path, to: &Path) {
+/// Copies a sample and makes the copy writable (`fs::copy` keeps permissions, and a checkout
+/// may be read-only); panics when the sample is missing.
+pub fn copy_writable(from: &Path, to: &Path) {
     use std::os::unix::fs::PermissionsExt;
-    let _ = fs::copy(from, to);
+    fs::copy(from, to)
+        .unwrap_or_else(|e| panic!("copying test data {}: {e}", from.display()));
     let _ = fs::set_permissions(to, fs::Permissions::from_mode(0o644));
+}
+
+/// Copies a directory tree of samples (regular files and directories), writable.
+pub fn copy_tree_writable(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
+    let entries = fs::read_dir(from).unwrap_or_else(|e| panic!("test data {}: {e}", from.display()));
+    for entry in entries.map(|e| e.unwrap_or_else(|e| panic!("{e}"))) {
+        let (src, dst) = (entry.path(), to.join(entry.file_name()));
+        if src.is_dir() {
+            copy_tree_writable(&src, &dst);
+        } else {
+            copy_writable(&src, &dst);
+        }
+    }
 }
 
 /// Assembles the real Level2 rank-`rank` run in `dir`: profiler_info_{rank}.json (rank_id
@@ -157,7 +208,7 @@ pub fn real_run(dir: &Path, rank: u32) -> Run {
         dir: dir.to_path_buf(),
     };
     let _ = fs::create_dir_all(run.out());
-    let info = fs::read_to_string(level2_profiler_info()).unwrap_or_default();
+    let info = String::from_utf8(read_sample(&level2_profiler_info())).unwrap_or_default();
     let info = info.replace("\"rank_id\": \"0\"", &format!("\"rank_id\": \"{rank}\""));
     let _ = fs::write(dir.join(format!("profiler_info_{rank}.json")), info);
     for name in [
@@ -256,7 +307,7 @@ pub fn break_like_bad_disk(run: &Run) {
 /// The real kernel_details.csv with each line passed through `edit(line_index, line)`
 /// (index 0 is the header; lines keep their terminators).
 pub fn edited_kernel_details(edit: impl Fn(usize, &str) -> String) -> String {
-    let text = fs::read_to_string(level2_output("kernel_details.csv")).unwrap_or_default();
+    let text = String::from_utf8(read_sample(&level2_output("kernel_details.csv"))).unwrap_or_default();
     text.split_inclusive('\n')
         .enumerate()
         .map(|(i, l)| edit(i, l))
