@@ -46,6 +46,18 @@ fn check_codes(report: &VerifyReport, expected: &[(Severity, Code)]) {
     assert_eq!(report.ok, !has_error);
 }
 
+/// No finding's next action contains `needle` (advice the run already followed).
+fn check_no_action(report: &VerifyReport, needle: &str) {
+    for f in &report.findings {
+        assert!(
+            !f.next_action.contains(needle),
+            "{:?} advises {needle:?}: {}",
+            f.code,
+            f.next_action
+        );
+    }
+}
+
 /// The next action of the first finding with `code` contains `needle`.
 fn check_next_action(report: &VerifyReport, code: Code, needle: &str) {
     let f = report.findings.iter().find(|f| f.code == code);
@@ -124,7 +136,7 @@ fn model_option_picks_the_newest_result_directory() {
 }
 
 #[test]
-fn level0_header_with_level2_recorded_is_an_error_with_the_fix() {
+fn level0_header_with_level2_recorded_is_an_error_that_does_not_advise_level1() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
     run.write(
@@ -141,11 +153,13 @@ fn level0_header_with_level2_recorded_is_an_error_with_the_fix() {
             (Severity::Warning, Code::StepsUnexpected),
         ],
     );
+    // The run already recorded Level2: the next action must not be "set Level1".
     check_next_action(
         &report,
         Code::KernelHeaderMinimal,
-        "experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization)",
+        "the run already recorded Level2",
     );
+    check_no_action(&report, "ProfilerLevel.Level1");
 }
 
 #[test]
@@ -590,7 +604,8 @@ fn db_only_export_is_accepted() {
     {
         let _ = fs::remove_file(run.out().join(name));
     }
-    run.write("ascend_pytorch_profiler_0.db", b"SQLite format 3\0");
+    run.write("ascend_pytorch_profiler_0.db", profiler_db(DbVariant::Good));
+    run.write("analysis.db", analysis_db());
     run.edit_info(|v| {
         v["config"]["experimental_config"]["_export_type"] = serde_json::json!(["db"])
     });

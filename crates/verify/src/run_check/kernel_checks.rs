@@ -1,19 +1,24 @@
 //! kernel_details.csv: required columns for the recorded level and metric group, rows.
 
-use std::fs::File;
 use std::path::Path;
 
-use super::EXPERIMENTAL_CONFIG_FIX;
+use super::file_findings::csv_corrupt;
 use super::{Ctx, disp, reparse_command};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan};
+use crate::probe::Opened;
 use crate::profiler_info::{Level, ProfilerInfo};
 use crate::report::KernelSummary;
 
-pub(super) fn scan_kernels(path: &Path, progress: &dyn Progress) -> Result<KernelScan, csv::Error> {
-    let file = File::open(path)?;
-    kernel_csv::scan_kernel_details(file, |n| progress.advance(n))
+/// The fix for a minimal header when Level0 was (or may have been) recorded.
+const RAISE_LEVEL_FIX: &str = "pass experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization) to torch_npu.profiler.profile(...) and re-run";
+
+pub(super) fn scan_kernels(
+    opened: Opened,
+    progress: &dyn Progress,
+) -> Result<KernelScan, csv::Error> {
+    kernel_csv::scan_kernel_details(opened.file, |n| progress.advance(n))
 }
 
 pub(super) fn kernel_summary(path: &Path, scan: &KernelScan) -> KernelSummary {
@@ -31,38 +36,44 @@ pub(super) fn kernel_summary(path: &Path, scan: &KernelScan) -> KernelSummary {
 fn is_minimal(scan: &KernelScan) -> bool {
     !scan.has("Task ID")
         && !scan.has("Stream ID")
+        && !scan.has("aicore_time(us)")
         && !scan
             .header
             .iter()
             .any(|h| h.starts_with("aic_") || h.starts_with("aiv_"))
 }
 
-/// Named metric columns expected for an `_aic_metrics` value (`None`: names not known).
-fn metric_columns(aic_metrics: &str) -> Option<&'static [&'static str]> {
+/// Whether the header uses the AIC/AIV split spelling (`aic_*`/`aiv_*` pairs).
+fn has_split_metrics(scan: &KernelScan) -> bool {
+    scan.header
+        .iter()
+        .any(|h| h.starts_with("aic_") || h.starts_with("aiv_"))
+}
+
+/// Metric columns expected for an `_aic_metrics` value, each as its accepted spellings: chips
+/// with the AIC/AIV split write `aic_*`/`aiv_*` pairs, the others the un-prefixed names
+/// (reference §10). `None`: the group's names are not known.
+fn metric_columns(aic_metrics: &str) -> Option<&'static [&'static [&'static str]]> {
     match aic_metrics {
         "ACL_AICORE_PIPE_UTILIZATION" => Some(&[
-            "aicore_time(us)",
-            "aic_mac_ratio",
-            "aic_scalar_ratio",
-            "aic_mte2_ratio",
-            "aiv_time(us)",
-            "aiv_vec_ratio",
-            "aiv_scalar_ratio",
-            "aiv_mte2_ratio",
+            &["aicore_time(us)", "aiv_time(us)"],
+            &["aic_mac_ratio", "mac_ratio"],
+            &["aiv_vec_ratio", "vec_ratio"],
+            &["aic_scalar_ratio", "aiv_scalar_ratio", "scalar_ratio"],
+            &["aic_mte2_ratio", "aiv_mte2_ratio", "mte2_ratio"],
         ]),
         "ACL_AICORE_ARITHMETIC_UTILIZATION" => Some(&[
-            "aicore_time(us)",
-            "aic_mac_fp16_ratio",
-            "aic_mac_int8_ratio",
-            "aic_cube_fops",
-            "aiv_vec_fp32_ratio",
-            "aiv_vector_fops",
+            &["aicore_time(us)", "aiv_time(us)"],
+            &["aic_mac_fp16_ratio", "mac_fp16_ratio"],
+            &["aic_mac_int8_ratio", "mac_int8_ratio"],
+            &["aic_cube_fops", "cube_fops"],
+            &["aiv_vec_fp32_ratio", "vec_fp32_ratio"],
+            &["aiv_vector_fops", "aic_vector_fops", "vector_fops"],
         ]),
         "ACL_AICORE_L0B_AND_WIDTH" => Some(&[
-            "aicore_time(us)",
-            "aic_l0a_read_bw(GB/s)",
-            "aic_l0b_read_bw(GB/s)",
-            "aiv_time(us)",
+            &["aicore_time(us)", "aiv_time(us)"],
+            &["aic_l0a_read_bw(GB/s)", "l0a_read_bw(GB/s)"],
+            &["aic_l0b_read_bw(GB/s)", "l0b_read_bw(GB/s)"],
         ]),
         "ACL_AICORE_NONE" => Some(&[]),
         _ => None,
@@ -98,24 +109,40 @@ pub(super) fn kernel_findings(
     if matches!(schedule, Some(Some(_))) {
         need(&["Step Id"]);
     }
+    if let Some(c) = scan.corruption {
+        // The header or the rows are not what torch_npu writes: one finding, no column checks.
+        csv_corrupt(ctx, path, c);
+        if scan.header.is_empty() {
+            return;
+        }
+    }
     let minimal = is_minimal(scan);
     if minimal {
-        let (severity, why) = match level {
+        let (severity, why, fix) = match level {
             Some(l) if l.is_detailed() => (
                 Severity::Error,
                 format!(
                     "although profiler_info records {}: the detailed columns were not produced (torch_npu/CANN mismatch or failed CANN export)",
                     l.as_str()
                 ),
+                format!(
+                    "the run already recorded {}: look for CANNExportParser/KernelViewParser `run failed` in the logs, check that torch_npu matches CANN {}, then re-parse: {}",
+                    l.as_str(),
+                    info.and_then(|i| i.cann_version.as_deref())
+                        .unwrap_or("(version unknown)"),
+                    reparse_command(&ctx.dir)
+                ),
             ),
             Some(Level::Level0) => (
                 Severity::Warning,
                 "as recorded (Level0): no per-kernel shapes, streams or AI Core metrics".to_owned(),
+                format!("if you need them, {RAISE_LEVEL_FIX}"),
             ),
             _ => (
                 Severity::Warning,
                 "which means Level0, or no ExperimentalConfig was passed to the profiler"
                     .to_owned(),
+                format!("if you need shapes, streams and AI Core metrics, {RAISE_LEVEL_FIX}"),
             ),
         };
         ctx.push(Finding::new(
@@ -127,7 +154,7 @@ pub(super) fn kernel_findings(
                 scan.header.join(",")
             ),
             Evidence::line(p.clone(), 1),
-            EXPERIMENTAL_CONFIG_FIX,
+            fix,
         ));
     } else if let Some(l) = level.filter(|l| l.is_detailed()) {
         for col in [
@@ -139,12 +166,14 @@ pub(super) fn kernel_findings(
         ] {
             need(&[col]);
         }
-        need(&["Mix Block Dim", "Mix Block Num"]);
+        if has_split_metrics(scan) {
+            need(&["Mix Block Dim", "Mix Block Num"]);
+        }
         match info.and_then(|i| i.aic_metrics.as_deref()) {
             Some(m) => match metric_columns(m) {
                 Some(cols) => {
-                    for col in cols {
-                        need(&[col]);
+                    for spellings in cols {
+                        need(spellings);
                     }
                 }
                 None => ctx.push(Finding::new(
@@ -186,9 +215,10 @@ pub(super) fn kernel_findings(
             ),
             Evidence::line(p.clone(), 1),
             format!(
-                "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}); {EXPERIMENTAL_CONFIG_FIX}",
+                "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}), then re-parse: {}",
                 info.and_then(|i| i.torch_npu_version.as_deref()).unwrap_or("unknown"),
                 info.and_then(|i| i.cann_version.as_deref()).unwrap_or("unknown"),
+                reparse_command(&ctx.dir)
             ),
         ));
     }

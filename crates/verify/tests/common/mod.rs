@@ -45,12 +45,16 @@ pub fn real_two_rank_run() -> PathBuf {
 
 /// The real MemoryL0 (`ACL_AICORE_L0B_AND_WIDTH`) kernel_details.csv of 2023 (32 columns).
 pub fn memory_l0_kernel_details() -> PathBuf {
-    msinsight("server__src__test__test_data__test_rank_0__ASCEND_PROFILER_OUTPUT__kernel_details.csv")
+    msinsight(
+        "server__src__test__test_data__test_rank_0__ASCEND_PROFILER_OUTPUT__kernel_details.csv",
+    )
 }
 
 /// The real ArithmeticUtilization kernel_details.csv of 2023 (33 columns).
 pub fn arithmetic_kernel_details() -> PathBuf {
-    sample("Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__advisor_backend__compute_advice__kernel_details.csv")
+    sample(
+        "Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__advisor_backend__compute_advice__kernel_details.csv",
+    )
 }
 
 /// A file of the real Level2 rank-0 run (`ASCEND_PROFILER_OUTPUT/<name>`).
@@ -74,7 +78,9 @@ pub fn level0_kernel_details() -> PathBuf {
 
 /// The real trace_view.json (3670 events, host then device events).
 pub fn trace_view() -> PathBuf {
-    sample("Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json")
+    sample(
+        "Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json",
+    )
 }
 
 /// The real trace's bytes.
@@ -181,15 +187,15 @@ impl Run {
 /// may be read-only); panics when the sample is missing.
 pub fn copy_writable(from: &Path, to: &Path) {
     use std::os::unix::fs::PermissionsExt;
-    fs::copy(from, to)
-        .unwrap_or_else(|e| panic!("copying test data {}: {e}", from.display()));
+    fs::copy(from, to).unwrap_or_else(|e| panic!("copying test data {}: {e}", from.display()));
     let _ = fs::set_permissions(to, fs::Permissions::from_mode(0o644));
 }
 
 /// Copies a directory tree of samples (regular files and directories), writable.
 pub fn copy_tree_writable(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap_or_else(|e| panic!("{}: {e}", to.display()));
-    let entries = fs::read_dir(from).unwrap_or_else(|e| panic!("test data {}: {e}", from.display()));
+    let entries =
+        fs::read_dir(from).unwrap_or_else(|e| panic!("test data {}: {e}", from.display()));
     for entry in entries.map(|e| e.unwrap_or_else(|e| panic!("{e}"))) {
         let (src, dst) = (entry.path(), to.join(entry.file_name()));
         if src.is_dir() {
@@ -307,7 +313,8 @@ pub fn break_like_bad_disk(run: &Run) {
 /// The real kernel_details.csv with each line passed through `edit(line_index, line)`
 /// (index 0 is the header; lines keep their terminators).
 pub fn edited_kernel_details(edit: impl Fn(usize, &str) -> String) -> String {
-    let text = String::from_utf8(read_sample(&level2_output("kernel_details.csv"))).unwrap_or_default();
+    let text =
+        String::from_utf8(read_sample(&level2_output("kernel_details.csv"))).unwrap_or_default();
     text.split_inclusive('\n')
         .enumerate()
         .map(|(i, l)| edit(i, l))
@@ -333,4 +340,61 @@ pub fn regex_escape(s: &str) -> String {
         out.push(c);
     }
     out
+}
+
+/// How a generated `ascend_pytorch_profiler_<rank>.db` differs from a good one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DbVariant {
+    /// TASK, STRING_IDS and COMPUTE_TASK_INFO with rows, as a parsed run has them.
+    Good,
+    /// The same tables without rows.
+    EmptyTables,
+    /// No COMPUTE_TASK_INFO table.
+    MissingTable,
+    /// The good database cut to half its size (the writer killed, the disk full).
+    Truncated,
+}
+
+/// A profiler database made with SQLite (the table names of real exports, reference §10).
+pub fn profiler_db(variant: DbVariant) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("p.db");
+    let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut sql = String::from(
+        "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, globalTaskId INTEGER);
+         CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+         CREATE TABLE NPU_INFO (id INTEGER, name TEXT);",
+    );
+    if variant != DbVariant::MissingTable {
+        sql.push_str("CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockDim INTEGER);");
+    }
+    if variant != DbVariant::EmptyTables {
+        // Enough rows for several pages, so that cutting the file loses data.
+        sql.push_str(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
+             INSERT INTO TASK SELECT i * 1000, i * 1000 + 500, i FROM n;
+             INSERT INTO STRING_IDS VALUES (1, 'MatMulV2'), (2, 'aclnnAdd');",
+        );
+        if variant != DbVariant::MissingTable {
+            sql.push_str("INSERT INTO COMPUTE_TASK_INFO SELECT 1, globalTaskId, 24 FROM TASK;");
+        }
+    }
+    conn.execute_batch(&sql).unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    let bytes = fs::read(&path).unwrap_or_else(|e| panic!("{e}"));
+    match variant {
+        DbVariant::Truncated => bytes[..bytes.len() / 2].to_vec(),
+        _ => bytes,
+    }
+}
+
+/// A good `analysis.db` (StepTraceTime).
+pub fn analysis_db() -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let path = dir.path().join("a.db");
+    let conn = rusqlite::Connection::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    conn.execute_batch("CREATE TABLE StepTraceTime (step TEXT, computing REAL); INSERT INTO StepTraceTime VALUES ('13', 1.5);")
+        .unwrap_or_else(|e| panic!("{e}"));
+    drop(conn);
+    fs::read(&path).unwrap_or_else(|e| panic!("{e}"))
 }
