@@ -26,9 +26,10 @@ pub enum Corruption {
     /// A record grew past [`MAX_RECORD_BYTES`]: NUL bytes or binary data, a missing line
     /// ending, or a quote that never closes.
     RecordTooLarge {
-        /// Byte offset where the record starts.
+        /// Byte offset where the record starts (the end of the previous one).
         byte: u64,
-        /// 1-based line where it starts.
+        /// 1-based line where it starts (counted in records: exact unless earlier records
+        /// hold quoted line breaks).
         line: u64,
     },
     /// The header has more than [`MAX_COLUMNS`] columns.
@@ -104,6 +105,7 @@ struct Bounded<R: Read, F: FnMut(u64)> {
     rdr: csv::Reader<Guard<R, F>>,
     record_end: Rc<Cell<u64>>,
     overflow: Rc<Cell<bool>>,
+    records: u64,
 }
 
 impl<R: Read, F: FnMut(u64)> Bounded<R, F> {
@@ -125,6 +127,7 @@ impl<R: Read, F: FnMut(u64)> Bounded<R, F> {
             rdr,
             record_end,
             overflow,
+            records: 0,
         }
     }
 
@@ -134,16 +137,18 @@ impl<R: Read, F: FnMut(u64)> Bounded<R, F> {
         &mut self,
         record: &mut csv::ByteRecord,
     ) -> Result<Option<()>, Result<Corruption, csv::Error>> {
-        let start = self.rdr.position().clone();
         match self.rdr.read_byte_record(record) {
             Ok(true) => {
+                self.records += 1;
                 self.record_end.set(self.rdr.position().byte());
                 Ok(Some(()))
             }
             Ok(false) => Ok(None),
+            // Counted by records read, not the reader's position: with CRLF line ends the
+            // position still points at the `\n` of the previous record.
             Err(_) if self.overflow.get() => Err(Ok(Corruption::RecordTooLarge {
-                byte: start.byte(),
-                line: start.line(),
+                byte: self.record_end.get(),
+                line: self.records + 1,
             })),
             Err(e) => Err(Err(e)),
         }

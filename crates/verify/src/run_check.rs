@@ -8,16 +8,17 @@ use std::path::{Path, PathBuf};
 
 use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::kernel_csv::{self, StepTraceRow};
+use crate::kernel_csv::{self, KernelScan, StepTraceRow};
 use crate::log_findings::{self, ScheduleContext};
 use crate::logs;
 use crate::probe::{self, Contents, FileProblem, Opened};
 use crate::profiler_info::{self, DistributedArgs, ProfilerInfo};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
-use crate::trace_scan::TraceState;
+use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
 use npuprof_schedule::Schedule;
 
+mod artifact_set;
 mod db_checks;
 mod file_findings;
 mod kernel_checks;
@@ -231,36 +232,15 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     let files = artifacts.files.clone();
     let has = |name: &str| files.iter().any(|f| f == name);
 
-    let trace_path = out_dir.join("trace_view.json");
-    let kernel_path = out_dir.join("kernel_details.csv");
-    let trace_file = has("trace_view.json")
-        .then(|| open_artifact(&mut ctx, &trace_path, Some(Code::TraceEmpty)))
-        .flatten();
-    let kernel_file = has("kernel_details.csv")
-        .then(|| open_artifact(&mut ctx, &kernel_path, Some(Code::FileEmpty)))
-        .flatten();
-    // trace_view.json and kernel_details.csv are the large files: scan them concurrently.
-    let (trace, kernels) = rayon::join(
-        || trace_file.map(|o| scan_trace(o, ctx.progress)),
-        || kernel_file.map(|o| scan_kernels(o, ctx.progress)),
-    );
-
+    let large = scan_large_files(&mut ctx, &out_dir, &has);
     if listing == Listing::Listed {
-        check_artifact_set(&mut ctx, info, &artifacts, &out_dir, opts);
+        let world = opts
+            .world_size
+            .or(config.distributed.and_then(|d| d.world_size));
+        artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world);
     }
     check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"));
-    let trace_broken = match &trace {
-        Some(Ok(scan)) => {
-            trace_findings(&mut ctx, &trace_path, scan, info);
-            artifacts.trace_view = Some(trace_summary(scan));
-            !matches!(scan.state, TraceState::Complete | TraceState::NotAnArray)
-        }
-        Some(Err(e)) => {
-            unreadable(&mut ctx, &trace_path, e);
-            true
-        }
-        None => true,
-    };
+    let trace_broken = judge_trace(&mut ctx, &out_dir, large.trace, info, &mut artifacts);
     check_size_caps(&mut ctx, &out_dir, &artifacts.files);
 
     let mut steps = StepsSummary {
@@ -270,20 +250,15 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             .and_then(|s| s.recorded_steps()),
         ..StepsSummary::default()
     };
-    let kernel_scan = match kernels {
-        Some(Ok(scan)) => {
-            kernel_findings(&mut ctx, &kernel_path, &scan, info);
-            steps.kernel_details = scan.steps.keys().copied().collect();
-            artifacts.kernel_details = Some(kernel_summary(&kernel_path, &scan));
-            Some(scan)
-        }
-        Some(Err(e)) => {
-            unreadable(&mut ctx, &kernel_path, &e);
-            None
-        }
-        None => None,
-    };
-
+    let kernel_path = out_dir.join("kernel_details.csv");
+    let kernel_scan = judge_kernels(
+        &mut ctx,
+        &kernel_path,
+        large.kernels,
+        info,
+        &mut artifacts,
+        &mut steps,
+    );
     let step_trace_path = out_dir.join("step_trace_time.csv");
     let step_rows = has("step_trace_time.csv")
         .then(|| read_step_trace(&mut ctx, &step_trace_path, &mut artifacts, &mut steps))
@@ -299,69 +274,154 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         &step_trace_path,
     );
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
-    let parsers_failed = check_run_logs(&mut ctx, dir, config.info.as_ref(), &mut artifacts);
-
-    let schedule = info.and_then(|i| i.schedule);
+    let parsers_failed = check_run_logs(&mut ctx, dir, info, &mut artifacts);
+    let facts = RunFacts {
+        dir: dir.clone(),
+        phase: run.phase.clone(),
+        rank: ctx.rank,
+        schedule: info.and_then(|i| i.schedule),
+        world_size: config.distributed.and_then(|d| d.world_size),
+        no_csv: listing != Listing::Unreadable
+            && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
+        trace_broken,
+        parsers_failed,
+        analyse_done: has("analyse.done"),
+    };
     RunOutcome {
-        facts: RunFacts {
-            dir: dir.clone(),
-            phase: run.phase.clone(),
-            rank: ctx.rank,
-            schedule,
-            world_size: config.distributed.and_then(|d| d.world_size),
-            no_csv: listing != Listing::Unreadable
-                && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
-            trace_broken,
-            parsers_failed,
-            analyse_done: has("analyse.done"),
-        },
-        summary: RunSummary {
-            phase: run.phase.clone(),
-            rank: ctx.rank,
-            world_size: config.distributed.and_then(|d| d.world_size),
-            dir: ctx.dir.clone(),
-            torch_npu_version: info.and_then(|i| i.torch_npu_version.clone()),
-            cann_version: info.and_then(|i| i.cann_version.clone()),
-            level: info.and_then(|i| i.level_raw.clone()),
-            aic_metrics: info.and_then(|i| i.aic_metrics.clone()),
-            export_type: info.and_then(|i| i.export_type.clone()),
-            schedule: schedule
-                .map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
-            steps,
-            artifacts,
-        },
+        summary: summary(&facts, &ctx.dir, info, steps, artifacts),
+        facts,
         findings: ctx.findings,
+    }
+}
+
+/// The scans of the two large files (absent when the file is absent or was not data).
+struct LargeScans {
+    trace: Option<std::io::Result<TraceScan>>,
+    kernels: Option<Result<KernelScan, csv::Error>>,
+}
+
+/// Opens trace_view.json and kernel_details.csv and scans them concurrently.
+fn scan_large_files(ctx: &mut Ctx<'_>, out_dir: &Path, has: &dyn Fn(&str) -> bool) -> LargeScans {
+    let trace_file = has("trace_view.json")
+        .then(|| {
+            open_artifact(
+                ctx,
+                &out_dir.join("trace_view.json"),
+                Some(Code::TraceEmpty),
+            )
+        })
+        .flatten();
+    let kernel_file = has("kernel_details.csv")
+        .then(|| {
+            open_artifact(
+                ctx,
+                &out_dir.join("kernel_details.csv"),
+                Some(Code::FileEmpty),
+            )
+        })
+        .flatten();
+    let progress = ctx.progress;
+    let (trace, kernels) = rayon::join(
+        || trace_file.map(|o| scan_trace(o, progress)),
+        || kernel_file.map(|o| scan_kernels(o, progress)),
+    );
+    LargeScans { trace, kernels }
+}
+
+/// The trace's findings and summary; returns whether it is absent or not complete.
+fn judge_trace(
+    ctx: &mut Ctx<'_>,
+    out_dir: &Path,
+    trace: Option<std::io::Result<TraceScan>>,
+    info: Option<&ProfilerInfo>,
+    artifacts: &mut Artifacts,
+) -> bool {
+    let path = out_dir.join("trace_view.json");
+    match trace {
+        Some(Ok(scan)) => {
+            trace_findings(ctx, &path, &scan, info);
+            artifacts.trace_view = Some(trace_summary(&scan));
+            !matches!(scan.state, TraceState::Complete | TraceState::NotAnArray)
+        }
+        Some(Err(e)) => {
+            unreadable(ctx, &path, &e);
+            true
+        }
+        None => true,
+    }
+}
+
+/// kernel_details' findings and summary; returns the scan when it is a usable table.
+fn judge_kernels(
+    ctx: &mut Ctx<'_>,
+    path: &Path,
+    kernels: Option<Result<KernelScan, csv::Error>>,
+    info: Option<&ProfilerInfo>,
+    artifacts: &mut Artifacts,
+    steps: &mut StepsSummary,
+) -> Option<KernelScan> {
+    match kernels? {
+        Ok(scan) => {
+            kernel_findings(ctx, path, &scan, info);
+            steps.kernel_details = scan.steps.keys().copied().collect();
+            artifacts.kernel_details = Some(kernel_summary(path, &scan));
+            // A corrupt table says nothing about steps: its one finding is enough.
+            kernel_checks::is_table(&scan).then_some(scan)
+        }
+        Err(e) => {
+            unreadable(ctx, path, &e);
+            None
+        }
+    }
+}
+
+fn summary(
+    facts: &RunFacts,
+    dir: &str,
+    info: Option<&ProfilerInfo>,
+    steps: StepsSummary,
+    artifacts: Artifacts,
+) -> RunSummary {
+    RunSummary {
+        phase: facts.phase.clone(),
+        rank: facts.rank,
+        world_size: facts.world_size,
+        dir: dir.to_owned(),
+        torch_npu_version: info.and_then(|i| i.torch_npu_version.clone()),
+        cann_version: info.and_then(|i| i.cann_version.clone()),
+        level: info.and_then(|i| i.level_raw.clone()),
+        aic_metrics: info.and_then(|i| i.aic_metrics.clone()),
+        export_type: info.and_then(|i| i.export_type.clone()),
+        schedule: facts
+            .schedule
+            .map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
+        steps,
+        artifacts,
     }
 }
 
 /// The outcome of a run directory that cannot even be listed: one finding, nothing else.
 fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
+    let facts = RunFacts {
+        dir: run.dir.clone(),
+        phase: run.phase.clone(),
+        rank: None,
+        schedule: None,
+        world_size: None,
+        no_csv: false,
+        trace_broken: false,
+        parsers_failed: false,
+        analyse_done: false,
+    };
     RunOutcome {
-        facts: RunFacts {
-            dir: run.dir.clone(),
-            phase: run.phase.clone(),
-            rank: None,
-            schedule: None,
-            world_size: None,
-            no_csv: false,
-            trace_broken: false,
-            parsers_failed: false,
-            analyse_done: false,
-        },
-        summary: RunSummary {
-            phase: run.phase.clone(),
-            rank: None,
-            world_size: None,
-            dir: ctx.dir.clone(),
-            torch_npu_version: None,
-            cann_version: None,
-            level: None,
-            aic_metrics: None,
-            export_type: None,
-            schedule: None,
-            steps: StepsSummary::default(),
-            artifacts: Artifacts::default(),
-        },
+        summary: summary(
+            &facts,
+            &ctx.dir,
+            None,
+            StepsSummary::default(),
+            Artifacts::default(),
+        ),
+        facts,
         findings: ctx.findings,
     }
 }
@@ -545,156 +605,6 @@ fn size_cap(ctx: &mut Ctx<'_>, path: &Path, cap: u64, kind: &str, cap_text: &str
             "profile fewer steps (lower `active`), fewer ranks, or a lower profiler level, and re-run",
         ));
     }
-}
-
-/// Decides and reports the expected artifact set (reference §3).
-fn check_artifact_set(
-    ctx: &mut Ctx<'_>,
-    info: Option<&ProfilerInfo>,
-    artifacts: &Artifacts,
-    out_dir: &Path,
-    opts: &Options,
-) {
-    if !artifacts.output_dir {
-        return;
-    }
-    let has = |name: &str| artifacts.files.iter().any(|f| f == name);
-    let mut errors: Vec<String> = Vec::new();
-    let mut warnings: Vec<String> = Vec::new();
-    let mut missing = |_: &mut Ctx<'_>, sev: Severity, name: &str, why: &str| {
-        let item = format!("{name} ({why})");
-        if sev == Severity::Error {
-            errors.push(item);
-        } else {
-            warnings.push(item);
-        }
-    };
-    let text = info.is_none_or(ProfilerInfo::exports_text);
-    let db = info.is_some_and(ProfilerInfo::exports_db);
-    if db {
-        let has_db = artifacts
-            .files
-            .iter()
-            .any(|f| f.starts_with("ascend_pytorch_profiler") && f.ends_with(".db"));
-        if !has_db {
-            missing(
-                ctx,
-                Severity::Error,
-                "ascend_pytorch_profiler*.db",
-                "export type includes db",
-            );
-        }
-        if !text {
-            ctx.push(Finding::new(
-                Severity::Info,
-                Code::DbExport,
-                "db-only export: text artifacts (trace_view.json, CSVs) are not expected and were not checked",
-                Evidence::path(disp(out_dir)),
-                "open the .db in MindStudio Insight, or set export_type=[torch_npu.profiler.ExportType.Text] for text files",
-            ));
-            report_missing(ctx, out_dir, Severity::Error, &errors);
-            return;
-        }
-    }
-    let npu = info.and_then(ProfilerInfo::npu_activity);
-    let cpu = info.and_then(ProfilerInfo::cpu_activity);
-    let level = info.and_then(|i| i.level);
-    if !has("trace_view.json") {
-        missing(
-            ctx,
-            Severity::Error,
-            "trace_view.json",
-            "always written with text export",
-        );
-    }
-    if !has("kernel_details.csv") {
-        match npu {
-            Some(true) => missing(
-                ctx,
-                Severity::Error,
-                "kernel_details.csv",
-                "NPU activity was recorded",
-            ),
-            None => missing(
-                ctx,
-                Severity::Warning,
-                "kernel_details.csv",
-                "expected when NPU activity is recorded; activities unknown",
-            ),
-            Some(false) => {}
-        }
-    }
-    if !has("operator_details.csv") && cpu == Some(true) {
-        missing(
-            ctx,
-            Severity::Warning,
-            "operator_details.csv",
-            "CPU activity was recorded",
-        );
-    }
-    if !has("step_trace_time.csv") && npu == Some(true) {
-        missing(
-            ctx,
-            Severity::Warning,
-            "step_trace_time.csv",
-            "NPU activity was recorded",
-        );
-    }
-    match level {
-        Some(l) if l.is_detailed() && npu != Some(false) => {
-            for name in ["op_statistic.csv", "api_statistic.csv"] {
-                if !has(name) {
-                    missing(ctx, Severity::Error, name, "written at Level1 and Level2");
-                }
-            }
-            if opts.world_size.is_some_and(|n| n > 1) {
-                for name in ["communication.json", "communication_matrix.json"] {
-                    if !has(name) {
-                        missing(
-                            ctx,
-                            Severity::Warning,
-                            name,
-                            "Level1/2 with several ranks: expected when the ranks communicate",
-                        );
-                    }
-                }
-            }
-        }
-        Some(_) => {}
-        None => ctx.push(Finding::new(
-            Severity::Info,
-            Code::ExpectationUnknown,
-            "profiler level unknown: op_statistic.csv, api_statistic.csv and communication files not checked",
-            Evidence::path(disp(out_dir)),
-            "keep profiler_info*.json with the run so the level can be checked",
-        )),
-    }
-    if info.and_then(|i| i.profile_memory) == Some(true) {
-        for name in ["memory_record.csv", "operator_memory.csv"] {
-            if !has(name) {
-                missing(ctx, Severity::Warning, name, "profile_memory=True");
-            }
-        }
-    }
-    report_missing(ctx, out_dir, Severity::Error, &errors);
-    report_missing(ctx, out_dir, Severity::Warning, &warnings);
-}
-
-/// One finding per severity listing the missing artifacts.
-fn report_missing(ctx: &mut Ctx<'_>, out_dir: &Path, severity: Severity, items: &[String]) {
-    if items.is_empty() {
-        return;
-    }
-    ctx.push(Finding::new(
-        severity,
-        Code::ArtifactMissing,
-        format!("missing from ASCEND_PROFILER_OUTPUT/: {}", items.join("; ")),
-        Evidence::path(disp(out_dir)),
-        format!(
-            "look for `run failed` in the run's log to find the failing parser, then re-parse: {}",
-            reparse_command(&ctx.dir)
-        ),
-    ));
 }
 
 /// The schedule context shared by log checks: whether every run had no schedule.

@@ -86,7 +86,28 @@ pub(super) fn kernel_findings(
     scan: &KernelScan,
     info: Option<&ProfilerInfo>,
 ) {
+    if let Some(c) = scan.corruption {
+        // Not what torch_npu writes: one finding, none of the checks that assume a table.
+        csv_corrupt(ctx, path, c);
+        return;
+    }
     let p = disp(path);
+    if scan.rows > 0 && scan.ragged_rows == scan.rows {
+        // No row fits the header: the rows say nothing about columns or steps.
+        rows_malformed(ctx, &p, scan);
+        return;
+    }
+    header_findings(ctx, &p, scan, info);
+    rows_findings(ctx, &p, scan, info);
+}
+
+/// Whether the scan can be used for step checks (a table torch_npu could have written).
+pub(super) fn is_table(scan: &KernelScan) -> bool {
+    scan.corruption.is_none() && !(scan.rows > 0 && scan.ragged_rows == scan.rows)
+}
+
+/// The header: minimal (Level0) or the columns the recorded level and metric group write.
+fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&ProfilerInfo>) {
     let level = info.and_then(|i| i.level);
     let schedule = info.and_then(|i| i.schedule);
     let mut absent: Vec<String> = Vec::new();
@@ -109,53 +130,8 @@ pub(super) fn kernel_findings(
     if matches!(schedule, Some(Some(_))) {
         need(&["Step Id"]);
     }
-    if let Some(c) = scan.corruption {
-        // The header or the rows are not what torch_npu writes: one finding, no column checks.
-        csv_corrupt(ctx, path, c);
-        if scan.header.is_empty() {
-            return;
-        }
-    }
-    let minimal = is_minimal(scan);
-    if minimal {
-        let (severity, why, fix) = match level {
-            Some(l) if l.is_detailed() => (
-                Severity::Error,
-                format!(
-                    "although profiler_info records {}: the detailed columns were not produced (torch_npu/CANN mismatch or failed CANN export)",
-                    l.as_str()
-                ),
-                format!(
-                    "the run already recorded {}: look for CANNExportParser/KernelViewParser `run failed` in the logs, check that torch_npu matches CANN {}, then re-parse: {}",
-                    l.as_str(),
-                    info.and_then(|i| i.cann_version.as_deref())
-                        .unwrap_or("(version unknown)"),
-                    reparse_command(&ctx.dir)
-                ),
-            ),
-            Some(Level::Level0) => (
-                Severity::Warning,
-                "as recorded (Level0): no per-kernel shapes, streams or AI Core metrics".to_owned(),
-                format!("if you need them, {RAISE_LEVEL_FIX}"),
-            ),
-            _ => (
-                Severity::Warning,
-                "which means Level0, or no ExperimentalConfig was passed to the profiler"
-                    .to_owned(),
-                format!("if you need shapes, streams and AI Core metrics, {RAISE_LEVEL_FIX}"),
-            ),
-        };
-        ctx.push(Finding::new(
-            severity,
-            Code::KernelHeaderMinimal,
-            format!(
-                "kernel_details.csv has the minimal {}-column header ({}), {why}",
-                scan.header.len(),
-                scan.header.join(",")
-            ),
-            Evidence::line(p.clone(), 1),
-            fix,
-        ));
+    if is_minimal(scan) {
+        minimal_header(ctx, p, scan, info);
     } else if let Some(l) = level.filter(|l| l.is_detailed()) {
         for col in [
             "Task ID",
@@ -180,7 +156,7 @@ pub(super) fn kernel_findings(
                     Severity::Info,
                     Code::ExpectationUnknown,
                     format!("metric columns for aic_metrics {m} are not known to npuprof and were not checked"),
-                    Evidence::line(p.clone(), 1),
+                    Evidence::line(p.to_owned(), 1),
                     "compare the header with a known-good run of the same metric group",
                 )),
             },
@@ -188,7 +164,7 @@ pub(super) fn kernel_findings(
                 Severity::Info,
                 Code::ExpectationUnknown,
                 format!("aic_metrics not recorded at {}: metric columns not checked", l.as_str()),
-                Evidence::line(p.clone(), 1),
+                Evidence::line(p.to_owned(), 1),
                 "keep profiler_info*.json with the run",
             )),
         }
@@ -197,7 +173,7 @@ pub(super) fn kernel_findings(
             Severity::Info,
             Code::ExpectationUnknown,
             "profiler level unknown: only the base kernel_details columns were checked",
-            Evidence::line(p.clone(), 1),
+            Evidence::line(p.to_owned(), 1),
             "keep profiler_info*.json with the run",
         ));
     }
@@ -213,7 +189,7 @@ pub(super) fn kernel_findings(
                     .unwrap_or_default(),
                 absent.join(", ")
             ),
-            Evidence::line(p.clone(), 1),
+            Evidence::line(p.to_owned(), 1),
             format!(
                 "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}), then re-parse: {}",
                 info.and_then(|i| i.torch_npu_version.as_deref()).unwrap_or("unknown"),
@@ -222,19 +198,70 @@ pub(super) fn kernel_findings(
             ),
         ));
     }
-    if scan.ragged_rows > 0 {
-        ctx.push(Finding::new(
+}
+
+/// A minimal header, judged against the recorded level (never "set Level1" when it was).
+fn minimal_header(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&ProfilerInfo>) {
+    let level = info.and_then(|i| i.level);
+    let (severity, why, fix) = match level {
+        Some(l) if l.is_detailed() => (
             Severity::Error,
-            Code::KernelRowsMalformed,
             format!(
-                "{} of {} rows have a field count different from the header's {} columns (a cut or corrupted file)",
-                scan.ragged_rows,
-                scan.rows,
-                scan.header.len()
+                "although profiler_info records {}: the detailed columns were not produced (torch_npu/CANN mismatch or failed CANN export)",
+                l.as_str()
             ),
-            Evidence::line(p.clone(), scan.first_ragged_line.unwrap_or(0)),
-            format!("check free space and re-parse: {}", reparse_command(&ctx.dir)),
-        ));
+            format!(
+                "the run already recorded {}: look for CANNExportParser/KernelViewParser `run failed` in the logs, check that torch_npu matches CANN {}, then re-parse: {}",
+                l.as_str(),
+                info.and_then(|i| i.cann_version.as_deref())
+                    .unwrap_or("(version unknown)"),
+                reparse_command(&ctx.dir)
+            ),
+        ),
+        Some(Level::Level0) => (
+            Severity::Warning,
+            "as recorded (Level0): no per-kernel shapes, streams or AI Core metrics".to_owned(),
+            format!("if you need them, {RAISE_LEVEL_FIX}"),
+        ),
+        _ => (
+            Severity::Warning,
+            "which means Level0, or no ExperimentalConfig was passed to the profiler".to_owned(),
+            format!("if you need shapes, streams and AI Core metrics, {RAISE_LEVEL_FIX}"),
+        ),
+    };
+    ctx.push(Finding::new(
+        severity,
+        Code::KernelHeaderMinimal,
+        format!(
+            "kernel_details.csv has the minimal {}-column header ({}), {why}",
+            scan.header.len(),
+            scan.header.join(",")
+        ),
+        Evidence::line(p.to_owned(), 1),
+        fix,
+    ));
+}
+
+fn rows_malformed(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan) {
+    ctx.push(Finding::new(
+        Severity::Error,
+        Code::KernelRowsMalformed,
+        format!(
+            "{} of {} rows have a field count different from the header's {} columns (a cut or corrupted file)",
+            scan.ragged_rows,
+            scan.rows,
+            scan.header.len()
+        ),
+        Evidence::line(p, scan.first_ragged_line.unwrap_or(0)),
+        format!("check free space and re-parse: {}", reparse_command(&ctx.dir)),
+    ));
+}
+
+/// The rows: malformed, none, columns empty in every row, empty Step Ids.
+fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&ProfilerInfo>) {
+    let schedule = info.and_then(|i| i.schedule);
+    if scan.ragged_rows > 0 {
+        rows_malformed(ctx, p, scan);
     }
     if scan.rows == 0 {
         ctx.push(Finding::new(
@@ -245,7 +272,7 @@ pub(super) fn kernel_findings(
             } else {
                 "kernel_details.csv has a header but no rows: no kernel ran inside the recorded window".to_owned()
             },
-            Evidence::path(p.clone()),
+            Evidence::path(p.to_owned()),
             "check that the recorded steps actually run model forwards (npuprof plan), then re-run",
         ));
     } else if !scan.all_empty_columns.is_empty() {
@@ -257,7 +284,7 @@ pub(super) fn kernel_findings(
                 scan.rows,
                 scan.all_empty_columns.join(", ")
             ),
-            Evidence::line(p.clone(), 1),
+            Evidence::line(p.to_owned(), 1),
             format!(
                 "install the torch_npu release that matches CANN {} and re-parse",
                 info.and_then(|i| i.cann_version.as_deref()).unwrap_or("(version unknown)")
