@@ -15,7 +15,13 @@ use crate::probe::{self, FileProblem};
 use crate::report::{SCHEMA_VERSION, VerifyReport};
 
 /// The largest report read (a 128-rank node report is well under a MiB).
-pub const MAX_REPORT_BYTES: u64 = 32 << 20;
+pub const MAX_REPORT_BYTES: u64 = 16 << 20;
+
+/// Just the schema version, read before the whole report (unknown fields are skipped).
+#[derive(serde::Deserialize)]
+struct Version {
+    schema_version: Option<u64>,
+}
 
 /// Findings of the node reports that the merge decides again for the whole run.
 const REDECIDED: [Code; 3] = [Code::RankMissing, Code::RankSubset, Code::WorldSizeUnknown];
@@ -43,15 +49,12 @@ pub fn read_report(path: &Path) -> Result<NodeReport, VerifyError> {
         Err(FileProblem::NotRegular(kind)) => return Err(bad(format!("is {}", kind.describe()))),
         Err(FileProblem::Unreadable { message, .. }) => return Err(bad(message)),
     };
-    let value: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+    let version: Version = serde_json::from_slice(&bytes).map_err(|e| {
         bad(format!(
-            "not JSON: {e} (give the output of `npuprof verify --json`)"
+            "not a JSON object: {e} (give the output of `npuprof verify --json`)"
         ))
     })?;
-    match value
-        .get("schema_version")
-        .and_then(serde_json::Value::as_u64)
-    {
+    match version.schema_version {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
         Some(v) => {
             return Err(bad(format!(
@@ -65,7 +68,7 @@ pub fn read_report(path: &Path) -> Result<NodeReport, VerifyError> {
         }
     }
     let report =
-        serde_json::from_value(value).map_err(|e| bad(format!("not a verify report: {e}")))?;
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("not a verify report: {e}")))?;
     Ok(NodeReport {
         path: path.to_path_buf(),
         report,

@@ -35,8 +35,9 @@ use trace_checks::{scan_trace, trace_findings, trace_summary};
 pub const JSON_CAP: u64 = 10 << 30;
 /// torch_npu treats a CSV file over this size as empty.
 pub const CSV_CAP: u64 = 5 << 30;
-/// The largest profiler_info / profiler_metadata read (real ones are a few KiB).
-pub const SMALL_JSON_CAP: u64 = 16 << 20;
+/// The largest profiler_info / profiler_metadata read (real ones are a few KiB; parsed into a
+/// JSON tree, 1 MiB stays within a few tens of MB whatever it holds).
+pub const SMALL_JSON_CAP: u64 = 1 << 20;
 
 /// What later cross-run checks need to know about a run.
 #[derive(Debug, Clone)]

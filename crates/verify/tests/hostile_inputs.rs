@@ -265,3 +265,31 @@ fn dir_listing(dir: &Path) -> Vec<(String, u64)> {
     v.sort();
     v
 }
+
+#[test]
+fn profiler_info_that_is_not_one() {
+    let cases: [(&str, Vec<u8>, Code); 4] = [
+        (
+            "far more than any profiler_info",
+            vec![b' '; 2 << 20],
+            Code::ProfilerInfoInvalid,
+        ),
+        ("not valid JSON", vec![0u8; 4096], Code::ProfilerInfoInvalid),
+        ("is empty (0 bytes)", Vec::new(), Code::ProfilerInfoInvalid),
+        (
+            "git-lfs pointer",
+            LFS_POINTER.as_bytes().to_vec(),
+            Code::FileLfsPointer,
+        ),
+    ];
+    for (what, bytes, code) in cases {
+        let tmp = tempdir();
+        let run = rank0(tmp.path());
+        std::fs::write(run.info_path(), bytes).unwrap_or_else(|e| panic!("{e}"));
+        let report = run_verify(&run.dir, |_| {});
+        let f = report.findings.iter().find(|f| f.code == code);
+        let msg = f.map(|f| f.message.as_str()).unwrap_or_default();
+        assert!(msg.contains(what), "{what}: {:#?}", report.findings);
+        assert!(!report.ok);
+    }
+}

@@ -10,7 +10,8 @@ import unittest
 
 FAKE_ROOT = pathlib.Path(__file__).resolve().parents[1]
 REPO_ROOT = FAKE_ROOT.parents[1]
-SAMPLES = REPO_ROOT.parent / "shared" / "samples"
+# The real samples vendored with verify's test data (see its NOTICE).
+SAMPLES = REPO_ROOT / "crates" / "verify" / "tests" / "data"
 MSINSIGHT = SAMPLES / "Ascend-msinsight"
 MSTT = SAMPLES / "Ascend-mstt"
 
