@@ -8,6 +8,7 @@ mod plan;
 mod relocate;
 mod revert;
 mod route;
+mod route_target;
 mod status;
 mod verify;
 

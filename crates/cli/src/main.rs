@@ -1,6 +1,7 @@
 //! The `npuprof` command-line tool: the only part of npuprof that prints or touches files.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod args;
 mod commands;
 mod exit;
 mod journal;

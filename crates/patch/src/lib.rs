@@ -1,5 +1,5 @@
 //! npuprof-patch: plan the torch_npu schedule and compute byte-exact edits to the profiler
-//! source and run configs of a cann-recipes style repository. Pure text in, edits out: this crate
+//! source and run configs of a resolved profiling target (`npuprof-target`). Pure text in, edits out: this crate
 //! never reads or writes files and never prints.
 
 pub mod diff;
@@ -7,9 +7,9 @@ pub mod edit;
 pub mod error;
 pub mod inject;
 pub mod plan;
-pub mod python;
-pub mod recipes;
+mod python_edit;
 mod syntax;
+pub mod target;
 mod text;
 pub mod yaml;
 

@@ -1,62 +1,14 @@
-//! The profiling plan for the cann-recipes framework: the prefill and decode windows as torch_npu
-//! will run them, the `step()` budget, and the token budget of a run config (MTP-aware).
+//! The profiling plan: the prefill and decode windows as torch_npu will run them, the `step()`
+//! budget, and the token budget of a run config by the target's rule (see
+//! `npuprof_target::Budget`).
 
 use serde::Serialize;
 
 use crate::schedule::{Action, Schedule};
+pub use crate::schedule::{Phase, PhaseSelection};
+use npuprof_target::{Budget, NotRecorded};
 
-/// One of the two phases the framework profiles into separate directories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Phase {
-    /// The first forward of a batch (`prof/prefill`).
-    Prefill,
-    /// The following forwards (`prof/decode`).
-    Decode,
-}
-
-impl Phase {
-    /// `"prefill"` or `"decode"`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Phase::Prefill => "prefill",
-            Phase::Decode => "decode",
-        }
-    }
-}
-
-/// Which phases to profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PhaseSelection {
-    /// Prefill only (the decode branch gets a no-op profiler).
-    Prefill,
-    /// Decode only (the prefill branch gets a no-op profiler).
-    Decode,
-    /// Both, each into its own directory.
-    #[default]
-    Both,
-}
-
-impl PhaseSelection {
-    /// Whether `phase` is profiled.
-    pub fn includes(self, phase: Phase) -> bool {
-        !matches!(
-            (self, phase),
-            (PhaseSelection::Prefill, Phase::Decode) | (PhaseSelection::Decode, Phase::Prefill)
-        )
-    }
-
-    /// The profiled phases, prefill first.
-    pub fn phases(self) -> Vec<Phase> {
-        [Phase::Prefill, Phase::Decode]
-            .into_iter()
-            .filter(|p| self.includes(*p))
-            .collect()
-    }
-}
-
-/// The framework's fixed prefill schedule: `active=1, repeat=1, skip_first=0` (wait/warmup 0).
+/// The shared engine's fixed prefill schedule: `active=1, repeat=1, skip_first=0` (wait/warmup 0).
 pub const PREFILL_SCHEDULE: Schedule = Schedule {
     wait: 0,
     warmup: 0,
@@ -66,49 +18,55 @@ pub const PREFILL_SCHEDULE: Schedule = Schedule {
     skip_first_wait: 0,
 };
 
-/// `create_profiler`'s default decode window in cann-recipes: `active=3, skip_first=3`.
-pub const DEFAULT_DECODE_ACTIVE: i64 = 3;
-/// See [`DEFAULT_DECODE_ACTIVE`].
-pub const DEFAULT_DECODE_SKIP_FIRST: i64 = 3;
-
 /// The extra `step()` call the collection guide asks for beyond the exact close.
 pub const MARGIN_STEP_CALLS: u64 = 1;
 
-/// What a run config says about the token budget and the profiler switch.
+/// What a run config says about the token budget, read through its target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RunConfig {
-    /// Whether the file has a `model_config` mapping (LLM configs do; video/image pipelines do not).
-    pub has_model_config: bool,
-    /// `model_config.enable_profiler`, if present.
-    pub enable_profiler: Option<bool>,
-    /// `model_config.next_n` (MTP speculative steps), 0 when absent.
-    pub next_n: u64,
-    /// `scheduler_config.max_new_tokens`, if present (the engine uses 1 when absent).
+pub struct PlanConfig {
+    /// The rule that turns the budget into decode forwards, with `next_n`.
+    pub budget: Budget,
+    /// `max_new_tokens` as written (null when absent).
     pub max_new_tokens: Option<u64>,
+    /// The budget the engine uses (its default when absent).
+    pub effective_max_new_tokens: u64,
+    /// Phases this run can never record, with the reason (a PD role, a prefill-only budget).
+    pub never_recorded: Vec<NotRecorded>,
 }
 
-impl RunConfig {
-    /// The engine's effective `max_new_tokens` (1 when the key is absent).
-    pub fn effective_max_new_tokens(&self) -> u64 {
-        self.max_new_tokens.unwrap_or(1)
-    }
-
-    /// Decode forwards (= decode `step()` calls) guaranteed by `max_new_tokens`, worst case for MTP:
-    /// `floor((max_new_tokens − 1) / (next_n + 1))`.
+impl PlanConfig {
+    /// Decode `step()` calls the budget guarantees.
     pub fn guaranteed_decode_step_calls(&self) -> u64 {
-        self.effective_max_new_tokens().saturating_sub(1) / self.next_n.saturating_add(1)
+        self.budget
+            .guaranteed_forwards(self.effective_max_new_tokens)
     }
 
-    /// The smallest `max_new_tokens` that guarantees `decode_calls` decode forwards:
-    /// `1 + (next_n + 1) · decode_calls`.
-    pub fn min_max_new_tokens(&self, decode_calls: u64) -> u64 {
-        min_max_new_tokens(self.next_n, decode_calls)
+    fn never(&self, phase: Phase) -> Option<&str> {
+        self.never_recorded
+            .iter()
+            .find(|n| n.phase == phase)
+            .map(|n| n.why.as_str())
     }
 }
 
-/// `1 + (next_n + 1) · decode_calls`: one token from prefill, up to `next_n + 1` per decode forward.
-pub fn min_max_new_tokens(next_n: u64, decode_calls: u64) -> u64 {
-    1u64.saturating_add(next_n.saturating_add(1).saturating_mul(decode_calls))
+/// The prefill window and the `step()` calls its profiler gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PrefillWindow {
+    /// The schedule.
+    pub schedule: Schedule,
+    /// `step()` calls: 1 for the shared engine; the model's loop decides for its own loops.
+    pub step_calls: u64,
+    /// Whether npuprof pins it (`true`) or the model's own window is kept.
+    pub pinned: bool,
+}
+
+impl PrefillWindow {
+    /// The shared engine's: one `step()` on `active=1, repeat=1, skip_first=0`.
+    pub const ENGINE: PrefillWindow = PrefillWindow {
+        schedule: PREFILL_SCHEDULE,
+        step_calls: 1,
+        pinned: true,
+    };
 }
 
 /// What to plan.
@@ -116,12 +74,40 @@ pub fn min_max_new_tokens(next_n: u64, decode_calls: u64) -> u64 {
 pub struct PlanRequest {
     /// The phases to profile.
     pub phases: PhaseSelection,
+    /// The prefill window.
+    pub prefill: PrefillWindow,
     /// The decode schedule (already clamped).
     pub decode: Schedule,
     /// Evaluate the decode window after exactly this many `step()` calls instead of the budget.
     pub decode_step_calls: Option<u64>,
     /// The run config, when one was given.
-    pub config: Option<RunConfig>,
+    pub config: Option<PlanConfig>,
+}
+
+/// Where the number of `step()` calls a verdict is for comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EvaluatedFrom {
+    /// The framework's own loop (the prefill profiler).
+    Framework,
+    /// The run config's token budget.
+    Config,
+    /// The window's own minimum (no config).
+    Budget,
+    /// `--step-calls`.
+    Argument,
+}
+
+impl EvaluatedFrom {
+    /// The name used in JSON and tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            EvaluatedFrom::Framework => "framework",
+            EvaluatedFrom::Config => "config",
+            EvaluatedFrom::Budget => "budget",
+            EvaluatedFrom::Argument => "argument",
+        }
+    }
 }
 
 /// A run of identical actions in the per-step table.
@@ -164,8 +150,8 @@ pub struct PhasePlan {
     pub min_step_calls: Option<u64>,
     /// The number of `step()` calls the verdict below is for.
     pub evaluated_step_calls: u64,
-    /// Where `evaluated_step_calls` comes from: `framework`, `config`, `budget` or `argument`.
-    pub evaluated_from: &'static str,
+    /// Where `evaluated_step_calls` comes from.
+    pub evaluated_from: EvaluatedFrom,
     /// Whether the window closes with at least one saved cycle and no warning.
     pub closes_cleanly: bool,
     /// The first warning torch_npu would print (exact text), if any.
@@ -184,14 +170,12 @@ pub struct PhasePlan {
 /// The token-budget view of a run config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConfigPlan {
-    /// What the config says.
+    /// What the config says, with its rule.
     #[serde(flatten)]
-    pub config: RunConfig,
-    /// The engine's effective `max_new_tokens`.
-    pub effective_max_new_tokens: u64,
-    /// Decode `step()` calls guaranteed by it (worst case with MTP).
+    pub config: PlanConfig,
+    /// Decode `step()` calls guaranteed by it.
     pub guaranteed_decode_step_calls: u64,
-    /// Whether the config's `max_new_tokens` is at least `min_max_new_tokens`.
+    /// Whether the config's budget is at least `min_max_new_tokens`.
     pub budget_sufficient: bool,
     /// Phases this config cannot capture at all, with the reason.
     pub cannot_capture: Vec<String>,
@@ -202,11 +186,9 @@ pub struct ConfigPlan {
 pub struct Plan {
     /// One entry per profiled phase, prefill first.
     pub phases: Vec<PhasePlan>,
-    /// The smallest `max_new_tokens` that closes every planned window (with the margin);
-    /// null when a window never closes (`repeat = 0`).
+    /// The smallest `max_new_tokens` that closes every planned window (with the margin) by the
+    /// config's rule; null without a config or when a window never closes (`repeat = 0`).
     pub min_max_new_tokens: Option<u64>,
-    /// The `next_n` used for `min_max_new_tokens` (from the config, else 0).
-    pub next_n: u64,
     /// The run config's view, when one was given.
     pub config: Option<ConfigPlan>,
 }
@@ -215,17 +197,15 @@ impl Plan {
     /// Builds the plan.
     pub fn new(request: &PlanRequest) -> Self {
         let config = request.config.as_ref();
-        let next_n = config.map_or(0, |c| c.next_n);
         let mut phases = Vec::new();
-        let mut min_tokens = Some(1);
+        let mut min_tokens = config.map(|_| 1);
         for phase in request.phases.phases() {
             let plan = match phase {
-                Phase::Prefill => prefill_plan(config),
+                Phase::Prefill => prefill_plan(&request.prefill, config),
                 Phase::Decode => {
                     let plan = decode_plan(request, config);
-                    min_tokens = plan
-                        .min_step_calls
-                        .map(|calls| min_max_new_tokens(next_n, calls));
+                    min_tokens = config
+                        .and_then(|c| plan.min_step_calls.map(|calls| c.budget.min_budget(calls)));
                     plan
                 }
             };
@@ -235,42 +215,49 @@ impl Plan {
         Plan {
             phases,
             min_max_new_tokens: min_tokens,
-            next_n,
             config,
         }
     }
 }
 
-fn prefill_plan(config: Option<&RunConfig>) -> PhasePlan {
-    // The framework starts the prefill profiler at the first prefill, calls step() once after that
-    // forward (step 1 is NONE since repeat=1: the cycle is saved), and stop()s it at the first
-    // decode (or at exit) in state NONE: a clean close with Step Id 0.
-    let mut plan = phase_plan(Phase::Prefill, &PREFILL_SCHEDULE, 1, "framework");
-    plan.min_step_calls = Some(1);
-    plan.notes.push(
-        "the framework calls step() exactly once on the prefill profiler: step 0 is RECORD_AND_SAVE, \
-         that step() moves to step 1 = NONE (repeat=1), which saves and parses the cycle; stop() at \
-         the first decode (or at exit) is then in NONE: a clean close with Step Id 0"
-            .to_owned(),
-    );
-    if config.is_some_and(|c| !c.has_model_config) {
-        plan.notes.push(NO_MODEL_CONFIG.to_owned());
+fn prefill_plan(prefill: &PrefillWindow, config: Option<&PlanConfig>) -> PhasePlan {
+    let schedule = &prefill.schedule;
+    let calls = if prefill.pinned {
+        prefill.step_calls
+    } else {
+        schedule.closing_step_calls().unwrap_or(prefill.step_calls)
+    };
+    let mut plan = phase_plan(Phase::Prefill, schedule, calls, EvaluatedFrom::Framework);
+    plan.min_step_calls = Some(calls);
+    if prefill.pinned {
+        plan.notes.push(
+            "the engine calls step() exactly once on the prefill profiler: step 0 is RECORD_AND_SAVE, \
+             that step() moves to step 1 = NONE (repeat=1), which saves and parses the cycle; stop() at \
+             the first decode (or at exit) is then in NONE: a clean close with Step Id 0"
+                .to_owned(),
+        );
+    } else {
+        plan.notes.push(format!(
+            "the model's own prefill window is kept; this assumes its loop steps the prefill \
+             profiler {calls} time(s) (e.g. by repeating the prefill while profiling)"
+        ));
+    }
+    if let Some(why) = config.and_then(|c| c.never(Phase::Prefill)) {
+        plan.notes.push(format!("never recorded: {why}"));
     }
     plan
 }
 
-const NO_MODEL_CONFIG: &str = "the config has no model_config (not an LLM run config): the framework's profiler cannot be switched on";
-
-fn decode_plan(request: &PlanRequest, config: Option<&RunConfig>) -> PhasePlan {
+fn decode_plan(request: &PlanRequest, config: Option<&PlanConfig>) -> PhasePlan {
     let schedule = &request.decode;
     let closing = schedule.closing_step_calls();
     let min_calls = closing.map(|c| c.saturating_add(MARGIN_STEP_CALLS));
     let (calls, from) = match (request.decode_step_calls, config) {
-        (Some(calls), _) => (calls, "argument"),
-        (None, Some(config)) => (config.guaranteed_decode_step_calls(), "config"),
+        (Some(calls), _) => (calls, EvaluatedFrom::Argument),
+        (None, Some(config)) => (config.guaranteed_decode_step_calls(), EvaluatedFrom::Config),
         (None, None) => (
             min_calls.unwrap_or(schedule.skip_first.saturating_add(schedule.cycle())),
-            "budget",
+            EvaluatedFrom::Budget,
         ),
     };
     let mut plan = phase_plan(Phase::Decode, schedule, calls, from);
@@ -288,22 +275,14 @@ fn decode_plan(request: &PlanRequest, config: Option<&RunConfig>) -> PhasePlan {
         );
     }
     if let Some(config) = config {
-        if !config.has_model_config {
-            plan.notes.push(NO_MODEL_CONFIG.to_owned());
-        } else if config.effective_max_new_tokens() <= 1 {
-            plan.notes.push(
-                "max_new_tokens is 1 (a prefill-only config): decode never runs, the decode window \
-                 cannot be captured"
-                    .to_owned(),
-            );
-        } else if from == "config" {
+        if let Some(why) = config.never(Phase::Decode) {
+            plan.notes.push(format!("never recorded: {why}"));
+        } else if from == EvaluatedFrom::Config {
             plan.notes.push(format!(
-                "max_new_tokens {} with next_n {} guarantees {} decode step() calls (worst case: every \
-                 forward emits {} tokens)",
-                config.effective_max_new_tokens(),
-                config.next_n,
+                "max_new_tokens {} gives {} decode step() calls ({})",
+                config.effective_max_new_tokens,
                 calls,
-                config.next_n + 1
+                config.budget.describe()
             ));
         }
     }
@@ -315,7 +294,7 @@ fn decode_plan(request: &PlanRequest, config: Option<&RunConfig>) -> PhasePlan {
     plan
 }
 
-fn phase_plan(phase: Phase, schedule: &Schedule, calls: u64, from: &'static str) -> PhasePlan {
+fn phase_plan(phase: Phase, schedule: &Schedule, calls: u64, from: EvaluatedFrom) -> PhasePlan {
     let run = schedule.run(calls);
     PhasePlan {
         phase,
@@ -364,39 +343,43 @@ fn action_spans(schedule: &Schedule, last: u64) -> Vec<ActionSpan> {
     spans
 }
 
-fn config_plan(config: &RunConfig, phases: PhaseSelection, min_mnt: Option<u64>) -> ConfigPlan {
-    let mut cannot_capture = Vec::new();
-    if !config.has_model_config {
-        for phase in phases.phases() {
-            cannot_capture.push(format!("{}: {NO_MODEL_CONFIG}", phase.name()));
-        }
-    } else if phases.includes(Phase::Decode) && config.effective_max_new_tokens() <= 1 {
-        cannot_capture.push(
-            "decode: max_new_tokens is 1 (prefill-only config), decode never runs".to_owned(),
-        );
-    }
-    let effective = config.effective_max_new_tokens();
+fn config_plan(config: &PlanConfig, phases: PhaseSelection, min_mnt: Option<u64>) -> ConfigPlan {
+    let cannot_capture = phases
+        .phases()
+        .into_iter()
+        .filter_map(|p| config.never(p).map(|why| format!("{}: {why}", p.name())))
+        .collect();
     ConfigPlan {
-        config: config.clone(),
-        effective_max_new_tokens: effective,
         guaranteed_decode_step_calls: config.guaranteed_decode_step_calls(),
-        budget_sufficient: min_mnt.is_some_and(|min| effective >= min),
+        budget_sufficient: min_mnt.is_some_and(|min| config.effective_max_new_tokens >= min),
         cannot_capture,
+        config: config.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use npuprof_target::BudgetRule;
 
     fn decode(active: i64, skip_first: i64) -> Schedule {
         Schedule::clamped(0, 0, active, 1, skip_first, 0)
     }
 
+    fn config(rule: BudgetRule, next_n: u64, max_new_tokens: u64) -> PlanConfig {
+        PlanConfig {
+            budget: Budget { rule, next_n },
+            max_new_tokens: Some(max_new_tokens),
+            effective_max_new_tokens: max_new_tokens,
+            never_recorded: Vec::new(),
+        }
+    }
+
     #[test]
-    fn prefill_in_the_framework_closes_cleanly_with_step_zero() {
+    fn prefill_in_the_engine_closes_cleanly_with_step_zero() {
         let plan = Plan::new(&PlanRequest {
             phases: PhaseSelection::Prefill,
+            prefill: PrefillWindow::ENGINE,
             decode: decode(3, 3),
             decode_step_calls: None,
             config: None,
@@ -408,31 +391,57 @@ mod tests {
     }
 
     #[test]
-    fn mtp_config_cannot_close_a_30_step_window() {
-        let config = RunConfig {
-            has_model_config: true,
-            enable_profiler: Some(false),
-            next_n: 1,
-            max_new_tokens: Some(32),
-        };
-        assert_eq!(config.guaranteed_decode_step_calls(), 15);
+    fn offline_mtp_config_needs_34_tokens_for_a_30_step_window() {
         let plan = Plan::new(&PlanRequest {
             phases: PhaseSelection::Both,
+            prefill: PrefillWindow::ENGINE,
             decode: decode(30, 3),
             decode_step_calls: None,
-            config: Some(config),
+            config: Some(config(BudgetRule::ForwardsEqualBudget, 1, 32)),
         });
         let decode = &plan.phases[1];
         assert_eq!(decode.min_step_calls, Some(34));
-        assert_eq!(plan.min_max_new_tokens, Some(69));
+        assert_eq!(plan.min_max_new_tokens, Some(34));
+        assert_eq!(decode.evaluated_step_calls, 32);
         assert!(!decode.closes_cleanly);
+        // 32 calls end on the window's last step: stopped in RECORD_AND_SAVE.
         assert_eq!(
             decode.warning.as_deref(),
-            Some(crate::schedule::STOP_IN_RECORD)
+            Some(crate::schedule::STOP_IN_RECORD_AND_SAVE)
         );
         assert_eq!(
             plan.config.as_ref().map(|c| c.budget_sufficient),
             Some(false)
         );
+    }
+
+    #[test]
+    fn online_mtp_config_counts_tokens() {
+        let plan = Plan::new(&PlanRequest {
+            phases: PhaseSelection::Decode,
+            prefill: PrefillWindow::ENGINE,
+            decode: decode(30, 3),
+            decode_step_calls: None,
+            config: Some(config(BudgetRule::Tokens, 1, 32)),
+        });
+        assert_eq!(plan.min_max_new_tokens, Some(69));
+        assert_eq!(plan.phases[0].evaluated_step_calls, 15);
+    }
+
+    #[test]
+    fn a_model_prefill_window_is_judged_at_its_close() {
+        let plan = Plan::new(&PlanRequest {
+            phases: PhaseSelection::Prefill,
+            prefill: PrefillWindow {
+                schedule: Schedule::clamped(0, 0, 1, 1, 5, 0),
+                step_calls: 1,
+                pinned: false,
+            },
+            decode: decode(10, 10),
+            decode_step_calls: None,
+            config: None,
+        });
+        assert_eq!(plan.phases[0].recorded_steps, vec![5]);
+        assert!(plan.phases[0].closes_cleanly);
     }
 }

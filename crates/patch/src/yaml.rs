@@ -1,5 +1,5 @@
-//! The YAML side of path A: switch the profiler on and set the token budget in a cann-recipes
-//! run config with byte-range edits located by tree-sitter-yaml. The file is never re-serialised:
+//! The YAML side of path A: switch the profiler on and set the token budget in a run config, at
+//! the key paths its target names, with byte-range edits located by tree-sitter-yaml. The file is never re-serialised:
 //! comments, alignment, blank lines and spelling (`True`) stay as they are. After editing, old and
 //! new are parsed with yaml_serde and must differ in exactly the intended keys.
 
@@ -9,11 +9,10 @@ use yaml_serde::{Mapping, Value};
 
 use crate::edit::{Edit, Edits};
 use crate::error::PatchError;
-use crate::plan::RunConfig;
 use crate::syntax::parse_valid;
 use crate::text::{indentation, line_end, line_start, newline};
 
-/// What to do with `scheduler_config.max_new_tokens`.
+/// What to do with the token budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MaxNewTokens {
     /// Leave it as it is.
@@ -26,11 +25,24 @@ pub enum MaxNewTokens {
 
 /// What the run config should say after the patch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct YamlOptions {
-    /// Set `model_config.enable_profiler` to true.
-    pub enable_profiler: bool,
-    /// The `scheduler_config.max_new_tokens` policy.
+pub struct YamlOptions<'k> {
+    /// The switch's key path (`section.key`), set to true.
+    pub switch: &'k [String],
+    /// The token budget's key path (`section.key`).
+    pub budget: &'k [String],
+    /// The budget policy.
     pub max_new_tokens: MaxNewTokens,
+}
+
+/// A `section.key` path as its two parts.
+fn two_levels(path: &[String]) -> Result<(&str, &str), PatchError> {
+    match path {
+        [section, key] => Ok((section, key)),
+        _ => Err(PatchError::Refused(format!(
+            "npuprof edits `section.key` paths only, not `{}`",
+            path.join(".")
+        ))),
+    }
 }
 
 /// The edits for one run config, with a one-line description of each change.
@@ -47,6 +59,7 @@ fn language() -> Language {
 }
 
 fn parse_value(source: &str) -> Result<Value, PatchError> {
+    let source = source.strip_prefix('\u{feff}').unwrap_or(source);
     yaml_serde::from_str(source).map_err(|e| {
         let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         PatchError::Syntax {
@@ -58,29 +71,10 @@ fn parse_value(source: &str) -> Result<Value, PatchError> {
     })
 }
 
-/// Reads what a run config says about the profiler switch and the token budget.
-pub fn read_run_config(source: &str) -> Result<RunConfig, PatchError> {
-    parse_valid(source, &language(), "YAML")?;
-    let value = parse_value(source)?;
-    let model = value.get("model_config").and_then(Value::as_mapping);
-    let scheduler = value.get("scheduler_config");
-    Ok(RunConfig {
-        has_model_config: model.is_some(),
-        enable_profiler: model
-            .and_then(|m| m.get("enable_profiler"))
-            .and_then(Value::as_bool),
-        next_n: model
-            .and_then(|m| m.get("next_n"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0),
-        max_new_tokens: scheduler
-            .and_then(|s| s.get("max_new_tokens"))
-            .and_then(Value::as_u64),
-    })
-}
-
 /// Computes the edits that switch the profiler on and set `max_new_tokens`.
-pub fn patch_run_config(source: &str, options: &YamlOptions) -> Result<YamlPatch, PatchError> {
+pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlPatch, PatchError> {
+    let (section, switch_key) = two_levels(options.switch)?;
+    let (budget_section, budget_key) = two_levels(options.budget)?;
     let tree = parse_valid(source, &language(), "YAML")?;
     let old_value = parse_value(source)?;
     let nl = newline(source);
@@ -94,60 +88,48 @@ pub fn patch_run_config(source: &str, options: &YamlOptions) -> Result<YamlPatch
     let mut expected = old_value.clone();
     let child_indent = nested_indent(source, top);
 
-    if options.enable_profiler {
-        let Some(model) = find_pair(source, top, "model_config") else {
+    {
+        let Some(model) = find_pair(source, top, section) else {
             return Err(PatchError::NotFound {
-                what: "model_config (the framework's profiler switch lives in model_config.enable_profiler)".to_owned(),
-                found: format!("top-level keys {}; this config belongs to another pipeline", keys(source, top)),
+                what: format!("{section} (the profiler switch lives in {section}.{switch_key})"),
+                found: format!(
+                    "top-level keys {}; this config belongs to another pipeline",
+                    keys(source, top)
+                ),
             });
         };
         let mapping = pair_mapping(model).ok_or_else(|| {
-            PatchError::Refused(
-                "model_config is not a block mapping; npuprof edits `key: value` blocks only"
-                    .to_owned(),
-            )
+            PatchError::Refused(format!(
+                "{section} is not a block mapping; npuprof edits `key: value` blocks only"
+            ))
         })?;
         let spelling = boolean_spelling(
             source,
             tree.root_node(),
-            find_pair(source, mapping, "enable_profiler"),
+            find_pair(source, mapping, switch_key),
         );
-        match find_pair(source, mapping, "enable_profiler") {
+        match find_pair(source, mapping, switch_key) {
             Some(pair) => {
                 let value = pair.child_by_field_name("value").ok_or_else(|| {
-                    PatchError::Refused("model_config.enable_profiler has no value".to_owned())
+                    PatchError::Refused(format!("{section}.{switch_key} has no value"))
                 })?;
-                if value_of(&old_value, "model_config", "enable_profiler")
-                    != Some(&Value::Bool(true))
-                {
+                if value_of(&old_value, section, switch_key) != Some(&Value::Bool(true)) {
                     changes.push(format!(
-                        "model_config.enable_profiler: {} → {spelling}",
+                        "{section}.{switch_key}: {} → {spelling}",
                         text(value, source)
                     ));
                     edits.push(replace_scalar(source, value, spelling));
                 }
             }
             None => {
-                changes.push(format!("model_config.enable_profiler: added ({spelling})"));
-                edits.push(insert_pair(
-                    source,
-                    mapping,
-                    "enable_profiler",
-                    spelling,
-                    nl,
-                ));
+                changes.push(format!("{section}.{switch_key}: added ({spelling})"));
+                edits.push(insert_pair(source, mapping, switch_key, spelling, nl));
             }
         }
-        set_value(
-            &mut expected,
-            "model_config",
-            "enable_profiler",
-            Value::Bool(true),
-        );
+        set_value(&mut expected, section, switch_key, Value::Bool(true));
     }
 
-    let current =
-        value_of(&old_value, "scheduler_config", "max_new_tokens").and_then(Value::as_u64);
+    let current = value_of(&old_value, budget_section, budget_key).and_then(Value::as_u64);
     let target = match options.max_new_tokens {
         MaxNewTokens::Keep => None,
         MaxNewTokens::AtLeast(min) => (current.is_none_or(|c| c < min)).then_some(min),
@@ -155,43 +137,43 @@ pub fn patch_run_config(source: &str, options: &YamlOptions) -> Result<YamlPatch
     };
     if let Some(target) = target {
         let new = target.to_string();
-        match find_pair(source, top, "scheduler_config") {
+        match find_pair(source, top, budget_section) {
             Some(scheduler) => {
                 let mapping = pair_mapping(scheduler).ok_or_else(|| {
-                    PatchError::Refused("scheduler_config is not a block mapping; npuprof edits `key: value` blocks only".to_owned())
+                    PatchError::Refused(format!("{budget_section} is not a block mapping; npuprof edits `key: value` blocks only"))
                 })?;
-                match find_pair(source, mapping, "max_new_tokens")
+                match find_pair(source, mapping, budget_key)
                     .and_then(|p| p.child_by_field_name("value"))
                 {
                     Some(value) => {
                         changes.push(format!(
-                            "scheduler_config.max_new_tokens: {} → {new}",
+                            "{budget_section}.{budget_key}: {} → {new}",
                             text(value, source)
                         ));
                         edits.push(replace_scalar(source, value, &new));
                     }
                     None => {
-                        changes.push(format!("scheduler_config.max_new_tokens: added ({new})"));
-                        edits.push(insert_pair(source, mapping, "max_new_tokens", &new, nl));
+                        changes.push(format!("{budget_section}.{budget_key}: added ({new})"));
+                        edits.push(insert_pair(source, mapping, budget_key, &new, nl));
                     }
                 }
             }
             None => {
-                changes.push(format!("scheduler_config: added with max_new_tokens {new}"));
+                changes.push(format!("{budget_section}: added with {budget_key} {new}"));
                 let last_pair = named_children(top)
                     .into_iter()
                     .rfind(|n| n.kind() == "block_mapping_pair");
                 let at = content_end(source, last_pair.map_or(top.end_byte(), |p| p.end_byte()));
                 edits.push(Edit::insert(
                     at,
-                    format!("{nl}{nl}scheduler_config:{nl}{child_indent}max_new_tokens: {new}"),
+                    format!("{nl}{nl}{budget_section}:{nl}{child_indent}{budget_key}: {new}"),
                 ));
             }
         }
         set_value(
             &mut expected,
-            "scheduler_config",
-            "max_new_tokens",
+            budget_section,
+            budget_key,
             Value::Number(target.into()),
         );
     }

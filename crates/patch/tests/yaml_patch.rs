@@ -3,14 +3,42 @@
 
 mod common;
 
-use common::{apply_checked, example_yaml, fixtures, read, report};
+use common::{apply_checked, fixtures, read, report};
 use npuprof_patch::PatchError;
-use npuprof_patch::yaml::{MaxNewTokens, YamlOptions, patch_run_config, read_run_config};
+use npuprof_patch::yaml::{MaxNewTokens, YamlOptions, patch_run_config};
+use npuprof_target::config::{RunConfig, Switch};
+use npuprof_target::definition::{ConfigKeys, Definitions};
 
-const RAISE_TO_69: YamlOptions = YamlOptions {
-    enable_profiler: true,
-    max_new_tokens: MaxNewTokens::AtLeast(69),
-};
+/// The key paths of a shape (`shared-engine` or `legacy-runner`).
+fn keys(shape: &str) -> &'static ConfigKeys {
+    &Definitions::builtin()
+        .shapes
+        .iter()
+        .find(|s| s.id == shape)
+        .expect("shape")
+        .config
+}
+
+fn options(shape: &str, max_new_tokens: MaxNewTokens) -> YamlOptions<'static> {
+    let keys = keys(shape);
+    YamlOptions {
+        switch: &keys.switch,
+        budget: &keys.budget,
+        max_new_tokens,
+    }
+}
+
+fn raise_to_69() -> YamlOptions<'static> {
+    options("shared-engine", MaxNewTokens::AtLeast(69))
+}
+
+fn read_run_config(text: &str) -> RunConfig {
+    npuprof_target::config::read(text, keys("shared-engine")).expect("config reads")
+}
+
+fn repo_yaml(path: &str) -> String {
+    read(&fixtures().join("repo").join(path))
+}
 
 /// Patches `source`, checks idempotence and inverse, and returns the snapshot text.
 fn check_yaml(path: &str, source: &str, options: &YamlOptions) -> String {
@@ -23,13 +51,13 @@ fn check_yaml(path: &str, source: &str, options: &YamlOptions) -> String {
         "{path}: patching twice must change nothing, got {:?}",
         again.changes
     );
-    let config = read_run_config(&new).expect("patched config reads");
-    assert_eq!(
-        config.enable_profiler,
-        Some(options.enable_profiler)
-            .filter(|e| *e)
-            .or(config.enable_profiler)
-    );
+    let keys = if options.budget[0] == "data_config" {
+        keys("legacy-runner")
+    } else {
+        keys("shared-engine")
+    };
+    let config = npuprof_target::config::read(&new, keys).expect("patched config reads");
+    assert_eq!(config.switch, Switch::Bool(true), "{path}");
     report(path, source, &new, &patch.changes)
 }
 
@@ -38,53 +66,41 @@ fn fixture(name: &str) -> String {
 }
 
 #[test]
-fn example_configs() {
-    for (model, file) in [
-        ("deepseek-mini", "decode_mtp.yaml"),
-        ("deepseek-mini", "ep4.yaml"),
-        ("qwen-mini", "dense.yaml"),
-        ("qwen-mini", "long_decode.yaml"),
+fn fixture_repository_configs() {
+    for (path, shape) in [
+        ("models/alpha/config/mtp.yaml", "shared-engine"),
+        ("models/alpha/config/alpha_pd/prefill.yaml", "shared-engine"),
+        ("models/glm_5_2/config/legacy.yaml", "legacy-runner"),
+        ("models/pangu_7b/config/base.yaml", "legacy-runner"),
     ] {
-        let source = example_yaml(model, file);
         let snapshot = check_yaml(
-            &format!("models/{model}/config/{file}"),
-            &source,
-            &RAISE_TO_69,
+            path,
+            &repo_yaml(path),
+            &options(shape, MaxNewTokens::AtLeast(69)),
         );
-        insta::assert_snapshot!(
-            format!("example__{}", file.trim_end_matches(".yaml")),
-            snapshot
-        );
+        let name = path.replace('/', "_").trim_end_matches(".yaml").to_owned();
+        insta::assert_snapshot!(format!("repo__{name}"), snapshot);
     }
 }
 
 #[test]
 fn prefill_only_kept_at_one() {
-    let source = example_yaml("deepseek-mini", "prefill_only.yaml");
-    let options = YamlOptions {
-        enable_profiler: true,
-        max_new_tokens: MaxNewTokens::Keep,
-    };
+    let source = repo_yaml("models/alpha/config/prefill_only.yaml");
+    let options = options("shared-engine", MaxNewTokens::Keep);
     insta::assert_snapshot!(check_yaml("prefill_only.yaml", &source, &options));
 }
 
 #[test]
 fn exact_budget_lowers_too() {
-    let source = example_yaml("qwen-mini", "long_decode.yaml");
-    let options = YamlOptions {
-        enable_profiler: true,
-        max_new_tokens: MaxNewTokens::Exactly(40),
-    };
-    insta::assert_snapshot!(check_yaml("long_decode.yaml", &source, &options));
+    let source = repo_yaml("models/alpha/config/alpha_pd/decode.yaml");
+    let options = options("shared-engine", MaxNewTokens::Exactly(40));
+    insta::assert_snapshot!(check_yaml("decode.yaml", &source, &options));
 }
 
 /// Comment columns after 1 to 17 spaces: the `#` stays where it was whenever the padding allows.
 #[test]
 fn comment_columns_1_to_17() {
-    let options = YamlOptions {
-        enable_profiler: true,
-        max_new_tokens: MaxNewTokens::AtLeast(1000),
-    };
+    let options = options("shared-engine", MaxNewTokens::AtLeast(1000));
     let mut all = String::new();
     for n in 1..=17 {
         let name = format!("comment_column_{n:02}.yaml");
@@ -117,7 +133,7 @@ fn missing_keys_are_inserted() {
     insta::assert_snapshot!(check_yaml(
         "missing_keys.yaml",
         &fixture("missing_keys.yaml"),
-        &RAISE_TO_69
+        &raise_to_69()
     ));
 }
 
@@ -126,7 +142,7 @@ fn missing_scheduler_config_is_added() {
     insta::assert_snapshot!(check_yaml(
         "no_scheduler.yaml",
         &fixture("no_scheduler.yaml"),
-        &RAISE_TO_69
+        &raise_to_69()
     ));
 }
 
@@ -135,13 +151,17 @@ fn lowercase_booleans_stay_lowercase() {
     insta::assert_snapshot!(check_yaml(
         "lowercase.yaml",
         &fixture("lowercase.yaml"),
-        &RAISE_TO_69
+        &raise_to_69()
     ));
 }
 
 #[test]
 fn crlf_is_kept() {
-    insta::assert_snapshot!(check_yaml("crlf.yaml", &fixture("crlf.yaml"), &RAISE_TO_69));
+    insta::assert_snapshot!(check_yaml(
+        "crlf.yaml",
+        &fixture("crlf.yaml"),
+        &raise_to_69()
+    ));
 }
 
 #[test]
@@ -149,14 +169,14 @@ fn no_final_newline() {
     insta::assert_snapshot!(check_yaml(
         "no_final_newline.yaml",
         &fixture("no_final_newline.yaml"),
-        &RAISE_TO_69
+        &raise_to_69()
     ));
 }
 
 #[test]
 fn refuses_config_without_model_config() {
-    let source = example_yaml("wan-mini", "t2v.yaml");
-    let err = patch_run_config(&source, &RAISE_TO_69).expect_err("no model_config");
+    let source = repo_yaml("models/video/config/t2v.yaml");
+    let err = patch_run_config(&source, &raise_to_69()).expect_err("no model_config");
     assert!(matches!(err, PatchError::NotFound { .. }), "{err}");
     insta::assert_snapshot!(err.to_string());
 }
@@ -164,7 +184,7 @@ fn refuses_config_without_model_config() {
 #[test]
 fn refuses_syntax_errors() {
     let err =
-        patch_run_config(&fixture("syntax_error.yaml"), &RAISE_TO_69).expect_err("syntax error");
+        patch_run_config(&fixture("syntax_error.yaml"), &raise_to_69()).expect_err("syntax error");
     assert!(
         matches!(
             err,
@@ -178,17 +198,7 @@ fn refuses_syntax_errors() {
     insta::assert_snapshot!(err.to_string());
 }
 
-#[test]
-fn reads_the_mtp_config() {
-    let config = read_run_config(&example_yaml("deepseek-mini", "decode_mtp.yaml")).expect("reads");
-    assert_eq!(
-        (config.next_n, config.max_new_tokens, config.enable_profiler),
-        (1, Some(32), Some(false))
-    );
-    assert_eq!(config.guaranteed_decode_step_calls(), 15);
-}
-
-/// Every YAML fixture with every budget policy: the edits invert exactly, are idempotent, and
+/// Every YAML fixture with every policy: the edits invert exactly, are idempotent, and
 /// change exactly the intended keys (checked inside `patch_run_config`).
 #[test]
 fn every_fixture_with_every_policy() {
@@ -206,28 +216,19 @@ fn every_fixture_with_every_policy() {
     for name in names {
         let source = fixture(&name);
         for max_new_tokens in policies {
-            let options = YamlOptions {
-                enable_profiler: true,
-                max_new_tokens,
-            };
+            let options = options("shared-engine", max_new_tokens);
             check_yaml(&name, &source, &options);
             let config = read_run_config(
                 &patch_run_config(&source, &options)
                     .expect("patch")
                     .edits
                     .apply(&source),
-            )
-            .expect("reads");
-            assert_eq!(config.enable_profiler, Some(true), "{name}");
+            );
+            assert_eq!(config.switch, Switch::Bool(true), "{name}");
             match max_new_tokens {
-                MaxNewTokens::Exactly(n) => assert_eq!(config.max_new_tokens, Some(n), "{name}"),
-                MaxNewTokens::AtLeast(n) => assert!(config.max_new_tokens >= Some(n), "{name}"),
-                MaxNewTokens::Keep => {
-                    assert_eq!(
-                        config.max_new_tokens,
-                        read_run_config(&source).expect("reads").max_new_tokens
-                    )
-                }
+                MaxNewTokens::Exactly(n) => assert_eq!(config.budget, Some(n), "{name}"),
+                MaxNewTokens::AtLeast(n) => assert!(config.budget >= Some(n), "{name}"),
+                MaxNewTokens::Keep => assert_eq!(config.budget, read_run_config(&source).budget),
             }
         }
     }

@@ -86,12 +86,13 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
     };
     match config {
         Some(c) => {
-            let file = c.path.rsplit('/').next().unwrap_or(&c.path);
+            let place = split_config_path(&c.path);
+            let file = place.as_ref().map_or(c.path.as_str(), |p| p.yaml);
             let model = c.model.as_deref().unwrap_or_default();
             // A config of a repository nested below the scanned root: point --repo at it.
-            let repo = match split_config_path(&c.path) {
-                Some((prefix, _)) if !prefix.is_empty() => {
-                    shell_quote(&format!("{}/{prefix}", root.trim_end_matches('/')))
+            let repo = match &place {
+                Some(p) if !p.prefix.is_empty() => {
+                    shell_quote(&format!("{}/{}", root.trim_end_matches('/'), p.prefix))
                 }
                 _ => shell_quote(root),
             };

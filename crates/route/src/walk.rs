@@ -431,7 +431,7 @@ impl Visitor<'_> {
             return self.warn(&rel, "not valid UTF-8; skipped".to_owned());
         };
         let parser = self.yaml.get_or_insert_with(yaml_configs::new_parser);
-        if let Some(read) = yaml_configs::read(parser, &rel, src) {
+        if let Some(read) = yaml_configs::read(parser, self.root, &rel, src) {
             if let Some(error) = &read.config.error {
                 self.warn(&rel, error.clone());
             }

@@ -1,5 +1,7 @@
 //! Run configurations: values read with yaml_serde, line numbers from the tree-sitter-yaml tree.
 
+use std::path::Path;
+
 use tree_sitter::{Node, Parser};
 use yaml_serde::Value;
 
@@ -15,21 +17,45 @@ pub(crate) fn new_parser() -> Parser {
     parser
 }
 
-/// Whether `rel` (a `/`-separated path relative to the root) ends in
-/// `models/<model>/config/<file>`; returns the model.
+/// Whether `rel` (a `/`-separated path relative to the root) is
+/// `[<prefix>/]models/<model>/config/<file>` (the file may sit in a sub-folder); returns the model.
 pub(crate) fn model_of(rel: &str) -> Option<&str> {
-    split_config_path(rel).map(|(_, model)| model)
+    split_config_path(rel).map(|c| c.model)
 }
 
-/// `(repository prefix, model)` of a `[<prefix>/]models/<model>/config/<file>` path; the prefix
-/// is empty when the config sits in the scanned root's own `models/`.
-pub(crate) fn split_config_path(rel: &str) -> Option<(&str, &str)> {
-    let parts: Vec<&str> = rel.rsplitn(5, '/').collect();
-    match parts.as_slice() {
-        [_file, "config", model, "models"] => Some(("", model)),
-        [_file, "config", model, "models", prefix] => Some((prefix, model)),
-        _ => None,
+/// A run config's place: `<prefix>/models/<model>/config/<yaml>`.
+pub(crate) struct ConfigPlace<'a> {
+    /// The repository holding it, relative to the scanned root (empty for the root itself).
+    pub prefix: &'a str,
+    /// The model directory.
+    pub model: &'a str,
+    /// The path under `config/` (what `--yaml` takes).
+    pub yaml: &'a str,
+}
+
+/// The place of a `[<prefix>/]models/<model>/config/<yaml>` path (the last such match).
+pub(crate) fn split_config_path(rel: &str) -> Option<ConfigPlace<'_>> {
+    let mut offset = 0;
+    let mut found = None;
+    for part in rel.split('/') {
+        if part == "models" {
+            let rest = &rel[offset + part.len()..];
+            let mut pieces = rest.trim_start_matches('/').splitn(3, '/');
+            if let (Some(model), Some("config"), Some(yaml)) =
+                (pieces.next(), pieces.next(), pieces.next())
+                && !model.is_empty()
+                && !yaml.is_empty()
+            {
+                found = Some(ConfigPlace {
+                    prefix: rel[..offset].trim_end_matches('/'),
+                    model,
+                    yaml,
+                });
+            }
+        }
+        offset += part.len() + 1;
     }
+    found
 }
 
 /// Whether a YAML file should be read as a run configuration: it sits in `models/*/config/`
@@ -48,8 +74,9 @@ pub(crate) struct ConfigRead {
 
 /// Reads one YAML file. Returns `None` for a YAML file outside `models/*/config/` that turns
 /// out to have no top-level `model_config`.
-pub(crate) fn read(parser: &mut Parser, rel: &str, src: &str) -> Option<ConfigRead> {
-    let model = model_of(rel).map(str::to_owned);
+pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
+    let place = split_config_path(rel);
+    let model = place.as_ref().map(|p| p.model.to_owned());
     let value: Value = match yaml_serde::from_str(src) {
         Ok(value) => value,
         Err(err) => {
@@ -86,16 +113,30 @@ pub(crate) fn read(parser: &mut Parser, rel: &str, src: &str) -> Option<ConfigRe
             .and_then(|t| key_line(t.root_node(), src, path))
     };
 
-    let switch_value = model_config.and_then(|m| m.get("enable_profiler"));
+    let view = place.as_ref().and_then(|p| {
+        npuprof_target::config_view(
+            npuprof_target::Definitions::builtin(),
+            &root.join(p.prefix),
+            p.model,
+            p.yaml,
+            src,
+            None,
+        )
+        .ok()
+    });
+    let keys = view.as_ref().map_or_else(
+        || &npuprof_target::Definitions::builtin().shapes[0].config,
+        |v| &v.shape.config,
+    );
+    fn strings(path: &[String]) -> Vec<&str> {
+        path.iter().map(String::as_str).collect()
+    }
+    let switch_value = npuprof_target::config::lookup(&value, &keys.switch);
     let enable_profiler = switch_value.and_then(Value::as_bool);
-    let enable_profiler_line = line_of(&["model_config", "enable_profiler"]);
-    let max_new_tokens = value
-        .get("scheduler_config")
-        .and_then(|s| s.get("max_new_tokens"))
-        .and_then(Value::as_u64);
-    let next_n = model_config
-        .and_then(|m| m.get("next_n"))
-        .and_then(Value::as_u64);
+    let enable_profiler_line = line_of(&strings(&keys.switch));
+    let max_new_tokens =
+        npuprof_target::config::lookup(&value, &keys.budget).and_then(Value::as_u64);
+    let next_n = npuprof_target::config::lookup(&value, &keys.next_n).and_then(Value::as_u64);
     let world_size = value
         .get("parallel_config")
         .and_then(|p| p.get("world_size"))
@@ -115,8 +156,15 @@ pub(crate) fn read(parser: &mut Parser, rel: &str, src: &str) -> Option<ConfigRe
             None,
         )
     } else {
-        decode_budget(max_new_tokens, next_n)
+        match &view {
+            Some(view) => decode_budget(view),
+            None => (
+                no("not under models/<model>/config/: the model's budget rule is unknown"),
+                None,
+            ),
+        }
     };
+    let budget_line = line_of(&strings(&keys.budget));
     let switch = enable_profiler_line.map(|line| Evidence {
         path: rel.to_owned(),
         line,
@@ -129,7 +177,7 @@ pub(crate) fn read(parser: &mut Parser, rel: &str, src: &str) -> Option<ConfigRe
         enable_profiler,
         enable_profiler_line,
         max_new_tokens,
-        max_new_tokens_line: line_of(&["scheduler_config", "max_new_tokens"]),
+        max_new_tokens_line: budget_line,
         next_n,
         world_size,
         profilable,
@@ -147,42 +195,39 @@ fn no(reason: &str) -> Profilable {
     }
 }
 
-/// Prefill is always capturable once there is a switch; decode needs a second token.
-fn decode_budget(
-    max_new_tokens: Option<u64>,
-    next_n: Option<u64>,
-) -> (Profilable, Option<DecodeForwards>) {
-    let Some(max_new_tokens) = max_new_tokens else {
-        let reason = "no scheduler_config.max_new_tokens: the decode budget is unknown";
+/// What the run can capture, by the model's budget rule.
+fn decode_budget(view: &npuprof_target::ConfigView) -> (Profilable, Option<DecodeForwards>) {
+    let never = |phase| view.never_recorded.iter().find(|n| n.phase == phase);
+    if let Some(n) = never(npuprof_target::python::Phase::Prefill) {
+        return (no(&n.why), None);
+    }
+    if let Some(n) = never(npuprof_target::python::Phase::Decode) {
         return (
             Profilable {
                 prefill: true,
                 decode: false,
-                reason: reason.to_owned(),
-            },
-            None,
-        );
-    };
-    if max_new_tokens <= 1 {
-        let reason = format!("max_new_tokens: {max_new_tokens}: prefill only, decode never runs");
-        return (
-            Profilable {
-                prefill: true,
-                decode: false,
-                reason,
+                reason: n.why.clone(),
             },
             None,
         );
     }
-    let max = max_new_tokens - 1;
-    let per_forward = next_n.unwrap_or(0) + 1;
-    let min = max.div_ceil(per_forward);
+    let tokens = view.config.effective_budget;
+    let min = view.budget.guaranteed_forwards(tokens);
+    let max = match view.budget.rule {
+        npuprof_target::BudgetRule::Tokens | npuprof_target::BudgetRule::DataDependent => {
+            tokens.saturating_sub(1)
+        }
+        _ => min,
+    };
     let reason = if min == max {
-        format!("{max} decode forwards per request")
+        format!(
+            "{max} decode forwards per request ({})",
+            view.budget.describe()
+        )
     } else {
         format!(
-            "{min} to {max} decode forwards per request (MTP next_n: {})",
-            per_forward - 1
+            "{min} to {max} decode forwards per request ({})",
+            view.budget.describe()
         )
     };
     (

@@ -10,8 +10,8 @@ import unittest
 
 FAKE_ROOT = pathlib.Path(__file__).resolve().parents[1]
 REPO_ROOT = FAKE_ROOT.parents[1]
-# The real samples vendored with verify's test data (see its NOTICE).
-SAMPLES = REPO_ROOT / "crates" / "verify" / "tests" / "data"
+# Real output of torch_npu (headers and profiler_info), vendored: see samples/NOTICE.md.
+SAMPLES = pathlib.Path(__file__).resolve().parent / "samples"
 MSINSIGHT = SAMPLES / "Ascend-msinsight"
 MSTT = SAMPLES / "Ascend-mstt"
 

@@ -1,5 +1,5 @@
-//! `npuprof patch` (path A): set the profiling window in a cann-recipes repository's
-//! `executor/utils/profiler_context.py` and one run config.
+//! `npuprof patch` (path A): set the profiling window where the model's resolved target says it
+//! lives (its profiler calls, factory defaults or class constants) and in its run config.
 //!
 //! `--dry-run` prints a `git apply`-compatible diff on stdout and changes nothing (exit 1 when
 //! there are changes, 0 when there is nothing to change). Otherwise every changed file is written
@@ -10,50 +10,33 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
-use npuprof_patch::recipes::{PatchRequest, SourceFile, TokenBudget, patch_recipes};
+use npuprof_patch::target::{PatchRequest, Sources, TokenBudget, files, patch_target};
+use npuprof_target::Target;
 use serde::Serialize;
 
-use super::plan::{PhaseArg, compact_steps};
+use super::plan::compact_steps;
+use crate::args::{TargetArgs, WindowArgs};
 use crate::exit::Exit;
 use crate::journal::Transaction;
 use crate::output::{print_json, stdout_colored};
 
-/// The profiler wrapper `patch` rewrites, relative to the repository.
-pub const PROFILER_CONTEXT: &str = "executor/utils/profiler_context.py";
-
 /// Arguments of `npuprof patch`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// The repository (cann-recipes-infer layout).
-    #[arg(long, default_value = ".")]
-    pub repo: PathBuf,
-    /// The run config to patch: a path from the current directory or the repository (it must
-    /// resolve inside the repository).
-    #[arg(long, value_name = "YAML", conflicts_with_all = ["model", "yaml"], required_unless_present = "model")]
-    pub config: Option<PathBuf>,
-    /// Model directory under models/ (with --yaml, like infer.sh: models/<M>/config/<FILE>).
-    #[arg(long, value_name = "M", requires = "yaml")]
-    pub model: Option<String>,
-    /// Config file name under models/<M>/config/.
-    #[arg(long, value_name = "FILE", requires = "model")]
-    pub yaml: Option<String>,
-    /// Phases to profile; the other phase's branch gets a no-op profiler.
-    #[arg(long, value_enum, default_value = "both")]
-    pub phase: PhaseArg,
-    /// Decode steps to record (the collection guide recommends 10).
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
-    pub decode_active: u64,
-    /// Decode steps to skip first (default: keep the current value).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
-    pub decode_skip_first: Option<u64>,
-    /// `auto` raises scheduler_config.max_new_tokens to the plan's minimum when lower; N sets it.
+    /// The repository and run config.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The window.
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// `auto` raises the token budget to the plan's minimum when lower; N sets it.
     #[arg(long, default_value = "auto", value_parser = parse_budget)]
     pub max_new_tokens: TokenBudget,
     /// Print the diff and change nothing (exit 1 when there are changes).
@@ -64,14 +47,17 @@ pub struct Args {
     pub json: bool,
 }
 
+/// The largest token budget npuprof writes (far beyond any model's context).
+const MAX_TOKEN_BUDGET: u64 = 100_000_000;
+
 fn parse_budget(value: &str) -> Result<TokenBudget, String> {
     if value == "auto" {
         return Ok(TokenBudget::Auto);
     }
     match value.parse::<u64>() {
-        Ok(n) if n >= 1 => Ok(TokenBudget::Set(n)),
+        Ok(n) if (1..=MAX_TOKEN_BUDGET).contains(&n) => Ok(TokenBudget::Set(n)),
         _ => Err(format!(
-            "expected `auto` or a number of tokens ≥ 1, got `{value}`"
+            "expected `auto` or a number of tokens from 1 to {MAX_TOKEN_BUDGET}, got `{value}`"
         )),
     }
 }
@@ -116,9 +102,15 @@ pub struct FileReport {
 /// What `patch` computed (and, in write mode, wrote).
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// Version of this JSON schema.
+    pub schema_version: u32,
     /// The canonical repository root.
     pub repo: String,
-    /// Every file considered: profiler_context.py, then the run config.
+    /// The model.
+    pub model: String,
+    /// The profiling family (`shared-engine`, `legacy-runner`).
+    pub family: npuprof_target::Family,
+    /// Every file considered: the Python files, then the run config.
     pub files: Vec<FileReport>,
     /// The plan as it runs with the patched files.
     pub plan: Plan,
@@ -130,67 +122,55 @@ pub struct Report {
     pub warnings: Vec<String>,
 }
 
-/// Computes the patch and, in [`Mode::Write`], applies it; prints nothing (for `collect`).
-pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
-    let repo = args
-        .repo
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository `{}`", args.repo.display()))?;
-    let python_rel = confined(&repo, &repo.join(PROFILER_CONTEXT)).map_err(|e| match e {
-        Confinement::Missing(_) => anyhow::anyhow!(
-            "`{}` has no {PROFILER_CONTEXT}: not a cann-recipes style repository (run `npuprof route` to find the path)",
-            repo.display()
-        ),
-        other => other.into(),
-    })?;
-    let config_rel = resolve_config(&repo, args)?;
+/// Version of `patch --json`.
+pub const SCHEMA_VERSION: u32 = 2;
 
-    let mut tx = Transaction::begin(&repo, "patch")?;
-    let python = read_text(&tx, &python_rel)?;
-    let yaml = read_text(&tx, &config_rel)?;
+/// Computes the patch of a resolved target and, in [`Mode::Write`], applies it; prints nothing
+/// (for `collect`).
+pub fn execute_target(
+    target: &Target,
+    window: &WindowArgs,
+    max_new_tokens: TokenBudget,
+    mode: Mode,
+) -> anyhow::Result<Report> {
+    let repo = &target.repo;
     let request = PatchRequest {
-        phases: args.phase.into(),
-        decode_active: args.decode_active,
-        decode_skip_first: args.decode_skip_first,
-        max_new_tokens: args.max_new_tokens,
+        phases: window.phases(),
+        window: window.window()?,
+        max_new_tokens,
     };
-    let patch = patch_recipes(&python, &yaml, &request).map_err(|e| {
-        let path = match e.file {
-            SourceFile::ProfilerContext => &python_rel,
-            SourceFile::RunConfig => &config_rel,
-        };
-        anyhow::anyhow!(
-            "refusing to patch `{}`: {e}; nothing was changed",
-            path.display()
-        )
-    })?;
-
-    let files = vec![
-        file_report(
-            &python_rel,
-            &python,
-            &patch.python.edits,
-            patch.python.changes,
-        ),
-        file_report(&config_rel, &yaml, &patch.yaml.edits, patch.yaml.changes),
-    ];
-    let changed = files.iter().any(|f| !f.edits.is_empty());
+    let mut tx = Transaction::begin(repo, "patch")?;
+    let mut sources = Sources::new();
+    for rel in files(target) {
+        sources.insert(rel.clone(), read_text(&tx, Path::new(&rel))?);
+    }
+    let patch = patch_target(target, &sources, &request)
+        .map_err(|e| anyhow::anyhow!("refusing to patch `{}`: {e}; nothing was changed", e.path))?;
+    let reports: Vec<FileReport> = patch
+        .files
+        .iter()
+        .map(|f| file_report(&f.path, &sources[&f.path], &f.edits, f.changes.clone()))
+        .collect();
+    let changed = reports.iter().any(|f| !f.edits.is_empty());
     let mut written = false;
     if mode == Mode::Write && changed {
-        for (rel, text, edits) in [
-            (&python_rel, &python, &patch.python.edits),
-            (&config_rel, &yaml, &patch.yaml.edits),
-        ] {
-            if !edits.is_empty() {
-                tx.write_file(rel, edits.apply(text).into_bytes())?;
+        for file in &patch.files {
+            if !file.edits.is_empty() {
+                tx.write_file(
+                    Path::new(&file.path),
+                    file.edits.apply(&sources[&file.path]).into_bytes(),
+                )?;
             }
         }
         tx.commit()?;
         written = true;
     }
     Ok(Report {
+        schema_version: SCHEMA_VERSION,
         repo: repo.display().to_string(),
-        files,
+        model: target.model.clone(),
+        family: target.family,
+        files: reports,
         plan: patch.plan,
         changed,
         written,
@@ -198,104 +178,10 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
     })
 }
 
-/// Why a path cannot be patched.
-#[derive(Debug)]
-enum Confinement {
-    /// It does not exist.
-    Missing(PathBuf),
-    /// It resolves (through a symlink) outside the repository.
-    Outside {
-        path: PathBuf,
-        target: PathBuf,
-        repo: PathBuf,
-    },
-}
-
-impl std::fmt::Display for Confinement {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Confinement::Missing(path) => write!(f, "`{}` does not exist", path.display()),
-            Confinement::Outside { path, target, repo } => write!(
-                f,
-                "`{}` resolves to `{}`, outside the repository `{}`; refusing to edit it",
-                path.display(),
-                target.display(),
-                repo.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Confinement {}
-
-/// The repository-relative path of `path` after resolving symlinks; refuses targets outside.
-fn confined(repo: &Path, path: &Path) -> Result<PathBuf, Confinement> {
-    let target = path
-        .canonicalize()
-        .map_err(|_| Confinement::Missing(path.to_path_buf()))?;
-    match target.strip_prefix(repo) {
-        Ok(rel) => Ok(rel.to_path_buf()),
-        Err(_) => Err(Confinement::Outside {
-            path: path.to_path_buf(),
-            target,
-            repo: repo.to_path_buf(),
-        }),
-    }
-}
-
-/// The run config, relative to the repository.
-fn resolve_config(repo: &Path, args: &Args) -> anyhow::Result<PathBuf> {
-    if let Some(config) = &args.config {
-        // A relative path is taken from the current directory, else from the repository.
-        let in_repo = repo.join(config);
-        let path = if config.is_relative() && !config.exists() && in_repo.exists() {
-            &in_repo
-        } else {
-            config
-        };
-        return Ok(confined(repo, path)?);
-    }
-    let (Some(model), Some(file)) = (&args.model, &args.yaml) else {
-        bail!("pass --config YAML, or --model M --yaml FILE");
-    };
-    let path = repo.join("models").join(model).join("config").join(file);
-    match confined(repo, &path) {
-        Ok(rel) => Ok(rel),
-        Err(Confinement::Missing(_)) => {
-            let available = available_configs(repo);
-            let list = if available.is_empty() {
-                "none found under models/*/config/".to_owned()
-            } else {
-                available.join(", ")
-            };
-            bail!(
-                "no config models/{model}/config/{file} in `{}`; available (--model M --yaml FILE): {list}",
-                repo.display()
-            )
-        }
-        Err(other) => Err(other.into()),
-    }
-}
-
-/// `M --yaml FILE` pairs found under models/*/config/, sorted.
-fn available_configs(repo: &Path) -> Vec<String> {
-    let mut found = Vec::new();
-    let Ok(models) = std::fs::read_dir(repo.join("models")) else {
-        return found;
-    };
-    for model in models.flatten() {
-        let Ok(configs) = std::fs::read_dir(model.path().join("config")) else {
-            continue;
-        };
-        for config in configs.flatten() {
-            let name = config.file_name().to_string_lossy().into_owned();
-            if name.ends_with(".yaml") || name.ends_with(".yml") {
-                found.push(format!("{} {name}", model.file_name().to_string_lossy()));
-            }
-        }
-    }
-    found.sort();
-    found
+/// Resolves the target of `args` and patches it.
+pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
+    let target = args.target.resolve()?;
+    execute_target(&target, &args.window, args.max_new_tokens, mode)
 }
 
 fn read_text(tx: &Transaction, rel: &Path) -> anyhow::Result<String> {
@@ -304,8 +190,8 @@ fn read_text(tx: &Transaction, rel: &Path) -> anyhow::Result<String> {
         .with_context(|| format!("`{}` is not UTF-8; refusing to edit it", rel.display()))
 }
 
-fn file_report(rel: &Path, text: &str, edits: &Edits, changes: Vec<String>) -> FileReport {
-    let path = rel.display().to_string();
+fn file_report(path: &str, text: &str, edits: &Edits, changes: Vec<String>) -> FileReport {
+    let path = path.to_owned();
     let new = edits.apply(text);
     FileReport {
         diff: unified_diff(&path, text, &new),

@@ -1,5 +1,6 @@
-//! `npuprof plan`: simulate the torch_npu schedule of the framework's prefill and decode windows
-//! and the token budget of a run config (MTP-aware).
+//! `npuprof plan`: simulate the torch_npu schedule of a model's prefill and decode windows and
+//! its run config's token budget, by the rule of the model's target (or any schedule, without a
+//! run config).
 //!
 //! Output: the human table is the command's data and goes to stdout; `--json` prints the plan
 //! instead. Exit 0 when every planned window closes cleanly, 1 when one does not (a finding:
@@ -7,69 +8,42 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
 
-use anyhow::{Context as _, bail};
-use npuprof_patch::plan::{PhasePlan, PhaseSelection, Plan, PlanRequest};
-use npuprof_patch::schedule::Schedule;
-use npuprof_patch::yaml::read_run_config;
+use anyhow::bail;
+use npuprof_patch::plan::{PhasePlan, Plan, PlanRequest, PrefillWindow};
+use npuprof_patch::schedule::{Phase, Schedule};
+use npuprof_target::Target;
 use serde::Serialize;
 
+use crate::args::{TargetArgs, WindowArgs};
 use crate::exit::Exit;
 use crate::output::print_json;
-
-/// Which phases to plan.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PhaseArg {
-    /// The first forward (the framework's fixed window: active=1, repeat=1, skip_first=0).
-    Prefill,
-    /// The decode forwards.
-    Decode,
-    /// Both.
-    Both,
-}
-
-impl From<PhaseArg> for PhaseSelection {
-    fn from(phase: PhaseArg) -> Self {
-        match phase {
-            PhaseArg::Prefill => PhaseSelection::Prefill,
-            PhaseArg::Decode => PhaseSelection::Decode,
-            PhaseArg::Both => PhaseSelection::Both,
-        }
-    }
-}
 
 /// Arguments of `npuprof plan`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Phases to plan.
-    #[arg(long, value_enum, default_value = "both")]
-    pub phase: PhaseArg,
-    /// Decode `active` (recorded steps; torch_npu clamps values below 1 to 1). Default: create_profiler's 3.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
-    pub decode_active: i64,
-    /// Decode `skip_first` (negative values are clamped to 0). Default: create_profiler's 3.
-    #[arg(long, default_value_t = 3, allow_negative_numbers = true)]
-    pub decode_skip_first: i64,
-    /// Decode `warmup` steps per cycle.
+    /// The repository and run config: plan the model's real windows and token budget.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The window.
+    #[command(flatten)]
+    pub window: WindowArgs,
+    /// Decode `warmup` steps per cycle (without a run config).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub warmup: i64,
-    /// Decode `wait` steps per cycle.
+    /// Decode `wait` steps per cycle (without a run config).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub wait: i64,
-    /// Decode `repeat` (0 = cycle forever: the window never closes by itself).
+    /// Decode `repeat` (0 = cycle forever: the window never closes by itself; without a run config).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub repeat: i64,
-    /// Decode `skip_first_wait` (torch_npu 26.1+: the first cycle starts without its wait).
+    /// Decode `skip_first_wait` (torch_npu 26.1+; without a run config).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub skip_first_wait: i64,
     /// Judge the decode window after exactly this many `step()` calls (default: what the config
-    /// guarantees, else the budget).
-    #[arg(long, value_name = "N")]
+    /// guarantees, else the window's minimum).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=MAX_SIMULATED_STEPS))]
     pub step_calls: Option<u64>,
-    /// A run config (models/<model>/config/<file>.yaml): token budget and MTP `next_n`.
-    #[arg(long, value_name = "YAML")]
-    pub config: Option<PathBuf>,
     /// Print the plan as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -78,14 +52,21 @@ pub struct Args {
 /// The largest window `plan` simulates step by step.
 const MAX_SIMULATED_STEPS: u64 = 1_000_000;
 
-/// The plan and where its config came from.
+/// Version of `plan --json`.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The plan and what it was computed for.
 #[derive(Debug, Serialize)]
 pub struct Report {
+    /// Version of this JSON schema.
+    pub schema_version: u32,
     /// The plan.
     #[serde(flatten)]
     pub plan: Plan,
-    /// The `--config` path as given, or null.
+    /// The run config, relative to the repository, or null.
     pub config_path: Option<String>,
+    /// The model's profiling family, when a run config was named.
+    pub family: Option<npuprof_target::Family>,
 }
 
 impl Report {
@@ -95,52 +76,86 @@ impl Report {
     }
 }
 
-/// Computes the plan without printing (for `collect`).
+/// Computes the plan without printing.
 pub fn execute(args: &Args) -> anyhow::Result<Report> {
-    let config = match &args.config {
-        Some(path) => Some(read_config(path)?),
-        None => None,
-    };
+    if args.target.names_config() {
+        let target = args.target.resolve()?;
+        return target_plan(&target, args);
+    }
     let decode = Schedule::clamped(
         args.wait,
         args.warmup,
-        args.decode_active,
+        i64::try_from(args.window.decode_active).unwrap_or(i64::MAX),
         args.repeat,
-        args.decode_skip_first,
+        args.window
+            .decode_skip_first
+            .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX)),
         args.skip_first_wait,
     );
+    check_bounded(&decode, args.step_calls)?;
+    let plan = Plan::new(&PlanRequest {
+        phases: args.window.phases(),
+        prefill: PrefillWindow::ENGINE,
+        decode,
+        decode_step_calls: args.step_calls,
+        config: None,
+    });
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        plan,
+        config_path: None,
+        family: None,
+    })
+}
+
+/// The plan of a resolved target: its real windows (the decode one as requested), its budget.
+pub fn target_plan(target: &Target, args: &Args) -> anyhow::Result<Report> {
+    let Some(profiled) = target.profiled() else {
+        bail!(
+            "model `{}` has no profiler switch npuprof can plan (family {}); see `npuprof route --model {} --yaml {}`",
+            target.model,
+            target.family.letter(),
+            target.model,
+            target.yaml
+        );
+    };
+    let site = |phase| profiled.phase(phase).map(|p| &p.site);
+    let Some(mut request) = npuprof_patch::target::plan_request(
+        profiled,
+        site(Phase::Prefill),
+        site(Phase::Decode),
+        args.window.phases(),
+        Some(args.window.window()?),
+        &profiled.config,
+    ) else {
+        bail!(
+            "model `{}` has no decode profiler call to plan",
+            target.model
+        );
+    };
+    request.decode_step_calls = args.step_calls;
+    check_bounded(&request.decode, args.step_calls)?;
+    Ok(Report {
+        schema_version: SCHEMA_VERSION,
+        plan: Plan::new(&request),
+        config_path: Some(target.config_path.clone()),
+        family: Some(target.family),
+    })
+}
+
+fn check_bounded(decode: &Schedule, step_calls: Option<u64>) -> anyhow::Result<()> {
     let window = decode
         .skip_first
         .saturating_add(decode.repeat.max(1).saturating_mul(decode.cycle()));
-    let evaluated = args
-        .step_calls
-        .or_else(|| config.as_ref().map(|c| c.guaranteed_decode_step_calls()));
     if window > MAX_SIMULATED_STEPS
-        || (decode.repeat == 0 && evaluated.is_some_and(|e| e > MAX_SIMULATED_STEPS))
+        || (decode.repeat == 0 && step_calls.is_some_and(|e| e > MAX_SIMULATED_STEPS))
     {
         bail!(
             "a decode window over {MAX_SIMULATED_STEPS} steps is not simulated (skip_first + repeat × \
              (wait + warmup + active) = {window}); no inference run profiles that many steps"
         );
     }
-    let plan = Plan::new(&PlanRequest {
-        phases: args.phase.into(),
-        decode,
-        decode_step_calls: args.step_calls,
-        config,
-    });
-    Ok(Report {
-        plan,
-        config_path: args.config.as_ref().map(|p| p.display().to_string()),
-    })
-}
-
-fn read_config(path: &Path) -> anyhow::Result<npuprof_patch::plan::RunConfig> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("cannot read the config `{}`", path.display()))?;
-    let text =
-        String::from_utf8(bytes).with_context(|| format!("`{}` is not UTF-8", path.display()))?;
-    read_run_config(&text).with_context(|| format!("cannot read the config `{}`", path.display()))
+    Ok(())
 }
 
 /// Runs `npuprof plan`.
@@ -230,7 +245,11 @@ pub fn human(report: &Report) -> String {
             },
             compact_steps(&phase.recorded_steps),
             opt(phase.min_step_calls),
-            format!("{} ({})", phase.evaluated_step_calls, phase.evaluated_from),
+            format!(
+                "{} ({})",
+                phase.evaluated_step_calls,
+                phase.evaluated_from.name()
+            ),
             verdict(phase),
         );
     }
@@ -271,58 +290,41 @@ pub fn human(report: &Report) -> String {
     if let Some(config) = &plan.config {
         let _ = writeln!(
             out,
-            "\nconfig {}: next_n {}, max_new_tokens {}{}, guarantees {} decode step() calls",
+            "\nconfig {}: next_n {}, max_new_tokens {}{}, gives {} decode step() calls ({})",
             report.config_path.as_deref().unwrap_or("-"),
-            config.config.next_n,
-            config.effective_max_new_tokens,
+            config.config.budget.next_n,
+            config.config.effective_max_new_tokens,
             if config.config.max_new_tokens.is_none() {
                 " (absent: the engine's default)"
             } else {
                 ""
             },
             config.guaranteed_decode_step_calls,
+            config.config.budget.describe(),
         );
         for reason in &config.cannot_capture {
             let _ = writeln!(out, "  cannot capture {reason}");
         }
     }
-    match plan.min_max_new_tokens {
-        Some(min) => {
-            let decode_calls = plan
-                .phases
-                .iter()
-                .find_map(|p| p.min_step_calls.filter(|_| p.phase.name() == "decode"));
-            let formula = decode_calls
-                .map(|calls| {
-                    format!(
-                        " (= 1 + (next_n {} + 1) × {calls} decode step() calls)",
-                        plan.next_n
-                    )
-                })
-                .unwrap_or_default();
-            let decode_planned = decode_calls.is_some();
-            let verdict = match &plan.config {
-                Some(c) if c.budget_sufficient => "; the config's budget is enough".to_owned(),
-                Some(c) if !c.config.has_model_config => {
-                    "; this config has no profiler switch".to_owned()
-                }
-                Some(c) if decode_planned && c.effective_max_new_tokens <= 1 => format!(
-                    "; the config is prefill-only: `npuprof patch --max-new-tokens {min}` would make it decode"
-                ),
-                Some(c) => format!(
-                    "; the config has {}: raise it (npuprof patch does)",
-                    c.effective_max_new_tokens
-                ),
-                None => String::new(),
+    match (plan.min_max_new_tokens, &plan.config) {
+        (Some(min), Some(c)) => {
+            let verdict = if c.budget_sufficient {
+                "the config's budget is enough".to_owned()
+            } else {
+                format!(
+                    "the config has {}: raise it (npuprof patch does)",
+                    c.config.effective_max_new_tokens
+                )
             };
-            let _ = writeln!(out, "min max_new_tokens: {min}{formula}{verdict}");
+            let _ = writeln!(out, "min max_new_tokens: {min}; {verdict}");
         }
-        None => {
+        (None, Some(_)) => {
             let _ = writeln!(
                 out,
                 "min max_new_tokens: none (repeat=0: the decode window never closes by itself)"
             );
         }
+        (_, None) => {}
     }
     out
 }

@@ -17,9 +17,21 @@ use crate::exit::Exit;
 /// Arguments of `npuprof route`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Repository to scan.
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
+    /// Repository to scan [default: the repository holding the current directory].
+    #[arg(conflicts_with = "repo")]
+    pub path: Option<PathBuf>,
+    /// The repository (the same as PATH).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Resolve this model's profiling target (with --yaml: for that run config).
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Run config under models/<M>/config/ (needs --model).
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub yaml: Option<String>,
+    /// Resolve as an online (PD) run of this role.
+    #[arg(long, value_enum, value_name = "ROLE", requires = "model")]
+    pub pd_role: Option<crate::args::PdRoleArg>,
     /// Print the result as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -35,7 +47,18 @@ pub fn execute(path: &Path) -> anyhow::Result<RouteReport> {
 
 /// Runs `npuprof route`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let report = execute(&args.path)?;
+    let target_args = crate::args::TargetArgs {
+        repo: args.path.clone().or_else(|| args.repo.clone()),
+        model: args.model.clone(),
+        yaml: args.yaml.clone(),
+        config: None,
+        pd_role: args.pd_role,
+    };
+    let root = target_args.repo_root()?;
+    if let Some(model) = &args.model {
+        return super::route_target::run(&target_args, &root, model, args.json);
+    }
+    let report = execute(&root)?;
     if args.json {
         crate::output::print_json(&report)?;
     } else {

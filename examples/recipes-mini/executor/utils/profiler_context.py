@@ -1,28 +1,30 @@
-# Profiler helpers for offline inference.
-#
-# The engine owns one ProfilerManager. Prefill and decode are recorded into
-# separate directories under <save path>/prof/{prefill,decode}.
-import os
+# Part of recipes-mini, npuprof's miniature of an Ascend offline-inference recipes repository.
+# Written for npuprof's tests; it mirrors the structure (not the text) of the real file.
 
+"""Profiling helpers built on torch_npu.profiler.
+
+The execution engine owns one ProfilerManager; it records the first prefill
+forward and a decode window. With profiling off every call is a no-op.
+"""
+
+import os
 import torch_npu
 
 
 class FakeContextManager:
-    """A stand-in used when profiling is disabled."""
-
     def __enter__(self):
         return self
 
-    def __exit__(self, exc_type, exc_val, exc_tb):
+    def __exit__(self, exc_type, exc_value, traceback):
         pass
 
     @staticmethod
     def step():
-        pass
+        return
 
     @staticmethod
     def stop():
-        pass
+        return
 
 
 def create_profiler(enable_profiler=False, profile_save_path="prof", active=3, repeat=1, skip_first=3):
@@ -30,7 +32,7 @@ def create_profiler(enable_profiler=False, profile_save_path="prof", active=3, r
         os.makedirs(profile_save_path, exist_ok=True)
         experimental_config = torch_npu.profiler._ExperimentalConfig(
             profiler_level=torch_npu.profiler.ProfilerLevel.Level1,
-            aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization,
+            aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization
         )
         profiler = torch_npu.profiler.profile(
             activities=[
@@ -42,49 +44,53 @@ def create_profiler(enable_profiler=False, profile_save_path="prof", active=3, r
             profile_memory=False,
             experimental_config=experimental_config,
             schedule=torch_npu.profiler.schedule(
-                wait=0, warmup=0, active=active, repeat=repeat, skip_first=skip_first
+                wait=0,
+                warmup=0,
+                active=active,
+                repeat=repeat,
+                skip_first=skip_first
             ),
-            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(profile_save_path),
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(profile_save_path)
         )
     else:
         profiler = FakeContextManager()
+
     return profiler
 
 
 class ProfilerManager:
+    """
+    Switches the engine's profiler between the prefill and the decode phase.
+    Prefill gets a one-forward window, decode the create_profiler defaults. 
+    """
     def __init__(self, enable_profiler, profile_save_path):
         self.enable_profiler = enable_profiler
         self.profile_save_path = profile_save_path
         self.status = None
-        self.profiler = FakeContextManager()
+        self.current_profiler = FakeContextManager()
 
     def set_status(self, is_prefill):
         if not self.enable_profiler:
             return
         if self.status is None and is_prefill:
             self.status = "prefill"
-            # Prefill: record exactly one forward.
-            self.profiler = create_profiler(
+            self.current_profiler = create_profiler(
                 enable_profiler=self.enable_profiler,
-                profile_save_path=os.path.join(self.profile_save_path, "prof", "prefill"),
-                active=1,
-                repeat=1,
-                skip_first=0,
-            )
-            self.profiler.start()
+                profile_save_path=os.path.join(self.profile_save_path, "prof", "prefill"), 
+                active=1, repeat=1, skip_first=0)
+            self.current_profiler.start()
         elif self.status == "prefill" and not is_prefill:
-            self.profiler.stop()
             self.status = "decode"
-            # Decode: the window comes from create_profiler's defaults.
-            self.profiler = create_profiler(
-                enable_profiler=self.enable_profiler,
-                profile_save_path=os.path.join(self.profile_save_path, "prof", "decode"),
-            )
-            self.profiler.start()
+            self.current_profiler.stop()
+            self.current_profiler = create_profiler(
+                enable_profiler=self.enable_profiler, 
+                profile_save_path=os.path.join(self.profile_save_path, "prof", "decode"))
+            self.current_profiler.start()
+        return
 
     def step(self):
-        self.profiler.step()
-
+        self.current_profiler.step()
+    
     def __del__(self):
         if self.enable_profiler:
-            self.profiler.stop()
+            self.current_profiler.stop()

@@ -10,7 +10,7 @@ BASE = (
 )
 
 # (aic metric columns, aiv metric columns, trailing columns) per metric group.
-# PipeUtilization, ArithmeticUtilization and MemoryL0 are real (../shared/samples);
+# PipeUtilization, ArithmeticUtilization and MemoryL0 are real (tests/samples holds their headers);
 # the others follow msprof's metric names and are not verified against a device.
 METRIC_COLUMNS = {
     AiCMetrics.PipeUtilization: (

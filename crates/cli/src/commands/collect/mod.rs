@@ -4,16 +4,19 @@
 
 mod launch;
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Context, bail};
+use anyhow::bail;
+use npuprof_patch::target::TokenBudget;
 use npuprof_route::{Route, RouteReport};
+use npuprof_target::Target;
 use npuprof_verify::VerifyReport;
 use npuprof_verify::finding::Code;
 use serde::Serialize;
 
 use super::{patch, plan, relocate, verify};
+use crate::args::{PhaseArg, TargetArgs, WindowArgs};
 use crate::exit::Exit;
 use crate::journal::{self, RevertOutcome};
 use crate::output;
@@ -22,32 +25,12 @@ use launch::{Interrupt, RunReport};
 /// Arguments of `npuprof collect`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The repository (cann-recipes-infer layout, path A).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
-    /// Model directory under models/ (with --yaml).
-    #[arg(
-        long,
-        value_name = "M",
-        requires = "yaml",
-        required_unless_present = "config"
-    )]
-    pub model: Option<String>,
-    /// Run config file name under models/<M>/config/.
-    #[arg(long, value_name = "FILE", requires = "model")]
-    pub yaml: Option<String>,
-    /// The run config as a path (`models/<M>/config/<FILE>`), instead of --model/--yaml.
-    #[arg(long, value_name = "YAML", conflicts_with_all = ["model", "yaml"])]
-    pub config: Option<PathBuf>,
-    /// Phases to profile.
-    #[arg(long, value_enum, default_value = "both")]
-    pub phase: plan::PhaseArg,
-    /// Decode steps to record.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
-    pub decode_active: u64,
-    /// Decode steps to skip first (default: keep the current value).
-    #[arg(long, value_name = "N")]
-    pub decode_skip_first: Option<u64>,
+    /// The repository and run config.
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// The window.
+    #[command(flatten)]
+    pub window: WindowArgs,
     /// Leave the patch (and any relocation) in place at the end; undo later with `npuprof revert`.
     #[arg(long)]
     pub keep_patch: bool,
@@ -57,7 +40,7 @@ pub struct Args {
     /// Print one JSON document (route, patch, runs, verify, relocate, revert) on stdout.
     #[arg(long)]
     pub json: bool,
-    /// The launch command [default: bash executor/scripts/infer.sh --model M --yaml FILE].
+    /// The launch command, run from the repository [default: the target's own launch command].
     #[arg(last = true, value_name = "LAUNCH COMMAND")]
     pub launch: Vec<String>,
 }
@@ -75,6 +58,8 @@ pub struct CollectReport {
     pub repo: String,
     /// The model.
     pub model: String,
+    /// The profiling family.
+    pub family: Option<npuprof_target::Family>,
     /// The run config, relative to the repository.
     pub config: String,
     /// `npuprof route`'s report.
@@ -106,18 +91,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     })
 }
 
-/// The resolved run: model, config file name and its repository-relative path.
-struct Target {
-    repo: PathBuf,
-    model: String,
-    yaml: String,
-    config_rel: PathBuf,
-}
-
 /// Runs the workflow; errors before anything was changed are returned, later ones are
 /// recorded in the report (and everything is reverted).
 pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
-    let target = resolve_target(args)?;
+    let target = args.target.resolve()?;
+    args.window.window()?;
     if journal::status(&target.repo)?.is_some() {
         bail!(
             "`{}` already has npuprof changes (see `npuprof status`); revert them first (`npuprof revert`) so that collect can restore the repository exactly",
@@ -128,7 +106,8 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     let mut report = CollectReport {
         repo: target.repo.display().to_string(),
         model: target.model.clone(),
-        config: target.config_rel.display().to_string(),
+        family: Some(target.family),
+        config: target.config_path.clone(),
         revert: "nothing",
         ..CollectReport::default()
     };
@@ -195,19 +174,8 @@ fn workflow(
             target.repo.display()
         );
     }
-    let patch_args = patch::Args {
-        repo: target.repo.clone(),
-        config: None,
-        model: Some(target.model.clone()),
-        yaml: Some(target.yaml.clone()),
-        phase: args.phase,
-        decode_active: args.decode_active,
-        decode_skip_first: args.decode_skip_first,
-        max_new_tokens: npuprof_patch::recipes::TokenBudget::Auto,
-        dry_run: false,
-        json: false,
-    };
-    let patched = patch::execute(&patch_args, patch::Mode::Write)?;
+    let patched =
+        patch::execute_target(target, &args.window, TokenBudget::Auto, patch::Mode::Write)?;
     for file in &patched.files {
         anstream::eprint!("{}", file.diff);
     }
@@ -217,8 +185,8 @@ fn workflow(
     report.patch = Some(patched);
     check_interrupt(interrupt)?;
 
-    let argv = launch_command(args, target);
-    let verdict = run_and_verify(args, target, &argv, interrupt, report)?;
+    let (cwd, argv) = launch_command(args, target);
+    let verdict = run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
     if !verdict
         .findings
         .iter()
@@ -243,7 +211,7 @@ fn workflow(
         bail!("could not relocate the output to a safe local directory (see the relocate report)");
     }
     check_interrupt(interrupt)?;
-    run_and_verify(args, target, &argv, interrupt, report)?;
+    run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
     Ok(())
 }
 
@@ -251,20 +219,15 @@ fn workflow(
 fn run_and_verify(
     args: &Args,
     target: &Target,
-    argv: &[String],
+    (cwd, argv): (&Path, &[String]),
     interrupt: &Interrupt,
     report: &mut CollectReport,
 ) -> anyhow::Result<VerifyReport> {
     // Result directories are named to the second; allow for a coarse clock on the filesystem.
     let started = SystemTime::now() - Duration::from_secs(2);
     anstream::eprintln!("npuprof collect: running `{}`", argv.join(" "));
-    let mut run = launch::run(
-        argv,
-        &target.repo,
-        args.timeout.map(Duration::from_secs),
-        interrupt,
-    )?;
-    let result_dir = newest_result_dir(&target.repo, &target.model, started);
+    let mut run = launch::run(argv, cwd, args.timeout.map(Duration::from_secs), interrupt)?;
+    let result_dir = newest_result_dir(target, started);
     run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());
     let (interrupted, timed_out, code) = (run.interrupted, run.timed_out, run.exit_code);
     report.runs.push(run);
@@ -279,9 +242,10 @@ fn run_and_verify(
     }
     let Some(result_dir) = result_dir else {
         bail!(
-            "the launch command (exit code {}) produced no new result directory under models/{}/res/",
+            "the launch command (exit code {}) produced no new result directory {}/<date>/{}",
             code.map_or_else(|| "none".to_owned(), |c| c.to_string()),
-            target.model
+            target.results.res_dir,
+            target.results.case
         );
     };
     if code != Some(0) {
@@ -293,10 +257,10 @@ fn run_and_verify(
         path: Some(result_dir),
         model: None,
         repo: target.repo.clone(),
-        phase: match args.phase {
-            plan::PhaseArg::Both => verify::PhaseArg::Both,
-            plan::PhaseArg::Prefill => verify::PhaseArg::Prefill,
-            plan::PhaseArg::Decode => verify::PhaseArg::Decode,
+        phase: match args.window.phase {
+            PhaseArg::Both => verify::PhaseArg::Both,
+            PhaseArg::Prefill => verify::PhaseArg::Prefill,
+            PhaseArg::Decode => verify::PhaseArg::Decode,
         },
         expect_active: None,
         ranks: None,
@@ -315,84 +279,21 @@ fn check_interrupt(interrupt: &Interrupt) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn launch_command(args: &Args, target: &Target) -> Vec<String> {
+/// The working directory and argv of the launch: `--` given, from the repository; else the
+/// target's own command from its directory.
+fn launch_command(args: &Args, target: &Target) -> (PathBuf, Vec<String>) {
     if !args.launch.is_empty() {
-        return args.launch.clone();
+        return (target.repo.clone(), args.launch.clone());
     }
-    [
-        "bash",
-        "executor/scripts/infer.sh",
-        "--model",
-        &target.model,
-        "--yaml",
-        &target.yaml,
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect()
+    (
+        target.repo.join(&target.launch.cwd),
+        target.launch.argv.clone(),
+    )
 }
 
-fn resolve_target(args: &Args) -> anyhow::Result<Target> {
-    let repo = args
-        .repo
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository `{}`", args.repo.display()))?;
-    let (model, yaml) = match (&args.model, &args.yaml, &args.config) {
-        (Some(model), Some(yaml), None) => (model.clone(), yaml.clone()),
-        (None, None, Some(config)) => {
-            let abs = if config.is_absolute() {
-                config.clone()
-            } else {
-                std::env::current_dir()?.join(config)
-            };
-            let abs = abs
-                .canonicalize()
-                .with_context(|| format!("cannot open the run config `{}`", config.display()))?;
-            let rel = abs.strip_prefix(&repo).map_err(|_| {
-                anyhow::anyhow!(
-                    "the run config `{}` is outside the repository `{}`",
-                    abs.display(),
-                    repo.display()
-                )
-            })?;
-            let parts: Vec<&str> = rel
-                .components()
-                .filter_map(|c| match c {
-                    Component::Normal(p) => p.to_str(),
-                    _ => None,
-                })
-                .collect();
-            match parts.as_slice() {
-                ["models", model, "config", rest @ ..] if !rest.is_empty() => {
-                    ((*model).to_owned(), rest.join("/"))
-                }
-                _ => bail!(
-                    "the run config `{}` is not under models/<model>/config/ (use --model and --yaml)",
-                    rel.display()
-                ),
-            }
-        }
-        _ => bail!("give either --model and --yaml, or --config"),
-    };
-    let config_rel = Path::new("models").join(&model).join("config").join(&yaml);
-    if !repo.join(&config_rel).is_file() {
-        bail!(
-            "no run config `{}` in `{}`",
-            config_rel.display(),
-            repo.display()
-        );
-    }
-    Ok(Target {
-        repo,
-        model,
-        yaml,
-        config_rel,
-    })
-}
-
-/// The newest `models/<model>/res/<date>/<case>` directory modified after `since`, as a real path.
-fn newest_result_dir(repo: &Path, model: &str, since: SystemTime) -> Option<PathBuf> {
-    let dir = npuprof_verify::discover::newest_result_dir(repo, model).ok()?;
+/// The newest result directory of the target modified after `since`, as a real path.
+fn newest_result_dir(target: &Target, since: SystemTime) -> Option<PathBuf> {
+    let dir = target.results.newest(&target.repo)?;
     let modified = dir.metadata().and_then(|m| m.modified()).ok()?;
     if modified < since {
         return None;

@@ -1,86 +1,74 @@
-# The offline execution engine: runs batches of requests through the model,
-# one prefill forward and then decode forwards until the token budget is spent.
+# The execution engine: runs one batch (prefill or decode) through the model
+# worker per forward_batch() call. The scheduler decides what goes in a batch
+# and when a request is finished (executor/core/scheduler/scheduler.py).
 import os
 
+from executor.core.model_worker.model_worker import ModelWorker, accepted_drafts
 from executor.utils.profiler_context import ProfilerManager
 
-
-class Batch:
-    def __init__(self, requests, is_prefill):
-        self.requests = requests
-        self.is_prefill = is_prefill
+# Token ids that end a request (the CPU model's vocabulary has one).
+EOS_TOKEN_IDS = frozenset({2})
 
 
 class ExecutionEngine:
-    def __init__(self, infer_config, model_runner):
+    def __init__(self, infer_config):
         self.infer_config = infer_config
-        self.model_runner = model_runner
-        work_dir = os.getenv("WORK_DIR", ".")
-        res_path = os.getenv("RES_PATH", "res")
-        self.profiler = ProfilerManager(
-            infer_config.model_config.enable_profiler,
-            os.path.join(work_dir, res_path),
-        )
+        self.max_new_tokens = infer_config.scheduler_config.max_new_tokens
+        self.next_n = infer_config.model_config.next_n
+        self.is_online = infer_config.disaggregation_mode in ("PREFILL", "DECODE")
+        input_len = infer_config.data_config.input_truncated_len
+        if self.is_online:
+            self.max_total_len = infer_config.scheduler_config.max_prefill_tokens + self.max_new_tokens
+        else:
+            # Offline MTP keeps room for every draft token: the KV cache grows with max_new_tokens x (next_n + 1).
+            self.max_total_len = input_len + self.max_new_tokens * (self.next_n + 1) + self.next_n
+        self.local_rank = int(os.getenv("LOCAL_RANK", "0"))
+        self.global_rank = self.local_rank + int(os.getenv("RANK_OFFSET", "0"))
+        self.world_size = infer_config.world_size
+        enable_afd = infer_config.model_config.custom_params.get("enable_afd", False)
+        # With attention-FFN disaggregation the first half of the ranks run the FFN side.
+        self.is_afd_ffn_rank = enable_afd and self.global_rank < self.world_size // 2
+        self.main_worker = ModelWorker(0 if self.is_afd_ffn_rank else self.next_n)
+        self.eos_token_ids = EOS_TOKEN_IDS
+        self.decode_forwards = 0
 
-    def forward(self, batch):
+        self.enable_profiler = infer_config.model_config.enable_profiler
+        self.output_path = os.path.join(os.getenv("WORK_DIR", "."), os.getenv("RES_PATH", ""))
+        self.profiler = ProfilerManager(self.enable_profiler, self.output_path)
+
+    def warm_up(self):
+        """One dummy prefill and one dummy decode forward (graph compilation), outside any profiler."""
+        from executor.core.forward_data_info.forward_data_info import Batch, Request
+
+        dummy = [Request(-1, [1, 2, 3])]
+        self.main_worker.inference(Batch(dummy, is_prefill=True))
+        self.main_worker.inference(Batch(dummy, is_prefill=False))
+
+    def forward_batch(self, batch):
+        """Runs one batch; returns {request_id: new tokens}."""
+        if self.is_afd_ffn_rank:
+            return self._forward_afd_ffn_batch(batch)
+
         self.profiler.set_status(batch.is_prefill)
-        output = self.model_runner.forward(batch)
-        self.profiler.step()
-        return output
+        outputs = self.main_worker.inference(batch)
+        if batch.is_prefill:
+            next_tokens = [output[:1] for output in outputs]
+        else:
+            self.decode_forwards += 1
+            accepted = accepted_drafts(self.decode_forwards, self.next_n)
+            # MTP: the main token plus the accepted drafts (the draft forwards run inside this step).
+            next_tokens = [output[: accepted + 1] for output in outputs]
 
-    def forward_afd_ffn(self, batch):
-        # Attention-FFN disaggregation: the FFN side runs its own forward.
+        self.profiler.step()
+
+        batch.update_requests_from_batch(next_tokens, eos_token_ids=self.eos_token_ids)
+        return {r.request_id: tokens for r, tokens in zip(batch.requests, next_tokens)}
+
+    def _forward_afd_ffn_batch(self, batch):
         self.profiler.set_status(batch.is_prefill)
-        output = self.model_runner.forward_ffn(batch)
+        self.main_worker.inference_ffn(batch)
+        # The FFN side produces no tokens of its own; it mirrors the attention side's step count.
+        next_tokens = [[0] for _ in batch.requests]
+        batch.update_requests_from_batch(next_tokens)
         self.profiler.step()
-        return output
-
-    # ---- offline generation loop -------------------------------------------
-
-    def generate(self, requests):
-        """Runs every request to max_new_tokens tokens; returns per-batch stats."""
-        batch_size = self.infer_config.batch_size
-        stats = []
-        for start in range(0, len(requests), batch_size):
-            stats.append(self._run_batch(requests[start : start + batch_size]))
-        return stats
-
-    def _run_batch(self, requests):
-        max_new_tokens = self.infer_config.max_new_tokens
-        # One prefill forward produces the first token of every request.
-        outputs = self.forward(Batch(requests, is_prefill=True))
-        for request, output in zip(requests, outputs):
-            request.append(output[:1])
-        decode_forwards = 0
-        while any(len(r.generated) < max_new_tokens for r in requests):
-            decode_forwards += 1
-            outputs = self.forward(Batch(requests, is_prefill=False))
-            emitted = 1 + accepted_drafts(decode_forwards, self.infer_config.model_config.next_n)
-            for request, output in zip(requests, outputs):
-                remaining = max_new_tokens - len(request.generated)
-                request.append(output[: min(emitted, remaining)])
-        return {"requests": len(requests), "prefill_forwards": 1, "decode_forwards": decode_forwards}
-
-
-def accepted_drafts(decode_forward, next_n):
-    """How many MTP draft tokens the `decode_forward`-th decode forward (1-based) accepts.
-
-    The rule is deterministic so runs are reproducible: every fourth decode
-    forward rejects all drafts (emits 1 token), the others accept all next_n
-    drafts (emit next_n + 1 tokens). Without MTP (next_n == 0) every forward
-    emits exactly one token.
-    """
-    if next_n <= 0 or decode_forward % 4 == 0:
-        return 0
-    return next_n
-
-
-class Request:
-    def __init__(self, request_id, prompt):
-        self.request_id = request_id
-        self.tokens = list(prompt)
-        self.generated = []
-
-    def append(self, tokens):
-        self.tokens.extend(tokens)
-        self.generated.extend(tokens)
+        return {r.request_id: tokens for r, tokens in zip(batch.requests, next_tokens)}

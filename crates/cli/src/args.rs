@@ -1,0 +1,188 @@
+//! Flag groups shared by every command, each defined once (ripgrep's habit): where the
+//! repository and the run config are, and which window to profile. Each turns into one
+//! validated library type.
+
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
+use npuprof_target::{PdRole, Request, RunMode, Target};
+
+/// Which phases to profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PhaseArg {
+    /// Prefill and decode, each into its own directory.
+    Both,
+    /// The prefill forward only.
+    Prefill,
+    /// The decode forwards only.
+    Decode,
+}
+
+impl From<PhaseArg> for PhaseSelection {
+    fn from(phase: PhaseArg) -> Self {
+        match phase {
+            PhaseArg::Both => PhaseSelection::Both,
+            PhaseArg::Prefill => PhaseSelection::Prefill,
+            PhaseArg::Decode => PhaseSelection::Decode,
+        }
+    }
+}
+
+/// A PD-disaggregated node's role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PdRoleArg {
+    /// The prefill node.
+    Prefill,
+    /// The decode node.
+    Decode,
+}
+
+/// The decode steps recorded when none are asked for (the collection guide's "≥ 10 covers
+/// steady state").
+pub const DEFAULT_DECODE_ACTIVE: u64 = 10;
+
+/// Where the repository and the run config are.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TargetArgs {
+    /// The repository [default: the nearest directory at or above the current one that holds
+    /// `.npuprof/` or `executor/` and `models/`].
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// Model directory under models/ (with --yaml, like infer.sh).
+    #[arg(long, value_name = "M", requires = "yaml")]
+    pub model: Option<String>,
+    /// Run config under models/<M>/config/ (may hold a sub-folder).
+    #[arg(long, value_name = "FILE", requires = "model")]
+    pub yaml: Option<String>,
+    /// The run config as a path (`models/<M>/config/<FILE>`), instead of --model/--yaml.
+    #[arg(long, value_name = "YAML", conflicts_with_all = ["model", "yaml"])]
+    pub config: Option<PathBuf>,
+    /// Resolve as an online (PD) run of this role [default: a `prefill.yaml`/`decode.yaml` in a
+    /// `*_pd` folder is online, anything else offline].
+    #[arg(long, value_enum, value_name = "ROLE")]
+    pub pd_role: Option<PdRoleArg>,
+}
+
+impl TargetArgs {
+    /// Whether a run config was named.
+    pub fn names_config(&self) -> bool {
+        self.config.is_some() || self.model.is_some()
+    }
+
+    /// The repository root: `--repo`, else found by walking up from the current directory.
+    pub fn repo_root(&self) -> anyhow::Result<PathBuf> {
+        match &self.repo {
+            Some(repo) => repo
+                .canonicalize()
+                .with_context(|| format!("cannot open the repository `{}`", repo.display())),
+            None => {
+                let cwd = std::env::current_dir().context("cannot read the current directory")?;
+                Ok(find_root(&cwd).unwrap_or(cwd))
+            }
+        }
+    }
+
+    /// `(model, yaml)` from `--model/--yaml` or `--config`.
+    pub fn model_and_yaml(&self, repo: &Path) -> anyhow::Result<(String, String)> {
+        match (&self.model, &self.yaml, &self.config) {
+            (Some(model), Some(yaml), None) => Ok((model.clone(), yaml.clone())),
+            (None, None, Some(config)) => split_config(repo, config),
+            _ => bail!(
+                "name the run config: --model M --yaml FILE, or --config models/M/config/FILE"
+            ),
+        }
+    }
+
+    /// Resolves the target.
+    pub fn resolve(&self) -> anyhow::Result<Target> {
+        let repo = self.repo_root()?;
+        let (model, yaml) = self.model_and_yaml(&repo)?;
+        let mode = self.pd_role.map(|role| RunMode::Online {
+            role: match role {
+                PdRoleArg::Prefill => PdRole::Prefill,
+                PdRoleArg::Decode => PdRole::Decode,
+            },
+        });
+        Ok(npuprof_target::resolve(&Request {
+            repo: &repo,
+            model: &model,
+            yaml: &yaml,
+            mode,
+        })?)
+    }
+}
+
+/// The nearest directory at or above `start` that holds `.npuprof/`, or `executor/` and
+/// `models/` (the recipes layout).
+pub fn find_root(start: &Path) -> Option<PathBuf> {
+    start.ancestors().find_map(|dir| {
+        let marked = dir.join(".npuprof").is_dir()
+            || (dir.join("executor").is_dir() && dir.join("models").is_dir());
+        marked.then(|| dir.to_path_buf())
+    })
+}
+
+/// `models/<M>/config/<FILE>` → `(M, FILE)`; the path is taken from the current directory, else
+/// from the repository.
+fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> {
+    let in_repo = repo.join(config);
+    let path = if config.is_relative() && !config.exists() && in_repo.exists() {
+        in_repo
+    } else {
+        config.to_path_buf()
+    };
+    let abs = path
+        .canonicalize()
+        .with_context(|| format!("cannot open the run config `{}`", config.display()))?;
+    let rel = abs.strip_prefix(repo).map_err(|_| {
+        anyhow::anyhow!(
+            "the run config `{}` is outside the repository `{}`",
+            abs.display(),
+            repo.display()
+        )
+    })?;
+    let parts: Vec<&str> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => p.to_str(),
+            _ => None,
+        })
+        .collect();
+    match parts.as_slice() {
+        ["models", model, "config", rest @ ..] if !rest.is_empty() => {
+            Ok(((*model).to_owned(), rest.join("/")))
+        }
+        _ => bail!(
+            "the run config `{}` is not under models/<model>/config/ (use --model and --yaml)",
+            rel.display()
+        ),
+    }
+}
+
+/// The window to profile.
+#[derive(Debug, Clone, Copy, clap::Args)]
+pub struct WindowArgs {
+    /// Phases to profile; the other phase's profiler is switched off.
+    #[arg(long, value_enum, default_value = "both")]
+    pub phase: PhaseArg,
+    /// Decode steps to record (≥ 10 covers steady state).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_DECODE_ACTIVE,
+          value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW_STEPS))]
+    pub decode_active: u64,
+    /// Decode steps to skip first [default: keep the repository's value].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=MAX_WINDOW_STEPS))]
+    pub decode_skip_first: Option<u64>,
+}
+
+impl WindowArgs {
+    /// The validated window.
+    pub fn window(&self) -> anyhow::Result<Window> {
+        Ok(Window::new(self.decode_active, self.decode_skip_first)?)
+    }
+
+    /// The phases.
+    pub fn phases(&self) -> PhaseSelection {
+        self.phase.into()
+    }
+}

@@ -1,0 +1,476 @@
+//! Patching resolved targets of every family in `tests/fixtures/repo` (a miniature repository
+//! in the real target's shapes): snapshots of the diffs, byte-exact revert, idempotence, the
+//! patched Python run under a stub torch_npu, and structural matching over generated variants
+//! of the profiler module (renamed names, keyword-only parameters, tabs, CRLF).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{apply_checked, fixtures, python_parses, visible};
+use npuprof_patch::diff::unified_diff;
+use npuprof_patch::target::{PatchRequest, Sources, TargetPatch, TokenBudget, files, patch_target};
+use npuprof_schedule::{PhaseSelection, Window};
+use npuprof_target::{Family, Request, Target, resolve};
+use serde_json::Value;
+
+const PROFILER_CONTEXT: &str = "executor/utils/profiler_context.py";
+
+/// A named transformation of the fixture repository's shared-engine profiler module.
+#[derive(Debug, Clone, Copy)]
+enum Variant {
+    /// As on disk.
+    Stock,
+    /// Every name a tool might hard-code, renamed.
+    Renamed,
+    /// The window parameters keyword-only (`*, active=3`).
+    KeywordOnly,
+    /// Tabs for indentation.
+    Tabs,
+    /// CRLF line endings (module and run config).
+    Crlf,
+    /// `set_status` without its trailing bare `return`.
+    NoTrailingReturn,
+}
+
+impl Variant {
+    const ALL: [Variant; 6] = [
+        Variant::Stock,
+        Variant::Renamed,
+        Variant::KeywordOnly,
+        Variant::Tabs,
+        Variant::Crlf,
+        Variant::NoTrailingReturn,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Variant::Stock => "stock",
+            Variant::Renamed => "renamed",
+            Variant::KeywordOnly => "keyword_only",
+            Variant::Tabs => "tabs",
+            Variant::Crlf => "crlf",
+            Variant::NoTrailingReturn => "no_trailing_return",
+        }
+    }
+
+    /// `(manager class, status method)` after the transformation.
+    fn manager(self) -> (&'static str, &'static str) {
+        match self {
+            Variant::Renamed => ("ProfHolder", "switch_phase"),
+            _ => ("ProfilerManager", "set_status"),
+        }
+    }
+
+    fn apply(self, path: &str, text: &str) -> String {
+        match (self, path) {
+            (Variant::Renamed, PROFILER_CONTEXT) => text
+                .replace("create_profiler", "make_npu_prof")
+                .replace("ProfilerManager", "ProfHolder")
+                .replace("current_profiler", "active_prof")
+                .replace("FakeContextManager", "NoProfiler")
+                .replace("set_status", "switch_phase"),
+            (Variant::KeywordOnly, PROFILER_CONTEXT) => text.replace(
+                "profile_save_path=\"prof\", active=3",
+                "profile_save_path=\"prof\", *, active=3",
+            ),
+            (Variant::Tabs, PROFILER_CONTEXT) => text
+                .lines()
+                .map(|l| {
+                    let n = l.len() - l.trim_start_matches(' ').len();
+                    format!("{}{}\n", "\t".repeat(n / 4), &l[n - n % 4..])
+                })
+                .collect(),
+            (Variant::Crlf, PROFILER_CONTEXT | "models/alpha/config/mtp.yaml") => {
+                text.replace('\n', "\r\n")
+            }
+            (Variant::NoTrailingReturn, PROFILER_CONTEXT) => text.replace(
+                "            self.current_profiler.start()\n        return\n",
+                "            self.current_profiler.start()\n",
+            ),
+            _ => text.to_owned(),
+        }
+    }
+}
+
+/// A copy of the fixture repository with `variant` applied.
+fn repo(variant: Variant) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    copy_tree(&fixtures().join("repo"), dir.path(), Path::new(""), variant);
+    dir
+}
+
+fn copy_tree(from: &Path, to: &Path, rel: &Path, variant: Variant) {
+    std::fs::create_dir_all(to.join(rel)).expect("mkdir");
+    for entry in std::fs::read_dir(from.join(rel)).expect("fixture dir") {
+        let entry = entry.expect("entry");
+        let child = rel.join(entry.file_name());
+        if entry.file_type().expect("type").is_dir() {
+            copy_tree(from, to, &child, variant);
+        } else {
+            let text = std::fs::read_to_string(entry.path()).expect("fixture text");
+            let key = child.to_string_lossy().replace('\\', "/");
+            std::fs::write(to.join(&child), variant.apply(&key, &text)).expect("write");
+        }
+    }
+}
+
+fn target(repo: &Path, model: &str, yaml: &str) -> Target {
+    resolve(&Request {
+        repo,
+        model,
+        yaml,
+        mode: None,
+    })
+    .unwrap_or_else(|e| panic!("{model} {yaml}: {e}"))
+}
+
+fn sources(repo: &Path, target: &Target) -> Sources {
+    files(target)
+        .into_iter()
+        .map(|rel| {
+            let text = std::fs::read_to_string(repo.join(&rel)).expect("source");
+            (rel, text)
+        })
+        .collect()
+}
+
+fn request(phases: PhaseSelection, active: u64, skip_first: Option<u64>) -> PatchRequest {
+    PatchRequest {
+        phases,
+        window: Window::new(active, skip_first).expect("window"),
+        max_new_tokens: TokenBudget::Auto,
+    }
+}
+
+/// Patches, writes the result into `repo`, and checks: every edit set inverts to the original
+/// bytes, the Python still parses, and patching the patched repository again changes nothing.
+/// Returns the snapshot text (changes, then diffs).
+fn check_patch(
+    repo: &Path,
+    model: &str,
+    yaml: &str,
+    request: &PatchRequest,
+) -> (TargetPatch, String) {
+    let t = target(repo, model, yaml);
+    let before = sources(repo, &t);
+    let patch = patch_target(&t, &before, request).unwrap_or_else(|e| panic!("{}: {e}", e.path));
+    let mut out = String::new();
+    for file in &patch.files {
+        let original = &before[&file.path];
+        let new = apply_checked(original, &file.edits);
+        if file.path.ends_with(".py") {
+            assert!(
+                python_parses(&new),
+                "{} does not parse after the patch",
+                file.path
+            );
+        }
+        for change in &file.changes {
+            out.push_str(&format!("# {}: {change}\n", file.path));
+        }
+        out.push_str(&visible(&unified_diff(&file.path, original, &new)));
+        std::fs::write(repo.join(&file.path), new).expect("write patched");
+    }
+    for warning in &patch.warnings {
+        out.push_str(&format!("# warning: {warning}\n"));
+    }
+    let again = target(repo, model, yaml);
+    let second = patch_target(&again, &sources(repo, &again), request).expect("second patch");
+    assert!(
+        second.files.iter().all(|f| f.edits.is_empty()),
+        "patching twice must change nothing the second time: {:?}",
+        second.files
+    );
+    (patch, out)
+}
+
+/// Runs the patched manager module under python3 and returns the created profilers' schedules.
+fn check_execution(repo: &Path, variant: Variant, decode_forwards: u32) -> Vec<Value> {
+    let (class, method) = variant.manager();
+    let save = repo.join("res");
+    let output = Command::new("python3")
+        .arg(fixtures().join("drive_profiler.py"))
+        .arg(repo.join("executor/utils"))
+        .arg("profiler_context")
+        .arg(class)
+        .arg(method)
+        .arg(decode_forwards.to_string())
+        .arg(&save)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "the patched module failed under python3:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    created(&output.stdout)
+}
+
+fn created(stdout: &[u8]) -> Vec<Value> {
+    let run: Value = serde_json::from_slice(stdout).expect("driver prints JSON");
+    run["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["event"] == "create")
+        .map(|e| serde_json::json!({"path": e["path"], "schedule": e["schedule"]}))
+        .collect()
+}
+
+fn schedule(active: u64, repeat: u64, skip_first: u64) -> Value {
+    serde_json::json!({"wait": 0, "warmup": 0, "active": active, "repeat": repeat, "skip_first": skip_first})
+}
+
+#[test]
+fn shared_engine_resolves_by_structure_in_every_variant() {
+    for variant in Variant::ALL {
+        let dir = repo(variant);
+        let t = target(dir.path(), "alpha", "mtp.yaml");
+        assert_eq!(t.family, Family::SharedEngine, "{variant:?}");
+        let p = t.profiled().expect("settable");
+        assert_eq!(p.phases.len(), 2, "{variant:?}");
+        assert_eq!(p.factory_path, PROFILER_CONTEXT);
+        let attribute = if matches!(variant, Variant::Renamed) {
+            "self.active_prof"
+        } else {
+            "self.current_profiler"
+        };
+        assert_eq!(p.phases[1].site.assigned_to.as_deref(), Some(attribute));
+    }
+}
+
+#[test]
+fn shared_engine_both_phases_30_steps_in_every_variant() {
+    for variant in Variant::ALL {
+        let dir = repo(variant);
+        let (patch, text) = check_patch(
+            dir.path(),
+            "alpha",
+            "mtp.yaml",
+            &request(PhaseSelection::Both, 30, None),
+        );
+        // Offline: decode forwards = max_new_tokens whatever next_n; 3 + 30 closes, +1 margin.
+        assert_eq!(patch.plan.min_max_new_tokens, Some(34), "{variant:?}");
+        insta::assert_snapshot!(format!("alpha_both_30__{}", variant.name()), text);
+        let created = check_execution(dir.path(), variant, 34);
+        assert_eq!(
+            created,
+            [
+                serde_json::json!({"path": "prof/prefill", "schedule": schedule(1, 1, 0)}),
+                serde_json::json!({"path": "prof/decode", "schedule": schedule(30, 1, 3)}),
+            ],
+            "{variant:?}"
+        );
+    }
+}
+
+#[test]
+fn shared_engine_one_phase_off_runs_with_the_stand_in() {
+    for variant in Variant::ALL {
+        for (phases, name) in [
+            (PhaseSelection::Decode, "decode"),
+            (PhaseSelection::Prefill, "prefill"),
+        ] {
+            let dir = repo(variant);
+            let (_, text) = check_patch(
+                dir.path(),
+                "alpha",
+                "mtp.yaml",
+                &request(phases, 5, Some(2)),
+            );
+            insta::assert_snapshot!(format!("alpha_{name}_only__{}", variant.name()), text);
+            let created = check_execution(dir.path(), variant, 10);
+            let paths: Vec<&str> = created.iter().filter_map(|c| c["path"].as_str()).collect();
+            assert_eq!(paths, [format!("prof/{name}")], "{variant:?} {name}");
+        }
+    }
+}
+
+#[test]
+fn a_prefill_only_config_captures_prefill_and_refuses_decode_alone() {
+    let dir = repo(Variant::Stock);
+    let (patch, _) = check_patch(
+        dir.path(),
+        "alpha",
+        "prefill_only.yaml",
+        &request(PhaseSelection::Both, 10, None),
+    );
+    assert!(
+        patch
+            .warnings
+            .iter()
+            .any(|w| w.contains("decode will not be captured")
+                || w.starts_with("decode will not be captured"))
+    );
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "alpha", "prefill_only.yaml");
+    let err = patch_target(
+        &t,
+        &sources(dir.path(), &t),
+        &request(PhaseSelection::Decode, 10, None),
+    )
+    .expect_err("decode alone is refused");
+    assert!(err.to_string().contains("--max-new-tokens"), "{err}");
+    let explicit = PatchRequest {
+        max_new_tokens: TokenBudget::Set(20),
+        ..request(PhaseSelection::Decode, 10, None)
+    };
+    let patch = patch_target(&t, &sources(dir.path(), &t), &explicit).expect("explicit budget");
+    assert!(patch.plan.phases[0].closes_cleanly);
+}
+
+#[test]
+fn a_pd_decode_node_is_refused_and_a_prefill_node_records_prefill_only() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "alpha", "alpha_pd/decode.yaml");
+    let err = patch_target(
+        &t,
+        &sources(dir.path(), &t),
+        &request(PhaseSelection::Both, 10, None),
+    )
+    .expect_err("decode role");
+    assert!(
+        err.to_string().contains("PD decode cannot be profiled"),
+        "{err}"
+    );
+    let (patch, _) = check_patch(
+        dir.path(),
+        "alpha",
+        "alpha_pd/prefill.yaml",
+        &request(PhaseSelection::Both, 10, None),
+    );
+    let phases: Vec<_> = patch.plan.phases.iter().map(|p| p.phase).collect();
+    assert_eq!(phases, [npuprof_schedule::Phase::Prefill]);
+}
+
+#[test]
+fn legacy_runner_with_its_own_loop_sets_the_factory_default() {
+    let dir = repo(Variant::Stock);
+    let (patch, text) = check_patch(
+        dir.path(),
+        "glm_5_2",
+        "legacy.yaml",
+        &request(PhaseSelection::Both, 30, None),
+    );
+    // Its own loop: decode forwards = max_new_tokens; 10 + 30 closes at 40, +1 margin.
+    assert_eq!(patch.plan.min_max_new_tokens, Some(41));
+    insta::assert_snapshot!("glm_like_both_30", text);
+}
+
+#[test]
+fn legacy_runner_phase_off_passes_false() {
+    let dir = repo(Variant::Stock);
+    let (_, text) = check_patch(
+        dir.path(),
+        "glm_5_2",
+        "legacy.yaml",
+        &request(PhaseSelection::Decode, 4, Some(1)),
+    );
+    insta::assert_snapshot!("glm_like_decode_only", text);
+}
+
+#[test]
+fn class_constants_are_the_window_and_a_draft_model_is_data_dependent() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "kimi_k3", "draft.yaml");
+    assert!(
+        t.notes
+            .iter()
+            .any(|n| n.contains("assumes every speculative token is accepted"))
+    );
+    let (patch, text) = check_patch(
+        dir.path(),
+        "kimi_k3",
+        "draft.yaml",
+        &request(PhaseSelection::Both, 5, Some(2)),
+    );
+    // 2 + 5 closes at 7, +1 margin = 8 rounds; every round may emit next_n + 1 = 4 tokens.
+    assert_eq!(patch.plan.min_max_new_tokens, Some(1 + 4 * 8));
+    insta::assert_snapshot!("kimi_like_both_5", text);
+    let plain = target(dir.path(), "kimi_k3", "plain.yaml");
+    assert_eq!(
+        plain.profiled().expect("settable").budget.rule,
+        npuprof_target::BudgetRule::ForwardsBudgetMinusOne
+    );
+}
+
+#[test]
+fn the_base_runner_loop_is_used_when_the_model_has_none() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "pangu_7b", "base.yaml");
+    let p = t.profiled().expect("settable");
+    assert!(
+        p.phases
+            .iter()
+            .all(|ph| ph.path == "executor/model_runner.py")
+    );
+    let (patch, text) = check_patch(
+        dir.path(),
+        "pangu_7b",
+        "base.yaml",
+        &request(PhaseSelection::Both, 3, Some(1)),
+    );
+    // max_new_tokens − 1 forwards: 1 + 3 closes at 4, +1 margin = 5 forwards → 6 tokens.
+    assert_eq!(patch.plan.min_max_new_tokens, Some(6));
+    insta::assert_snapshot!("pangu_like_both_3", text);
+    let output = Command::new("python3")
+        .arg(fixtures().join("drive_runner.py"))
+        .arg(dir.path())
+        .arg("")
+        .arg("")
+        .arg("model_generate")
+        .arg("8")
+        .arg(dir.path().join("res"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        created(&output.stdout),
+        [
+            serde_json::json!({"path": "prof/prefill", "schedule": schedule(1, 1, 0)}),
+            serde_json::json!({"path": "prof/decode", "schedule": schedule(3, 1, 1)}),
+        ]
+    );
+}
+
+#[test]
+fn a_pipeline_without_a_switch_is_refused_with_its_instruction() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "video", "t2v.yaml");
+    let err = patch_target(
+        &t,
+        &sources(dir.path(), &t),
+        &request(PhaseSelection::Both, 10, None),
+    )
+    .expect_err("no switch");
+    assert!(err.to_string().contains("npuprof inject"), "{err}");
+}
+
+/// Results land where the launcher names them.
+#[test]
+fn result_layout_follows_the_launcher() {
+    let dir = repo(Variant::Stock);
+    let alpha = target(dir.path(), "alpha", "mtp.yaml");
+    assert_eq!(alpha.results.case, "alpha_v1_mtp");
+    assert_eq!(alpha.results.res_dir, "models/alpha/res");
+    assert_eq!(alpha.launch.cwd, ".");
+    let beta = target(dir.path(), "glm_5_2", "legacy.yaml");
+    assert_eq!(beta.results.case, "Beta-X_legacy");
+    assert_eq!(beta.results.res_dir, "models/glm_5_2/res");
+    assert_eq!(beta.launch.cwd, "models/glm_5_2");
+    assert_eq!(
+        beta.results.phase_path(npuprof_schedule::Phase::Decode),
+        Some("decode/prof")
+    );
+    let root: PathBuf = dir.path().join("models/glm_5_2/res/20260101/Beta-X_legacy");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    assert_eq!(beta.results.newest(dir.path()), Some(root));
+}

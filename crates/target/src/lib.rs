@@ -1,0 +1,26 @@
+//! npuprof-target: what a repository's profiling *is*, resolved for one model and run config.
+//!
+//! A [`Target`] says which launcher runs the model, which Python builds each phase's profiler
+//! (matched by structure, see [`python`]), where each window value lives, how a phase is switched
+//! off, the run config's key paths and values, the rule that turns the token budget into decode
+//! forwards, and where the results land. Repository shapes are data ([`definition`]); route
+//! resolves a target, and plan, patch, collect, relocate and verify take it instead of literals.
+//!
+//! Reads files, never writes them, never prints.
+
+pub mod budget;
+pub mod config;
+pub mod definition;
+mod error;
+pub mod python;
+mod resolve;
+pub mod results;
+
+pub use budget::Budget;
+pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};
+pub use error::TargetError;
+pub use resolve::{
+    ConfigView, Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, PdRole,
+    PhaseTarget, Profiled, Request, RunMode, Target, config_view, no_decode_budget, resolve,
+    resolve_with,
+};

@@ -1,0 +1,928 @@
+//! Resolving a target the way the launcher does: the model's own `infer.py` wins over the
+//! shared engine; the run config is read through the chosen shape's key paths; the Python is
+//! matched by structure in the shape's files.
+
+use std::path::{Path, PathBuf};
+
+use npuprof_schedule::Phase;
+use serde::Serialize;
+
+use crate::budget::Budget;
+use crate::config::{self, RunConfig, dotted};
+use crate::definition::{
+    BudgetRule, Definitions, Family, LauncherKind, ResultBase, Shape, SiteScope, Toggle,
+};
+use crate::error::TargetError;
+use crate::python::{self, Factory, Site};
+use crate::results::{Results, case_name};
+
+/// How the run is launched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum RunMode {
+    /// One process group runs prefill and decode.
+    Offline,
+    /// Prefill/decode disaggregation: this node plays one role.
+    Online {
+        /// The node's role.
+        role: PdRole,
+    },
+}
+
+/// A node's role in a PD-disaggregated run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PdRole {
+    /// Runs prefill only.
+    Prefill,
+    /// Runs decode only.
+    Decode,
+}
+
+impl PdRole {
+    /// `prefill` or `decode`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PdRole::Prefill => "prefill",
+            PdRole::Decode => "decode",
+        }
+    }
+}
+
+/// What to resolve.
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The repository root.
+    pub repo: &'a Path,
+    /// The model directory under `models/`.
+    pub model: &'a str,
+    /// The run config under `models/<model>/config/` (may hold a sub-folder).
+    pub yaml: &'a str,
+    /// The run mode; `None` infers it (a `prefill.yaml`/`decode.yaml` in a `*_pd` or `pd`
+    /// folder is an online config of that role).
+    pub mode: Option<RunMode>,
+}
+
+/// A fact with its place: `what` is at `path:line`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// What this line shows.
+    pub what: String,
+    /// File, relative to the repository.
+    pub path: String,
+    /// 1-based line (0 for a whole file).
+    pub line: usize,
+}
+
+/// The launch command, run from `cwd`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Launch {
+    /// The working directory, relative to the repository (`.` for the root).
+    pub cwd: String,
+    /// The command.
+    pub argv: Vec<String>,
+}
+
+/// One phase's profiler call.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PhaseTarget {
+    /// The phase.
+    pub phase: Phase,
+    /// The file holding the call, relative to the repository.
+    pub path: String,
+    /// The call and where its window values live.
+    pub site: Site,
+}
+
+/// A target whose profiler npuprof can set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Profiled {
+    /// The shape's definition.
+    pub shape: Shape,
+    /// The file holding the factory, relative to the repository.
+    pub factory_path: String,
+    /// The factory.
+    pub factory: Factory,
+    /// The phase calls, prefill first.
+    pub phases: Vec<PhaseTarget>,
+    /// The run config's values.
+    pub config: RunConfig,
+    /// The budget rule for this model, mode and config.
+    pub budget: Budget,
+    /// Phases this run can never record, with the reason.
+    pub never_recorded: Vec<NotRecorded>,
+}
+
+/// A phase a run cannot record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotRecorded {
+    /// The phase.
+    pub phase: Phase,
+    /// Why, as a class.
+    pub cause: NotRecordedCause,
+    /// Why, in words.
+    pub why: String,
+}
+
+/// Why a phase cannot be recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NotRecordedCause {
+    /// The node's PD role never runs it (or never creates a profiler).
+    PdRole,
+    /// The token budget buys no decode forward (a larger budget would).
+    Budget,
+}
+
+impl Profiled {
+    /// The call of `phase`.
+    pub fn phase(&self, phase: Phase) -> Option<&PhaseTarget> {
+        self.phases.iter().find(|p| p.phase == phase)
+    }
+}
+
+/// A model whose profiling is switched by hand (or not at all).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ManualTarget {
+    /// The family.
+    pub family: Family,
+    /// The toggle.
+    pub toggle: Toggle,
+    /// What the user does.
+    pub instruction: String,
+}
+
+/// How the model is profiled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum How {
+    /// npuprof sets the window.
+    Settable(Box<Profiled>),
+    /// By hand.
+    Manual(ManualTarget),
+}
+
+/// A profiling target, resolved for one model and run config.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    /// The repository root.
+    #[serde(skip)]
+    pub repo: PathBuf,
+    /// The model directory under `models/`.
+    pub model: String,
+    /// The run config under `models/<model>/config/`.
+    pub yaml: String,
+    /// The run config, relative to the repository.
+    pub config_path: String,
+    /// The family.
+    pub family: Family,
+    /// The run mode.
+    pub mode: RunMode,
+    /// How it is profiled.
+    pub how: How,
+    /// The command that runs it with this config.
+    pub launch: Launch,
+    /// Where its results land.
+    pub results: Results,
+    /// File:line for each part of the target.
+    pub evidence: Vec<Evidence>,
+    /// Things to know (assumptions, shared result names, quirks of this model).
+    pub notes: Vec<String>,
+}
+
+impl Target {
+    /// The settable profiler, when npuprof can set it.
+    pub fn profiled(&self) -> Option<&Profiled> {
+        match &self.how {
+            How::Settable(p) => Some(p),
+            How::Manual(_) => None,
+        }
+    }
+}
+
+/// What a run config says through its model's shape, without reading any Python.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigView {
+    /// The run mode.
+    pub mode: RunMode,
+    /// The launcher that runs the model.
+    pub launcher: LauncherKind,
+    /// The shape used with that launcher.
+    pub shape: &'static Shape,
+    /// The config's values through the shape's key paths.
+    pub config: RunConfig,
+    /// The budget rule for this model, mode and config.
+    pub budget: Budget,
+    /// Phases this run can never record.
+    pub never_recorded: Vec<NotRecorded>,
+    /// Things to know (the model's quirks, the budget's assumption).
+    pub notes: Vec<String>,
+}
+
+/// Reads run config `text` of `models/<model>/config/<yaml>` through its model's shape.
+pub fn config_view(
+    definitions: &'static Definitions,
+    repo: &Path,
+    model: &str,
+    yaml: &str,
+    text: &str,
+    mode: Option<RunMode>,
+) -> Result<ConfigView, TargetError> {
+    let mode = mode.unwrap_or_else(|| infer_mode(yaml));
+    let launcher = if repo.join("models").join(model).join("infer.py").is_file() {
+        LauncherKind::Model
+    } else {
+        LauncherKind::Shared
+    };
+    let shape = definitions.shape_for(launcher).ok_or_else(|| {
+        TargetError::Shape(format!(
+            "no target shape is defined for a {launcher:?} launcher"
+        ))
+    })?;
+    let config = config::read(text, &shape.config)?;
+    let mut notes = Vec::new();
+    let budget = budget(shape, model, mode, &config, &mut notes);
+    if let Some(o) = shape.model_override(model) {
+        notes.push(o.note.clone());
+    }
+    let never_recorded = never_recorded(mode, &config, budget);
+    Ok(ConfigView {
+        mode,
+        launcher,
+        shape,
+        config,
+        budget,
+        never_recorded,
+        notes,
+    })
+}
+
+/// Resolves the target of `request` with the built-in definitions.
+pub fn resolve(request: &Request<'_>) -> Result<Target, TargetError> {
+    resolve_with(Definitions::builtin(), request)
+}
+
+/// Resolves the target of `request` with `definitions`.
+pub fn resolve_with(
+    definitions: &'static Definitions,
+    request: &Request<'_>,
+) -> Result<Target, TargetError> {
+    let repo = request.repo;
+    let model_dir = repo.join("models").join(request.model);
+    if !model_dir.is_dir() {
+        return Err(TargetError::UnknownModel {
+            repo: repo.to_path_buf(),
+            model: request.model.to_owned(),
+            hint: suggest(request.model, &list_models(repo)),
+        });
+    }
+    let config_path = format!("models/{}/config/{}", request.model, request.yaml);
+    let config_text = match read(repo, &config_path) {
+        Ok(text) => text,
+        Err(TargetError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Err(TargetError::UnknownConfig {
+                path: config_path,
+                hint: suggest(request.yaml, &list_configs(&model_dir.join("config"))),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let view = config_view(
+        definitions,
+        repo,
+        request.model,
+        request.yaml,
+        &config_text,
+        request.mode,
+    )?;
+    let (mode, launcher, shape) = (view.mode, view.launcher, view.shape);
+    let mut evidence = vec![launcher_evidence(request.model, launcher)];
+    let mut notes = view.notes;
+    let launch = launch(request, launcher, mode);
+    let value = config::parse_yaml(&config_text)?;
+    let model_name = config::model_name(&value);
+    let case = case_name(&model_name, request.yaml);
+    if let Some(other) = shared_case(&model_dir.join("config"), request.yaml, &case) {
+        notes.push(format!(
+            "models/{}/config/{other} writes to the same result directory ({case}): the launcher drops the YAML's sub-folder",
+            request.model
+        ));
+    }
+    let run_config = view.config;
+    let res_dir = match shape.results.base {
+        ResultBase::WorkDir => format!("models/{}/res", request.model),
+        ResultBase::WorkingDir => format!("{}/res", launch.cwd).replace("./", ""),
+    };
+    let role_prefix = match mode {
+        RunMode::Online { role } => Some(format!("{}_node", role.name())),
+        RunMode::Offline => None,
+    };
+    if !run_config.has_switch_section {
+        let manual = match definitions.manual(request.model) {
+            Some(m) => ManualTarget {
+                family: m.family,
+                toggle: m.toggle,
+                instruction: m.instruction.clone(),
+            },
+            None => detect_toggle(repo, request.model, &value, &mut evidence)
+                .unwrap_or_else(|| no_toggle(request.model, &shape.config.switch)),
+        };
+        return Ok(Target {
+            repo: repo.to_path_buf(),
+            model: request.model.to_owned(),
+            yaml: request.yaml.to_owned(),
+            config_path,
+            family: manual.family,
+            mode,
+            how: How::Manual(manual),
+            launch,
+            results: Results {
+                res_dir,
+                case,
+                role_prefix,
+                phases: Vec::new(),
+            },
+            evidence,
+            notes,
+        });
+    }
+    for (what, path) in [
+        ("switch", &shape.config.switch),
+        ("token budget", &shape.config.budget),
+    ] {
+        if let Some(line) = config::key_line(&config_text, path) {
+            evidence.push(Evidence {
+                what: format!("{what} {}", dotted(path)),
+                path: config_path.clone(),
+                line,
+            });
+        }
+    }
+    let (factory_path, factory, factory_tree) = find_factory(repo, shape)?;
+    evidence.push(Evidence {
+        what: format!("profiler factory {}", qualified(&factory)),
+        path: factory_path.clone(),
+        line: factory.line,
+    });
+    let phases = find_sites(
+        repo,
+        request.model,
+        shape,
+        &factory_path,
+        &factory,
+        &factory_tree,
+    )?;
+    for p in &phases {
+        evidence.push(Evidence {
+            what: format!("{} profiler call in {}", p.phase.name(), p.site.function),
+            path: p.path.clone(),
+            line: p.site.call.line,
+        });
+    }
+    let (budget, never_recorded) = (view.budget, view.never_recorded);
+    let phase_paths = phases
+        .iter()
+        .map(|p| (p.phase, phase_path(shape, &p.site)))
+        .collect();
+    Ok(Target {
+        repo: repo.to_path_buf(),
+        model: request.model.to_owned(),
+        yaml: request.yaml.to_owned(),
+        config_path,
+        family: shape.family,
+        mode,
+        how: How::Settable(Box::new(Profiled {
+            shape: shape.clone(),
+            factory_path,
+            factory,
+            phases,
+            config: run_config,
+            budget,
+            never_recorded,
+        })),
+        launch,
+        results: Results {
+            res_dir,
+            case,
+            role_prefix,
+            phases: phase_paths,
+        },
+        evidence,
+        notes,
+    })
+}
+
+fn read(repo: &Path, rel: &str) -> Result<String, TargetError> {
+    let path = repo.join(rel);
+    let bytes = std::fs::read(&path).map_err(|source| TargetError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    String::from_utf8(bytes).map_err(|_| TargetError::Read {
+        path,
+        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),
+    })
+}
+
+/// `prefill.yaml` / `decode.yaml` in a `*_pd` or `pd` folder: an online config of that role.
+fn infer_mode(yaml: &str) -> RunMode {
+    let mut parts = yaml.rsplit('/');
+    let file = parts.next().unwrap_or(yaml);
+    let folder = parts.next().unwrap_or("");
+    let pd_folder = folder == "pd" || folder.ends_with("_pd");
+    match (pd_folder, file.rsplit_once('.').map_or(file, |(s, _)| s)) {
+        (true, "prefill") => RunMode::Online {
+            role: PdRole::Prefill,
+        },
+        (true, "decode") => RunMode::Online {
+            role: PdRole::Decode,
+        },
+        _ => RunMode::Offline,
+    }
+}
+
+fn launcher_evidence(model: &str, launcher: LauncherKind) -> Evidence {
+    match launcher {
+        LauncherKind::Model => Evidence {
+            what: "the model's own infer.py, which the shared launcher runs when it exists"
+                .to_owned(),
+            path: format!("models/{model}/infer.py"),
+            line: 0,
+        },
+        LauncherKind::Shared => Evidence {
+            what: "no models/<m>/infer.py: the shared launcher runs the engine".to_owned(),
+            path: "executor/scripts/infer.sh".to_owned(),
+            line: 0,
+        },
+    }
+}
+
+/// The shared launcher honours `--yaml`; a model with its own loop is launched from its
+/// directory so that its working-directory-relative results land in `models/<m>/res`.
+fn launch(request: &Request<'_>, launcher: LauncherKind, mode: RunMode) -> Launch {
+    let (cwd, script) = match launcher {
+        LauncherKind::Shared => (".".to_owned(), "executor/scripts/infer.sh".to_owned()),
+        LauncherKind::Model => (
+            format!("models/{}", request.model),
+            "../../executor/scripts/infer.sh".to_owned(),
+        ),
+    };
+    let mut argv = vec![
+        "bash".to_owned(),
+        script,
+        "--model".to_owned(),
+        request.model.to_owned(),
+    ];
+    match mode {
+        RunMode::Offline => argv.extend(["--yaml".to_owned(), request.yaml.to_owned()]),
+        RunMode::Online { role } => {
+            let flag = match role {
+                PdRole::Prefill => "--p-yaml-name",
+                PdRole::Decode => "--d-yaml-name",
+            };
+            argv.extend(
+                [
+                    "--mode",
+                    "online",
+                    "--pd-role",
+                    role.name(),
+                    flag,
+                    request.yaml,
+                ]
+                .map(str::to_owned),
+            );
+        }
+    }
+    Launch { cwd, argv }
+}
+
+/// Another config of the model whose results share `case`'s directory.
+fn shared_case(config_dir: &Path, yaml: &str, case: &str) -> Option<String> {
+    let stem = |p: &str| {
+        let base = p.rsplit('/').next().unwrap_or(p).to_owned();
+        base.rsplit_once('.')
+            .map_or(base.clone(), |(s, _)| s.to_owned())
+    };
+    list_configs(config_dir).into_iter().find(|other| {
+        other != yaml
+            && stem(other) == stem(yaml)
+            && std::fs::read_to_string(config_dir.join(other))
+                .ok()
+                .and_then(|t| config::parse_yaml(&t).ok())
+                .is_some_and(|v| case_name(&config::model_name(&v), other) == case)
+    })
+}
+
+/// A model without a settable switch: the toggle its scripts expose, found by structure (a
+/// flag the run config's `model_args` can carry, a command-line flag, an environment variable).
+fn detect_toggle(
+    repo: &Path,
+    model: &str,
+    config: &yaml_serde::Value,
+    evidence: &mut Vec<Evidence>,
+) -> Option<ManualTarget> {
+    let model_args = config
+        .get("model_args")
+        .is_some_and(yaml_serde::Value::is_mapping);
+    for rel in python_files(repo, &format!("models/{model}")) {
+        let Ok(source) = read(repo, &rel) else {
+            continue;
+        };
+        if !source.to_ascii_lowercase().contains("prof") {
+            continue;
+        }
+        let Some(tree) = python::parse(&source) else {
+            continue;
+        };
+        let Some(toggle) = python::script_toggles(&tree, &source).into_iter().next() else {
+            continue;
+        };
+        let (line, manual) = match toggle {
+            python::ScriptToggle::Flag { name, line } if model_args => (
+                line,
+                ManualTarget {
+                    family: Family::Multimedia,
+                    toggle: Toggle::ModelArgs,
+                    instruction: format!(
+                        "add `{name}: true` under model_args in the run config (its launcher passes model_args as flags; {rel}:{line} reads --{name})"
+                    ),
+                },
+            ),
+            python::ScriptToggle::Flag { name, line } => (
+                line,
+                ManualTarget {
+                    family: Family::Standalone,
+                    toggle: Toggle::CliFlag,
+                    instruction: format!(
+                        "pass --{name} to the model's launch script ({rel}:{line})"
+                    ),
+                },
+            ),
+            python::ScriptToggle::EnvVar { name, line } => (
+                line,
+                ManualTarget {
+                    family: Family::Multimedia,
+                    toggle: Toggle::EnvVar,
+                    instruction: format!(
+                        "set {name}=1 in the environment of the launch ({rel}:{line})"
+                    ),
+                },
+            ),
+        };
+        evidence.push(Evidence {
+            what: format!("profiling toggle ({:?})", manual.toggle).to_lowercase(),
+            path: rel,
+            line,
+        });
+        return Some(manual);
+    }
+    None
+}
+
+fn no_toggle(model: &str, switch: &[String]) -> ManualTarget {
+    ManualTarget {
+        family: Family::Multimedia,
+        toggle: Toggle::None,
+        instruction: format!(
+            "the run config has no {} section, so it belongs to another pipeline than the LLM \
+             engine, and no profiling switch was found in models/{model}; profile it with \
+             `npuprof inject` on its entry script",
+            switch.first().map_or("switch", String::as_str)
+        ),
+    }
+}
+
+fn qualified(factory: &Factory) -> String {
+    match &factory.class {
+        Some(class) => format!("{class}.{}", factory.name),
+        None => factory.name.clone(),
+    }
+}
+
+/// The factory in the shape's files (the last definition wins, as in Python).
+fn find_factory(repo: &Path, shape: &Shape) -> Result<(String, Factory, String), TargetError> {
+    for rel in &shape.factory_files {
+        let Ok(source) = read(repo, rel) else {
+            continue;
+        };
+        let tree = parse_checked(rel, &source)?;
+        let facts = python::factories(&tree, &source);
+        if let Some(factory) = facts.factories.into_iter().last() {
+            return Ok((rel.clone(), factory, source));
+        }
+    }
+    Err(TargetError::Shape(format!(
+        "no profiler factory in {} (a function that builds torch_npu.profiler.profile(..., \
+         schedule=torch_npu.profiler.schedule(...))); run `npuprof route` to find the path",
+        shape.factory_files.join(", ")
+    )))
+}
+
+fn parse_checked(rel: &str, source: &str) -> Result<tree_sitter::Tree, TargetError> {
+    let tree = python::parse(source).ok_or_else(|| TargetError::PythonSyntax {
+        path: rel.to_owned(),
+        line: 1,
+    })?;
+    match python::syntax_error_line(&tree) {
+        Some(line) => Err(TargetError::PythonSyntax {
+            path: rel.to_owned(),
+            line,
+        }),
+        None => Ok(tree),
+    }
+}
+
+/// The phase calls: in the factory's files, or in the model's own loop when it has one.
+fn find_sites(
+    repo: &Path,
+    model: &str,
+    shape: &Shape,
+    factory_path: &str,
+    factory: &Factory,
+    factory_source: &str,
+) -> Result<Vec<PhaseTarget>, TargetError> {
+    let mut found = Vec::new();
+    if shape.sites == SiteScope::ModelDirElseFactoryFiles {
+        for rel in python_files(repo, &format!("models/{model}")) {
+            let Ok(source) = read(repo, &rel) else {
+                continue;
+            };
+            if !source.contains(&factory.name) {
+                continue;
+            }
+            let tree = parse_checked(&rel, &source)?;
+            for site in python::sites(&tree, &source, std::slice::from_ref(factory)) {
+                found.push(PhaseTarget {
+                    phase: site.phase,
+                    path: rel.clone(),
+                    site,
+                });
+            }
+        }
+    }
+    if found.is_empty() {
+        let tree = parse_checked(factory_path, factory_source)?;
+        for site in python::sites(&tree, factory_source, std::slice::from_ref(factory)) {
+            found.push(PhaseTarget {
+                phase: site.phase,
+                path: factory_path.to_owned(),
+                site,
+            });
+        }
+    }
+    let mut phases = Vec::new();
+    for phase in Phase::ALL {
+        let calls: Vec<&PhaseTarget> = found.iter().filter(|p| p.phase == phase).collect();
+        match calls.as_slice() {
+            [one] => phases.push((*one).clone()),
+            [] => {}
+            many => {
+                let at: Vec<String> = many
+                    .iter()
+                    .map(|p| format!("{}:{}", p.path, p.site.call.line))
+                    .collect();
+                return Err(TargetError::Shape(format!(
+                    "{} calls of {} build a {} profiler ({}); npuprof sets one call per phase",
+                    many.len(),
+                    factory.name,
+                    phase.name(),
+                    at.join(", ")
+                )));
+            }
+        }
+    }
+    if phases.is_empty() {
+        return Err(TargetError::Shape(format!(
+            "no call of {} names a phase (\"prefill\" or \"decode\") in its save path",
+            factory.name
+        )));
+    }
+    Ok(phases)
+}
+
+/// The `.py` files under `dir` (relative to `repo`), sorted; result and hidden directories skipped.
+fn python_files(repo: &Path, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(repo.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let child = format!("{rel}/{name}");
+            if kind.is_dir()
+                && !name.starts_with('.')
+                && !matches!(name.as_str(), "res" | "__pycache__")
+            {
+                stack.push(child);
+            } else if kind.is_file() && name.ends_with(".py") {
+                out.push(child);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn budget(
+    shape: &Shape,
+    model: &str,
+    mode: RunMode,
+    config: &RunConfig,
+    notes: &mut Vec<String>,
+) -> Budget {
+    let model_override = shape.model_override(model);
+    let rules = model_override
+        .and_then(|o| o.budget_rule)
+        .unwrap_or(shape.budget_rule);
+    let mut rule = match mode {
+        RunMode::Offline => rules.offline,
+        RunMode::Online { .. } => rules.online,
+    };
+    if let (Some(draft), Some(draft_rule)) = (&config.draft_model, shape.draft_budget_rule) {
+        rule = draft_rule;
+        notes.push(format!(
+            "draft model `{draft}`: the number of decode rounds depends on acceptance and EOS"
+        ));
+    }
+    let budget = Budget {
+        rule,
+        next_n: config.next_n,
+    };
+    if rule == BudgetRule::DataDependent {
+        notes.push(budget.describe());
+    }
+    budget
+}
+
+fn never_recorded(mode: RunMode, config: &RunConfig, budget: Budget) -> Vec<NotRecorded> {
+    let role = |phase, why: &str| NotRecorded {
+        phase,
+        cause: NotRecordedCause::PdRole,
+        why: why.to_owned(),
+    };
+    match mode {
+        RunMode::Online {
+            role: PdRole::Decode,
+        } => vec![
+            role(Phase::Prefill, "a decode-role node never runs prefill"),
+            role(
+                Phase::Decode,
+                "a decode-role node never sees a prefill batch, so the engine never creates a \
+                 profiler: PD decode cannot be profiled by this engine",
+            ),
+        ],
+        RunMode::Online {
+            role: PdRole::Prefill,
+        } => vec![role(
+            Phase::Decode,
+            "a prefill-role node runs no decode (it records one prefill batch)",
+        )],
+        RunMode::Offline => no_decode_budget(config, budget).into_iter().collect(),
+    }
+}
+
+/// The budget's verdict on decode: `Some` for a prefill benchmark config (a budget of one
+/// token, the prefill's own), whose decode window can never close; a larger budget would.
+pub fn no_decode_budget(config: &RunConfig, budget: Budget) -> Option<NotRecorded> {
+    (config.effective_budget <= 1).then(|| NotRecorded {
+        phase: Phase::Decode,
+        cause: NotRecordedCause::Budget,
+        why: format!(
+            "max_new_tokens {} makes it a prefill benchmark ({} decode forward(s): no decode window closes)",
+            config.effective_budget,
+            budget.guaranteed_forwards(config.effective_budget)
+        ),
+    })
+}
+
+/// The phase's sub-path of the result directory.
+fn phase_path(shape: &Shape, site: &Site) -> String {
+    if shape.results.phase_path == "from-call" {
+        site.path_literals.join("/")
+    } else {
+        shape
+            .results
+            .phase_path
+            .replace("{phase}", site.phase.name())
+    }
+}
+
+fn list_models(repo: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(repo.join("models"))
+        .map(|e| {
+            e.flatten()
+                .filter(|e| e.path().is_dir())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Config files under `dir`, relative to it (sub-folders included), sorted.
+pub(crate) fn list_configs(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![String::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let child = if rel.is_empty() {
+                name.clone()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if entry.path().is_dir() {
+                stack.push(child);
+            } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+                out.push(child);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `; did you mean `x`?` for the closest candidates, else the list (at most 10 shown).
+fn suggest(wanted: &str, candidates: &[String]) -> String {
+    let norm = |s: &str| s.to_ascii_lowercase().replace(['-', '.', '_'], "");
+    let w = norm(wanted);
+    let mut close: Vec<(usize, &String)> = candidates
+        .iter()
+        .map(|c| (edit_distance(&w, &norm(c)), c))
+        .filter(|(d, c)| *d <= 2 + w.len() / 4 || norm(c).contains(&w))
+        .collect();
+    close.sort();
+    if let Some((_, best)) = close.first() {
+        return format!("; did you mean `{best}`?");
+    }
+    if candidates.is_empty() {
+        return String::new();
+    }
+    let shown: Vec<&str> = candidates.iter().take(10).map(String::as_str).collect();
+    let more = candidates.len().saturating_sub(10);
+    format!(
+        "; available: {}{}",
+        shown.join(", "),
+        if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pd_configs_are_online_by_their_folder_and_name() {
+        assert_eq!(
+            infer_mode("m_pd/decode.yaml"),
+            RunMode::Online {
+                role: PdRole::Decode
+            }
+        );
+        assert_eq!(
+            infer_mode("ci/pd/prefill.yaml"),
+            RunMode::Online {
+                role: PdRole::Prefill
+            }
+        );
+        assert_eq!(infer_mode("decode.yaml"), RunMode::Offline);
+    }
+
+    #[test]
+    fn did_you_mean_finds_the_spelling_with_underscores() {
+        let models = ["deepseek_r1".to_owned(), "qwen3_moe".to_owned()];
+        assert_eq!(
+            suggest("deepseek-r1", &models),
+            "; did you mean `deepseek_r1`?"
+        );
+        assert!(suggest("zzz", &models).starts_with("; available: deepseek_r1"));
+    }
+}

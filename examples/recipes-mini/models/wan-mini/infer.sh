@@ -1,0 +1,13 @@
+#!/bin/bash
+# wan-mini's launcher (multimedia family): cd models/wan-mini && bash infer.sh
+SCRIPT_PATH=$(cd "$(dirname "${BASH_SOURCE[0]}")" &>/dev/null && pwd)
+MM_FUNCTION_ABS_PATH=$(realpath "${SCRIPT_PATH}/../../executor/scripts/mm_function.sh")
+
+source ${MM_FUNCTION_ABS_PATH}
+
+export MODEL_DIR=$(basename "$SCRIPT_PATH")
+export YAML_PARENT_PATH="${SCRIPT_PATH}/config"
+export YAML_FILE_NAME=t2v.yaml
+export YAML=${YAML_PARENT_PATH}/${YAML_FILE_NAME}
+
+mm_launch
