@@ -171,7 +171,8 @@ fn patch_writes_what_the_dry_run_shows() {
     );
 }
 
-/// Patching again with other options edits the current text; revert still restores the original.
+/// Patching again with other options edits the current text; switching a phase back on asks for a
+/// revert first; revert restores the original.
 #[test]
 fn patch_twice_with_other_options() {
     let repo = copy_example();
@@ -216,6 +217,8 @@ fn patch_twice_with_other_options() {
             "qwen-mini",
             "--yaml",
             "dense.yaml",
+            "--phase",
+            "decode",
             "--decode-active",
             "5",
         ],
@@ -227,6 +230,25 @@ fn patch_twice_with_other_options() {
         Some(0),
         "{}",
         String::from_utf8_lossy(&second.stderr)
+    );
+    let back_on = patch(
+        repo.path(),
+        &[
+            "--model",
+            "qwen-mini",
+            "--yaml",
+            "dense.yaml",
+            "--phase",
+            "both",
+        ],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(back_on.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&back_on.stderr).contains("run `npuprof revert` first"),
+        "{}",
+        String::from_utf8_lossy(&back_on.stderr)
     );
     let revert = Command::new(get_cargo_bin("npuprof"))
         .current_dir(repo.path())
@@ -303,8 +325,8 @@ fn refuses_python_syntax_error() {
     fs::write(
         &path,
         text.replace(
-            "def step(self):\n        self.profiler.step()",
-            "def step(self)\n        self.profiler.step()",
+            "def step(self):\n        self.current_profiler.step()",
+            "def step(self)\n        self.current_profiler.step()",
         ),
     )
     .expect("write");
@@ -314,12 +336,17 @@ fn refuses_python_syntax_error() {
     ));
 }
 
+/// No function builds a torch_npu profiler with a schedule: nothing to set.
 #[test]
 fn refuses_missing_functions() {
     let repo = copy_example();
     let path = repo.path().join("executor/utils/profiler_context.py");
     let text = fs::read_to_string(&path).expect("read");
-    fs::write(&path, text.replace("create_profiler(", "make_profiler(")).expect("write");
+    fs::write(
+        &path,
+        text.replace("torch_npu.profiler.profile(", "make_profiler("),
+    )
+    .expect("write");
     assert_cmd_snapshot!(check_refusal(
         repo.path(),
         &["--model", "qwen-mini", "--yaml", "dense.yaml"]

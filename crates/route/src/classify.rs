@@ -179,7 +179,7 @@ pub(crate) fn classify(files: &[PyFile], shell: &[ShellFile]) -> Classified {
             match receivers.type_of(&index, f, call) {
                 Some(ReceiverType::Class(class))
                     if wrappers.contains(&class)
-                        && matches!(call.name.as_str(), "set_status" | "step")
+                        && (call.name == markers().phase_method || call.name == "step")
                         && !(class.0 == f && index.within(f, call.func, class.1)) =>
                 {
                     live.push(evidence(
@@ -189,7 +189,7 @@ pub(crate) fn classify(files: &[PyFile], shell: &[ShellFile]) -> Classified {
                         &file.facts.line_text(call.line),
                     ));
                     chain_starts.push((f, c));
-                    if call.name == "set_status" {
+                    if call.name == markers().phase_method {
                         wired.insert(class);
                     }
                 }
@@ -223,9 +223,13 @@ pub(crate) fn classify(files: &[PyFile], shell: &[ShellFile]) -> Classified {
         }
         for key in &file.facts.keys {
             let value = key.value.as_str();
+            let switch = &markers().switch_key;
+            let is_switch_flag = value
+                .strip_prefix("--")
+                .is_some_and(|f| f.replace('-', "_") == *switch);
             let kind = match (key.usage, value) {
-                (KeyUse::Lookup, "enable_profiler")
-                | (KeyUse::Flag, "--enable_profiler" | "--enable-profiler") => "switch",
+                (KeyUse::Lookup, v) if v == switch => "switch",
+                (KeyUse::Flag, _) if is_switch_flag => "switch",
                 (KeyUse::Lookup, v) if PROFILER_ENV_VARS.contains(&v) => {
                     mechanisms.add(env_mechanism(v), path, String::new());
                     "env_var"
@@ -379,7 +383,8 @@ fn is_factory(index: &Index, (f, d): DefId) -> bool {
 fn drives_profiler(index: &Index, receivers: &Receivers, (f, d): DefId) -> bool {
     index.facts(f).calls.iter().any(|call| {
         index.within(f, call.func, d)
-            && matches!(call.name.as_str(), "step" | "start" | "set_status")
+            && (matches!(call.name.as_str(), "step" | "start")
+                || call.name == markers().phase_method)
             && receivers.type_of(index, f, call).is_some()
     })
 }
@@ -387,7 +392,7 @@ fn drives_profiler(index: &Index, receivers: &Receivers, (f, d): DefId) -> bool 
 fn factory_of(index: &Index, class: DefId) -> Option<DefId> {
     let receivers = Receivers::default();
     let (f, _) = class;
-    let set_status = index.methods(class, "set_status");
+    let set_status = index.methods(class, &markers().phase_method);
     index.facts(f).calls.iter().find_map(|call| {
         let func = call.func?;
         if !set_status.contains(&(f, func)) {
@@ -509,4 +514,9 @@ fn reason(
             }
         }
     }
+}
+
+/// The names a scan recognises by role (from the target definitions).
+fn markers() -> &'static npuprof_target::definition::Markers {
+    &npuprof_target::Definitions::builtin().markers
 }

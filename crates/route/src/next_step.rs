@@ -14,7 +14,7 @@ pub(crate) fn next_step(
     mechanisms: &[Mechanism],
     entries: &[String],
 ) -> Next {
-    let repo = shell_quote(&root.display().to_string());
+    let repo = npuprof_target::shell::quote(&root.display().to_string());
     match route {
         Route::Framework => framework(&root.display().to_string(), configs),
         Route::FrameworkOther => {
@@ -49,7 +49,7 @@ pub(crate) fn next_step(
             Some(entry) => Next {
                 command: Some(format!(
                     "npuprof inject --repo {repo} --entry {} --dry-run",
-                    shell_quote(entry)
+                    npuprof_target::shell::quote(entry)
                 )),
                 note: "write a torch_npu profiling harness around the entry script's loop (preview)"
                     .to_owned(),
@@ -91,16 +91,18 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
             let model = c.model.as_deref().unwrap_or_default();
             // A config of a repository nested below the scanned root: point --repo at it.
             let repo = match &place {
-                Some(p) if !p.prefix.is_empty() => {
-                    shell_quote(&format!("{}/{}", root.trim_end_matches('/'), p.prefix))
-                }
-                _ => shell_quote(root),
+                Some(p) if !p.prefix.is_empty() => npuprof_target::shell::quote(&format!(
+                    "{}/{}",
+                    root.trim_end_matches('/'),
+                    p.prefix
+                )),
+                _ => npuprof_target::shell::quote(root),
             };
             Next {
                 command: Some(format!(
                     "npuprof patch --repo {repo} --model {} --yaml {} --dry-run",
-                    shell_quote(model),
-                    shell_quote(file)
+                    npuprof_target::shell::quote(model),
+                    npuprof_target::shell::quote(file)
                 )),
                 note: format!("{note}: {}", c.path),
             }
@@ -110,18 +112,5 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
             note: "no run config with model_config.enable_profiler under models/*/config/"
                 .to_owned(),
         },
-    }
-}
-
-/// Quotes a word for a POSIX shell when it needs it.
-fn shell_quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | ':' | '='));
-    if plain {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }

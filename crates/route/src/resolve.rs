@@ -140,7 +140,12 @@ impl<'a> Index<'a> {
     pub(crate) fn is_wrapper_class(&self, id: DefId) -> bool {
         self.def(id).is_class
             && self.makers.contains(&id)
-            && !self.methods(id, "set_status").is_empty()
+            && !self
+                .methods(
+                    id,
+                    &npuprof_target::Definitions::builtin().markers.phase_method,
+                )
+                .is_empty()
             && !self.methods(id, "step").is_empty()
     }
 

@@ -61,7 +61,10 @@ pub(crate) fn split_config_path(rel: &str) -> Option<ConfigPlace<'_>> {
 /// Whether a YAML file should be read as a run configuration: it sits in `models/*/config/`
 /// or mentions `model_config` (checked again on the parsed value).
 pub(crate) fn is_candidate(rel: &str, bytes: &[u8]) -> bool {
-    model_of(rel).is_some() || memchr::memmem::find(bytes, b"model_config").is_some()
+    let section = &npuprof_target::Definitions::builtin()
+        .markers
+        .switch_section;
+    model_of(rel).is_some() || memchr::memmem::find(bytes, section.as_bytes()).is_some()
 }
 
 /// A run configuration read from one file, with the evidence line of its switch.
@@ -103,7 +106,12 @@ pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Op
             });
         }
     };
-    let model_config = value.get("model_config");
+    let model_config = value.get(
+        npuprof_target::Definitions::builtin()
+            .markers
+            .switch_section
+            .as_str(),
+    );
     if model.is_none() && model_config.is_none() {
         return None;
     }

@@ -133,23 +133,49 @@ fn recipes_mini_is_framework_with_live_chain_dead_path_and_configs() {
         .iter()
         .map(|d| (d.path.as_str(), d.function.as_str()))
         .collect();
-    assert_eq!(dead, [("executor/model_runner.py", "define_profiler")]);
-    // Its torch_npu uses are reported under the dead path, not as live evidence.
-    assert!(kinds_at(&report, "executor/model_runner.py").is_empty());
+    // The legacy runner's factory is live: family-B models call it from their own loops.
+    assert!(dead.is_empty(), "{dead:?}");
 
     let configs: Vec<&str> = report.configs.iter().map(|c| c.path.as_str()).collect();
     assert_eq!(
         configs,
         [
+            "models/deepseek-mini/config/afd.yaml",
             "models/deepseek-mini/config/decode_mtp.yaml",
+            "models/deepseek-mini/config/deepseek-mini_pd/decode.yaml",
+            "models/deepseek-mini/config/deepseek-mini_pd/prefill.yaml",
             "models/deepseek-mini/config/ep4.yaml",
             "models/deepseek-mini/config/prefill_only.yaml",
+            "models/glm_5_2/config/ci_950/glm_mini_rank_1.yaml",
+            "models/glm_5_2/config/ci_a3/glm_mini_rank_1.yaml",
+            "models/glm_5_2/config/glm_mini_rank_2.yaml",
+            "models/hunyuan-mini/config/single.yaml",
+            "models/kimi_k3/config/kimi_mini_rank_1.yaml",
+            "models/pangu_7b/config/pangu_mini_7b.yaml",
             "models/qwen-mini/config/dense.yaml",
             "models/qwen-mini/config/long_decode.yaml",
             "models/wan-mini/config/t2v.yaml",
         ]
     );
-    let t2v = &report.configs[5];
+    let by_path = |p: &str| {
+        report
+            .configs
+            .iter()
+            .find(|c| c.path.ends_with(p))
+            .expect("config")
+    };
+    // Offline: decode forwards = max_new_tokens whatever next_n; the base runner's loop: N − 1.
+    let mtp = by_path("decode_mtp.yaml")
+        .decode_forwards
+        .expect("forwards");
+    assert_eq!((mtp.min, mtp.max), (32, 32));
+    let pangu = by_path("pangu_mini_7b.yaml")
+        .decode_forwards
+        .expect("forwards");
+    assert_eq!((pangu.min, pangu.max), (23, 23));
+    let pd_decode = by_path("deepseek-mini_pd/decode.yaml");
+    assert!(!pd_decode.profilable.prefill && !pd_decode.profilable.decode);
+    let t2v = by_path("t2v.yaml");
     assert_eq!(
         (
             t2v.enable_profiler,
@@ -158,7 +184,7 @@ fn recipes_mini_is_framework_with_live_chain_dead_path_and_configs() {
         ),
         (None, false, false)
     );
-    let prefill_only = &report.configs[2];
+    let prefill_only = by_path("prefill_only.yaml");
     assert!(prefill_only.profilable.prefill && !prefill_only.profilable.decode);
     assert_eq!(
         report.next.command.as_deref(),
@@ -394,7 +420,7 @@ fn nested_repository_gets_its_own_repo_in_the_next_command() {
     );
     let report = scan(&root).expect("scan");
     assert_eq!(report.route, Route::Framework);
-    assert_eq!(report.configs.len(), 6);
+    assert_eq!(report.configs.len(), 15);
     assert_eq!(report.configs[0].model.as_deref(), Some("deepseek-mini"));
     let expected = format!(
         "npuprof patch --repo {}/team/recipes --model deepseek-mini --yaml decode_mtp.yaml --dry-run",

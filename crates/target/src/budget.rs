@@ -42,7 +42,7 @@ impl Budget {
     pub fn describe(self) -> String {
         match self.rule {
             BudgetRule::ForwardsEqualBudget => {
-                "decode forwards = max_new_tokens (whatever next_n)".to_owned()
+                "decode forwards = max_new_tokens, whatever next_n".to_owned()
             }
             BudgetRule::ForwardsBudgetMinusOne => "decode forwards = max_new_tokens - 1".to_owned(),
             BudgetRule::Tokens => format!(

@@ -136,6 +136,45 @@ fn python_truthy(value: &Value) -> bool {
     }
 }
 
+/// The 1-based line of the key at `path` in YAML `text`, found with tree-sitter-yaml.
+pub fn key_line(text: &str, path: &[String]) -> Option<usize> {
+    let language = tree_sitter_yaml::LANGUAGE.into();
+    let tree = npuprof_python::parse_with(text, &language).ok()?;
+    let mut node = tree.root_node();
+    for key in path {
+        node = find_pair(node, text, key)?;
+        if key != path.last()? {
+            node = node.child_by_field_name("value")?;
+        }
+    }
+    Some(node.start_position().row + 1)
+}
+
+/// The first mapping pair with key `key` below `node`, not looking inside other pairs.
+fn find_pair<'t>(
+    node: tree_sitter::Node<'t>,
+    src: &str,
+    key: &str,
+) -> Option<tree_sitter::Node<'t>> {
+    let mut stack = vec![node];
+    while let Some(node) = stack.pop() {
+        if matches!(node.kind(), "block_mapping_pair" | "flow_pair") {
+            let found = node
+                .child_by_field_name("key")
+                .map(|k| npuprof_python::text(k, src))
+                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == key);
+            if found {
+                return Some(node);
+            }
+            continue;
+        }
+        let mut kids = npuprof_python::all_children(node);
+        kids.reverse();
+        stack.extend(kids);
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,43 +227,4 @@ mod tests {
         let dspark = read("model_config:\n  draft_model_type: dspark\n", &k).unwrap();
         assert_eq!(dspark.draft_model.as_deref(), Some("dspark"));
     }
-}
-
-/// The 1-based line of the key at `path` in YAML `text`, found with tree-sitter-yaml.
-pub fn key_line(text: &str, path: &[String]) -> Option<usize> {
-    let language = tree_sitter_yaml::LANGUAGE.into();
-    let tree = npuprof_python::parse_with(text, &language).ok()?;
-    let mut node = tree.root_node();
-    for key in path {
-        node = find_pair(node, text, key)?;
-        if key != path.last()? {
-            node = node.child_by_field_name("value")?;
-        }
-    }
-    Some(node.start_position().row + 1)
-}
-
-/// The first mapping pair with key `key` below `node`, not looking inside other pairs.
-fn find_pair<'t>(
-    node: tree_sitter::Node<'t>,
-    src: &str,
-    key: &str,
-) -> Option<tree_sitter::Node<'t>> {
-    let mut stack = vec![node];
-    while let Some(node) = stack.pop() {
-        if matches!(node.kind(), "block_mapping_pair" | "flow_pair") {
-            let found = node
-                .child_by_field_name("key")
-                .map(|k| npuprof_python::text(k, src))
-                .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == key);
-            if found {
-                return Some(node);
-            }
-            continue;
-        }
-        let mut kids = npuprof_python::all_children(node);
-        kids.reverse();
-        stack.extend(kids);
-    }
-    None
 }

@@ -214,9 +214,22 @@ pub struct Manual {
     pub instruction: String,
 }
 
+/// Names a repository scan recognises by role.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Markers {
+    /// The manager method that switches phases.
+    pub phase_method: String,
+    /// The key or flag that switches profiling on.
+    pub switch_key: String,
+    /// The run-config section holding the switch.
+    pub switch_section: String,
+}
+
 /// Every definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definitions {
+    /// Names recognised by role in a repository scan.
+    pub markers: Markers,
     /// Shapes npuprof can patch.
     pub shapes: Vec<Shape>,
     /// Models profiled by hand.

@@ -15,6 +15,7 @@ mod error;
 pub mod python;
 mod resolve;
 pub mod results;
+pub mod shell;
 
 pub use budget::Budget;
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};

@@ -83,6 +83,18 @@ pub struct Launch {
     pub argv: Vec<String>,
 }
 
+impl Launch {
+    /// The command as a person types it from the repository root (`cd DIR && ...`).
+    pub fn command_line(&self) -> String {
+        let line = crate::shell::join(&self.argv);
+        if self.cwd == "." {
+            line
+        } else {
+            format!("cd {} && {line}", crate::shell::quote(&self.cwd))
+        }
+    }
+}
+
 /// One phase's profiler call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PhaseTarget {
@@ -358,7 +370,8 @@ pub fn resolve_with(
             });
         }
     }
-    let (factory_path, factory, factory_tree) = find_factory(repo, shape)?;
+    let (factory_path, factory, factory_tree, redefined) = find_factory(repo, shape)?;
+    notes.extend(redefined);
     evidence.push(Evidence {
         what: format!("profiler factory {}", qualified(&factory)),
         path: factory_path.clone(),
@@ -600,7 +613,11 @@ fn qualified(factory: &Factory) -> String {
 }
 
 /// The factory in the shape's files (the last definition wins, as in Python).
-fn find_factory(repo: &Path, shape: &Shape) -> Result<(String, Factory, String), TargetError> {
+/// The factory's file, the factory, the file's text, and a note when the factory is defined more
+/// than once.
+type FoundFactory = (String, Factory, String, Option<String>);
+
+fn find_factory(repo: &Path, shape: &Shape) -> Result<FoundFactory, TargetError> {
     for rel in &shape.factory_files {
         let Ok(source) = read(repo, rel) else {
             continue;
@@ -608,7 +625,19 @@ fn find_factory(repo: &Path, shape: &Shape) -> Result<(String, Factory, String),
         let tree = parse_checked(rel, &source)?;
         let facts = python::factories(&tree, &source);
         if let Some(factory) = facts.factories.into_iter().last() {
-            return Ok((rel.clone(), factory, source));
+            let redefined = facts
+                .redefined
+                .iter()
+                .find(|(name, _)| *name == factory.name)
+                .map(|(name, lines)| {
+                    format!(
+                        "{rel} defines {name} {} times (lines {}); Python uses the last, line {}, and so does npuprof",
+                        lines.len(),
+                        lines.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                        factory.line
+                    )
+                });
+            return Ok((rel.clone(), factory, source, redefined));
         }
     }
     Err(TargetError::Shape(format!(

@@ -180,8 +180,30 @@ pub fn execute_target(
 
 /// Resolves the target of `args` and patches it.
 pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
-    let target = args.target.resolve()?;
+    let target = args
+        .target
+        .resolve()
+        .map_err(|e| with_path_b_hint(&args.target, e))?;
     execute_target(&target, &args.window, args.max_new_tokens, mode)
+}
+
+/// A repository without a built-in profiler gets the `inject` command route proposes.
+fn with_path_b_hint(args: &TargetArgs, error: anyhow::Error) -> anyhow::Error {
+    let Ok(repo) = args.repo_root() else {
+        return error;
+    };
+    match npuprof_route::scan(&repo) {
+        Ok(report) if report.route == npuprof_route::Route::Inject => {
+            let next = report
+                .next
+                .command
+                .map_or_else(|| report.next.note.clone(), |c| format!("run `{c}`"));
+            error.context(format!(
+                "this repository has no built-in profiler to patch (route: path B); {next}"
+            ))
+        }
+        _ => error,
+    }
 }
 
 fn read_text(tx: &Transaction, rel: &Path) -> anyhow::Result<String> {

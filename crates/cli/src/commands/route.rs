@@ -54,10 +54,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         config: None,
         pd_role: args.pd_role,
     };
-    let root = target_args.repo_root()?;
     if let Some(model) = &args.model {
+        let root = target_args.repo_root()?;
         return super::route_target::run(&target_args, &root, model, args.json);
     }
+    // A path given is scanned as given (and reported so); none walks up to the repository.
+    let root = match target_args.repo.clone() {
+        Some(path) => path,
+        None => target_args.repo_root()?,
+    };
     let report = execute(&root)?;
     if args.json {
         crate::output::print_json(&report)?;

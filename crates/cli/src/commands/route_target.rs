@@ -205,12 +205,7 @@ fn human(target: &Target, next: Option<&str>) -> String {
         "model {} with {}: family {family}",
         target.model, target.config_path
     );
-    let cd = if target.launch.cwd == "." {
-        String::new()
-    } else {
-        format!("cd {} && ", target.launch.cwd)
-    };
-    let _ = writeln!(s, "launch:  {cd}{}", target.launch.argv.join(" "));
+    let _ = writeln!(s, "launch:  {}", target.launch.command_line());
     match &target.how {
         How::Manual(m) => {
             let _ = writeln!(s, "profile: by hand ({:?}): {}", m.toggle, m.instruction);

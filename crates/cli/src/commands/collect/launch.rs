@@ -18,8 +18,8 @@ const GRACE: Duration = Duration::from_secs(5);
 /// How often the child is polled.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Set by SIGINT/SIGTERM while `collect` runs: every later Ctrl-C only sets it again, so it can
-/// never interrupt a file being restored.
+/// Set by SIGINT, SIGTERM, SIGHUP (terminal closed), SIGQUIT or SIGUSR1 while `collect` runs:
+/// every later signal only sets it again, so it can never interrupt a file being restored.
 #[derive(Debug, Clone)]
 pub struct Interrupt(Arc<AtomicBool>);
 
@@ -27,7 +27,8 @@ impl Interrupt {
     /// Installs the handlers (replacing the default "terminate" action for the whole process).
     pub fn install() -> anyhow::Result<Self> {
         let flag = Arc::new(AtomicBool::new(false));
-        for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1};
+        for signal in [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1] {
             signal_hook::flag::register(signal, Arc::clone(&flag))
                 .context("cannot install the Ctrl-C handler")?;
         }

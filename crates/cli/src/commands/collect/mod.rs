@@ -94,33 +94,33 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 /// Runs the workflow; errors before anything was changed are returned, later ones are
 /// recorded in the report (and everything is reverted).
 pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
-    let target = args.target.resolve()?;
+    let repo = args.target.repo_root()?;
+    let (model, yaml) = args.target.model_and_yaml(&repo)?;
     args.window.window()?;
-    if journal::status(&target.repo)?.is_some() {
+    if journal::status(&repo)?.is_some() {
         bail!(
             "`{}` already has npuprof changes (see `npuprof status`); revert them first (`npuprof revert`) so that collect can restore the repository exactly",
-            target.repo.display()
+            repo.display()
         );
     }
     let interrupt = Interrupt::install()?;
     let mut report = CollectReport {
-        repo: target.repo.display().to_string(),
-        model: target.model.clone(),
-        family: Some(target.family),
-        config: target.config_path.clone(),
+        repo: repo.display().to_string(),
+        config: format!("models/{model}/config/{yaml}"),
+        model,
         revert: "nothing",
         ..CollectReport::default()
     };
-    let result = workflow(args, &target, &interrupt, &mut report);
+    let result = workflow(args, &repo, &interrupt, &mut report);
     // A journal that cannot even be read still means "changed": try to revert (and report).
-    let touched = !matches!(journal::status(&target.repo), Ok(None));
+    let touched = !matches!(journal::status(&repo), Ok(None));
     report.revert = if !touched {
         "nothing"
     } else if args.keep_patch {
         "kept"
     } else {
         anstream::eprintln!("npuprof collect: reverting every change");
-        match journal::revert(&target.repo, false) {
+        match journal::revert(&repo, false) {
             Ok(RevertOutcome::Reverted { .. } | RevertOutcome::NothingToRevert) => "reverted",
             Ok(RevertOutcome::Refused { conflicts }) => {
                 let files: Vec<String> = conflicts
@@ -130,14 +130,14 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
                 anstream::eprintln!(
                     "npuprof collect: NOT reverted: changed during the run: {}; inspect them, then run `npuprof revert --repo {}` (add --force to discard those edits)",
                     files.join(", "),
-                    target.repo.display()
+                    repo.display()
                 );
                 "refused"
             }
             Err(err) => {
                 anstream::eprintln!(
                     "npuprof collect: revert failed: {err:#}; run `npuprof revert --repo {}`",
-                    target.repo.display()
+                    repo.display()
                 );
                 "failed"
             }
@@ -159,11 +159,11 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
 
 fn workflow(
     args: &Args,
-    target: &Target,
+    repo: &Path,
     interrupt: &Interrupt,
     report: &mut CollectReport,
 ) -> anyhow::Result<()> {
-    let route = super::route::execute(&target.repo)?;
+    let route = super::route::execute(repo)?;
     let decision = route.route;
     report.route = Some(route);
     check_interrupt(interrupt)?;
@@ -171,9 +171,11 @@ fn workflow(
         bail!(
             "collect automates path A only, and route says `{}` (see `npuprof route {}`); for path B use `npuprof inject`",
             decision.as_str(),
-            target.repo.display()
+            repo.display()
         );
     }
+    let target = &args.target.resolve()?;
+    report.family = Some(target.family);
     let patched =
         patch::execute_target(target, &args.window, TokenBudget::Auto, patch::Mode::Write)?;
     for file in &patched.files {
@@ -225,7 +227,14 @@ fn run_and_verify(
 ) -> anyhow::Result<VerifyReport> {
     // Result directories are named to the second; allow for a coarse clock on the filesystem.
     let started = SystemTime::now() - Duration::from_secs(2);
-    anstream::eprintln!("npuprof collect: running `{}`", argv.join(" "));
+    anstream::eprintln!(
+        "npuprof collect: running `{}` in {}",
+        npuprof_target::shell::join(argv),
+        cwd.strip_prefix(&target.repo)
+            .ok()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| "the repository".to_owned(), |p| p.display().to_string())
+    );
     let mut run = launch::run(argv, cwd, args.timeout.map(Duration::from_secs), interrupt)?;
     let result_dir = newest_result_dir(target, started);
     run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());

@@ -1,0 +1,227 @@
+//! Tidy tests (rust-analyzer's habit): each keeps one invariant of ARCHITECTURE.md true by reading
+//! the sources. They read files only; a failure names the file and the rule.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask sits in the workspace")
+        .to_path_buf()
+}
+
+/// The crate directories under `crates/`.
+fn crates() -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs::read_dir(workspace().join("crates"))
+        .expect("crates/")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("Cargo.toml").is_file())
+        .collect();
+    out.sort();
+    assert!(!out.is_empty(), "no crates found");
+    out
+}
+
+fn name(dir: &Path) -> String {
+    dir.file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Every `.rs` file below `dir`.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file: without its `#[cfg(test)]` module (tests may print and write) and
+/// without comment lines.
+fn non_test_source(path: &Path) -> String {
+    let text = fs::read_to_string(path).expect("source");
+    let code = match text.find("#[cfg(test)]") {
+        Some(i) => &text[..i],
+        None => &text,
+    };
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Crates allowed to print: the binary. Crates allowed to write files: the binary and the journal
+/// (the one writer, through its transaction).
+const PRINTS: &[&str] = &["cli"];
+const WRITES: &[&str] = &["cli", "journal"];
+
+#[test]
+fn libraries_never_print_or_write_files() {
+    let print = [
+        "println!",
+        "eprintln!",
+        "print!(",
+        "eprint!(",
+        "std::io::stdout",
+        "std::io::stderr",
+    ];
+    let write = [
+        "fs::write(",
+        "File::create(",
+        "OpenOptions::new",
+        "fs::rename(",
+        "fs::remove_file(",
+        "fs::create_dir",
+        "fs::remove_dir",
+    ];
+    let mut offences = Vec::new();
+    for dir in crates() {
+        let krate = name(&dir);
+        for file in rust_files(&dir.join("src")) {
+            let text = non_test_source(&file);
+            let forbidden = print
+                .iter()
+                .filter(|_| !PRINTS.contains(&krate.as_str()))
+                .chain(write.iter().filter(|_| !WRITES.contains(&krate.as_str())));
+            for needle in forbidden {
+                if text.contains(needle) {
+                    offences.push(format!("{}: {needle}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "libraries print or write:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn only_the_binary_depends_on_clap() {
+    for dir in crates() {
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
+        let deps = manifest.split("[dev-dependencies]").next().unwrap_or("");
+        assert!(
+            name(&dir) == "cli" || !deps.contains("\nclap"),
+            "{}: a library parses arguments (clap belongs to the binary)",
+            dir.display()
+        );
+    }
+}
+
+/// Names one repository uses for its profiler, keys and classes: they live in the target
+/// definitions (`crates/target/src/definitions.yaml`), never as literals elsewhere.
+const TARGET_NAMES: &[&str] = &[
+    "create_profiler",
+    "define_profiler",
+    "ProfilerManager",
+    "ModelRunner",
+    "current_profiler",
+    "FakeContextManager",
+    "set_status",
+    "enable_profiler",
+    "model_config",
+    "scheduler_config",
+    "data_config",
+    "executor/utils/profiler_context.py",
+    "executor/model_runner.py",
+];
+
+#[test]
+fn no_target_name_literal_outside_the_target_definitions() {
+    let mut offences = Vec::new();
+    for dir in crates().into_iter().filter(|d| name(d) != "target") {
+        for file in rust_files(&dir.join("src")) {
+            let text = non_test_source(&file);
+            for name in TARGET_NAMES {
+                if text.contains(&format!("\"{name}\"")) {
+                    offences.push(format!("{}: \"{name}\"", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "target names as literals outside crates/target:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn every_dependency_is_used() {
+    let mut offences = Vec::new();
+    for dir in crates().into_iter().chain([workspace().join("xtask")]) {
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
+        let mut sources = String::new();
+        for sub in ["src", "tests", "benches", "build.rs"] {
+            for file in rust_files(&dir.join(sub)) {
+                sources.push_str(&fs::read_to_string(file).expect("source"));
+            }
+        }
+        let mut section = "";
+        for line in manifest.lines() {
+            let line = line.trim();
+            if line.starts_with('[') {
+                section = line;
+                continue;
+            }
+            if !matches!(section, "[dependencies]" | "[dev-dependencies]") {
+                continue;
+            }
+            let Some(dep) = line.split(['.', '=', ' ']).next().filter(|d| !d.is_empty()) else {
+                continue;
+            };
+            let ident = dep.replace('-', "_");
+            if !sources.contains(&ident) {
+                offences.push(format!("{}: {dep}", dir.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "dependencies never used:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn architecture_md_maps_every_crate() {
+    let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    for dir in crates() {
+        let heading = format!("### `crates/{}`", name(&dir));
+        assert!(text.contains(&heading), "ARCHITECTURE.md lacks `{heading}`");
+    }
+}
+
+#[test]
+fn readme_families_table_names_every_definition() {
+    let readme = fs::read_to_string(workspace().join("README.md")).expect("README.md");
+    let defs = fs::read_to_string(workspace().join("crates/target/src/definitions.yaml"))
+        .expect("definitions");
+    for line in defs.lines() {
+        let Some(model) = line.trim().strip_prefix("- model: ") else {
+            continue;
+        };
+        assert!(
+            readme.contains(model.trim()),
+            "README's families table does not name `{}`",
+            model.trim()
+        );
+    }
+}
