@@ -1,6 +1,8 @@
 //! `npuprof verify` on run directories assembled from the vendored real samples
 //! and on every broken variant: human and JSON snapshots, exit codes.
 
+// The shared fixtures build databases and rewrite CSVs: they need the dev-dependencies
+// rusqlite and csv.
 #[path = "../../verify/tests/common/mod.rs"]
 mod common;
 

@@ -2,7 +2,7 @@
 //! "missing" from "unreadable", and recognising the special contents that are not data at all
 //! (an empty file, a git-lfs pointer).
 
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -140,7 +140,8 @@ pub fn open_regular(path: &Path) -> Result<Opened, FileProblem> {
     if let Some(kind) = FileKind::of(&meta) {
         return Err(FileProblem::NotRegular(kind));
     }
-    let file = OpenOptions::new()
+    // Read-only: verify never writes.
+    let file = File::options()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
@@ -154,7 +155,7 @@ pub fn open_regular(path: &Path) -> Result<Opened, FileProblem> {
         .take(SNIFF_BYTES as u64)
         .read_to_end(&mut head)
         .map_err(|e| FileProblem::from_io(&e))?;
-    let file = reopen_at_start(file).map_err(|e| FileProblem::from_io(&e))?;
+    let file = rewound(file).map_err(|e| FileProblem::from_io(&e))?;
     Ok(Opened {
         file,
         len: meta.len(),
@@ -163,7 +164,7 @@ pub fn open_regular(path: &Path) -> Result<Opened, FileProblem> {
     })
 }
 
-fn reopen_at_start(mut file: File) -> io::Result<File> {
+fn rewound(mut file: File) -> io::Result<File> {
     use std::io::Seek;
     file.rewind()?;
     Ok(file)
