@@ -308,7 +308,7 @@ fn copy_prefix(src: &Path, dst: &Path, len: u64) -> anyhow::Result<()> {
 
 /// Writes `rows` data rows: the real header and the real rows cycled, Step Id advancing by one
 /// every pass over the sample.
-fn write_kernel_details(path: &Path, sample: &[u8], rows: u64) -> anyhow::Result<u64> {
+pub(crate) fn write_kernel_details(path: &Path, sample: &[u8], rows: u64) -> anyhow::Result<u64> {
     let text = std::str::from_utf8(sample)?;
     let mut lines = text.split_inclusive('\n');
     let header = lines.next().context("empty kernel sample")?;
@@ -332,21 +332,24 @@ fn write_kernel_details(path: &Path, sample: &[u8], rows: u64) -> anyhow::Result
     Ok(len)
 }
 
-fn python(code: &str) -> Command {
+pub(crate) fn python(code: &str) -> Command {
     let mut c = Command::new("python3");
     c.arg("-c").arg(code);
     c
 }
 
 /// One measured command.
-struct Measured {
-    secs: f64,
-    max_rss_kb: u64,
-    stdout: Vec<u8>,
+pub(crate) struct Measured {
+    /// Wall time.
+    pub(crate) secs: f64,
+    /// Peak resident memory.
+    pub(crate) max_rss_kb: u64,
+    /// What it printed.
+    pub(crate) stdout: Vec<u8>,
 }
 
 /// Runs `cmd` under `/usr/bin/time -f "%e %M"` (or a Python getrusage wrapper).
-fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measured> {
+pub(crate) fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measured> {
     let program = cmd.get_program().to_owned();
     let argv: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
     let time_out = tempfile_path("time");

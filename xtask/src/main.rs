@@ -1,7 +1,8 @@
-//! Developer tasks: `cargo xtask bench route|verify`.
+//! Developer tasks: `cargo xtask bench route|verify|summary`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_route;
+mod bench_summary;
 mod bench_verify;
 mod build;
 
@@ -27,11 +28,14 @@ enum Bench {
     Route(bench_route::Args),
     /// `npuprof verify` on a generated GB-scale run vs Python's json and csv modules.
     Verify(bench_verify::Args),
+    /// `npuprof summary` on a multi-million-row kernel_details.csv vs pandas read_csv + groupby.
+    Summary(bench_summary::Args),
 }
 
 fn main() -> anyhow::Result<()> {
     match Cli::parse().task {
         Task::Bench(Bench::Route(args)) => bench_route::run(&args),
         Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
+        Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
     }
 }

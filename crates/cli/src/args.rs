@@ -161,28 +161,48 @@ fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> 
 }
 
 /// The window to profile.
-#[derive(Debug, Clone, Copy, clap::Args)]
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct WindowArgs {
-    /// Phases to profile; the other phase's profiler is switched off.
-    #[arg(long, value_enum, default_value = "both")]
-    pub phase: PhaseArg,
-    /// Decode steps to record (≥ 10 covers steady state).
-    #[arg(long, value_name = "N", default_value_t = DEFAULT_DECODE_ACTIVE,
+    /// Phases to profile; the other phase's profiler is switched off [default: both].
+    #[arg(long, value_enum)]
+    pub phase: Option<PhaseArg>,
+    /// Decode steps to record (≥ 10 covers steady state) [default: 10].
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=MAX_WINDOW_STEPS))]
-    pub decode_active: u64,
+    pub decode_active: Option<u64>,
     /// Decode steps to skip first [default: keep the repository's value].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=MAX_WINDOW_STEPS))]
     pub decode_skip_first: Option<u64>,
+    /// Never ask: use the defaults for what is not given (also implied by --json, by `CI`, and
+    /// when not on a terminal).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
 impl WindowArgs {
+    /// The phase asked for, or both.
+    pub fn phase(&self) -> PhaseArg {
+        self.phase.unwrap_or(PhaseArg::Both)
+    }
+
+    /// Decode steps to record, or the default.
+    pub fn decode_active(&self) -> u64 {
+        self.decode_active.unwrap_or(DEFAULT_DECODE_ACTIVE)
+    }
+
     /// The validated window.
     pub fn window(&self) -> anyhow::Result<Window> {
-        Ok(Window::new(self.decode_active, self.decode_skip_first)?)
+        Ok(Window::new(self.decode_active(), self.decode_skip_first)?)
     }
 
     /// The phases.
     pub fn phases(&self) -> PhaseSelection {
-        self.phase.into()
+        self.phase().into()
+    }
+
+    /// Whether the collection guide's questions are still open (phase or decode steps not given).
+    pub fn undecided(&self) -> bool {
+        self.phase.is_none()
+            || (self.phase != Some(PhaseArg::Prefill) && self.decode_active.is_none())
     }
 }

@@ -1,15 +1,20 @@
 //! One module per subcommand; each has an `Args` struct and a `run` function.
 
 mod collect;
+mod compare;
+mod completions;
 mod inject;
 mod lint;
+mod man;
 mod patch;
 mod plan;
 mod relocate;
 mod revert;
 mod route;
 mod route_target;
+mod skill;
 mod status;
+mod summary;
 mod verify;
 
 use clap::Subcommand;
@@ -35,10 +40,20 @@ pub enum Command {
     Relocate(relocate::Args),
     /// The whole workflow in one command: route, patch, run, verify, fix, revert.
     Collect(collect::Args),
+    /// What a profile says: step split, top kernels, pipes, communication, ranks (terminal, JSON, HTML).
+    Summary(summary::Args),
+    /// Compare two profiles: step-time delta and the kernel deltas that explain it.
+    Compare(compare::Args),
     /// List what npuprof has changed in a repository.
     Status(status::Args),
     /// Restore every file npuprof changed, byte for byte.
     Revert(revert::Args),
+    /// Print the agent skill (SKILL.md) that teaches coding agents this workflow, or install it.
+    Skill(skill::Args),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    Completions(completions::Args),
+    /// Print the manual page (roff), of npuprof or of one command.
+    Man(man::Args),
 }
 
 impl Command {
@@ -53,8 +68,13 @@ impl Command {
             Command::Verify(args) => verify::run(args),
             Command::Relocate(args) => relocate::run(args),
             Command::Collect(args) => collect::run(args),
+            Command::Summary(args) => summary::run(args),
+            Command::Compare(args) => compare::run(args),
             Command::Status(args) => status::run(args),
             Command::Revert(args) => revert::run(args),
+            Command::Skill(args) => skill::run(args),
+            Command::Completions(args) => completions::run(args),
+            Command::Man(args) => man::run(args),
         }
     }
 }

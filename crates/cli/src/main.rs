@@ -2,22 +2,27 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod args;
+mod ask;
 mod commands;
+mod examples;
 mod exit;
-mod journal;
+mod failure;
 mod output;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory as _, FromArgMatches as _, Parser};
 
 use crate::commands::Command;
 use crate::exit::Exit;
+use crate::failure::{Failure, is_broken_pipe};
 
 /// Collect usable torch_npu profiles of PyTorch inference on Ascend NPUs.
 ///
 /// Exit codes: 0 ok; 1 findings or changes (verify/lint found errors, a dry run has changes);
-/// 2 npuprof itself could not run (bad arguments, unreadable input, refused edit).
+/// 2 npuprof itself could not run (bad arguments, unreadable input, refused edit). With `--json`,
+/// a failure prints `{"schema_version", "ok": false, "error": {"code", "message", "hint"}}`.
 #[derive(Debug, Parser)]
 #[command(name = "npuprof", version, about, long_about)]
 struct Cli {
@@ -25,24 +30,75 @@ struct Cli {
     command: Command,
 }
 
+/// The whole command-line definition: the derived one with every command's examples.
+pub fn cli() -> clap::Command {
+    examples::attach(Cli::command())
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let json = json_requested(std::env::args_os());
+    let parsed = cli()
+        .try_get_matches()
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
-        Err(err) => {
-            // clap prints help/version on stdout with exit 0 and usage errors with exit 2.
-            let _ = err.print();
-            return if err.use_stderr() {
-                Exit::Error.into()
-            } else {
-                Exit::Ok.into()
-            };
-        }
+        Err(err) => return clap_exit(&err, json),
     };
     match cli.command.run() {
         Ok(exit) => exit.into(),
-        Err(err) => {
-            anstream::eprintln!("npuprof: error: {err:#}");
-            Exit::Error.into()
-        }
+        Err(err) => error_exit(&err, json),
+    }
+}
+
+/// Whether the command line asks for JSON (`--json` before any `--`); read from the raw
+/// arguments so that a command line clap rejects still gets a JSON error.
+fn json_requested(args: impl IntoIterator<Item = OsString>) -> bool {
+    args.into_iter()
+        .skip(1)
+        .take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
+}
+
+/// Help and version go to stdout with exit 0; usage errors to stderr (and, with `--json`, an
+/// error document to stdout) with exit 2.
+fn clap_exit(err: &clap::Error, json: bool) -> ExitCode {
+    let _ = err.print();
+    if !err.use_stderr() {
+        return Exit::Ok.into();
+    }
+    if json {
+        let _ = output::print_json_error(&Failure::from_clap(err));
+    }
+    Exit::Error.into()
+}
+
+/// A command's error: on stderr, and with `--json` also as an error document on stdout. A
+/// reader that went away ends the command quietly.
+fn error_exit(err: &anyhow::Error, json: bool) -> ExitCode {
+    if is_broken_pipe(err) {
+        return Exit::Error.into();
+    }
+    anstream::eprintln!("npuprof: error: {err:#}");
+    if json {
+        let _ = output::print_json_error(&Failure::from_error(err));
+    }
+    Exit::Error.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_requested;
+
+    fn args(line: &str) -> Vec<std::ffi::OsString> {
+        line.split_whitespace().map(Into::into).collect()
+    }
+
+    #[test]
+    fn json_is_read_before_the_launch_command_only() {
+        assert!(json_requested(args("npuprof route . --json")));
+        assert!(!json_requested(args("npuprof route .")));
+        assert!(!json_requested(args(
+            "npuprof collect --model m --yaml f -- run.sh --json"
+        )));
     }
 }

@@ -1,17 +1,16 @@
-//! The journaled transaction and `npuprof revert` / `npuprof status`: writes go through
-//! `Transaction` (compiled from the CLI's source), undo and inspection through the binary.
+//! `npuprof revert` / `npuprof status` through the binary (setup writes go through the
+//! `npuprof-journal` library), and the process-level guarantees of the journal: a kill at every
+//! write step of patch, revert and relocate is finished by re-running the command; two
+//! processes at once; the repository root found from a subdirectory.
 
-#[allow(dead_code, unused_imports)]
-#[path = "../src/journal/mod.rs"]
-mod journal;
+mod support;
 
 use std::fs;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
-use journal::Transaction;
+use npuprof_journal::{self as journal, Transaction};
 
 /// A temp repository holding `files` (relative path, bytes).
 fn repo_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
@@ -22,33 +21,6 @@ fn repo_with(files: &[(&str, &[u8])]) -> tempfile::TempDir {
         fs::write(path, bytes).unwrap();
     }
     dir
-}
-
-/// Every file under `root` (except `.npuprof/`), with its bytes and mode, sorted.
-fn snapshot_tree(root: &Path) -> Vec<(PathBuf, Vec<u8>, u32)> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path.strip_prefix(root).unwrap().to_path_buf();
-            if rel.starts_with(".npuprof") {
-                continue;
-            }
-            let meta = fs::symlink_metadata(&path).unwrap();
-            if meta.is_dir() {
-                out.push((rel, Vec::new(), meta.permissions().mode()));
-                stack.push(path);
-            } else if meta.is_symlink() {
-                let target = fs::read_link(&path).unwrap();
-                out.push((rel, target.into_os_string().into_encoded_bytes(), 0));
-            } else {
-                out.push((rel, fs::read(&path).unwrap(), meta.permissions().mode()));
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `npuprof <args>` run inside `repo`.
@@ -112,287 +84,6 @@ macro_rules! with_filters {
 }
 
 #[test]
-fn revert_of_patch_is_byte_identical() {
-    let repo = repo_with(&[
-        (
-            "executor/utils/profiler_context.py",
-            b"def f(active=3):\n    pass\n",
-        ),
-        (
-            "models/m/config/a.yaml",
-            b"model_config:\n  enable_profiler: False  # x\n",
-        ),
-        ("untouched.txt", b"same\n"),
-    ]);
-    let before = snapshot_tree(repo.path());
-    let report = patch(
-        repo.path(),
-        "patch",
-        &[
-            (
-                "executor/utils/profiler_context.py",
-                b"def f(active=30):\n    pass\n",
-            ),
-            (
-                "models/m/config/a.yaml",
-                b"model_config:\n  enable_profiler: True   # x\n",
-            ),
-        ],
-    );
-    assert_eq!(report.changed.len(), 2);
-    assert_ne!(snapshot_tree(repo.path()), before);
-    assert_eq!(
-        fs::read(repo.path().join(".npuprof/.gitignore")).unwrap(),
-        b"*\n"
-    );
-    check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
-}
-
-#[test]
-fn patching_twice_keeps_the_true_original() {
-    let repo = repo_with(&[("a.py", b"original\n")]);
-    patch(repo.path(), "patch", &[("a.py", b"first\n")]);
-    patch(repo.path(), "patch", &[("a.py", b"second\n")]);
-    let status = journal::status(repo.path()).unwrap().unwrap();
-    assert_eq!(status.len(), 1, "one entry per file: {status:?}");
-    assert!(status[0].matches_post_patch);
-    check_revert_ok(repo.path());
-    assert_eq!(fs::read(repo.path().join("a.py")).unwrap(), b"original\n");
-}
-
-#[test]
-fn permissions_and_crlf_are_preserved() {
-    let repo = repo_with(&[
-        ("run.sh", b"#!/bin/sh\r\necho a\r\n"),
-        ("b.txt", b"x\r\n\r\n"),
-    ]);
-    let script = repo.path().join("run.sh");
-    fs::set_permissions(&script, fs::Permissions::from_mode(0o751)).unwrap();
-    fs::set_permissions(repo.path().join("b.txt"), fs::Permissions::from_mode(0o600)).unwrap();
-    let before = snapshot_tree(repo.path());
-    patch(
-        repo.path(),
-        "patch",
-        &[("run.sh", b"#!/bin/sh\r\necho b\r\n"), ("b.txt", b"y\r\n")],
-    );
-    assert_eq!(
-        fs::metadata(&script).unwrap().permissions().mode() & 0o7777,
-        0o751
-    );
-    assert_eq!(fs::read(&script).unwrap(), b"#!/bin/sh\r\necho b\r\n");
-    check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
-}
-
-#[test]
-fn unchanged_content_is_skipped_and_leaves_no_journal() {
-    let repo = repo_with(&[("a.py", b"same\n")]);
-    let report = patch(repo.path(), "patch", &[("a.py", b"same\n")]);
-    assert!(report.changed.is_empty());
-    assert!(!repo.path().join(".npuprof").exists());
-}
-
-#[test]
-fn created_files_and_directories_are_removed_by_revert() {
-    let repo = repo_with(&[("main.py", b"print(1)\n")]);
-    let before = snapshot_tree(repo.path());
-    let mut tx = Transaction::begin(repo.path(), "inject").unwrap();
-    tx.create_file(
-        Path::new("npuprof_harness/profiling.py"),
-        b"# harness\n".to_vec(),
-    )
-    .unwrap();
-    tx.write_file(
-        Path::new("main.py"),
-        b"import npuprof_harness\nprint(1)\n".to_vec(),
-    )
-    .unwrap();
-    tx.commit().unwrap();
-    assert_eq!(
-        fs::read(repo.path().join("npuprof_harness/profiling.py")).unwrap(),
-        b"# harness\n"
-    );
-
-    // A file npuprof created may be rewritten by a later run.
-    let mut tx = Transaction::begin(repo.path(), "inject").unwrap();
-    tx.create_file(
-        Path::new("npuprof_harness/profiling.py"),
-        b"# harness v2\n".to_vec(),
-    )
-    .unwrap();
-    tx.commit().unwrap();
-
-    check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
-}
-
-#[test]
-fn create_refuses_an_existing_file_npuprof_did_not_create() {
-    let repo = repo_with(&[("mine.py", b"user code\n")]);
-    let mut tx = Transaction::begin(repo.path(), "inject").unwrap();
-    let err = tx
-        .create_file(Path::new("mine.py"), b"x".to_vec())
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("npuprof did not create it"),
-        "{err}"
-    );
-}
-
-#[test]
-fn paths_outside_the_repository_are_refused() {
-    let outside = repo_with(&[("secret.txt", b"secret\n")]);
-    let repo = repo_with(&[("a.py", b"a\n")]);
-    std::os::unix::fs::symlink(
-        outside.path().join("secret.txt"),
-        repo.path().join("link.txt"),
-    )
-    .unwrap();
-    std::os::unix::fs::symlink(outside.path(), repo.path().join("linkdir")).unwrap();
-    let mut tx = Transaction::begin(repo.path(), "patch").unwrap();
-    let reasons = [
-        tx.read(Path::new("link.txt")).unwrap_err(),
-        tx.write_file(Path::new("link.txt"), b"x".to_vec())
-            .unwrap_err(),
-        tx.write_file(Path::new("../a.py"), b"x".to_vec())
-            .unwrap_err(),
-        tx.write_file(&outside.path().join("secret.txt"), b"x".to_vec())
-            .unwrap_err(),
-        tx.create_file(Path::new("linkdir/new.py"), b"x".to_vec())
-            .unwrap_err(),
-        tx.create_file(Path::new(".npuprof/journal.json"), b"x".to_vec())
-            .unwrap_err(),
-    ];
-    let reasons: Vec<String> = reasons.iter().map(|e| format!("{e:#}")).collect();
-    for (reason, expected) in reasons.iter().zip([
-        "outside the repository",
-        "outside the repository",
-        "contains `..`",
-        "is absolute",
-        "outside the repository",
-        "npuprof's own",
-    ]) {
-        assert!(
-            reason.contains(expected),
-            "{reason:?} does not say {expected:?}"
-        );
-    }
-    assert_eq!(
-        fs::read(outside.path().join("secret.txt")).unwrap(),
-        b"secret\n"
-    );
-}
-
-#[test]
-fn failure_mid_commit_leaves_no_file_changed() {
-    let repo = repo_with(&[("a.txt", b"a original\n"), ("b.txt", b"b original\n")]);
-    let before = snapshot_tree(repo.path());
-    let mut tx = Transaction::begin(repo.path(), "patch").unwrap();
-    tx.write_file(Path::new("a.txt"), b"a new\n".to_vec())
-        .unwrap();
-    tx.write_file(Path::new("b.txt"), b"b new\n".to_vec())
-        .unwrap();
-    // b.txt is replaced by a directory after its temp file is ready: the rename onto it fails
-    // after a.txt was already replaced.
-    tx.before_apply = Some(|repo| {
-        fs::remove_file(repo.join("b.txt")).unwrap();
-        fs::create_dir(repo.join("b.txt")).unwrap();
-    });
-    let err = tx.commit().unwrap_err();
-    assert!(format!("{err:#}").contains("rolled back"), "{err:#}");
-    fs::remove_dir(repo.path().join("b.txt")).unwrap();
-    fs::write(repo.path().join("b.txt"), b"b original\n").unwrap();
-    assert_eq!(
-        snapshot_tree(repo.path()),
-        before,
-        "a file stayed changed, or a temp file was left"
-    );
-    assert!(
-        !repo.path().join(".npuprof").exists(),
-        "journal left behind after rollback"
-    );
-}
-
-#[test]
-fn failure_in_a_later_transaction_keeps_the_earlier_journal() {
-    let repo = repo_with(&[("a.txt", b"one\n"), ("b.txt", b"two\n")]);
-    let before = snapshot_tree(repo.path());
-    patch(repo.path(), "patch", &[("a.txt", b"one patched\n")]);
-    let journal_before = fs::read(repo.path().join(".npuprof/journal.json")).unwrap();
-
-    let mut tx = Transaction::begin(repo.path(), "inject").unwrap();
-    tx.write_file(Path::new("a.txt"), b"one patched twice\n".to_vec())
-        .unwrap();
-    tx.create_file(Path::new("new/harness.py"), b"print()\n".to_vec())
-        .unwrap();
-    tx.write_file(Path::new("b.txt"), b"two patched\n".to_vec())
-        .unwrap();
-    tx.before_apply = Some(|repo| {
-        fs::remove_file(repo.join("b.txt")).unwrap();
-        fs::create_dir(repo.join("b.txt")).unwrap();
-    });
-    assert!(tx.commit().is_err());
-    assert_eq!(
-        fs::read(repo.path().join("a.txt")).unwrap(),
-        b"one patched\n"
-    );
-    assert!(
-        !repo.path().join("new").exists(),
-        "created directory left behind"
-    );
-    assert_eq!(
-        fs::read(repo.path().join(".npuprof/journal.json")).unwrap(),
-        journal_before
-    );
-
-    fs::remove_dir(repo.path().join("b.txt")).unwrap();
-    fs::write(repo.path().join("b.txt"), b"two\n").unwrap();
-    check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
-}
-
-#[test]
-fn a_file_turned_into_a_directory_before_commit_is_refused() {
-    let repo = repo_with(&[("a.txt", b"a\n"), ("b.txt", b"b\n")]);
-    let mut tx = Transaction::begin(repo.path(), "patch").unwrap();
-    tx.write_file(Path::new("a.txt"), b"A\n".to_vec()).unwrap();
-    tx.write_file(Path::new("b.txt"), b"B\n".to_vec()).unwrap();
-    fs::remove_file(repo.path().join("b.txt")).unwrap();
-    fs::create_dir(repo.path().join("b.txt")).unwrap();
-    let err = tx.commit().unwrap_err();
-    assert!(
-        err.to_string().contains("no longer a regular file"),
-        "{err}"
-    );
-    assert_eq!(fs::read(repo.path().join("a.txt")).unwrap(), b"a\n");
-    assert!(!repo.path().join(".npuprof").exists());
-}
-
-#[test]
-fn renames_and_symlinks_are_undone_in_reverse_order() {
-    let repo = repo_with(&[("models/m/res/run1/log_0.log", b"log\n")]);
-    let local = tempfile::tempdir().unwrap();
-    let before = snapshot_tree(repo.path());
-    let mut tx = Transaction::begin(repo.path(), "relocate").unwrap();
-    tx.rename(Path::new("models/m/res"), Path::new("models/m/res.moved"))
-        .unwrap();
-    tx.symlink(Path::new("models/m/res"), local.path()).unwrap();
-    tx.commit().unwrap();
-    assert_eq!(
-        fs::read_link(repo.path().join("models/m/res")).unwrap(),
-        local.path()
-    );
-    assert!(
-        repo.path()
-            .join("models/m/res.moved/run1/log_0.log")
-            .is_file()
-    );
-    check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
-}
-
-#[test]
 fn revert_refuses_files_changed_after_the_patch_and_force_restores() {
     let repo = repo_with(&[("a.py", b"original a\n"), ("b.py", b"original b\n")]);
     patch(
@@ -427,12 +118,12 @@ fn revert_without_journal_has_nothing_to_do() {
 #[test]
 fn revert_resumes_after_an_interruption() {
     let repo = repo_with(&[("a.py", b"a\n"), ("b.py", b"b\n")]);
-    let before = snapshot_tree(repo.path());
+    let before = check_files(repo.path());
     patch(repo.path(), "patch", &[("a.py", b"A\n"), ("b.py", b"B\n")]);
     // As if a revert was stopped after restoring b.py only.
     fs::write(repo.path().join("b.py"), b"b\n").unwrap();
     check_revert_ok(repo.path());
-    assert_eq!(snapshot_tree(repo.path()), before);
+    check_same(&check_files(repo.path()), &before, "revert resumed");
 }
 
 /// Writes `journal` as the repository's journal.
@@ -527,4 +218,232 @@ fn status_lists_changes_and_their_state() {
         assert_cmd_snapshot!("status_human", npuprof(repo.path(), &["status"]));
         assert_cmd_snapshot!("status_json", npuprof(repo.path(), &["status", "--json"]));
     });
+}
+
+// ---- Process-level guarantees (issue 13) ----
+
+const PATCH_ARGS: [&str; 7] = [
+    "patch",
+    "--model",
+    "deepseek-mini",
+    "--yaml",
+    "decode_mtp.yaml",
+    "--decode-active",
+    "30",
+];
+
+/// Runs `npuprof <args>` in `repo`, aborting at the `n`-th write step when `n` is given;
+/// returns whether it was killed by the failpoint.
+fn run_killed_at(repo: &Path, args: &[&str], n: Option<u64>) -> bool {
+    let mut cmd = npuprof(repo, args);
+    if let Some(n) = n {
+        cmd.env(journal::failpoint::FAILPOINT_ENV, format!("any:{n}"));
+    }
+    let output = cmd.output().unwrap();
+    if output.status.code().is_none() {
+        return true;
+    }
+    assert!(
+        output.status.success(),
+        "`npuprof {}` failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    false
+}
+
+type Files = std::collections::BTreeMap<PathBuf, Vec<u8>>;
+
+/// Every file of `root` outside `.npuprof/` with its bytes, after checking that no npuprof
+/// temp or probe file is left anywhere (`.npuprof/` included).
+fn check_files(root: &Path) -> Files {
+    let mut files = support::all_files(root);
+    let stray: Vec<&PathBuf> = files
+        .keys()
+        .filter(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with(".npuprof-tmp-") || name.starts_with(".npuprof-probe-")
+        })
+        .collect();
+    assert!(stray.is_empty(), "left behind: {stray:?}");
+    files.retain(|path, _| !path.starts_with(".npuprof"));
+    files
+}
+
+/// Asserts `actual == expected`, naming the paths that differ.
+fn check_same(actual: &Files, expected: &Files, context: &str) {
+    let differing: Vec<&PathBuf> = actual
+        .keys()
+        .chain(expected.keys())
+        .filter(|path| actual.get(*path) != expected.get(*path))
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{context}: these differ: {differing:?}"
+    );
+}
+
+/// Kills `command` at its 1st, 2nd, ... write step (each time in a fresh copy prepared by
+/// `setup`), checks that `status` still works, then that re-running `command` ends in
+/// `expected` and that a final revert gives back `pristine`. Returns how many kill points
+/// were checked.
+fn check_every_kill_point(
+    setup: impl Fn(&Path),
+    command: &[&str],
+    expected: &Files,
+    pristine: &Files,
+) -> u64 {
+    for n in 1.. {
+        let repo = support::copy_example("recipes-mini");
+        setup(repo.path());
+        if !run_killed_at(repo.path(), command, Some(n)) {
+            return n - 1;
+        }
+        run_killed_at(repo.path(), &["status"], None);
+        run_killed_at(repo.path(), command, None);
+        let context = format!(
+            "killed at write step {n}, then `{}` again",
+            command.join(" ")
+        );
+        check_same(&check_files(repo.path()), expected, &context);
+        run_killed_at(repo.path(), &["revert"], None);
+        check_same(
+            &check_files(repo.path()),
+            pristine,
+            &format!("{context}, then revert"),
+        );
+        assert!(
+            !repo.path().join(".npuprof").exists(),
+            "{context}: journal left"
+        );
+    }
+    unreachable!()
+}
+
+#[test]
+fn kill_at_every_write_step_of_patch_is_finished_by_rerunning_patch() {
+    let reference = support::copy_example("recipes-mini");
+    let pristine = check_files(reference.path());
+    run_killed_at(reference.path(), &PATCH_ARGS, None);
+    let patched = check_files(reference.path());
+    assert_ne!(patched, pristine);
+    let points = check_every_kill_point(|_| {}, &PATCH_ARGS, &patched, &pristine);
+    assert!(points >= 8, "only {points} write steps seen");
+}
+
+#[test]
+fn kill_at_every_write_step_of_patch_keeps_hard_links_and_ends_byte_exact() {
+    // A second name for the file patch rewrites: written in place, under an intent record.
+    let link = |repo: &Path| {
+        let utils = repo.join("executor/utils");
+        fs::hard_link(utils.join("profiler_context.py"), utils.join("alias.py")).unwrap();
+    };
+    let reference = support::copy_example("recipes-mini");
+    link(reference.path());
+    let pristine = check_files(reference.path());
+    run_killed_at(reference.path(), &PATCH_ARGS, None);
+    let patched = check_files(reference.path());
+    let alias = Path::new("executor/utils/alias.py");
+    assert_ne!(patched[alias], pristine[alias], "the hard link was split");
+    check_every_kill_point(link, &PATCH_ARGS, &patched, &pristine);
+}
+
+#[test]
+fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
+    let pristine = check_files(support::copy_example("recipes-mini").path());
+    let patch = |repo: &Path| {
+        run_killed_at(repo, &PATCH_ARGS, None);
+    };
+    let points = check_every_kill_point(patch, &["revert"], &pristine, &pristine);
+    assert!(points >= 5, "only {points} write steps seen");
+    // patch, too, works after a revert killed at any point.
+    for n in 1..=points {
+        let repo = support::copy_example("recipes-mini");
+        patch(repo.path());
+        let patched = check_files(repo.path());
+        assert!(run_killed_at(repo.path(), &["revert"], Some(n)));
+        run_killed_at(repo.path(), &PATCH_ARGS, None);
+        check_same(
+            &check_files(repo.path()),
+            &patched,
+            &format!("revert killed at {n}, then patch"),
+        );
+    }
+}
+
+#[test]
+fn a_second_npuprof_is_refused_while_one_works_here() {
+    let repo = support::copy_example("recipes-mini");
+    let before = check_files(repo.path());
+    let lock = journal::RepoLock::acquire(repo.path()).unwrap();
+    let collect = [
+        "collect",
+        "--model",
+        "deepseek-mini",
+        "--yaml",
+        "decode_mtp.yaml",
+    ];
+    let relocate = ["relocate", "--model", "deepseek-mini"];
+    for args in [&PATCH_ARGS[..], &["revert"], &relocate, &collect] {
+        let output = npuprof(repo.path(), args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "another npuprof is working here (pid {})",
+                std::process::id()
+            )),
+            "{args:?}: {stderr}"
+        );
+    }
+    drop(lock);
+    assert_eq!(check_files(repo.path()), before);
+}
+
+#[test]
+fn two_patches_at_once_keep_journal_and_files_in_step() {
+    let repo = support::copy_example("recipes-mini");
+    let pristine = check_files(repo.path());
+    let other = ["--decode-active", "12"];
+    for round in 0..8 {
+        let mut first = npuprof(repo.path(), &PATCH_ARGS);
+        let mut second = npuprof(repo.path(), &PATCH_ARGS[..5]);
+        second.args(other);
+        for cmd in [&mut first, &mut second] {
+            cmd.stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+        }
+        let (a, b) = (first.spawn().unwrap(), second.spawn().unwrap());
+        let outputs = [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()];
+        for output in &outputs {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                output.status.success() || stderr.contains("another npuprof is working here"),
+                "round {round}: {stderr}"
+            );
+        }
+        let status = journal::status(repo.path()).unwrap().unwrap();
+        assert!(
+            status.iter().all(|s| s.matches_post_patch),
+            "round {round}: journal and files disagree: {status:?}"
+        );
+    }
+    run_killed_at(repo.path(), &["revert"], None);
+    assert_eq!(check_files(repo.path()), pristine);
+}
+
+#[test]
+fn revert_and_status_from_a_subdirectory_find_the_repository_root() {
+    let repo = support::copy_example("recipes-mini");
+    let pristine = check_files(repo.path());
+    run_killed_at(repo.path(), &PATCH_ARGS, None);
+    let sub = repo.path().join("models/deepseek-mini");
+    let status = npuprof(&sub, &["status", "--json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&status.stdout).unwrap();
+    assert_eq!(
+        report["patched"], true,
+        "status from a subdirectory missed the patch"
+    );
+    run_killed_at(&sub, &["revert"], None);
+    assert_eq!(check_files(repo.path()), pristine);
 }

@@ -1,6 +1,7 @@
 //! `npuprof relocate` and its revert, on a temp copy of a tiny model directory, with a
 //! deterministic mount table (`NPUPROF_MOUNTINFO`) putting the repository on NFS.
 
+use std::ffi::OsStr;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -30,14 +31,17 @@ fn fixture(res_files: &[&str]) -> Fixture {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, format!("{rel}\n")).unwrap();
     }
-    // The repository's `models/` lives on NFS; everything else (the local target) on ext4.
+    // The repository's `models/` and `<local>/nfs` live on NFS; everything else (the local
+    // target) on ext4.
     let mountinfo = local.path().join("mountinfo");
     fs::write(
         &mountinfo,
         format!(
             "27 1 254:0 / / rw,relatime - ext4 /dev/vda rw\n\
-             50 27 0:60 / {} rw,relatime shared:9 - nfs4 storage:/export/models rw,vers=4.1\n",
-            repo.path().canonicalize().unwrap().join("models").display()
+             50 27 0:60 / {} rw,relatime shared:9 - nfs4 storage:/export/models rw,vers=4.1\n\
+             51 27 0:61 / {} rw,relatime - nfs4 storage:/export/scratch rw,vers=4.1\n",
+            repo.path().canonicalize().unwrap().join("models").display(),
+            local.path().canonicalize().unwrap().join("nfs").display()
         ),
     )
     .unwrap();
@@ -261,12 +265,9 @@ fn preflight_report_json() {
 fn a_network_target_is_refused() {
     let fixture = fixture(&["a/log_0.log"]);
     let before = tree(fixture.repo.path());
-    let target = fixture
-        .repo
-        .path()
-        .canonicalize()
-        .unwrap()
-        .join("models/elsewhere");
+    let nfs = fixture.local.path().canonicalize().unwrap().join("nfs");
+    fs::create_dir(&nfs).unwrap();
+    let target = nfs.join("res");
     let output = fixture
         .npuprof(&[
             "relocate",
@@ -280,6 +281,90 @@ fn a_network_target_is_refused() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("not a safe output location"));
     assert_eq!(tree(fixture.repo.path()), before);
+}
+
+/// Runs `npuprof relocate --model tiny --to <to>` from `cwd` and checks it is refused with
+/// `reason`, changing nothing in the repository.
+fn check_target_refused(fixture: &Fixture, cwd: &Path, to: &Path, reason: &str) {
+    let before = tree(fixture.repo.path());
+    for extra in [&[][..], &["--dry-run"][..]] {
+        let output = fixture
+            .npuprof(&["relocate", "--model", "tiny", "--to"])
+            .arg(to)
+            .args(extra)
+            .arg("--repo")
+            .arg(fixture.repo.path())
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{to:?} {extra:?}: {stderr}");
+        assert!(stderr.contains(reason), "{to:?}: {stderr}");
+        assert_eq!(
+            tree(fixture.repo.path()),
+            before,
+            "{to:?} changed the repository"
+        );
+    }
+}
+
+#[test]
+fn relocate_refuses_the_filesystem_root() {
+    let fixture = fixture(&["a/log_0.log"]);
+    check_target_refused(
+        &fixture,
+        fixture.repo.path(),
+        Path::new("/"),
+        "filesystem root",
+    );
+}
+
+#[test]
+fn relocate_refuses_a_target_inside_the_repository() {
+    let fixture = fixture(&["a/log_0.log"]);
+    let repo = fixture.repo.path().canonicalize().unwrap();
+    check_target_refused(&fixture, &repo, &repo, "inside the repository");
+    // A relative --to, from inside the repository.
+    check_target_refused(
+        &fixture,
+        &repo.join("models"),
+        Path::new("out"),
+        "inside the repository",
+    );
+    assert!(!repo.join("models/out").exists());
+}
+
+#[test]
+fn relocate_refuses_an_ancestor_of_res() {
+    let fixture = fixture(&["a/log_0.log"]);
+    let repo = fixture.repo.path().canonicalize().unwrap();
+    check_target_refused(&fixture, &repo, repo.parent().unwrap(), "a cycle");
+}
+
+#[test]
+fn relocate_refuses_a_non_empty_target() {
+    let fixture = fixture(&["a/log_0.log"]);
+    let busy = fixture.local.path().join("busy");
+    fs::create_dir(&busy).unwrap();
+    fs::write(busy.join("keep.txt"), "other data\n").unwrap();
+    check_target_refused(&fixture, fixture.repo.path(), &busy, "non-empty directory");
+    assert_eq!(
+        fs::read_to_string(busy.join("keep.txt")).unwrap(),
+        "other data\n"
+    );
+}
+
+#[test]
+fn relocate_probe_leaves_nothing_behind_even_on_dry_run() {
+    let fixture = fixture(&["a/log_0.log"]);
+    let res = fixture.repo.path().join("models/tiny/res");
+    let before = tree(fixture.repo.path());
+    // What a relocate killed mid-probe leaves (a pid that cannot be running).
+    fs::write(res.join(".npuprof-probe-4194303"), "").unwrap();
+    let output = fixture.relocate(&["--dry-run"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(tree(fixture.repo.path()), before, "a probe file was left");
+    assert!(!fixture.repo.path().join(".npuprof").exists());
 }
 
 #[test]
@@ -325,4 +410,70 @@ fn symlinks_on_the_way_to_the_target_are_reported_and_resolved() {
     assert_eq!(report["target"]["problems"][0]["code"], "symlink_in_path");
     let res = fixture.repo.path().join("models/tiny/res");
     assert_eq!(fs::read_link(res).unwrap(), local.join("real/res"));
+}
+
+/// Runs `npuprof <args>` and checks it succeeded.
+fn check_ok(fixture: &Fixture, args: &[&OsStr], context: &str) {
+    let output = fixture.npuprof(&[]).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "{context}, then {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// Relocates with an abort at write step `n`; returns whether the failpoint was reached.
+fn relocate_killed_at(fixture: &Fixture, n: u64) -> bool {
+    let output = fixture
+        .relocate(&[])
+        .env("NPUPROF_FAILPOINT", format!("any:{n}"))
+        .output()
+        .unwrap();
+    let finished = output.status.code().is_some();
+    assert!(
+        !finished || output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    !finished
+}
+
+#[test]
+fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
+    let files = [
+        "20261129/tiny_run/log_0.log",
+        "20261129/tiny_run/prof/x.json",
+    ];
+    for n in 1.. {
+        let fixture = fixture(&files);
+        let before = tree(fixture.repo.path());
+        if !relocate_killed_at(&fixture, n) {
+            assert!(n > 5, "only {} write steps seen", n - 1);
+            break;
+        }
+        let context = format!("relocate killed at write step {n}");
+        let target = fixture.target();
+        let relocate = ["relocate", "--model", "tiny", "--to"].map(OsStr::new);
+        check_ok(&fixture, &[OsStr::new("status")], &context);
+        check_ok(
+            &fixture,
+            &[&relocate[..], &[target.as_os_str()]].concat(),
+            &context,
+        );
+        let res = fixture.repo.path().join("models/tiny/res");
+        assert_eq!(fs::read_link(&res).unwrap(), target, "{context}");
+        check_ok(&fixture, &[OsStr::new("revert")], &context);
+        assert_eq!(
+            tree(fixture.repo.path()),
+            before,
+            "{context}: not byte-exact"
+        );
+
+        // A revert straight after the kill restores the layout too.
+        let fixture = self::fixture(&files);
+        assert!(relocate_killed_at(&fixture, n));
+        check_ok(&fixture, &[OsStr::new("revert")], &context);
+        assert_eq!(tree(fixture.repo.path()), before, "{context}, then revert");
+        assert!(!fixture.repo.path().join(".npuprof").exists());
+    }
 }

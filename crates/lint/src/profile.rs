@@ -6,7 +6,8 @@ use npuprof_schedule::Schedule;
 use tree_sitter::Node;
 
 use crate::imports::Imports;
-use crate::python::{has_splat, int_value, last_segment, resolve_value};
+use crate::python::{has_splat, last_segment};
+use crate::resolve::{Frame, Int, Resolution, Resolver, Trail};
 
 /// Which profiler API a call uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -17,17 +18,19 @@ pub(crate) enum Flavor {
     Torch,
 }
 
-/// The file being linted: its text and what its imported names refer to.
-pub(crate) struct FileContext<'s> {
+/// The file being linted: its text, what its imported names refer to, and its names' values.
+pub(crate) struct FileContext<'t, 's> {
     /// The source text.
     pub(crate) source: &'s str,
     /// Local names → qualified paths.
     pub(crate) imports: Imports,
     /// The file exports or reads results in-process (`export_chrome_trace(`, `key_averages(`).
     pub(crate) exports_results: bool,
+    /// The values of the file's names.
+    pub(crate) resolver: Resolver<'t, 's>,
 }
 
-impl FileContext<'_> {
+impl FileContext<'_, '_> {
     /// The qualified path of a call's callee, when its first segment was imported.
     pub(crate) fn qualified_callee(&self, call: Node<'_>) -> Option<String> {
         self.imports.resolve(&callee(call, self.source)?)
@@ -61,22 +64,31 @@ impl FileContext<'_> {
     }
 }
 
+/// A schedule whose arguments were all resolved, and how.
+#[derive(Debug, Clone)]
+pub(crate) struct ScheduleValues {
+    /// The clamped schedule.
+    pub(crate) schedule: Schedule,
+    /// How its arguments were found.
+    pub(crate) trail: Trail,
+}
+
 /// What is known about a schedule argument.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) enum ScheduleArg<'t> {
     /// No `schedule=` argument (or `schedule=None`).
     Absent,
-    /// A `schedule(...)` call (or a name assigned one): `values` when every argument is a known integer.
+    /// A `schedule(...)` call (or a name bound to one).
     Known {
         /// The `schedule(...)` call.
         call: Node<'t>,
-        /// The clamped values, when all are known.
-        values: Option<Schedule>,
+        /// The resolved values, or why they could not be resolved.
+        values: Result<ScheduleValues, String>,
         /// `repeat` alone, when known (0 when omitted).
         repeat: Option<i64>,
     },
-    /// Something npuprof cannot follow (a helper's return value, a parameter, ...).
-    Opaque,
+    /// Something npuprof cannot follow (a helper's return value, ...), and why.
+    Opaque(String),
 }
 
 /// The experimental config argument, as far as it can be followed.
@@ -91,7 +103,7 @@ pub(crate) enum ExperimentalArg<'t> {
 }
 
 /// One `profile(...)` call and its configuration.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct ProfileCall<'t> {
     /// The call node.
     pub(crate) node: Node<'t>,
@@ -108,14 +120,20 @@ pub(crate) struct ProfileCall<'t> {
 }
 
 impl<'t> ProfileCall<'t> {
-    /// Reads a profile call's configuration.
-    pub(crate) fn read(ctx: &FileContext<'_>, node: Node<'t>, flavor: Flavor) -> Self {
+    /// Reads a profile call's configuration, its parameters bound by `frame` (the call of the
+    /// function that builds the profiler, when there is one).
+    pub(crate) fn read(
+        ctx: &FileContext<'t, '_>,
+        node: Node<'t>,
+        flavor: Flavor,
+        frame: Option<Frame<'t>>,
+    ) -> Self {
         let source = ctx.source;
         let given = |name: &str| kwarg(node, name, source).filter(|v| v.kind() != "none");
         let experimental = match given("experimental_config") {
             None => ExperimentalArg::Absent,
             Some(value) => {
-                let value = resolve_value(value, source);
+                let (value, _) = ctx.resolver.expression(value, frame);
                 if value.kind() == "none" {
                     ExperimentalArg::Absent
                 } else if value.kind() == "call"
@@ -130,14 +148,17 @@ impl<'t> ProfileCall<'t> {
         };
         let schedule = match given("schedule") {
             None => ScheduleArg::Absent,
-            Some(value) => {
-                let value = resolve_value(value, source);
+            Some(given) => {
+                let (value, inner) = ctx.resolver.expression(given, frame);
                 if value.kind() == "none" {
                     ScheduleArg::Absent
                 } else if ctx.is_schedule_call(value) {
-                    read_schedule(value, source)
+                    read_schedule(ctx, value, inner)
                 } else {
-                    ScheduleArg::Opaque
+                    ScheduleArg::Opaque(format!(
+                        "`schedule={}` is not a `schedule(...)` call lint can follow",
+                        text(given, source)
+                    ))
                 }
             }
         };
@@ -152,51 +173,81 @@ impl<'t> ProfileCall<'t> {
     }
 }
 
-/// Reads `schedule(wait, active, warmup=0, repeat=0, skip_first=0)` (torch_npu's positional order).
-fn read_schedule<'t>(call: Node<'t>, source: &str) -> ScheduleArg<'t> {
+/// Reads `schedule(wait, active, warmup=0, repeat=0, skip_first=0, skip_first_wait=0)`
+/// (torch_npu's positional order; `skip_first_wait` exists from torch_npu 26.1).
+fn read_schedule<'t>(
+    ctx: &FileContext<'t, '_>,
+    call: Node<'t>,
+    frame: Option<Frame<'t>>,
+) -> ScheduleArg<'t> {
+    let source = ctx.source;
     if has_splat(call) {
         return ScheduleArg::Known {
             call,
-            values: None,
+            values: Err("the `schedule(...)` call passes `*args`/`**kwargs`".to_owned()),
             repeat: None,
         };
     }
     let positional = positional(call);
-    let arg = |name: &str, index: usize, default: Option<i64>| -> Option<i64> {
+    let arg = |name: &str, index: usize, default: Option<i64>| -> Resolution {
         match kwarg(call, name, source).or_else(|| positional.get(index).copied()) {
-            Some(value) => int_value(value, source),
-            None => default,
+            Some(value) => ctx.resolver.int(value, frame).map_err(|why| {
+                format!("could not resolve `{name}={}` ({why})", text(value, source))
+            }),
+            None => default
+                .map(|value| Int {
+                    value,
+                    trail: Trail::default(),
+                })
+                .ok_or_else(|| format!("`schedule(...)` has no `{name}`")),
         }
     };
-    let wait = arg("wait", 0, None);
-    let active = arg("active", 1, None);
-    let warmup = arg("warmup", 2, Some(0));
     let repeat = arg("repeat", 3, Some(0));
-    let skip_first = arg("skip_first", 4, Some(0));
-    let values = match (wait, active, warmup, repeat, skip_first) {
-        (Some(w), Some(a), Some(wu), Some(r), Some(s)) => {
-            // skip_first_wait (torch_npu 26.1+) is not read: 0, its default.
-            Some(Schedule::clamped(w, wu, a, r, s, 0))
+    let values = (|| {
+        let wait = arg("wait", 0, None)?;
+        let active = arg("active", 1, None)?;
+        let warmup = arg("warmup", 2, Some(0))?;
+        let repeat = repeat.clone()?;
+        let skip_first = arg("skip_first", 4, Some(0))?;
+        let skip_first_wait = arg("skip_first_wait", 5, Some(0))?;
+        let mut trail = Trail::default();
+        for v in [
+            &wait,
+            &active,
+            &warmup,
+            &repeat,
+            &skip_first,
+            &skip_first_wait,
+        ] {
+            trail.merge(&v.trail);
         }
-        _ => None,
-    };
+        let schedule = Schedule::clamped(
+            wait.value,
+            warmup.value,
+            active.value,
+            repeat.value,
+            skip_first.value,
+            skip_first_wait.value,
+        );
+        Ok(ScheduleValues { schedule, trail })
+    })();
     ScheduleArg::Known {
         call,
         values,
-        repeat,
+        repeat: repeat.ok().map(|r| r.value),
     }
 }
 
 /// The last segment of an enum-like argument of the experimental config (`Level0` for
-/// `torch_npu.profiler.ProfilerLevel.Level0`), with the value node, following one local name.
+/// `torch_npu.profiler.ProfilerLevel.Level0`), with the value node, following local names.
 pub(crate) fn enum_argument<'t>(
+    ctx: &FileContext<'t, '_>,
     config: Node<'t>,
     name: &str,
-    source: &str,
 ) -> Option<(Node<'t>, String)> {
-    let value = kwarg(config, name, source)?;
-    let resolved = resolve_value(value, source);
-    let dotted = dotted(resolved, source)?;
+    let value = kwarg(config, name, ctx.source)?;
+    let (resolved, _) = ctx.resolver.expression(value, None);
+    let dotted = dotted(resolved, ctx.source)?;
     Some((value, last_segment(&dotted).to_owned()))
 }
 

@@ -4,12 +4,16 @@ use npuprof_python::{callee, descendants_in_scope, kwarg, positional, text};
 use npuprof_schedule::Action;
 use tree_sitter::Node;
 
-use crate::finding::Code;
+use npuprof_patch::Edit;
+
+use crate::fix::closing_fix;
 use crate::profile::{
     ExperimentalArg, FileContext, Flavor, ProfileCall, ScheduleArg, enum_argument, is_true,
 };
-use crate::python::{has_splat, kwarg_node, last_segment, scope_of};
-use crate::window::{Window, count_steps, uses};
+use crate::python::{has_splat, kwarg_node, last_segment};
+use crate::registry::Code;
+use crate::steps::Counter;
+use crate::window::Window;
 
 /// A finding before it is given its file path and position.
 pub(crate) struct Raw<'t> {
@@ -17,6 +21,8 @@ pub(crate) struct Raw<'t> {
     pub(crate) code: Code,
     pub(crate) message: String,
     pub(crate) fix: String,
+    /// The mechanical fix's edits, if there is one.
+    pub(crate) edits: Vec<Edit>,
 }
 
 fn raw<'t>(
@@ -30,6 +36,7 @@ fn raw<'t>(
         code,
         message: message.into(),
         fix: fix.into(),
+        edits: Vec::new(),
     }
 }
 
@@ -37,7 +44,7 @@ const STANDARD_CONFIG: &str = "experimental_config=torch_npu.profiler._Experimen
 
 /// NPL001–NPL005, NPL012, NPL030–NPL032: the configuration of one `profile(...)` call.
 pub(crate) fn check_configuration<'t>(
-    ctx: &FileContext<'_>,
+    ctx: &FileContext<'t, '_>,
     call: &ProfileCall<'t>,
     out: &mut Vec<Raw<'t>>,
 ) {
@@ -61,7 +68,7 @@ pub(crate) fn check_configuration<'t>(
                 format!("pass `{STANDARD_CONFIG}`"),
             )),
             ExperimentalArg::Call(config) => {
-                if let Some((node, level)) = enum_argument(config, "profiler_level", source) {
+                if let Some((node, level)) = enum_argument(ctx, config, "profiler_level") {
                     match level.as_str() {
                         "Level0" => out.push(raw(
                             node,
@@ -95,11 +102,11 @@ pub(crate) fn check_configuration<'t>(
                 }
                 // torch_npu replaces AiCoreNone by PipeUtilization at Level1/Level2, and Level0
                 // (or no level) is already NPL002: AiCoreNone matters when the level is unknown.
-                let level_known = enum_argument(config, "profiler_level", source).is_some_and(
+                let level_known = enum_argument(ctx, config, "profiler_level").is_some_and(
                     |(_, level)| matches!(level.as_str(), "Level0" | "Level1" | "Level2" | "Level_none"),
                 );
                 let level_given = kwarg(config, "profiler_level", source).is_some();
-                if let Some((node, metrics)) = enum_argument(config, "aic_metrics", source)
+                if let Some((node, metrics)) = enum_argument(ctx, config, "aic_metrics")
                     && metrics == "AiCoreNone"
                     && level_given
                     && !level_known
@@ -129,10 +136,10 @@ pub(crate) fn check_configuration<'t>(
         call: schedule,
         repeat: Some(repeat),
         ..
-    } = call.schedule
-        && repeat <= 0
+    } = &call.schedule
+        && *repeat <= 0
     {
-        let node = kwarg_node(schedule, "repeat", source).unwrap_or(schedule);
+        let node = kwarg_node(*schedule, "repeat", source).unwrap_or(*schedule);
         out.push(raw(
             node,
             Code::UnboundedRepeat,
@@ -164,74 +171,163 @@ pub(crate) fn check_configuration<'t>(
     }
 }
 
-/// NPL010, NPL011: does the window's step count close the schedule?
+/// NPL010, NPL011, NPL019: does the window's step count close the schedule?
 pub(crate) fn check_step_budget<'t>(
-    ctx: &FileContext<'_>,
+    ctx: &FileContext<'t, '_>,
     call: &ProfileCall<'t>,
     window: &Window<'t>,
     out: &mut Vec<Raw<'t>>,
 ) {
-    let ScheduleArg::Known {
-        values: Some(schedule),
-        ..
-    } = call.schedule
-    else {
-        return;
-    };
     if !window.countable {
         return;
     }
+    let counter = Counter::new(ctx, window.key.as_deref(), window.frame);
+    let stepped = window
+        .body
+        .iter()
+        .map(|s| counter.uses(*s))
+        .any(|u| u.steps > 0 || u.escaped.is_some());
+    if !stepped {
+        return;
+    }
+    let at = window.anchor;
+    let unresolved = |why: &str| {
+        raw(
+            at,
+            Code::WindowUnresolved,
+            format!(
+                "could not resolve the schedule of this window ({why}): its step budget is not checked"
+            ),
+            "write the schedule's arguments as integers or constants lint can follow, or check the window with `npuprof plan`",
+        )
+    };
+    let values = match &call.schedule {
+        ScheduleArg::Absent => return,
+        ScheduleArg::Opaque(why)
+        | ScheduleArg::Known {
+            values: Err(why), ..
+        } => {
+            out.push(unresolved(why));
+            return;
+        }
+        ScheduleArg::Known {
+            values: Ok(values), ..
+        } => values,
+    };
+    let schedule = values.schedule;
     let Some(needed) = schedule.closing_step_calls() else {
         return;
     };
-    let Some(steps) = count_steps(&window.body, window.key.as_deref(), ctx.source) else {
-        return;
+    let count = match counter.count(&window.body) {
+        Ok(count) => count,
+        Err(why) => {
+            out.push(raw(
+                at,
+                Code::WindowUnresolved,
+                format!("could not resolve the number of `step()` calls in this window ({why}); `schedule({schedule})` needs {needed} to close"),
+                format!("make sure the window calls `step()` at least {} time(s) (one more than needed, the closing `step()`)", needed + 1),
+            ));
+            return;
+        }
     };
-    let at = window.anchor;
+    let steps = count.steps;
+    let mut trail = values.trail.clone();
+    trail.merge(&count.trail);
     let formula = format!(
-        "skip_first + repeat·(wait + warmup + active) = {} + {}·({} + {} + {}) = {needed}",
-        schedule.skip_first, schedule.repeat, schedule.wait, schedule.warmup, schedule.active
+        "skip_first + repeat·(wait + warmup + active) = {} + {}·({} + {} + {}){} = {needed}",
+        schedule.skip_first,
+        schedule.repeat,
+        schedule.wait,
+        schedule.warmup,
+        schedule.active,
+        if schedule.skip_first_wait != 0 {
+            format!(
+                " − wait (skip_first_wait={}, torch_npu 26.1+)",
+                schedule.skip_first_wait
+            )
+        } else {
+            String::new()
+        },
     );
+    let trail = trail.describe();
     if steps < needed {
-        let consequence = match schedule.action(steps) {
-            Action::Record => {
-                "it stops while RECORDing: torch_npu warns and parses incomplete data"
-            }
+        let run = schedule.run(steps);
+        let warning = run
+            .warnings
+            .last()
+            .map(|w| format!(", and torch_npu warns \"{w}\""))
+            .unwrap_or_default();
+        let consequence = match run.stop_state {
+            Action::Record => format!("it stops in RECORD: incomplete data is parsed{warning}"),
             Action::RecordAndSave => {
-                "it stops before the cycle's last step ends: torch_npu warns that the cycle has not completed"
+                format!("it stops in RECORD_AND_SAVE: the cycle has not completed{warning}")
             }
             Action::Warmup => {
-                "it stops in WARMUP: torch_npu warns and deletes the run directory (no data)"
+                format!("it stops in WARMUP: the run directory is deleted, no data{warning}")
             }
+            Action::None if run.saved_cycles > 0 => format!(
+                "it stops before cycle {} records anything: only {} of {} cycle(s) are saved (steps {}), and torch_npu prints no warning",
+                run.saved_cycles + 1,
+                run.saved_cycles,
+                schedule.repeat,
+                steps_list(&run.recorded_steps)
+            ),
             Action::None => {
-                "nothing is recorded before it stops (still in skip_first/wait): no data"
+                "nothing is recorded before it stops (still in skip_first/wait): no data".to_owned()
             }
         };
-        out.push(raw(
-            at,
-            Code::WindowNotClosed,
-            format!("the profiled window calls `step()` {steps} time(s) but `schedule({schedule})` needs {needed} to close ({formula}); {consequence}"),
-            format!(
-                "make the window call `step()` at least {} time(s) ({} more, including one extra closing `step()` after the loop), or shrink the schedule",
+        let fix = closing_fix(ctx, window, needed + 1 - steps);
+        out.push(Raw {
+            node: at,
+            code: Code::WindowNotClosed,
+            message: format!("the window calls `step()` {steps} time(s) but `schedule({schedule})` needs {needed} to close ({formula}); {consequence}{trail}"),
+            fix: format!(
+                "make the window call `step()` at least {} time(s) ({} more, including one closing `step()` after the loop), or shrink the schedule{}",
                 needed + 1,
-                needed + 1 - steps
+                needed + 1 - steps,
+                match &fix {
+                    Some(f) => format!("; `npuprof lint --fix` {}", f.description),
+                    None if !count.trail.runtime.is_empty() => {
+                        " (`--fix` leaves it to you: the count is decided at run time)".to_owned()
+                    }
+                    None => String::new(),
+                }
             ),
-        ));
+            edits: fix.map(|f| f.edits).unwrap_or_default(),
+        });
     } else if steps == needed {
-        out.push(raw(
-            at,
-            Code::WindowClosesWithoutMargin,
-            format!(
-                "the window closes on its last `step()` ({steps} calls = {formula}): no margin"
+        let fix = closing_fix(ctx, window, 1);
+        out.push(Raw {
+            node: at,
+            code: Code::WindowClosesWithoutMargin,
+            message: format!("the window closes on its last `step()` ({steps} calls = {formula}): no margin{trail}"),
+            fix: format!(
+                "add one closing `{}.step()` after the window's last `step()`{}",
+                window.key.as_deref().unwrap_or("prof"),
+                fix.as_ref().map(|f| format!("; `npuprof lint --fix` {}", f.description)).unwrap_or_default()
             ),
-            "add one closing `prof.step()` after the loop",
-        ));
+            edits: fix.map(|f| f.edits).unwrap_or_default(),
+        });
+    }
+}
+
+/// `3, 4, 5` (or `3–40` for a long run of consecutive steps).
+fn steps_list(steps: &[u64]) -> String {
+    match steps {
+        [first, .., last] if steps.len() > 6 && last - first + 1 == steps.len() as u64 => {
+            format!("{first}–{last}")
+        }
+        _ => steps
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
 /// NPL013: loops inside a scheduled window that never step.
 pub(crate) fn check_loops<'t>(
-    ctx: &FileContext<'_>,
+    ctx: &FileContext<'t, '_>,
     call: &ProfileCall<'t>,
     window: &Window<'t>,
     out: &mut Vec<Raw<'t>>,
@@ -239,20 +335,36 @@ pub(crate) fn check_loops<'t>(
     if matches!(call.schedule, ScheduleArg::Absent) || !window.countable {
         return;
     }
-    let source = ctx.source;
     let key = window.key.as_deref();
+    let counter = Counter::new(ctx, key, window.frame);
     let loops: Vec<Node<'t>> = window
         .body
         .iter()
         .flat_map(|s| descendants_in_scope(*s))
         .filter(|n| matches!(n.kind(), "for_statement" | "while_statement"))
         .collect();
-    let steps_in = |n: Node<'_>| {
-        let u = uses(n, key, source);
-        u.steps > 0 || u.escaped
+    let steps_in = |n: Node<'t>| {
+        let u = counter.uses(n);
+        u.steps > 0 || u.escaped.is_some()
     };
     if loops.iter().any(|l| steps_in(*l))
-        || window.body.iter().any(|s| uses(*s, key, source).escaped)
+        || window
+            .body
+            .iter()
+            .any(|s| counter.uses(*s).escaped.is_some())
+    {
+        return;
+    }
+    // `step()` before and after the loop, enough to close the schedule: the whole loop is
+    // recorded as one step on purpose.
+    let needed = match &call.schedule {
+        ScheduleArg::Known {
+            values: Ok(values), ..
+        } => values.schedule.closing_step_calls(),
+        _ => None,
+    };
+    if let (Some(needed), Ok(count)) = (needed, counter.count(&window.body))
+        && count.steps >= needed
     {
         return;
     }
@@ -274,7 +386,7 @@ pub(crate) fn check_loops<'t>(
 
 /// NPL020: graph compilation inside the window.
 pub(crate) fn check_compile<'t>(
-    ctx: &FileContext<'_>,
+    ctx: &FileContext<'t, '_>,
     call: &ProfileCall<'t>,
     window: &Window<'t>,
     out: &mut Vec<Raw<'t>>,
@@ -313,11 +425,13 @@ pub(crate) fn check_compile<'t>(
 /// with `skip_first + wait + warmup = 0`, `Some(false)` when that sum is known to be positive
 /// (the first steps are not recorded, so they act as the warm-up), `None` when unknown.
 fn records_from_first_step(call: &ProfileCall<'_>) -> Option<bool> {
-    match call.schedule {
+    match &call.schedule {
         ScheduleArg::Absent => Some(true),
-        ScheduleArg::Known {
-            values: Some(s), ..
-        } => Some(s.skip_first + s.wait + s.warmup == 0),
+        ScheduleArg::Known { values: Ok(v), .. } => {
+            let s = v.schedule;
+            let wait = if s.skip_first_wait != 0 { 0 } else { s.wait };
+            Some(s.skip_first + wait + s.warmup == 0)
+        }
         _ => None,
     }
 }
@@ -357,7 +471,7 @@ fn is_model_call(callee: &str) -> bool {
 
 /// NPL021: the first model call in the window has no warm-up call before the window.
 pub(crate) fn check_warmup<'t>(
-    ctx: &FileContext<'_>,
+    ctx: &FileContext<'t, '_>,
     call: &ProfileCall<'t>,
     window: &Window<'t>,
     out: &mut Vec<Raw<'t>>,
@@ -377,7 +491,7 @@ pub(crate) fn check_warmup<'t>(
                 .map(|c| (n, c))
         });
     let Some((node, name)) = first else { return };
-    let scope = scope_of(window.anchor);
+    let scope = ctx.resolver.scope_of(window.anchor);
     let warmed = descendants_in_scope(scope)
         .into_iter()
         .filter(|n| n.kind() == "call" && n.end_byte() <= window.anchor.start_byte())

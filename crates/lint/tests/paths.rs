@@ -5,35 +5,19 @@ use std::path::PathBuf;
 use npuprof_lint::{Code, LintError, lint_paths};
 
 #[test]
-fn recipes_mini_has_only_the_intended_finding() {
+fn recipes_mini_has_no_findings() {
     // cargo runs integration tests in the package directory.
     let report = lint_paths(&[PathBuf::from("../../examples/recipes-mini")]).expect("lint runs");
     assert!(report.files_checked >= 4, "{}", report.files_checked);
-    let rendered: String = report
+    // Every profiler of the example has Level1 + PipeUtilization and a trace handler; its
+    // windows are kept in attributes assigned more than once and stepped elsewhere, so their
+    // step counts are not checked (and not guessed).
+    let rendered: Vec<String> = report
         .findings
         .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}: {} [{}] {}\n",
-                f.path,
-                f.line,
-                f.column,
-                f.code.as_str(),
-                f.severity.as_str(),
-                f.message
-            )
-        })
+        .map(|f| format!("{}:{}: {} {}", f.path, f.line, f.code.as_str(), f.message))
         .collect();
-    // The unused `define_profiler` in model_runner.py really lacks an experimental_config.
-    assert_eq!(report.findings.len(), 1, "{rendered}");
-    assert_eq!(report.findings[0].code, Code::MissingExperimentalConfig);
-    assert!(
-        report.findings[0]
-            .path
-            .ends_with("executor/model_runner.py"),
-        "{rendered}"
-    );
-    insta::assert_snapshot!(rendered);
+    assert!(report.findings.is_empty(), "{rendered:#?}");
 }
 
 #[test]

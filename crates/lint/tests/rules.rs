@@ -4,6 +4,9 @@ use std::path::Path;
 
 use npuprof_lint::{Code, Finding, lint_source};
 
+mod support;
+use support::render;
+
 /// Lints `tests/fixtures/<name>` and renders the findings like the CLI does.
 fn check_fixture(name: &str) -> (Vec<Finding>, String) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -11,21 +14,7 @@ fn check_fixture(name: &str) -> (Vec<Finding>, String) {
         .join(name);
     let source = std::fs::read_to_string(&path).expect("fixture exists");
     let findings = lint_source(name, &source);
-    let rendered = findings
-        .iter()
-        .map(|f| {
-            format!(
-                "{}:{}:{}: {} [{}] {}\n  fix: {}\n",
-                f.path,
-                f.line,
-                f.column,
-                f.code.as_str(),
-                f.severity.as_str(),
-                f.message,
-                f.fix
-            )
-        })
-        .collect::<String>();
+    let rendered = render(&findings);
     (findings, rendered)
 }
 
@@ -184,14 +173,29 @@ fn npl900_syntax_error_is_a_finding_not_a_crash() {
     assert_clean_of("good_template.py", Code::SyntaxError);
 }
 
+/// Tidy: the README's rule table is the one generated from the registry.
 #[test]
-fn every_code_is_unique_and_documented() {
+fn the_readme_rule_table_is_generated_from_the_registry() {
+    let readme = include_str!("../../../README.md");
+    let begin = readme
+        .find("<!-- lint-rules:begin")
+        .expect("README has the lint-rules begin marker");
+    let body_start = begin + readme[begin..].find("-->\n").expect("marker closes") + 4;
+    let end = readme
+        .find("<!-- lint-rules:end -->")
+        .expect("README has the lint-rules end marker");
+    assert_eq!(
+        &readme[body_start..end],
+        npuprof_lint::markdown_table(),
+        "regenerate the README table from crates/lint/src/registry.rs"
+    );
+}
+
+#[test]
+fn the_lib_docs_do_not_keep_a_second_rule_table() {
     let lib = include_str!("../src/lib.rs");
-    let mut seen = std::collections::HashSet::new();
-    for code in Code::ALL {
-        assert!(seen.insert(code.as_str()), "duplicate {}", code.as_str());
-        let row = format!("| {} | {} |", code.as_str(), code.severity().as_str());
-        assert!(lib.contains(&row), "lib.rs table lacks `{row}`");
+    for rule in npuprof_lint::RULES {
+        assert!(!lib.contains(&format!("| {} |", rule.id)), "{}", rule.id);
     }
 }
 

@@ -855,7 +855,7 @@ fn list_models(repo: &Path) -> Vec<String> {
 }
 
 /// Config files under `dir`, relative to it (sub-folders included), sorted.
-pub(crate) fn list_configs(dir: &Path) -> Vec<String> {
+pub fn list_configs(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![String::new()];
     while let Some(rel) = stack.pop() {

@@ -9,6 +9,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, bail};
+use npuprof_journal::Transaction;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::inject::{
     HarnessOptions, Phase, WindowPlan, Wiring, new_file_diff, render_harness,
@@ -16,7 +17,6 @@ use npuprof_patch::inject::{
 use serde::Serialize;
 
 use crate::exit::Exit;
-use crate::journal::Transaction;
 use crate::output::print_json;
 
 /// Which phases the harness profiles.
@@ -132,7 +132,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let harness = render_harness(&entry_source, &options)
         .with_context(|| format!("entry `{entry_display}`"))?;
 
-    let mut tx = Transaction::begin(&repo, "inject")?;
+    let mut tx = if dry_run {
+        Transaction::preview(&repo, "inject")?
+    } else {
+        Transaction::begin(&repo, "inject")?
+    };
     // Refuses before anything is shown or written when the target exists and is not ours.
     tx.create_file(&out_rel, harness.text.clone().into_bytes())?;
     let existing = std::fs::read(repo.join(&out_rel)).ok();

@@ -1,13 +1,18 @@
-//! `npuprof lint`: static checks of Python code that uses torch_npu.profiler.
+//! `npuprof lint`: static checks of Python code that uses torch_npu.profiler. `--diff` prints
+//! the mechanical fixes as a unified diff; `--fix` applies them through one journaled
+//! transaction (`npuprof revert` restores the files).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
-use npuprof_lint::{Finding, Severity};
+use anyhow::{Context, bail};
+use npuprof_lint::{FileFix, Finding, Report, Severity};
+use npuprof_patch::diff::unified_diff;
 
 use crate::exit::Exit;
 use crate::output::{print_json, stderr_colored, stdout_colored};
+use npuprof_journal::Transaction;
 
 /// Arguments of `npuprof lint`.
 #[derive(Debug, clap::Args)]
@@ -15,9 +20,19 @@ pub struct Args {
     /// Files or directories to check (directories: `*.py`, respecting .gitignore). Default: `.`.
     #[arg(value_name = "PATHS")]
     pub paths: Vec<PathBuf>,
-    /// Print `{findings: [...], files_checked}` as JSON on stdout.
+    /// Print `{schema_version, findings: [...], files_checked}` as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Apply the mechanical fixes (add the closing `prof.step()`, raise a `range(...)` bound),
+    /// journaled in `--repo` so that `npuprof revert` restores the files.
+    #[arg(long, conflicts_with = "diff")]
+    pub fix: bool,
+    /// Print the mechanical fixes as a unified diff and change nothing (exit 1 when there are some).
+    #[arg(long)]
+    pub diff: bool,
+    /// The repository that holds the files and the journal, for `--fix`.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    pub repo: PathBuf,
 }
 
 /// Runs `npuprof lint`: exit 0 without error findings, 1 with, 2 when it cannot run.
@@ -27,7 +42,18 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         args.paths
     };
-    let report = npuprof_lint::lint_paths(&paths)?;
+    let (report, fixes) = if args.fix || args.diff {
+        let (fixes, report) = npuprof_lint::fix_paths(&paths)?;
+        (report, fixes)
+    } else {
+        (npuprof_lint::lint_paths(&paths)?, Vec::new())
+    };
+    if args.diff {
+        return print_diff(&fixes, &report);
+    }
+    if args.fix {
+        apply(&args.repo, &fixes)?;
+    }
     let errors = report
         .findings
         .iter()
@@ -36,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.json {
         print_json(&report)?;
     } else {
-        let mut out = anstream::stdout().lock();
+        let mut out = crate::output::stdout();
         let color = stdout_colored();
         for finding in &report.findings {
             write_finding(&mut out, finding, color)?;
@@ -67,6 +93,70 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         anstream::eprintln!("{style}{summary}{style:#}");
     }
     Ok(if errors > 0 { Exit::Findings } else { Exit::Ok })
+}
+
+/// Prints every file's fixes as one unified diff; exit 1 when there are fixes.
+fn print_diff(fixes: &[FileFix], report: &Report) -> anyhow::Result<Exit> {
+    let mut out = crate::output::stdout();
+    for fix in fixes {
+        let path = fix.path.display().to_string();
+        write!(
+            out,
+            "{}",
+            unified_diff(&path, &fix.original, &fix.fixed.text)
+        )?;
+    }
+    let applied: usize = fixes.iter().map(|f| f.fixed.applied.len()).sum();
+    anstream::eprintln!(
+        "npuprof lint: {applied} fixable finding(s) in {} file(s); {} finding(s) would remain ({} file(s) checked)",
+        fixes.len(),
+        report.findings.len(),
+        report.files_checked
+    );
+    Ok(if fixes.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Findings
+    })
+}
+
+/// Writes the fixed files through one journaled transaction on `repo`.
+fn apply(repo: &Path, fixes: &[FileFix]) -> anyhow::Result<()> {
+    if fixes.is_empty() {
+        return Ok(());
+    }
+    let root = repo
+        .canonicalize()
+        .with_context(|| format!("cannot open the repository `{}`", repo.display()))?;
+    let mut tx = Transaction::begin(&root, "lint --fix")?;
+    for fix in fixes {
+        let absolute = fix
+            .path
+            .canonicalize()
+            .with_context(|| format!("cannot resolve `{}`", fix.path.display()))?;
+        let Ok(rel) = absolute.strip_prefix(&root) else {
+            bail!(
+                "`{}` is outside the repository `{}`: give `--repo` the directory that holds it",
+                fix.path.display(),
+                repo.display()
+            );
+        };
+        tx.write_file(rel, fix.fixed.text.clone().into_bytes())?;
+    }
+    tx.commit()?;
+    for fix in fixes {
+        for finding in &fix.fixed.applied {
+            anstream::eprintln!(
+                "fixed {}:{}: {} ({})",
+                finding.path,
+                finding.line,
+                finding.code.as_str(),
+                finding.code.name()
+            );
+        }
+    }
+    anstream::eprintln!("`npuprof revert` restores the original files");
+    Ok(())
 }
 
 /// `path:line:col: CODE [severity] message` and an indented `fix:` line, like ruff.

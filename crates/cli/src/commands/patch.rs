@@ -14,6 +14,7 @@ use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
 use anyhow::Context as _;
+use npuprof_journal::Transaction;
 use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
@@ -24,7 +25,6 @@ use serde::Serialize;
 use super::plan::compact_steps;
 use crate::args::{TargetArgs, WindowArgs};
 use crate::exit::Exit;
-use crate::journal::Transaction;
 use crate::output::{print_json, stdout_colored};
 
 /// Arguments of `npuprof patch`.
@@ -139,7 +139,10 @@ pub fn execute_target(
         window: window.window()?,
         max_new_tokens,
     };
-    let mut tx = Transaction::begin(repo, "patch")?;
+    let mut tx = match mode {
+        Mode::Write => Transaction::begin(repo, "patch")?,
+        Mode::DryRun => Transaction::preview(repo, "patch")?,
+    };
     let mut sources = Sources::new();
     for rel in files(target) {
         sources.insert(rel.clone(), read_text(&tx, Path::new(&rel))?);
@@ -184,7 +187,11 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
         .target
         .resolve()
         .map_err(|e| with_path_b_hint(&args.target, e))?;
-    execute_target(&target, &args.window, args.max_new_tokens, mode)
+    let mut window = args.window;
+    if crate::ask::should_ask(&window, args.json) {
+        crate::ask::ask_window(&mut window, &target)?;
+    }
+    execute_target(&target, &window, args.max_new_tokens, mode)
 }
 
 /// A repository without a built-in profiler gets the `inject` command route proposes.
@@ -245,7 +252,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         print_json(&report)?;
     } else {
         if args.dry_run {
-            let mut out = anstream::stdout().lock();
+            let mut out = crate::output::stdout();
             for file in &report.files {
                 out.write_all(colored_diff(&file.diff, stdout_colored()).as_bytes())?;
             }

@@ -85,7 +85,7 @@ pub fn execute(args: &Args) -> anyhow::Result<Report> {
     let decode = Schedule::clamped(
         args.wait,
         args.warmup,
-        i64::try_from(args.window.decode_active).unwrap_or(i64::MAX),
+        i64::try_from(args.window.decode_active()).unwrap_or(i64::MAX),
         args.repeat,
         args.window
             .decode_skip_first
@@ -164,9 +164,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.json {
         print_json(&report)?;
     } else {
-        anstream::stdout()
-            .lock()
-            .write_all(human(&report).as_bytes())?;
+        crate::output::stdout().write_all(human(&report).as_bytes())?;
     }
     Ok(if report.clean() {
         Exit::Ok

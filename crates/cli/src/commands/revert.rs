@@ -4,14 +4,18 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use npuprof_journal::RevertOutcome;
+
 use crate::exit::Exit;
-use crate::journal::{self, RevertOutcome};
 use crate::output;
+
+/// The `--json` schema version.
+const SCHEMA_VERSION: u32 = 1;
 
 /// Arguments of `npuprof revert`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The repository npuprof changed.
+    /// The repository npuprof changed (or any directory inside it: the root is found like git's).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
     /// Restore even files changed after npuprof's change (their later edits are lost).
@@ -29,18 +33,19 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, Arc::clone(&interrupted))?;
     }
-    let outcome = journal::revert(&args.repo, args.force)?;
+    let repo = npuprof_journal::find_root(&args.repo)?;
+    let outcome = npuprof_journal::revert(&repo, args.force)?;
     if interrupted.load(Ordering::SeqCst) {
         anstream::eprintln!("npuprof: interrupt received; the revert was finished first");
     }
     if args.json {
-        output::print_json(&outcome)?;
+        output::print_versioned_json(SCHEMA_VERSION, &outcome)?;
     }
     Ok(match &outcome {
         RevertOutcome::NothingToRevert => {
             anstream::eprintln!(
-                "npuprof: nothing to revert (no journal in `{}`)",
-                args.repo.display()
+                "npuprof: nothing to revert (no journal in `{}` or above)",
+                repo.display()
             );
             Exit::Ok
         }
@@ -53,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 anstream::eprintln!(
                     "  {} ({}): {}",
                     conflict.path.display(),
-                    conflict.kind,
+                    conflict.kind.as_str(),
                     conflict.state.describe()
                 );
             }
@@ -67,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
                 let forced = if action.forced { " (forced)" } else { "" };
                 anstream::eprintln!(
                     "{:<18} {}{forced}",
-                    action.action.replace('_', " "),
+                    action.action.describe(),
                     action.path.display()
                 );
             }

@@ -65,9 +65,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
     let report = execute(&root)?;
     if args.json {
-        crate::output::print_json(&report)?;
+        crate::output::print_json_document(&report)?;
     } else {
-        let mut out = anstream::stdout().lock();
+        let mut out = crate::output::stdout();
         out.write_all(human(&report).as_bytes())?;
         let mut err = anstream::stderr().lock();
         for warning in &report.warnings {

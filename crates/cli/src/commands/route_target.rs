@@ -50,9 +50,7 @@ pub fn run(args: &TargetArgs, repo: &Path, model: &str, json: bool) -> anyhow::R
             next,
         })?;
     } else {
-        anstream::stdout()
-            .lock()
-            .write_all(human(&target, next.as_deref()).as_bytes())?;
+        crate::output::stdout().write_all(human(&target, next.as_deref()).as_bytes())?;
     }
     Ok(Exit::Ok)
 }
@@ -76,7 +74,7 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
         );
     }
     let mut lines = Vec::new();
-    for yaml in yaml_files(&dir) {
+    for yaml in npuprof_target::list_configs(&dir) {
         let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
         let view =
             npuprof_target::config_view(Definitions::builtin(), repo, model, &yaml, &text, None);
@@ -140,33 +138,8 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
         s,
         "next: npuprof route --model {model} --yaml <one of them>"
     );
-    anstream::stdout().lock().write_all(s.as_bytes())?;
+    crate::output::stdout().write_all(s.as_bytes())?;
     Ok(Exit::Ok)
-}
-
-fn yaml_files(dir: &Path) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut stack = vec![String::new()];
-    while let Some(rel) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(dir.join(&rel)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let child = if rel.is_empty() {
-                name.clone()
-            } else {
-                format!("{rel}/{name}")
-            };
-            if entry.path().is_dir() {
-                stack.push(child);
-            } else if name.ends_with(".yaml") || name.ends_with(".yml") {
-                out.push(child);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn source(site: &Site, field: WindowField, factory: &str, factory_path: &str) -> String {

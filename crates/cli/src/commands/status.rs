@@ -3,16 +3,16 @@
 
 use std::path::PathBuf;
 
+use npuprof_journal::EntryStatus;
 use serde::Serialize;
 
 use crate::exit::Exit;
-use crate::journal::{self, EntryStatus};
 use crate::output;
 
 /// Arguments of `npuprof status`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The repository to inspect.
+    /// The repository to inspect (or any directory inside it: the root is found like git's).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
     /// Print the status as JSON on stdout.
@@ -23,6 +23,8 @@ pub struct Args {
 /// The `--json` document.
 #[derive(Debug, Serialize)]
 struct StatusReport {
+    /// The version of this document's schema.
+    schema_version: u32,
     /// Whether a journal exists (npuprof has changes in place).
     patched: bool,
     /// Every journaled change, oldest first.
@@ -31,8 +33,10 @@ struct StatusReport {
 
 /// Runs `npuprof status`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    let entries = journal::status(&args.repo)?;
+    let repo = npuprof_journal::find_root(&args.repo)?;
+    let entries = npuprof_journal::status(&repo)?;
     let report = StatusReport {
+        schema_version: 1,
         patched: entries.is_some(),
         entries: entries.unwrap_or_default(),
     };
@@ -42,8 +46,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     }
     if !report.patched {
         anstream::eprintln!(
-            "npuprof: no changes recorded in `{}` (nothing to revert)",
-            args.repo.display()
+            "npuprof: no changes recorded in `{}` or above (nothing to revert)",
+            repo.display()
         );
         return Ok(Exit::Ok);
     }
@@ -62,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         anstream::println!(
             "{:<width$}  {:<11}  by {} at {}: {}{detail}",
             entry.path.display(),
-            entry.kind,
+            entry.kind.as_str(),
             entry.command,
             entry.time,
             entry.state.describe(),

@@ -122,7 +122,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     if args.json {
         print_json(&report)?;
     } else {
-        let mut out = anstream::stdout().lock();
+        let mut out = crate::output::stdout();
         out.write_all(human(&report).as_bytes())?;
     }
     Ok(if report.ok { Exit::Ok } else { Exit::Findings })

@@ -1,7 +1,8 @@
-//! Running the launch command: its own process group, output streamed to our stderr (stdout
-//! stays for data), an optional timeout, and Ctrl-C/SIGTERM forwarded to the whole group.
+//! Running the launch command: its own process group, an optional timeout, signals forwarded to
+//! the whole group. Its output goes to our stderr (stdout stays for data): line by line when
+//! stderr is not a terminal; on a terminal, one status line (elapsed time, the run's last line).
 
-use std::os::fd::AsFd;
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -68,19 +69,18 @@ pub fn run(
     interrupt: &Interrupt,
 ) -> anyhow::Result<RunReport> {
     let (program, args) = argv.split_first().context("empty launch command")?;
-    let stdout = std::io::stderr()
-        .as_fd()
-        .try_clone_to_owned()
-        .context("cannot duplicate stderr")?;
     let start = Instant::now();
     let mut child = Command::new(program)
         .args(args)
         .current_dir(dir)
         .stdin(Stdio::null())
-        .stdout(Stdio::from(stdout))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .with_context(|| format!("cannot start `{}`", argv.join(" ")))?;
+    let lines = forward_lines(&mut child);
+    let mut status_line = StatusLine::new(std::io::stderr().is_terminal());
     let group = Pid::from_child(&child);
     let mut timed_out = false;
     let mut interrupted = false;
@@ -105,8 +105,11 @@ pub fn run(
         } else if terminated_at.is_some_and(|t| t.elapsed() >= GRACE) {
             let _ = kill_process_group(group, Signal::KILL);
         }
+        status_line.show(&lines, start.elapsed());
         std::thread::sleep(POLL);
     };
+    status_line.show(&lines, start.elapsed());
+    status_line.finish();
     if terminated_at.is_some() {
         // Stragglers of the group (ranks started by the launcher) must not outlive it.
         let _ = kill_process_group(group, Signal::KILL);
@@ -120,4 +123,84 @@ pub fn run(
         interrupted,
         result_dir: None,
     })
+}
+
+/// The child's stdout and stderr, line by line, through one channel.
+fn forward_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let out = child
+        .stdout
+        .take()
+        .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>);
+    let err = child
+        .stderr
+        .take()
+        .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>);
+    for stream in [out, err].into_iter().flatten() {
+        let send = send.clone();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stream).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    receive
+}
+
+/// How the run's output is shown on our stderr.
+struct StatusLine {
+    /// One redrawn line (a terminal) or every line as it comes.
+    terminal: bool,
+    last: String,
+    drawn: bool,
+}
+
+impl StatusLine {
+    /// The widest status line drawn.
+    const WIDTH: usize = 100;
+
+    fn new(terminal: bool) -> Self {
+        Self {
+            terminal,
+            last: String::new(),
+            drawn: false,
+        }
+    }
+
+    /// Shows what arrived since the last call.
+    fn show(&mut self, lines: &std::sync::mpsc::Receiver<String>, elapsed: Duration) {
+        let mut err = std::io::stderr().lock();
+        let mut new = false;
+        while let Ok(line) = lines.try_recv() {
+            if !self.terminal {
+                let _ = writeln!(err, "{line}");
+            } else if !line.trim().is_empty() {
+                self.last = line;
+                new = true;
+            }
+        }
+        if self.terminal && (new || !self.drawn || elapsed.as_millis() % 1000 < POLL.as_millis()) {
+            let secs = elapsed.as_secs();
+            let head = format!(
+                "npuprof collect: running {:02}:{:02} | ",
+                secs / 60,
+                secs % 60
+            );
+            let room = Self::WIDTH.saturating_sub(head.chars().count());
+            let tail: String = self.last.chars().take(room).collect();
+            let _ = write!(err, "\r\x1b[2K{head}{tail}");
+            let _ = err.flush();
+            self.drawn = true;
+        }
+    }
+
+    /// Ends the status line (the last line of the run stays visible).
+    fn finish(&mut self) {
+        if self.terminal && self.drawn {
+            let _ = writeln!(std::io::stderr().lock());
+        }
+    }
 }

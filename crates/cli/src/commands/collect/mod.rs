@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use anyhow::bail;
+use npuprof_journal::{self as journal, RevertOutcome};
 use npuprof_patch::target::TokenBudget;
 use npuprof_route::{Route, RouteReport};
 use npuprof_target::Target;
@@ -18,7 +19,6 @@ use serde::Serialize;
 use super::{patch, plan, relocate, verify};
 use crate::args::{PhaseArg, TargetArgs, WindowArgs};
 use crate::exit::Exit;
-use crate::journal::{self, RevertOutcome};
 use crate::output;
 use launch::{Interrupt, RunReport};
 
@@ -84,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         output::print_json(&report)?;
     }
     print_summary(&report, args.json);
+    print_profile_summary(&report, args.json);
     Ok(match report.exit_code {
         0 => Exit::Ok,
         1 => Exit::Findings,
@@ -97,6 +98,8 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     let repo = args.target.repo_root()?;
     let (model, yaml) = args.target.model_and_yaml(&repo)?;
     args.window.window()?;
+    // One npuprof at a time in this repository, for the whole workflow.
+    let _lock = journal::RepoLock::acquire(&repo)?;
     if journal::status(&repo)?.is_some() {
         bail!(
             "`{}` already has npuprof changes (see `npuprof status`); revert them first (`npuprof revert`) so that collect can restore the repository exactly",
@@ -111,10 +114,11 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
         revert: "nothing",
         ..CollectReport::default()
     };
-    let result = workflow(args, &repo, &interrupt, &mut report);
+    let mut restore = None;
+    let result = workflow(args, &repo, &interrupt, &mut report, &mut restore);
     // A journal that cannot even be read still means "changed": try to revert (and report).
-    let touched = !matches!(journal::status(&repo), Ok(None));
-    report.revert = if !touched {
+    let journaled = !matches!(journal::status(&repo), Ok(None));
+    report.revert = if !journaled && restore.is_none() {
         "nothing"
     } else if args.keep_patch {
         "kept"
@@ -143,6 +147,29 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
             }
         }
     };
+    // The bytes decide, not the journal: the launched command may have deleted `.npuprof/` or
+    // rewritten files.
+    if report.revert == "reverted" || !journaled {
+        let unrestored = restore
+            .as_ref()
+            .map(journal::RestoreCheck::unrestored)
+            .unwrap_or_default();
+        if !unrestored.is_empty() {
+            let files: Vec<String> = unrestored.iter().map(|p| p.display().to_string()).collect();
+            anstream::eprintln!(
+                "npuprof collect: NOT restored: {} differ from the originals{}",
+                files.join(", "),
+                if journaled {
+                    String::new()
+                } else {
+                    " and the journal is gone (the launched command removed .npuprof/?)".to_owned()
+                }
+            );
+            report.revert = "failed";
+        } else if !journaled {
+            report.revert = "reverted";
+        }
+    }
     let (outcome, exit_code) = match &result {
         Err(err) => {
             report.error = Some(format!("{err:#}"));
@@ -162,6 +189,7 @@ fn workflow(
     repo: &Path,
     interrupt: &Interrupt,
     report: &mut CollectReport,
+    restore: &mut Option<journal::RestoreCheck>,
 ) -> anyhow::Result<()> {
     let route = super::route::execute(repo)?;
     let decision = route.route;
@@ -176,8 +204,12 @@ fn workflow(
     }
     let target = &args.target.resolve()?;
     report.family = Some(target.family);
-    let patched =
-        patch::execute_target(target, &args.window, TokenBudget::Auto, patch::Mode::Write)?;
+    let mut window = args.window;
+    if crate::ask::should_ask(&window, args.json) {
+        crate::ask::ask_window(&mut window, target)?;
+    }
+    let patched = patch::execute_target(target, &window, TokenBudget::Auto, patch::Mode::Write)?;
+    *restore = journal::RestoreCheck::capture(repo)?;
     for file in &patched.files {
         anstream::eprint!("{}", file.diff);
     }
@@ -188,7 +220,13 @@ fn workflow(
     check_interrupt(interrupt)?;
 
     let (cwd, argv) = launch_command(args, target);
-    let verdict = run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    let verdict = run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     if !verdict
         .findings
         .iter()
@@ -199,13 +237,13 @@ fn workflow(
     anstream::eprintln!(
         "npuprof collect: verify diagnosed the bad-output-filesystem case: relocating the output and running again"
     );
-    let relocated = relocate::execute(&relocate::Args {
+    let relocated = npuprof_relocate::relocate(&npuprof_relocate::RelocateRequest {
         repo: target.repo.clone(),
         model: target.model.clone(),
         to: None,
         dry_run: false,
-        json: false,
     })?;
+    *restore = journal::RestoreCheck::capture(repo)?;
     let applied = relocated.applied || relocated.already_relocated;
     let unsafe_target = relocated.target.has_errors();
     report.relocate = Some(relocated);
@@ -213,7 +251,13 @@ fn workflow(
         bail!("could not relocate the output to a safe local directory (see the relocate report)");
     }
     check_interrupt(interrupt)?;
-    run_and_verify(args, target, (&cwd, &argv), interrupt, report)?;
+    run_and_verify(
+        args,
+        target,
+        (&cwd, &argv, window.phase()),
+        interrupt,
+        report,
+    )?;
     Ok(())
 }
 
@@ -221,7 +265,7 @@ fn workflow(
 fn run_and_verify(
     args: &Args,
     target: &Target,
-    (cwd, argv): (&Path, &[String]),
+    (cwd, argv, phase): (&Path, &[String], PhaseArg),
     interrupt: &Interrupt,
     report: &mut CollectReport,
 ) -> anyhow::Result<VerifyReport> {
@@ -266,7 +310,7 @@ fn run_and_verify(
         path: Some(result_dir),
         model: None,
         repo: target.repo.clone(),
-        phase: match args.window.phase {
+        phase: match phase {
             PhaseArg::Both => verify::PhaseArg::Both,
             PhaseArg::Prefill => verify::PhaseArg::Prefill,
             PhaseArg::Decode => verify::PhaseArg::Decode,
@@ -308,6 +352,42 @@ fn newest_result_dir(target: &Target, since: SystemTime) -> Option<PathBuf> {
         return None;
     }
     dir.canonicalize().ok()
+}
+
+/// `path` relative to the current directory when it is below it.
+fn relative(path: &str) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            Path::new(path)
+                .strip_prefix(cwd)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| path.to_owned(), |p| p.display().to_string())
+}
+
+/// What the profile says (`npuprof summary` of the last run's result directory), then what to
+/// run next; on stderr when stdout carries the JSON document.
+fn print_profile_summary(report: &CollectReport, to_stderr: bool) {
+    let Some(dir) = report.runs.last().and_then(|r| r.result_dir.as_deref()) else {
+        return;
+    };
+    let mut text =
+        match npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default()) {
+            Ok(summary) => format!("\n{}", super::summary::human(&summary)),
+            Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
+        };
+    let shown = npuprof_target::shell::quote(&relative(dir));
+    text.push_str(&format!(
+        "next: npuprof summary {shown} --html summary.html   (the full report, one self-contained page)\n"
+    ));
+    if to_stderr {
+        anstream::eprint!("{text}");
+    } else {
+        anstream::print!("{text}");
+    }
 }
 
 /// Error findings listed in the human summary (all of them are in `--json`).
@@ -363,7 +443,7 @@ fn summary(report: &CollectReport) -> String {
             }
         );
         if let Some(dir) = &run.result_dir {
-            let _ = writeln!(s, "    results: {dir}");
+            let _ = writeln!(s, "    results: {}", relative(dir));
         }
         if let Some(verdict) = report.verify.get(index) {
             write_verdict(&mut s, verdict, index + 1 == report.verify.len(), run);

@@ -1,0 +1,170 @@
+//! `npuprof compare BASE NEW`: did a change help? The step-time delta per phase and the kernel
+//! deltas (by type and by exact name: added, removed, slower, faster, count changes) ranked by
+//! their effect on the step, with a one-line verdict per phase.
+//!
+//! Output: the terminal report (at most 100 columns) or `--json` on stdout; `--html FILE` also
+//! writes one self-contained page. Exit 0 when compared, 2 when either side cannot be read or
+//! the two share no phase.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anstyle::{AnsiColor, Style};
+use anyhow::Context as _;
+use npuprof_summary::compare::{Change, KernelDelta, PhaseComparison};
+use npuprof_summary::units::{duration, fit, signed};
+use npuprof_summary::{Comparison, Options};
+
+use crate::commands::summary::write_html;
+use crate::exit::Exit;
+use crate::output::print_json;
+
+/// Arguments of `npuprof compare`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// The base run (result, phase or run directory, as for `summary`).
+    pub base: PathBuf,
+    /// The new run to judge against the base.
+    pub new: PathBuf,
+    /// Only this phase (`prefill`, `decode`, …).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Kernel deltas listed per phase in the terminal, by type and by name.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub top: usize,
+    /// Print the comparison as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page (inline SVG charts, no network) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// Runs `npuprof compare`.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let options = Options {
+        phase: args.phase.clone(),
+        rank: None,
+        top: None,
+    };
+    let base = npuprof_summary::summarize(&args.base, &options).context("base")?;
+    let new = npuprof_summary::summarize(&args.new, &options).context("new")?;
+    let comparison = npuprof_summary::compare(&base, &new);
+    if comparison.phases.is_empty() {
+        anyhow::bail!(
+            "the two runs share no phase ({}); pass --phase or directories of the same phase",
+            comparison.unmatched.join(", ")
+        );
+    }
+    if let Some(file) = &args.html {
+        write_html(file, &npuprof_summary::html::render_comparison(&comparison))?;
+    }
+    if args.json {
+        print_json(&comparison)?;
+    } else {
+        let text = human(&comparison, args.top);
+        crate::output::stdout().write_all(text.as_bytes())?;
+    }
+    Ok(Exit::Ok)
+}
+
+fn human(comparison: &Comparison, top: usize) -> String {
+    let mut out = String::new();
+    for (index, phase) in comparison.phases.iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
+        }
+        phase_block(&mut out, phase, top);
+    }
+    for line in &comparison.unmatched {
+        let _ = writeln!(out, "note: {line}");
+    }
+    out
+}
+
+fn phase_block(out: &mut String, phase: &PhaseComparison, top: usize) {
+    let bold = Style::new().bold();
+    let _ = writeln!(
+        out,
+        "{}{}{}",
+        bold.render(),
+        phase.verdict,
+        bold.render_reset()
+    );
+    if let Some(step) = &phase.step {
+        let _ = writeln!(
+            out,
+            "  step         {} → {} ({})",
+            duration(step.base_us),
+            duration(step.new_us),
+            signed(step.delta_us)
+        );
+    }
+    let k = &phase.kernel_time;
+    let _ = writeln!(
+        out,
+        "  kernel time  {} → {} per step ({})",
+        duration(k.base_us),
+        duration(k.new_us),
+        signed(k.delta_us)
+    );
+    delta_table(out, "by type", &phase.by_type, top);
+    delta_table(out, "by name", &phase.by_name, top);
+}
+
+fn change_style(change: Change) -> Style {
+    match change {
+        Change::Slower | Change::Added => AnsiColor::Red.on_default(),
+        Change::Faster | Change::Removed => AnsiColor::Green.on_default(),
+        Change::Unchanged => Style::new(),
+    }
+}
+
+fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize) {
+    if deltas.is_empty() {
+        return;
+    }
+    let dim = Style::new().dimmed();
+    let _ = writeln!(
+        out,
+        "  {}{title:<10} {:>11} {:>7} {:<9} {:>13}  key{}",
+        dim.render(),
+        "Δ/step",
+        "effect",
+        "change",
+        "calls/step",
+        dim.render_reset()
+    );
+    // 2 + 10 + 1 + 11 + 1 + 7 + 1 + 9 + 1 + 13 + 2 = 58; the key gets the rest of 100.
+    for d in deltas.iter().take(top) {
+        let style = change_style(d.change);
+        let calls = if d.base_count == d.new_count {
+            format!("{:.2}", d.new_count)
+        } else {
+            format!("{:.2}→{:.2}", d.base_count, d.new_count)
+        };
+        let _ = writeln!(
+            out,
+            "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}",
+            "",
+            signed(d.delta_us),
+            d.effect
+                .map(|e| format!("{:+.1}%", e * 100.0))
+                .unwrap_or_default(),
+            style.render(),
+            d.change.as_str(),
+            style.render_reset(),
+            calls,
+            fit(&d.key, 42)
+        );
+    }
+    if deltas.len() > top {
+        let _ = writeln!(
+            out,
+            "  {:<10} … {} more (see --json)",
+            "",
+            deltas.len() - top
+        );
+    }
+}

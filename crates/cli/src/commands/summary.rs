@@ -1,0 +1,328 @@
+//! `npuprof summary`: what a profile says, per phase × rank — step times and their split, the
+//! top kernels by device time (by name and by type), what bounds them, communication and
+//! waiting, the balance across ranks — and what to open next.
+//!
+//! Output: the terminal report (at most 100 columns; colour only on a terminal, never with
+//! `NO_COLOR`) or `--json` on stdout; `--html FILE` also writes one self-contained page.
+//! Exit 0 when summarised, 2 when nothing could be (missing path, no run directory, a file
+//! without a required column).
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use anstyle::{AnsiColor, Style};
+use npuprof_summary::pipe::Pipe;
+use npuprof_summary::units::{duration, fit, percent};
+use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
+
+use crate::exit::Exit;
+use crate::output::print_json;
+
+/// Arguments of `npuprof summary`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// A recipes result directory (`prof/<phase>/…`), a phase directory, a `*_ascend_pt` run
+    /// directory, or any parent of run directories [default with --model/--yaml: that run
+    /// config's newest result directory].
+    #[arg(required_unless_present_any = ["model", "config"], conflicts_with_all = ["model", "config"])]
+    pub path: Option<PathBuf>,
+    /// The repository and run config whose newest result to summarise.
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
+    /// Only this phase (`prefill`, `decode`, …).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Only this rank.
+    #[arg(long, value_name = "N")]
+    pub rank: Option<u32>,
+    /// Kernel groups to keep per run, by name and by type.
+    #[arg(long, value_name = "N", default_value_t = 15)]
+    pub top: usize,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page (inline SVG charts, no network) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// Runs `npuprof summary`.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let options = Options {
+        phase: args.phase.clone(),
+        rank: args.rank,
+        top: Some(args.top),
+    };
+    let path = match &args.path {
+        Some(path) => path.clone(),
+        None => newest_result(&args.target)?,
+    };
+    let summary = npuprof_summary::summarize(&path, &options)?;
+    if let Some(file) = &args.html {
+        write_html(file, &npuprof_summary::html::render_summary(&summary))?;
+    }
+    if args.json {
+        print_json(&summary)?;
+    } else {
+        crate::output::stdout().write_all(human(&summary).as_bytes())?;
+    }
+    Ok(Exit::Ok)
+}
+
+/// The newest result directory of a named run config.
+pub fn newest_result(target: &crate::args::TargetArgs) -> anyhow::Result<PathBuf> {
+    let target = target.resolve()?;
+    target.results.newest(&target.repo).ok_or_else(|| {
+        anyhow::anyhow!(
+            "no result yet for {}: nothing under {}/<YYYYMMDD>/{}",
+            target.config_path,
+            target.results.res_dir,
+            target.results.case
+        )
+    })
+}
+
+/// Writes an HTML page and says so on stderr.
+pub fn write_html(file: &Path, html: &str) -> anyhow::Result<()> {
+    std::fs::write(file, html)
+        .map_err(|e| anyhow::anyhow!("{}: cannot write the HTML page: {e}", file.display()))?;
+    anstream::eprintln!("npuprof: wrote {}", file.display());
+    Ok(())
+}
+
+/// Terminal width the report keeps to.
+const WIDTH: usize = 100;
+/// Kernel groups listed per run in the terminal.
+const TERMINAL_ROWS: usize = 10;
+
+fn bold() -> Style {
+    Style::new().bold()
+}
+
+fn dim() -> Style {
+    Style::new().dimmed()
+}
+
+/// The short name of an `Accelerator Core`.
+fn core(core: &str) -> String {
+    match core {
+        "AI_CORE" => "AIC".to_owned(),
+        "AI_VECTOR_CORE" => "AIV".to_owned(),
+        other => fit(other, 8),
+    }
+}
+
+/// The terminal report of a summary (also printed at the end of `collect`).
+pub fn human(summary: &Summary) -> String {
+    let mut out = String::new();
+    for run in &summary.runs {
+        run_block(&mut out, run);
+    }
+    ranks_block(&mut out, &summary.ranks);
+    let _ = writeln!(out, "{}open next{}", bold().render(), bold().render_reset());
+    for step in &summary.next {
+        let _ = writeln!(out, "  {}", step.action);
+        let _ = writeln!(
+            out,
+            "    {}{}{}",
+            dim().render(),
+            step.what,
+            dim().render_reset()
+        );
+    }
+    out
+}
+
+fn run_block(out: &mut String, run: &RunSummary) {
+    let title = format!(
+        "{} · rank {}",
+        run.phase.as_deref().unwrap_or("run"),
+        run.rank.map_or_else(|| "?".to_owned(), |r| r.to_string())
+    );
+    let dir = fit(&run.dir, WIDTH.saturating_sub(title.chars().count() + 3));
+    let _ = writeln!(
+        out,
+        "{}{title}{}   {dir}",
+        bold().render(),
+        bold().render_reset()
+    );
+    if let Some(stats) = &run.step_stats {
+        let _ = writeln!(
+            out,
+            "  steps   {} recorded: mean {}, p50 {}, max {}",
+            stats.count,
+            duration(stats.mean_us),
+            duration(stats.p50_us),
+            duration(stats.max_us)
+        );
+    }
+    if let Some(split) = &run.time_split {
+        let overlapped = split
+            .overlapped
+            .map(|o| format!(" (overlapped {})", percent(o)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  split   computing {}, communication not overlapped {}, free {}{overlapped}",
+            percent(split.computing),
+            percent(split.communication_not_overlapped),
+            percent(split.free)
+        );
+    }
+    if let Some(comm) = &run.communication {
+        let ratio = comm
+            .wait_ratio
+            .map(|r| format!(", wait/(wait+transit) {}", percent(r)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  comm    {} ops, {} elapsed, {} waiting{ratio}",
+            comm.ops,
+            duration(comm.elapse_us),
+            duration(comm.wait_us)
+        );
+    }
+    if let Some(pipe) = &run.pipe {
+        let shares: Vec<String> = Pipe::ALL
+            .iter()
+            .map(|p| format!("{} {}", p.as_str(), percent(pipe.ratios.get(*p))))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  pipes   {} (over {} of kernel time)",
+            shares.join(", "),
+            percent(pipe.measured_share)
+        );
+    }
+    kernel_table(out, run);
+    type_table(out, run);
+    for note in &run.notes {
+        let _ = writeln!(out, "  note: {}", fit(note, WIDTH - 8));
+    }
+    out.push('\n');
+}
+
+fn kernel_table(out: &mut String, run: &RunSummary) {
+    let Some(totals) = &run.kernels else { return };
+    let _ = writeln!(
+        out,
+        "  kernels {} rows, {} device time, {} names{}",
+        totals.rows,
+        duration(totals.total_us),
+        totals.distinct_names,
+        if totals.capped {
+            " (capped: the rest as (other))"
+        } else {
+            ""
+        }
+    );
+    if run.top_kernels.is_empty() {
+        return;
+    }
+    // 2 + 10 + 1 + 6 + 1 + 6 + 1 + 6 + 1 + 4 + 1 + 16 + 1 = 56; the name gets the rest.
+    let name_width = WIDTH - 56;
+    let _ = writeln!(
+        out,
+        "  {}{:>10} {:>6} {:>6} {:<6} {:<4} {:<16} name{}",
+        dim().render(),
+        "total",
+        "share",
+        "count",
+        "bound",
+        "core",
+        "type",
+        dim().render_reset()
+    );
+    for k in run.top_kernels.iter().take(TERMINAL_ROWS) {
+        let _ = writeln!(
+            out,
+            "  {:>10} {:>6} {:>6} {:<6} {:<4} {:<16} {}",
+            duration(k.total_us),
+            percent(k.share),
+            k.count,
+            k.bound.map_or("-", Pipe::as_str),
+            core(&k.core),
+            fit(&k.kind, 16),
+            fit(&k.name, name_width)
+        );
+    }
+}
+
+fn type_table(out: &mut String, run: &RunSummary) {
+    if run.by_type.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "  {}by type{}", dim().render(), dim().render_reset());
+    let rows: Vec<String> = run
+        .by_type
+        .iter()
+        .take(TERMINAL_ROWS)
+        .map(|t| {
+            format!(
+                "{:<22} {:>9} {:>6} {:>6}",
+                fit(&t.kind, 22),
+                duration(t.total_us),
+                format!("×{}", t.count),
+                percent(t.share)
+            )
+        })
+        .collect();
+    // Two columns of 48 characters.
+    for pair in rows.chunks(2) {
+        let left = format!("{:<48}", pair[0]);
+        let right = pair.get(1).map_or("", String::as_str);
+        let _ = writeln!(out, "  {}", format!("{left}{right}").trim_end());
+    }
+}
+
+fn ranks_block(out: &mut String, ranks: &[PhaseRanks]) {
+    let _ = writeln!(out, "{}ranks{}", bold().render(), bold().render_reset());
+    for phase in ranks {
+        let name = phase.phase.as_deref().unwrap_or("run");
+        match (phase.slowest_rank, phase.imbalance_ratio) {
+            (Some(rank), Some(ratio)) => {
+                let _ = writeln!(
+                    out,
+                    "  {name}: slowest rank {rank}, imbalance {ratio:.3} (slowest/fastest mean step)"
+                );
+            }
+            _ if phase.per_rank.is_empty() => {
+                let _ = writeln!(out, "  {name}: no step times");
+            }
+            _ => {
+                let _ = writeln!(out, "  {name}:");
+            }
+        }
+        rank_lines(out, phase);
+    }
+    out.push('\n');
+}
+
+/// The ranks' mean step times, several per line within [`WIDTH`], the slowest in red.
+fn rank_lines(out: &mut String, phase: &PhaseRanks) {
+    let red = AnsiColor::Red.on_default().bold();
+    let mut used = 0;
+    for r in &phase.per_rank {
+        let label = r
+            .rank
+            .map_or_else(|| fit(&r.dir, 30), |n| format!("rank {n}"));
+        let item = format!("{label} {}", duration(r.mean_step_us));
+        let width = item.chars().count() + 2;
+        if used > 0 && used + width > WIDTH - 4 {
+            out.push('\n');
+            used = 0;
+        }
+        out.push_str(if used == 0 { "    " } else { "  " });
+        let slowest = phase.per_rank.len() > 1 && r.rank.is_some() && r.rank == phase.slowest_rank;
+        if slowest {
+            let _ = write!(out, "{}{item}{}", red.render(), red.render_reset());
+        } else {
+            out.push_str(&item);
+        }
+        used += width;
+    }
+    if used > 0 {
+        out.push('\n');
+    }
+}

@@ -1,0 +1,409 @@
+//! Why a command failed (exit 2), as the closed set of codes in the `--json` error document.
+//!
+//! A [`Failure`] is built from a command's error by looking through its chain of causes for a
+//! known error type (a [`Failure`] raised by the CLI itself, the libraries' error enums, an IO
+//! error); the outermost known cause decides the code and the hint. The message is the whole
+//! chain, as printed on stderr.
+
+use std::fmt;
+use std::io;
+
+use npuprof_journal::JournalError;
+use npuprof_lint::LintError;
+use npuprof_patch::PatchError;
+use npuprof_patch::inject::InjectError;
+use npuprof_route::RouteError;
+use npuprof_summary::SummaryError;
+use npuprof_verify::VerifyError;
+use serde::Serialize;
+
+/// What kind of failure ended a command with exit 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The command line is wrong: unknown flag, missing or invalid value.
+    Usage,
+    /// A path, file, model, config or definition that was named does not exist.
+    NotFound,
+    /// The input exists but cannot be used: not a directory, a syntax error, no run output in it.
+    InvalidInput,
+    /// npuprof refused a change that would be unsafe or wrong; nothing was changed.
+    Refused,
+    /// Reading or writing failed (permissions, disk).
+    Io,
+    /// A bug in npuprof; nothing was written.
+    Internal,
+    /// The command could not complete for another reason; the message says why.
+    Failed,
+}
+
+impl ErrorCode {
+    /// The hint given when nothing more specific is known.
+    fn default_hint(self) -> &'static str {
+        match self {
+            ErrorCode::Usage => "`npuprof <command> --help` lists each command's options",
+            ErrorCode::NotFound => {
+                "check the names and paths given (paths are relative to the current directory)"
+            }
+            ErrorCode::InvalidInput => "fix the input named in the message, then run again",
+            ErrorCode::Refused => {
+                "nothing was changed; fix the cause named in the message (`npuprof status` lists npuprof's changes)"
+            }
+            ErrorCode::Io => {
+                "check the permissions of the paths in the message and the free disk space"
+            }
+            ErrorCode::Internal => {
+                "this is a bug in npuprof (nothing was written); report it with the command line"
+            }
+            ErrorCode::Failed => "the message names the cause; fix it and run again",
+        }
+    }
+}
+
+/// A failure with its code, message and a hint at what to do.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    code: ErrorCode,
+    message: String,
+    hint: String,
+}
+
+impl Failure {
+    /// A failure with the code's default hint.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            hint: code.default_hint().to_owned(),
+        }
+    }
+
+    /// Replaces the hint.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = hint.into();
+        self
+    }
+
+    /// Classifies a command's error (see the module documentation).
+    pub fn from_error(err: &anyhow::Error) -> Self {
+        let message = format!("{err:#}");
+        let (code, hint) = err
+            .chain()
+            .find_map(classify)
+            .unwrap_or((ErrorCode::Failed, None));
+        let failure = Self::new(code, message);
+        match hint {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
+    }
+
+    /// A command-line error from clap: its first line is the message; its tips and the usage
+    /// line are the hint.
+    pub fn from_clap(err: &clap::Error) -> Self {
+        let text = err.to_string();
+        let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+        let message = lines
+            .next()
+            .unwrap_or("invalid command line")
+            .trim_start_matches("error: ")
+            .to_owned();
+        let mut hints: Vec<String> = Vec::new();
+        for line in lines {
+            if let Some(tip) = line.strip_prefix("tip: ") {
+                hints.push(tip.to_owned());
+            } else if let Some(usage) = line.strip_prefix("Usage: ") {
+                hints.push(format!("usage: {usage} (`--help` lists the options)"));
+            }
+        }
+        let failure = Self::new(ErrorCode::Usage, message);
+        if hints.is_empty() {
+            failure
+        } else {
+            failure.with_hint(hints.join("; "))
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// The code and, when one is known, a specific hint for one cause of an error.
+type Classified = (ErrorCode, Option<&'static str>);
+
+/// Classifies one cause of an error, if its type is known.
+fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
+    if let Some(failure) = cause.downcast_ref::<Failure>() {
+        return Some((failure.code, None));
+    }
+    None.or_else(|| cause.downcast_ref::<RouteError>().map(route))
+        .or_else(|| cause.downcast_ref::<VerifyError>().map(verify))
+        .or_else(|| cause.downcast_ref::<LintError>().map(lint))
+        .or_else(|| cause.downcast_ref::<PatchError>().map(patch))
+        .or_else(|| cause.downcast_ref::<InjectError>().map(inject))
+        .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
+        .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
+        .or_else(|| cause.downcast_ref::<io::Error>().map(io))
+}
+
+/// The hint for a repository path that is not a directory.
+const REPO_HINT: &str =
+    "give the repository's root directory (e.g. `npuprof route .` from inside it)";
+
+fn route(err: &RouteError) -> Classified {
+    match err {
+        RouteError::NotFound(_) => (ErrorCode::NotFound, Some(REPO_HINT)),
+        RouteError::NotADirectory(_) => (ErrorCode::InvalidInput, Some(REPO_HINT)),
+        RouteError::Unreadable { .. } => (ErrorCode::Io, None),
+    }
+}
+
+fn verify(err: &VerifyError) -> Classified {
+    match err {
+        VerifyError::PathNotFound(_) => (ErrorCode::NotFound, None),
+        VerifyError::NotADirectory(_) | VerifyError::NoRunDirectory(_) => (
+            ErrorCode::InvalidInput,
+            Some(
+                "give a result directory (models/<model>/res/<date>/<case>/), a phase directory or a *_ascend_pt run directory",
+            ),
+        ),
+        VerifyError::NoResultDirectory(_) => (
+            ErrorCode::NotFound,
+            Some("run the inference first, or give the result directory as PATH"),
+        ),
+        VerifyError::Unreadable(..) => (ErrorCode::Io, None),
+        VerifyError::BadReport(..) => (
+            ErrorCode::InvalidInput,
+            Some("give the output of `npuprof verify --json` from each node"),
+        ),
+    }
+}
+
+fn lint(err: &LintError) -> Classified {
+    match err {
+        LintError::Missing(_) => (ErrorCode::NotFound, None),
+        LintError::Read { .. } | LintError::Walk(_) => (ErrorCode::Io, None),
+        LintError::Fix(_) => (ErrorCode::Refused, None),
+    }
+}
+
+fn patch(err: &PatchError) -> Classified {
+    match err {
+        PatchError::Syntax { .. } => (
+            ErrorCode::InvalidInput,
+            Some("fix the syntax error first: npuprof edits only files that parse"),
+        ),
+        PatchError::NotFound { .. } => (
+            ErrorCode::NotFound,
+            Some(
+                "`npuprof route . --json` says whether the repository is path A (patch) or path B (inject)",
+            ),
+        ),
+        PatchError::Refused(_) => (ErrorCode::Refused, None),
+        PatchError::Internal(_) | PatchError::Edit(_) => (ErrorCode::Internal, None),
+    }
+}
+
+fn inject(err: &InjectError) -> Classified {
+    match err {
+        InjectError::Unparseable | InjectError::EntrySyntax { .. } => (
+            ErrorCode::InvalidInput,
+            Some("fix the entry script's syntax error first"),
+        ),
+        InjectError::NoDecodeSteps => (ErrorCode::Usage, None),
+        InjectError::HarnessSyntax(_) => (ErrorCode::Internal, None),
+    }
+}
+
+/// `None` for a read error: its IO cause decides.
+fn summary(err: &SummaryError) -> Option<Classified> {
+    match err {
+        SummaryError::Discover(err) => Some(verify(err)),
+        SummaryError::Io { .. } => None,
+        SummaryError::Csv { .. }
+        | SummaryError::MissingColumn { .. }
+        | SummaryError::BadNumber { .. }
+        | SummaryError::Ragged { .. }
+        | SummaryError::Json { .. } => Some((
+            ErrorCode::InvalidInput,
+            Some("`npuprof verify` on the run says what is wrong with its output"),
+        )),
+        SummaryError::NothingSelected { .. } => Some((
+            ErrorCode::NotFound,
+            Some("check --phase and --rank against the run directories"),
+        )),
+    }
+}
+
+/// `None` for the journal's errors that wrap a cause: the cause decides.
+fn journal(err: &JournalError) -> Option<Classified> {
+    let refused = |hint| Some((ErrorCode::Refused, hint));
+    match err {
+        JournalError::Io { .. }
+        | JournalError::RolledBack { .. }
+        | JournalError::RevertStopped { .. } => None,
+        JournalError::BadJournal { .. } => Some((
+            ErrorCode::InvalidInput,
+            Some("the journal under .npuprof/ is damaged; the message says what to inspect"),
+        )),
+        JournalError::Locked { .. } => refused(Some(
+            "another npuprof is changing this repository; wait for it to finish, then run again",
+        )),
+        JournalError::EditedSince { .. } => refused(Some(
+            "keep a copy of your edit; `npuprof revert --force` restores the original",
+        )),
+        JournalError::Confinement(_)
+        | JournalError::OrphanedOriginals { .. }
+        | JournalError::Refused(_) => refused(None),
+        JournalError::Raced => Some((ErrorCode::Failed, Some("nothing was changed; run it again"))),
+        JournalError::RollbackFailed { .. } => Some((
+            ErrorCode::Io,
+            Some("run `npuprof revert` to restore the originals"),
+        )),
+        JournalError::Preview => Some((ErrorCode::Internal, None)),
+    }
+}
+
+fn io(err: &io::Error) -> Classified {
+    match err.kind() {
+        io::ErrorKind::NotFound => (ErrorCode::NotFound, None),
+        io::ErrorKind::NotADirectory | io::ErrorKind::IsADirectory => {
+            (ErrorCode::InvalidInput, None)
+        }
+        _ => (ErrorCode::Io, None),
+    }
+}
+
+/// Whether `err` comes from writing to a reader that has gone (a closed pipe).
+pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|io| io.kind() == io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use anyhow::Context as _;
+
+    use super::{ErrorCode, Failure};
+
+    fn code_of(err: anyhow::Error) -> ErrorCode {
+        Failure::from_error(&err).code
+    }
+
+    #[test]
+    fn the_outermost_known_cause_decides() {
+        let err = Err::<(), _>(npuprof_route::RouteError::NotFound(PathBuf::from("x")))
+            .context("scanning")
+            .unwrap_err();
+        assert_eq!(code_of(err), ErrorCode::NotFound);
+        let failure = Failure::from_error(
+            &anyhow::Error::new(Failure::new(ErrorCode::Refused, "no")).context("outer"),
+        );
+        assert_eq!(failure.code, ErrorCode::Refused);
+        assert_eq!(failure.message, "outer: no");
+    }
+
+    #[test]
+    fn journal_refusals_and_wrapped_causes() {
+        use npuprof_journal::JournalError;
+        let edited = JournalError::EditedSince {
+            path: PathBuf::from("a.py"),
+        };
+        assert_eq!(code_of(edited.into()), ErrorCode::Refused);
+        let missing = JournalError::Io {
+            action: "read",
+            path: PathBuf::from("a.py"),
+            source: std::io::ErrorKind::NotFound.into(),
+        };
+        let rolled_back = JournalError::RolledBack {
+            source: Box::new(missing),
+        };
+        assert_eq!(code_of(rolled_back.into()), ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn io_errors_by_kind_and_unknown_errors_fail() {
+        let missing = std::fs::read("/nonexistent/npuprof").unwrap_err();
+        assert_eq!(code_of(missing.into()), ErrorCode::NotFound);
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(code_of(denied.into()), ErrorCode::Io);
+        assert_eq!(code_of(anyhow::anyhow!("plain")), ErrorCode::Failed);
+    }
+
+    /// Every code, in declaration order; the match makes a new variant a compile error here.
+    fn all_codes() -> Vec<ErrorCode> {
+        let all = [
+            ErrorCode::Usage,
+            ErrorCode::NotFound,
+            ErrorCode::InvalidInput,
+            ErrorCode::Refused,
+            ErrorCode::Io,
+            ErrorCode::Internal,
+            ErrorCode::Failed,
+        ];
+        for code in all {
+            match code {
+                ErrorCode::Usage
+                | ErrorCode::NotFound
+                | ErrorCode::InvalidInput
+                | ErrorCode::Refused
+                | ErrorCode::Io
+                | ErrorCode::Internal
+                | ErrorCode::Failed => {}
+            }
+        }
+        all.to_vec()
+    }
+
+    /// The README's table and the agent skill list exactly the codes there are.
+    #[test]
+    fn readme_and_skill_document_every_code() {
+        let readme = include_str!("../../../README.md");
+        let skill = include_str!("skill/SKILL.md");
+        let names: Vec<String> = all_codes()
+            .into_iter()
+            .map(|code| {
+                serde_json::to_value(code)
+                    .unwrap()
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        let (_, section) = readme
+            .split_once("### JSON errors")
+            .expect("README section");
+        let (section, _) = section.split_once("\n## ").expect("end of the section");
+        let rows = section
+            .lines()
+            .filter_map(|line| line.strip_prefix("| `"))
+            .filter_map(|rest| rest.split_once("` |"))
+            .map(|(code, _)| code);
+        assert_eq!(rows.collect::<Vec<_>>(), names, "README's JSON error table");
+        let listed = skill
+            .split_once("error codes: ")
+            .map(|(_, rest)| rest.split_once('.').map_or(rest, |(list, _)| list))
+            .expect("the skill lists the error codes after `error codes: `");
+        let listed: Vec<String> = listed
+            .split(',')
+            .map(|code| code.trim().trim_matches('`').to_owned())
+            .collect();
+        assert_eq!(listed, names, "the skill's list of error codes");
+    }
+
+    #[test]
+    fn codes_serialise_in_snake_case() {
+        let json = serde_json::to_value(Failure::new(ErrorCode::InvalidInput, "m")).unwrap();
+        assert_eq!(json["code"], "invalid_input");
+        assert_eq!(json["message"], "m");
+        assert!(json["hint"].as_str().is_some_and(|h| !h.is_empty()));
+    }
+}

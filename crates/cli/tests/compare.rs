@@ -1,0 +1,130 @@
+//! `npuprof compare` on the vendored real run against copies changed by named
+//! transformations: terminal and JSON snapshots, errors, width, and the HTML page in Chromium.
+
+#[path = "../../summary/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::browser::{charts, chromium_or_skip, render};
+use common::{Layout, command_in, real_copy, run_dirs, slow_down_type, stdout_of};
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+/// `npuprof compare <args>` run inside `dir`, without colour.
+fn compare_in(dir: &Path, args: &[&str]) -> Command {
+    command_in(&get_cargo_bin("npuprof"), dir, "compare", args)
+}
+
+/// `base/` = the real run; `new/` = the real run with MatMulV2 three times slower on both
+/// ranks (and the step's computing time longer by as much). Returns the added µs per rank.
+fn slower_matmul(root: &Path) -> Vec<f64> {
+    for side in ["base", "new"] {
+        let copy = real_copy(Layout::Flat);
+        std::fs::rename(copy.path(), root.join(side)).expect("move copy");
+    }
+    run_dirs(&root.join("new"), Layout::Flat)
+        .iter()
+        .map(|(_, dir)| slow_down_type(dir, "MatMulV2", 3.0))
+        .collect()
+}
+
+#[test]
+fn terminal_report_names_the_slower_type() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let added = slower_matmul(tmp.path());
+    assert_cmd_snapshot!(
+        "slower_matmul_human",
+        compare_in(tmp.path(), &["base", "new"])
+    );
+    let out = compare_in(tmp.path(), &["base", "new"])
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let per_step_ms = added.iter().sum::<f64>() / 2.0 / 1000.0;
+    assert!(
+        text.starts_with("run step 1.4% slower (+")
+            && text.contains(&format!("+{per_step_ms:.2} ms in MatMulV2")),
+        "{text}"
+    );
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+}
+
+#[test]
+fn rank_0_against_rank_1_of_the_real_run() {
+    let data = common::real_run();
+    let mut cmd = compare_in(&data, &["rank0_ascend_pt", "rank1_ascend_pt", "--top", "4"]);
+    assert_cmd_snapshot!("real_rank0_vs_rank1_human", cmd);
+    let text = stdout_of(&mut compare_in(
+        &data,
+        &["rank0_ascend_pt", "rank1_ascend_pt"],
+    ));
+    assert!(text.lines().all(|l| l.chars().count() <= 100), "{text}");
+}
+
+#[test]
+fn the_readme_example_is_real_output() {
+    let command = "npuprof compare real-2rank/rank0_ascend_pt real-2rank/rank1_ascend_pt --top 4";
+    let (args, want) = common::readme_example(command);
+    let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let data = common::real_run();
+    let parent = data.parent().expect("data dir");
+    assert_eq!(stdout_of(&mut compare_in(parent, &args)), want);
+}
+
+#[test]
+fn json_report_of_the_slower_run() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    slower_matmul(tmp.path());
+    assert_cmd_snapshot!(
+        "slower_matmul_json",
+        compare_in(tmp.path(), &["base", "new", "--json"])
+    );
+}
+
+#[test]
+fn runs_without_a_shared_phase_exit_2() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let result = real_copy(Layout::ResultDir);
+    let flat = real_copy(Layout::Flat);
+    std::fs::rename(result.path(), tmp.path().join("result")).expect("move");
+    std::fs::rename(flat.path(), tmp.path().join("flat")).expect("move");
+    assert_cmd_snapshot!(
+        "no_shared_phase",
+        compare_in(tmp.path(), &["flat", "result"])
+    );
+    assert_cmd_snapshot!("missing_new", compare_in(tmp.path(), &["flat", "nope"]));
+}
+
+#[test]
+fn html_page_renders_in_chromium() {
+    let Some(chromium) = chromium_or_skip("compare::html_page_renders_in_chromium") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let added = slower_matmul(tmp.path());
+    let page = tmp.path().join("compare.html");
+    stdout_of(&mut compare_in(
+        tmp.path(),
+        &["base", "new", "--html", "compare.html"],
+    ));
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npuprof-html");
+    let dom = render(&chromium, &page, &artifacts.join("compare-phone.png"));
+    let charts = charts(&dom);
+    let ids: Vec<&str> = charts.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["step", "type-deltas", "name-deltas"]);
+    let per_step = added.iter().sum::<f64>() / 2.0;
+    let step = &charts[0].1;
+    let labels: Vec<&str> = step.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["base step", "new step", "base kernels", "new kernels"]
+    );
+    assert!((step[1].value - step[0].value - per_step).abs() < 1e-6);
+    let types = &charts[1].1;
+    assert_eq!(types.len(), 1);
+    assert_eq!(types[0].label, "MatMulV2");
+    assert!((types[0].value - per_step).abs() < 1e-6);
+    assert_eq!(types[0].rects[0].0, "slower");
+    assert!(dom.contains("run step 1.4% slower"));
+}

@@ -1,0 +1,264 @@
+//! `npuprof summary` on the vendored real 2-rank run (`crates/summary/tests/data/real-2rank`):
+//! terminal and JSON snapshots, selection, errors, colour, width, and the HTML page rendered
+//! in headless Chromium with its charts checked against independently computed values.
+
+#[path = "../../summary/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::browser::{Row, charts, chromium_or_skip, render};
+use common::{
+    Layout, command_in, drop_column, expected, output_file, real_copy, real_run, run_dirs,
+    stdout_of,
+};
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+/// `npuprof summary <args>` run inside `dir`, without colour.
+fn summary_in(dir: &Path, args: &[&str]) -> Command {
+    command_in(&get_cargo_bin("npuprof"), dir, "summary", args)
+}
+
+/// The directory that holds the vendored run, so paths in the output read `real-2rank/…`.
+fn data_dir() -> std::path::PathBuf {
+    real_run().parent().expect("data dir").to_path_buf()
+}
+
+fn settings(tmp: &Path) -> insta::Settings {
+    let mut s = insta::Settings::clone_current();
+    s.add_filter(&regex_escape(&tmp.display().to_string()), "[TMP]");
+    s
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+#[test]
+fn terminal_report_of_the_real_run() {
+    assert_cmd_snapshot!("real_human", summary_in(&data_dir(), &["real-2rank"]));
+}
+
+#[test]
+fn the_readme_example_is_real_output() {
+    let (args, want) = common::readme_example("npuprof summary real-2rank --rank 0 --top 5");
+    let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    assert_eq!(stdout_of(&mut summary_in(&data_dir(), &args)), want);
+}
+
+#[test]
+fn json_report_of_the_real_run() {
+    assert_cmd_snapshot!(
+        "real_json",
+        summary_in(&data_dir(), &["real-2rank", "--json", "--top", "3"])
+    );
+}
+
+#[test]
+fn json_numbers_match_the_independent_computation() {
+    let text = stdout_of(&mut summary_in(
+        &data_dir(),
+        &["real-2rank", "--json", "--top", "5"],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    let want = expected();
+    assert_eq!(json["schema_version"], 1);
+    for rank in [0, 1] {
+        let run = &json["runs"][rank];
+        let want = &want["runs"][rank.to_string()];
+        assert_eq!(run["rank"], rank);
+        assert_eq!(run["steps"][0]["total_us"], want["steps"][0]["total_us"]);
+        assert_eq!(run["kernels"]["rows"], want["kernels"]["rows"]);
+        for (got, want) in run["top_kernels"].as_array().into_iter().flatten().zip(
+            want["kernels"]["top_names"]
+                .as_array()
+                .into_iter()
+                .flatten(),
+        ) {
+            assert_eq!(got["name"], want["name"]);
+            assert_eq!(got["count"], want["count"]);
+            let (g, w) = (got["total_us"].as_f64(), want["total_us"].as_f64());
+            assert!(
+                g.zip(w).is_some_and(|(g, w)| (g - w).abs() < 1e-9 * w),
+                "{g:?} vs {w:?}"
+            );
+        }
+    }
+    assert_eq!(json["ranks"][0]["slowest_rank"], want["slowest_rank"]);
+}
+
+#[test]
+fn phase_and_rank_select_one_run_of_a_result_directory() {
+    let tmp = real_copy(Layout::ResultDir);
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "result_dir_decode_rank1",
+            summary_in(
+                tmp.path(),
+                &[".", "--phase", "decode", "--rank", "1", "--top", "3"]
+            )
+        );
+    });
+}
+
+#[test]
+fn missing_path_and_missing_column_exit_2() {
+    let tmp = real_copy(Layout::Flat);
+    let run = &run_dirs(tmp.path(), Layout::Flat)[1].1;
+    drop_column(&output_file(run, "kernel_details.csv"), "Name");
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!("missing_path", summary_in(tmp.path(), &["nope"]));
+        assert_cmd_snapshot!(
+            "missing_name_column",
+            summary_in(tmp.path(), &["rank1_ascend_pt"])
+        );
+    });
+}
+
+#[test]
+fn every_line_fits_100_columns() {
+    let tmp = real_copy(Layout::ResultDir);
+    let text = stdout_of(&mut summary_in(tmp.path(), &[".", "--top", "40"]));
+    for line in text.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+}
+
+#[test]
+fn colour_only_when_forced_and_never_with_no_color() {
+    const ESC: char = '\u{1b}';
+    let run = |env: &[(&str, &str)]| {
+        let mut cmd = summary_in(&data_dir(), &["real-2rank"]);
+        cmd.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        stdout_of(&mut cmd)
+    };
+    assert!(!run(&[]).contains(ESC), "no colour into a pipe");
+    assert!(run(&[("CLICOLOR_FORCE", "1")]).contains(ESC));
+    assert!(!run(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains(ESC));
+}
+
+fn chart<'a>(charts: &'a [(String, Vec<Row>)], id: &str) -> Vec<&'a Vec<Row>> {
+    charts
+        .iter()
+        .filter(|(c, _)| c == id)
+        .map(|(_, rows)| rows)
+        .collect()
+}
+
+fn check_close(what: &str, got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+        "{what}: {got} vs {want}"
+    );
+}
+
+/// Bar widths are written with 2 decimals.
+fn check_width(what: &str, got: f64, want: f64) {
+    assert!(
+        (got - want).abs() <= 0.005 + 1e-9,
+        "{what}: width {got} vs {want}"
+    );
+}
+
+#[test]
+fn html_page_renders_in_chromium_with_the_real_numbers() {
+    let Some(chromium) = chromium_or_skip("html_page_renders_in_chromium_with_the_real_numbers")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let page = tmp.path().join("summary.html");
+    stdout_of(summary_in(&data_dir(), &["real-2rank", "--html"]).arg(&page));
+    let html = std::fs::read_to_string(&page).expect("page");
+    for external in ["http://", "https://", "<script", "<link"] {
+        assert!(
+            !html.contains(external),
+            "the page must be self-contained: {external}"
+        );
+    }
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npuprof-html");
+    let dom = render(&chromium, &page, &artifacts.join("summary-phone.png"));
+    std::fs::write(artifacts.join("summary-dom.html"), &dom).expect("keep the DOM");
+    let charts = charts(&dom);
+    let want = expected();
+
+    // Per-rank step times: one bar per rank, the slowest at full width.
+    let ranks = chart(&charts, "ranks");
+    assert_eq!(ranks.len(), 1);
+    let labels: Vec<&str> = ranks[0].iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["rank 0", "rank 1"]);
+    let totals: Vec<f64> = ["0", "1"]
+        .iter()
+        .map(|r| {
+            want["runs"][r]["steps"][0]["total_us"]
+                .as_f64()
+                .unwrap_or_default()
+        })
+        .collect();
+    check_close("rank 0 bar", ranks[0][0].value, totals[0]);
+    check_close("rank 1 bar", ranks[0][1].value, totals[1]);
+    check_width("slowest width", ranks[0][0].rects[0].2, 1000.0);
+    check_width(
+        "other width",
+        ranks[0][1].rects[0].2,
+        1000.0 * totals[1] / totals[0],
+    );
+
+    // Steps: one stacked bar per step, computing + communication + free = the total.
+    let steps = chart(&charts, "steps");
+    assert_eq!(steps.len(), 2);
+    for (rows, total) in steps.iter().zip(&totals) {
+        let segments: Vec<&str> = rows[0].rects.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(segments, ["computing", "communication", "free"]);
+        check_close("step bar", rows[0].rects.iter().map(|r| r.1).sum(), *total);
+    }
+
+    // Top kernels and types: the independent top names, in order, with their totals.
+    let kernels = chart(&charts, "kernels");
+    assert_eq!(kernels.len(), 2);
+    for (rows, rank) in kernels.iter().zip(["0", "1"]) {
+        assert_eq!(rows.len(), 10);
+        let top = want["runs"][rank]["kernels"]["top_names"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        for (row, want) in rows.iter().zip(&top) {
+            check_close(
+                "kernel bar",
+                row.value,
+                want["total_us"].as_f64().unwrap_or_default(),
+            );
+        }
+    }
+    let types = chart(&charts, "types");
+    let hccl = want["runs"]["0"]["kernels"]["by_type"]["hcom_allReduce_"]["total_us"].as_f64();
+    assert_eq!(types[0][0].label, "hcom_allReduce_ ×4");
+    check_close("type bar", types[0][0].value, hccl.unwrap_or_default());
+
+    // Pipes: four ratios on a 0–1 scale.
+    let pipes = chart(&charts, "pipes");
+    let labels: Vec<&str> = pipes[0].iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels, ["cube", "vector", "memory", "scalar"]);
+    let memory = want["runs"]["0"]["kernels"]["pipe"]["memory"]
+        .as_f64()
+        .unwrap_or_default();
+    check_close("memory ratio", pipes[0][2].value, memory);
+    check_width("memory width", pipes[0][2].rects[0].2, 1000.0 * memory);
+    assert!(dom.contains("msprof-analyze advisor all -d"));
+}

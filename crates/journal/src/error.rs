@@ -1,0 +1,117 @@
+//! The journal's errors: every refusal says what was found and what to do.
+
+use std::io;
+use std::path::PathBuf;
+
+/// Everything that can stop a journaled change, a revert or an inspection.
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    /// A filesystem operation failed.
+    #[error("cannot {action} `{}`: {source}", path.display())]
+    Io {
+        /// What was being done (`read`, `replace`, ...).
+        action: &'static str,
+        /// The path acted on.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The journal file is unreadable, corrupt or breaks a rule.
+    #[error("refusing to use the journal `{}`; inspect or remove it by hand: {reason}", path.display())]
+    BadJournal {
+        /// The journal file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A path would leave the repository or touch npuprof's own directory.
+    #[error("{0}")]
+    Confinement(String),
+    /// Another npuprof process holds the repository's lock.
+    #[error(
+        "another npuprof is working here (pid {pid}); wait for it to finish, then run this again"
+    )]
+    Locked {
+        /// The holder's process id (`unknown` when it could not be read).
+        pid: String,
+    },
+    /// Saved originals exist but the journal that names them is gone.
+    #[error(
+        "`{}` holds {count} saved original(s) but no journal.json: the journal was deleted while files \
+         may still be patched. npuprof will not record patched bytes as originals. Put journal.json \
+         back, or compare your files with the saved originals by hand and then remove `{}`",
+        dir.display(),
+        dir.parent().map(|p| p.display().to_string()).unwrap_or_default()
+    )]
+    OrphanedOriginals {
+        /// The `originals/` directory.
+        dir: PathBuf,
+        /// How many saved originals it holds.
+        count: usize,
+    },
+    /// A file npuprof wrote was changed by someone else since.
+    #[error(
+        "`{}` was edited since npuprof last wrote it; refusing to overwrite that edit. Keep a copy of \
+         your version, run `npuprof revert --force` (restores the original), then run this again",
+        path.display()
+    )]
+    EditedSince {
+        /// Repository-relative path.
+        path: PathBuf,
+    },
+    /// The staged change does not fit what is on disk.
+    #[error("{0}")]
+    Refused(String),
+    /// The journal changed between `begin` and `commit` (only possible without the lock).
+    #[error(
+        "the journal changed while this command ran (another npuprof?); nothing was changed, run it again"
+    )]
+    Raced,
+    /// A preview transaction cannot be committed.
+    #[error("internal: a preview transaction cannot be committed")]
+    Preview,
+    /// The commit failed and every change was undone.
+    #[error("{source}; nothing was changed (all changes rolled back)")]
+    RolledBack {
+        /// What failed.
+        source: Box<JournalError>,
+    },
+    /// The commit failed and undoing it failed too.
+    #[error(
+        "{source}; ROLLBACK FAILED ({rollback}); run `npuprof revert` to restore the originals"
+    )]
+    RollbackFailed {
+        /// What failed.
+        source: Box<JournalError>,
+        /// What went wrong while undoing.
+        rollback: String,
+    },
+    /// Revert stopped at one entry.
+    #[error(
+        "revert stopped at `{}`: {source}; changes listed before it were undone; fix the cause and run \
+         `npuprof revert` again (it resumes)",
+        path.display()
+    )]
+    RevertStopped {
+        /// The entry's path.
+        path: PathBuf,
+        /// Why.
+        source: Box<JournalError>,
+    },
+}
+
+/// The journal's result type.
+pub type Result<T, E = JournalError> = std::result::Result<T, E>;
+
+/// Builds the `map_err` closure for an IO error on `path`.
+pub(crate) fn io_err(
+    action: &'static str,
+    path: impl Into<PathBuf>,
+) -> impl FnOnce(io::Error) -> JournalError {
+    let path = path.into();
+    move |source| JournalError::Io {
+        action,
+        path,
+        source,
+    }
+}

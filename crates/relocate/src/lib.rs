@@ -1,0 +1,263 @@
+//! npuprof-relocate: point `models/<model>/res` at a local directory (the fix for output
+//! filesystems where torch_npu's parsers fail), revertibly, through the journal.
+//!
+//! [`relocate`] examines both locations (filesystem, owner, free space, symlinks, a real
+//! lock-and-rename probe that leaves nothing behind), refuses targets that cannot hold the output
+//! (`/`, inside the repository, an ancestor of `res`, a non-empty directory), and — unless it is a
+//! dry run or the target is unsafe — moves `res` aside and puts a symlink in its place in one
+//! journaled transaction under the repository lock. `npuprof revert` undoes it; the target
+//! directory (outside the repository) is kept.
+
+mod error;
+pub mod mountinfo;
+pub mod preflight;
+pub mod reparse;
+mod target;
+
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+
+use npuprof_journal::{RepoLock, Transaction};
+use serde::Serialize;
+
+pub use error::RelocateError;
+use error::io_err;
+pub use preflight::LocationReport;
+pub use reparse::Reparse;
+
+/// What to relocate, and where.
+#[derive(Debug, Clone)]
+pub struct RelocateRequest {
+    /// The repository (cann-recipes layout: `models/<model>/res` is the output directory).
+    pub repo: PathBuf,
+    /// The model directory under `models/`.
+    pub model: String,
+    /// The local directory to hold the output; relative to the working directory;
+    /// `None`: `$TMPDIR/npuprof-res/<model>` (or a fresh sibling when that one is in use).
+    pub to: Option<PathBuf>,
+    /// Report what would be done and change nothing.
+    pub dry_run: bool,
+}
+
+/// What `models/<model>/res` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LayoutKind {
+    /// It does not exist.
+    Missing,
+    /// A real directory.
+    Directory,
+    /// A symlink.
+    Symlink,
+}
+
+/// What `models/<model>/res` is now.
+#[derive(Debug, Clone, Serialize)]
+pub struct Layout {
+    /// Missing, a directory or a symlink.
+    pub kind: LayoutKind,
+    /// Number of entries, for a directory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entries: Option<usize>,
+    /// Where it points, for a symlink.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symlink_target: Option<PathBuf>,
+}
+
+/// The kinds of change relocate makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    /// Create the target (outside the journal: kept by revert).
+    CreateDir,
+    /// Move the current `res` aside.
+    MoveAside,
+    /// Put a symlink to the target in place of `res`.
+    Symlink,
+}
+
+impl ActionKind {
+    /// How the action reads in human output.
+    pub fn describe(self) -> &'static str {
+        match self {
+            ActionKind::CreateDir => "create dir",
+            ActionKind::MoveAside => "move aside",
+            ActionKind::Symlink => "symlink",
+        }
+    }
+}
+
+/// One change relocate makes (or would make, in a dry run).
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedAction {
+    /// What is done.
+    pub action: ActionKind,
+    /// The path acted on.
+    pub path: PathBuf,
+    /// The destination (`move_aside`) or link target (`symlink`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub to: Option<PathBuf>,
+}
+
+/// The report of a relocation.
+#[derive(Debug, Clone, Serialize)]
+pub struct RelocateReport {
+    /// The model.
+    pub model: String,
+    /// The canonical repository.
+    pub repo: PathBuf,
+    /// The output directory, relative to the repository (`models/<model>/res`).
+    pub res: PathBuf,
+    /// What the output directory is now (before any change).
+    pub layout: Layout,
+    /// Pre-flight of the current output location.
+    pub current: LocationReport,
+    /// Pre-flight of the target directory.
+    pub target: LocationReport,
+    /// The changes, in order.
+    pub actions: Vec<PlannedAction>,
+    /// Whether this was a dry run.
+    pub dry_run: bool,
+    /// Whether the changes were made (false in a dry run, or when already relocated).
+    pub applied: bool,
+    /// Whether `res` already pointed at the target (nothing to do).
+    pub already_relocated: bool,
+    /// How to confirm the diagnosis on an existing failed run, when one exists.
+    pub reparse: Option<Reparse>,
+    /// How to undo.
+    pub revert_command: String,
+}
+
+/// Examines both locations and, unless `request.dry_run` or the target is unsafe, relocates.
+pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateError> {
+    check_model_name(&request.model)?;
+    let repo = request
+        .repo
+        .canonicalize()
+        .map_err(io_err("open the repository", &request.repo))?;
+    let model_dir = repo.join("models").join(&request.model);
+    if !model_dir.is_dir() {
+        return Err(RelocateError::NoModel {
+            model: request.model.clone(),
+            dir: model_dir,
+            repo,
+        });
+    }
+    // One writer at a time, from the first look at `res` to the journaled change.
+    let lock = if request.dry_run {
+        None
+    } else {
+        Some(RepoLock::acquire(&repo)?)
+    };
+    let res_rel = Path::new("models").join(&request.model).join("res");
+    let res = repo.join(&res_rel);
+    let layout = layout_of(&res)?;
+    let chosen = target::choose(&repo, &res, request)?;
+    let mounts =
+        mountinfo::read().map_err(io_err("read the mount table", "/proc/self/mountinfo"))?;
+    // A kill mid-probe inside the repository is cleaned up by the next command, revert included.
+    let note = match &lock {
+        Some(lock) => lock.note_scratch(&preflight::examined_dir(&res))?,
+        None => None,
+    };
+    let current = preflight::examine(&res, &mounts);
+    drop(note);
+    let target_report = preflight::examine(&chosen.given, &mounts);
+
+    let mut actions = Vec::new();
+    let moved_rel = res_rel.with_file_name(format!(
+        "res.npuprof-moved-{}",
+        npuprof_journal::now_compact()
+    ));
+    if !chosen.already_relocated {
+        if !chosen.resolved.is_dir() {
+            actions.push(PlannedAction {
+                action: ActionKind::CreateDir,
+                path: chosen.resolved.clone(),
+                to: None,
+            });
+        }
+        if layout.kind != LayoutKind::Missing {
+            actions.push(PlannedAction {
+                action: ActionKind::MoveAside,
+                path: res_rel.clone(),
+                to: Some(moved_rel.clone()),
+            });
+        }
+        actions.push(PlannedAction {
+            action: ActionKind::Symlink,
+            path: res_rel.clone(),
+            to: Some(chosen.resolved.clone()),
+        });
+    }
+    let apply = !request.dry_run && !chosen.already_relocated && !target_report.has_errors();
+    if apply {
+        npuprof_journal::probe::create_dir_outside(&chosen.resolved)
+            .map_err(io_err("create", &chosen.resolved))?;
+        let mut tx = Transaction::begin(&repo, "relocate")?;
+        if layout.kind != LayoutKind::Missing {
+            tx.rename(&res_rel, &moved_rel)?;
+        }
+        tx.symlink(&res_rel, &chosen.resolved)?;
+        tx.commit()?;
+    }
+    let raw_runs_root = if apply && layout.kind != LayoutKind::Missing {
+        repo.join(&moved_rel)
+    } else {
+        res
+    };
+    let reparse = reparse::newest_raw_run(&raw_runs_root)
+        .map(|raw| Reparse::new(&raw, &chosen.resolved, &request.model));
+    Ok(RelocateReport {
+        model: request.model.clone(),
+        revert_command: format!(
+            "npuprof revert --repo {}",
+            reparse::shell_quote(&repo.display().to_string())
+        ),
+        repo,
+        res: res_rel,
+        layout,
+        current,
+        target: target_report,
+        actions,
+        dry_run: request.dry_run,
+        applied: apply,
+        already_relocated: chosen.already_relocated,
+        reparse,
+    })
+}
+
+fn check_model_name(model: &str) -> Result<(), RelocateError> {
+    let mut components = Path::new(model).components();
+    match (components.next(), components.next()) {
+        (Some(Component::Normal(_)), None) => Ok(()),
+        _ => Err(RelocateError::BadModel(model.to_owned())),
+    }
+}
+
+fn layout_of(res: &Path) -> Result<Layout, RelocateError> {
+    let Ok(meta) = fs::symlink_metadata(res) else {
+        return Ok(Layout {
+            kind: LayoutKind::Missing,
+            entries: None,
+            symlink_target: None,
+        });
+    };
+    if meta.is_symlink() {
+        let target = fs::read_link(res).map_err(io_err("read the symlink", res))?;
+        return Ok(Layout {
+            kind: LayoutKind::Symlink,
+            entries: None,
+            symlink_target: Some(target),
+        });
+    }
+    if meta.is_dir() {
+        let entries = fs::read_dir(res).map_err(io_err("list", res))?.count();
+        return Ok(Layout {
+            kind: LayoutKind::Directory,
+            entries: Some(entries),
+            symlink_target: None,
+        });
+    }
+    Err(RelocateError::BadLayout(res.to_path_buf()))
+}

@@ -1,0 +1,439 @@
+//! Two summaries side by side: the step-time delta and the kernel deltas (by name and by type)
+//! that explain it, ranked by their effect on the step, with a one-line verdict per phase.
+//!
+//! Times are per recorded step and per rank: a phase's kernel time is summed over its ranks and
+//! divided by the number of steps they recorded, so runs with different step counts or rank
+//! counts compare fairly. Summaries to compare must keep every kernel group (`top: None`).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::run::RunSummary;
+use crate::units;
+use crate::{SCHEMA_VERSION, Summary};
+
+/// Below this many µs per step a change is reported as `unchanged`.
+const UNCHANGED_US: f64 = 0.005;
+
+/// The verdict names the types behind a change while it fits this many characters (the first
+/// one always).
+const VERDICT_WIDTH: usize = 100;
+
+/// How a kernel group changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// Only in the new run.
+    Added,
+    /// Only in the base run.
+    Removed,
+    /// More time per step.
+    Slower,
+    /// Less time per step.
+    Faster,
+    /// The same time per step (within 0.005 µs).
+    Unchanged,
+}
+
+impl Change {
+    /// The name used in reports (as in the JSON).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Change::Added => "added",
+            Change::Removed => "removed",
+            Change::Slower => "slower",
+            Change::Faster => "faster",
+            Change::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// One kernel group (a name or a type) in both runs, per step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelDelta {
+    /// The kernel name or the type.
+    pub key: String,
+    /// How it changed.
+    pub change: Change,
+    /// Base time per step.
+    pub base_us: f64,
+    /// New time per step.
+    pub new_us: f64,
+    /// `new_us - base_us`.
+    pub delta_us: f64,
+    /// Base calls per step.
+    pub base_count: f64,
+    /// New calls per step.
+    pub new_count: f64,
+    /// `delta_us` / the base step time: this group's effect on the step.
+    pub effect: Option<f64>,
+}
+
+/// A time in both runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Delta {
+    /// Base value.
+    pub base_us: f64,
+    /// New value.
+    pub new_us: f64,
+    /// `new_us - base_us`.
+    pub delta_us: f64,
+    /// `delta_us / base_us`, when the base is not 0.
+    pub delta_ratio: Option<f64>,
+}
+
+impl Delta {
+    fn new(base_us: f64, new_us: f64) -> Self {
+        let delta_us = new_us - base_us;
+        Self {
+            base_us,
+            new_us,
+            delta_us,
+            delta_ratio: (base_us != 0.0).then(|| delta_us / base_us),
+        }
+    }
+}
+
+/// One phase compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PhaseComparison {
+    /// The phase (of the new run when the two runs name it differently).
+    pub phase: Option<String>,
+    /// Mean step time over every rank's recorded steps; `None` when a side has no step times.
+    pub step: Option<Delta>,
+    /// Summed kernel device time per step.
+    pub kernel_time: Delta,
+    /// Kernel groups by exact name that changed, largest effect first.
+    pub by_name: Vec<KernelDelta>,
+    /// Kernel groups by type that changed, largest effect first.
+    pub by_type: Vec<KernelDelta>,
+    /// One line: how much slower or faster, and the types that explain it.
+    pub verdict: String,
+}
+
+/// The comparison of two summaries.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The base path.
+    pub base: PathBuf,
+    /// The new path.
+    pub new: PathBuf,
+    /// Phases present in both.
+    pub phases: Vec<PhaseComparison>,
+    /// Phases present in only one of the two (e.g. `prefill only in base`).
+    pub unmatched: Vec<String>,
+}
+
+/// A phase of one summary, reduced to per-step figures.
+struct PhaseTotals {
+    steps: usize,
+    step_time_us: Option<f64>,
+    kernel_us: f64,
+    by_name: HashMap<String, (f64, u64)>,
+    by_type: HashMap<String, (f64, u64)>,
+}
+
+impl PhaseTotals {
+    fn of(runs: &[&RunSummary]) -> Self {
+        let recorded: usize = runs.iter().map(|r| r.steps.len()).sum();
+        let step_sum: f64 = runs.iter().flat_map(|r| &r.steps).map(|s| s.total_us).sum();
+        let steps: usize = runs.iter().map(|r| r.steps.len().max(1)).sum();
+        let mut totals = Self {
+            steps,
+            step_time_us: (recorded > 0).then(|| step_sum / recorded as f64),
+            kernel_us: 0.0,
+            by_name: HashMap::new(),
+            by_type: HashMap::new(),
+        };
+        for run in runs {
+            totals.kernel_us += run.kernels.as_ref().map_or(0.0, |k| k.total_us);
+            for k in &run.top_kernels {
+                add(&mut totals.by_name, &k.name, k.total_us, k.count);
+            }
+            for t in &run.by_type {
+                add(&mut totals.by_type, &t.kind, t.total_us, t.count);
+            }
+        }
+        totals
+    }
+}
+
+fn add(map: &mut HashMap<String, (f64, u64)>, key: &str, us: f64, count: u64) {
+    let entry = map.entry(key.to_owned()).or_default();
+    entry.0 += us;
+    entry.1 += count;
+}
+
+/// Compares `new` against `base`, phase by phase.
+pub fn compare(base: &Summary, new: &Summary) -> Comparison {
+    let base_phases = phases(base);
+    let new_phases = phases(new);
+    let mut pairs: Vec<(Option<String>, Option<String>)> = base_phases
+        .iter()
+        .filter(|p| new_phases.contains(p))
+        .map(|p| (p.clone(), p.clone()))
+        .collect();
+    if pairs.is_empty() && base_phases.len() == 1 && new_phases.len() == 1 {
+        pairs.push((base_phases[0].clone(), new_phases[0].clone()));
+    }
+    let mut unmatched = Vec::new();
+    for (side, list, paired) in [
+        (
+            "base",
+            &base_phases,
+            pairs.iter().map(|p| &p.0).collect::<Vec<_>>(),
+        ),
+        (
+            "new",
+            &new_phases,
+            pairs.iter().map(|p| &p.1).collect::<Vec<_>>(),
+        ),
+    ] {
+        for phase in list.iter().filter(|p| !paired.contains(p)) {
+            unmatched.push(format!("{} only in {side}", label(phase)));
+        }
+    }
+    let phases = pairs
+        .into_iter()
+        .map(|(b, n)| {
+            let base_runs: Vec<&RunSummary> = base.runs.iter().filter(|r| r.phase == b).collect();
+            let new_runs: Vec<&RunSummary> = new.runs.iter().filter(|r| r.phase == n).collect();
+            compare_phase(
+                n.or(b),
+                &PhaseTotals::of(&base_runs),
+                &PhaseTotals::of(&new_runs),
+            )
+        })
+        .collect();
+    Comparison {
+        schema_version: SCHEMA_VERSION,
+        base: base.path.clone(),
+        new: new.path.clone(),
+        phases,
+        unmatched,
+    }
+}
+
+fn phases(summary: &Summary) -> Vec<Option<String>> {
+    let mut out: Vec<Option<String>> = Vec::new();
+    for run in &summary.runs {
+        if !out.contains(&run.phase) {
+            out.push(run.phase.clone());
+        }
+    }
+    out
+}
+
+fn label(phase: &Option<String>) -> &str {
+    phase.as_deref().unwrap_or("run")
+}
+
+fn compare_phase(phase: Option<String>, base: &PhaseTotals, new: &PhaseTotals) -> PhaseComparison {
+    let step = match (base.step_time_us, new.step_time_us) {
+        (Some(b), Some(n)) => Some(Delta::new(b, n)),
+        _ => None,
+    };
+    let kernel_time = Delta::new(
+        base.kernel_us / base.steps as f64,
+        new.kernel_us / new.steps as f64,
+    );
+    let reference = step.as_ref().map_or(kernel_time.base_us, |s| s.base_us);
+    let by_name = deltas(
+        &base.by_name,
+        base.steps,
+        &new.by_name,
+        new.steps,
+        reference,
+    );
+    let by_type = deltas(
+        &base.by_type,
+        base.steps,
+        &new.by_type,
+        new.steps,
+        reference,
+    );
+    let verdict = verdict(&phase, step.as_ref(), &kernel_time, &by_type);
+    PhaseComparison {
+        phase,
+        step,
+        kernel_time,
+        by_name,
+        by_type,
+        verdict,
+    }
+}
+
+fn deltas(
+    base: &HashMap<String, (f64, u64)>,
+    base_steps: usize,
+    new: &HashMap<String, (f64, u64)>,
+    new_steps: usize,
+    reference_us: f64,
+) -> Vec<KernelDelta> {
+    let mut keys: Vec<&String> = base.keys().chain(new.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let per_step = |v: Option<&(f64, u64)>, steps: usize| {
+        v.map_or((0.0, 0.0), |(us, n)| {
+            (us / steps as f64, *n as f64 / steps as f64)
+        })
+    };
+    let mut out: Vec<KernelDelta> = keys
+        .into_iter()
+        .map(|key| {
+            let (b, n) = (base.get(key), new.get(key));
+            let (base_us, base_count) = per_step(b, base_steps);
+            let (new_us, new_count) = per_step(n, new_steps);
+            let delta_us = new_us - base_us;
+            let change = match (b, n) {
+                (None, _) => Change::Added,
+                (_, None) => Change::Removed,
+                _ if delta_us >= UNCHANGED_US => Change::Slower,
+                _ if delta_us <= -UNCHANGED_US => Change::Faster,
+                _ => Change::Unchanged,
+            };
+            KernelDelta {
+                key: key.clone(),
+                change,
+                base_us,
+                new_us,
+                delta_us,
+                base_count,
+                new_count,
+                effect: (reference_us > 0.0).then(|| delta_us / reference_us),
+            }
+        })
+        .filter(|d| d.change != Change::Unchanged || d.base_count != d.new_count)
+        .collect();
+    out.sort_by(|a, b| {
+        b.delta_us
+            .abs()
+            .total_cmp(&a.delta_us.abs())
+            .then(a.key.cmp(&b.key))
+    });
+    out
+}
+
+fn verdict(
+    phase: &Option<String>,
+    step: Option<&Delta>,
+    kernel_time: &Delta,
+    by_type: &[KernelDelta],
+) -> String {
+    let (what, delta) = match step {
+        Some(step) => ("step", step),
+        None => ("kernel time per step", kernel_time),
+    };
+    let name = label(phase);
+    let Some(ratio) = delta.delta_ratio else {
+        return format!("{name} {what}: no base time to compare with");
+    };
+    let pct = ratio.abs() * 100.0;
+    let direction = if pct < 0.05 {
+        return format!(
+            "{name} {what} unchanged ({})",
+            units::signed(delta.delta_us)
+        );
+    } else if ratio > 0.0 {
+        "slower"
+    } else {
+        "faster"
+    };
+    let mut line = format!(
+        "{name} {what} {pct:.1}% {direction} ({})",
+        units::signed(delta.delta_us)
+    );
+    let causes = by_type
+        .iter()
+        .filter(|d| d.delta_us.signum() == delta.delta_us.signum())
+        .take(3)
+        .map(|d| format!("{} in {}", units::signed(d.delta_us), d.key));
+    for (index, cause) in causes.enumerate() {
+        let separator = if index == 0 { ": " } else { ", " };
+        let width = line.chars().count() + separator.len() + cause.chars().count();
+        if index > 0 && width > VERDICT_WIDTH {
+            break;
+        }
+        line.push_str(separator);
+        line.push_str(&cause);
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(items: &[(&str, f64, u64)]) -> HashMap<String, (f64, u64)> {
+        items
+            .iter()
+            .map(|(k, us, n)| ((*k).to_owned(), (*us, *n)))
+            .collect()
+    }
+
+    #[test]
+    fn deltas_classify_and_rank_by_effect() {
+        let base = map(&[
+            ("MatMul", 200.0, 4),
+            ("Cast", 20.0, 2),
+            ("Gone", 10.0, 2),
+            ("Same", 4.0, 2),
+        ]);
+        let new = map(&[
+            ("MatMul", 100.0, 2),
+            ("Cast", 10.0, 1),
+            ("New", 50.0, 1),
+            ("Same", 2.0, 1),
+        ]);
+        // base recorded 2 steps, new 1: per step MatMul 100 → 100, Cast 10 → 10, Same 2 → 2.
+        let out = deltas(&base, 2, &new, 1, 1000.0);
+        let got: Vec<_> = out
+            .iter()
+            .map(|d| (d.key.as_str(), d.change, d.delta_us))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("New", Change::Added, 50.0),
+                ("Gone", Change::Removed, -5.0)
+            ]
+        );
+        assert_eq!(out[0].effect, Some(0.05));
+    }
+
+    #[test]
+    fn verdict_names_the_types_that_explain_the_change() {
+        let step = Delta::new(10_000.0, 11_240.0);
+        let types = vec![
+            KernelDelta {
+                key: "MatMulV3".to_owned(),
+                change: Change::Slower,
+                base_us: 5000.0,
+                new_us: 6100.0,
+                delta_us: 1100.0,
+                base_count: 1.0,
+                new_count: 1.0,
+                effect: Some(0.11),
+            },
+            KernelDelta {
+                key: "Cast".to_owned(),
+                change: Change::Faster,
+                base_us: 100.0,
+                new_us: 50.0,
+                delta_us: -50.0,
+                base_count: 1.0,
+                new_count: 1.0,
+                effect: Some(-0.005),
+            },
+        ];
+        let line = verdict(&Some("decode".to_owned()), Some(&step), &step, &types);
+        assert_eq!(
+            line,
+            "decode step 12.4% slower (+1.24 ms): +1.10 ms in MatMulV3"
+        );
+    }
+}

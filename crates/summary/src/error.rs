@@ -1,0 +1,81 @@
+//! Errors that stop a summary or a comparison (exit code 2 in the CLI).
+
+use std::path::PathBuf;
+
+use npuprof_verify::VerifyError;
+
+/// Why a run could not be summarised.
+#[derive(Debug, thiserror::Error)]
+pub enum SummaryError {
+    /// The path is missing, is a file, or holds no run directory.
+    #[error(transparent)]
+    Discover(#[from] VerifyError),
+    /// A file could not be opened or read.
+    #[error("{path}: cannot read: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A CSV file is not well-formed (unterminated quote, invalid UTF-8 in a name…).
+    #[error("{path}: malformed CSV: {source}")]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: csv::Error,
+    },
+    /// A CSV file lacks a column the summary cannot do without.
+    #[error("{path}: required column {missing} is missing (the header has: {header})")]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The missing column, with its accepted spellings.
+        missing: String,
+        /// The header found, comma-separated.
+        header: String,
+    },
+    /// A value that must be a number is not one.
+    #[error("{path}: line {line}: column `{column}` is not a number: {value:?}")]
+    BadNumber {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the record.
+        line: u64,
+        /// The column name.
+        column: String,
+        /// The value found.
+        value: String,
+    },
+    /// A record has more or fewer fields than the header (a cut or malformed file).
+    #[error(
+        "{path}: line {line} has {fields} fields, the header has {expected} (a cut or malformed file: run `npuprof verify` on the run)"
+    )]
+    Ragged {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the record.
+        line: u64,
+        /// Fields in the record.
+        fields: usize,
+        /// Fields in the header.
+        expected: usize,
+    },
+    /// `communication.json` is not the JSON object torch_npu writes.
+    #[error("{path}: not a torch_npu communication.json: {source}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// `--phase`/`--rank` left no run directory.
+    #[error("{path}: no run directory matches the selection ({selection})")]
+    NothingSelected {
+        /// The summarised path.
+        path: PathBuf,
+        /// The selection, e.g. `phase decode, rank 3`.
+        selection: String,
+    },
+}

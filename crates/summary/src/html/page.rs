@@ -1,0 +1,453 @@
+//! The summary and comparison pages.
+
+use std::fmt::Write as _;
+
+use super::chart::{Bar, Segment, chart};
+use super::escape;
+use crate::compare::{Comparison, KernelDelta, PhaseComparison};
+use crate::pipe::Pipe;
+use crate::run::RunSummary;
+use crate::units::{duration, fit, percent, signed};
+use crate::{PhaseRanks, Summary};
+
+/// Kernel groups drawn per chart.
+const CHART_ROWS: usize = 10;
+/// Characters of a kernel name shown before `…` (the full name is on hover).
+const LABEL_CHARS: usize = 40;
+
+const STYLE: &str = "
+:root{--fg:#1d2330;--muted:#5b6475;--bg:#fff;--card:#f5f7fa;--line:#dde2ea;
+--computing:#3b7dd8;--comm:#e0732c;--free:#a3acb9;--kernel:#3b7dd8;--type:#6a54c9;--pipe:#2a9d76;
+--rank:#3b7dd8;--slow:#d2453b;--fast:#2a9d76}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e9ef;--muted:#9aa3b2;--bg:#14171c;--card:#1d2128;--line:#2e3440}}
+*{box-sizing:border-box}
+body{margin:0 auto;max-width:1100px;padding:12px;font:15px/1.45 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;color:var(--fg);background:var(--bg)}
+h1{font-size:1.4em;margin:.2em 0}h2{font-size:1.2em;margin:1.2em 0 .3em}h3{font-size:1em;margin:1em 0 .3em;color:var(--muted)}
+.path,.dir{color:var(--muted);word-break:break-all;margin:.1em 0}
+section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px 12px;margin:12px 0}
+.facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:6px;margin:.5em 0}
+.facts div{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px}
+.facts dt{font-size:.8em;color:var(--muted)}.facts dd{margin:0;font-weight:600}
+figure.chart{margin:.4em 0 .8em}figcaption{font-size:.85em;color:var(--muted);margin-bottom:.2em}
+.row{display:grid;grid-template-columns:minmax(6em,32%) 1fr minmax(5.5em,auto);gap:8px;align-items:center;margin:3px 0}
+.row .label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:.9em}
+.row .value{font-variant-numeric:tabular-nums;font-size:.9em;text-align:right;white-space:nowrap}
+.row.highlight .label{font-weight:700;color:var(--slow)}
+svg.bar{width:100%;height:14px;display:block;background:var(--bg);border-radius:2px}
+rect.computing{fill:var(--computing)}rect.communication{fill:var(--comm)}rect.free{fill:var(--free)}
+rect.kernel{fill:var(--kernel)}rect.type{fill:var(--type)}rect.pipe{fill:var(--pipe)}rect.rank{fill:var(--rank)}
+.highlight rect.rank{fill:var(--slow)}rect.slower{fill:var(--slow)}rect.faster{fill:var(--fast)}
+line.axis{stroke:var(--muted);stroke-width:2}
+.legend{font-size:.8em;color:var(--muted)}.legend i{display:inline-block;width:.8em;height:.8em;margin:0 .25em 0 .6em;border-radius:2px}
+.table-wrap{overflow-x:auto}
+table{border-collapse:collapse;width:100%;font-size:.85em}th,td{padding:3px 6px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th:first-child,td:first-child{text-align:left;white-space:normal;word-break:break-all;min-width:12em}
+th.t,td.t{text-align:left}
+pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:.2em 0 .6em}
+.verdict{font-size:1.1em;font-weight:600}.note{color:var(--muted);font-size:.9em}
+@media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:1fr auto;row-gap:1px;margin:5px 0}
+.row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
+";
+
+fn head(out: &mut String, title: &str) {
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>{STYLE}</style></head><body>\n",
+        escape(title)
+    );
+}
+
+fn tail(out: &mut String) {
+    out.push_str("<footer class=\"note\">Written by npuprof; self-contained, no network needed.</footer></body></html>\n");
+}
+
+fn facts(out: &mut String, items: &[(&str, String)]) {
+    out.push_str("<dl class=\"facts\">");
+    for (name, value) in items {
+        let _ = write!(
+            out,
+            "<div><dt>{}</dt><dd>{}</dd></div>",
+            escape(name),
+            escape(value)
+        );
+    }
+    out.push_str("</dl>\n");
+}
+
+fn legend(out: &mut String, items: &[(&str, &str)]) {
+    out.push_str("<p class=\"legend\">");
+    for (var, name) in items {
+        let _ = write!(out, "<i style=\"background:var(--{var})\"></i>{name}");
+    }
+    out.push_str("</p>\n");
+}
+
+fn run_title(run: &RunSummary) -> String {
+    let phase = run.phase.as_deref().unwrap_or("run");
+    match run.rank {
+        Some(rank) => format!("{phase} · rank {rank}"),
+        None => format!("{phase} · rank ?"),
+    }
+}
+
+/// The summary page.
+pub fn render_summary(summary: &Summary) -> String {
+    let mut out = String::new();
+    let path = summary.path.display().to_string();
+    head(&mut out, &format!("npuprof summary: {path}"));
+    let _ = writeln!(
+        out,
+        "<header><h1>npuprof summary</h1><p class=\"path\">{}</p></header>",
+        escape(&path)
+    );
+    for ranks in &summary.ranks {
+        ranks_section(&mut out, ranks);
+    }
+    for (index, run) in summary.runs.iter().enumerate() {
+        run_section(&mut out, index, run);
+    }
+    out.push_str("<section id=\"next\"><h2>Open next</h2>");
+    for step in &summary.next {
+        let _ = write!(
+            out,
+            "<p class=\"note\">{}</p><pre><code>{}</code></pre>",
+            escape(&step.what),
+            escape(&step.action)
+        );
+    }
+    out.push_str("</section>\n");
+    tail(&mut out);
+    out
+}
+
+fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
+    let phase = ranks.phase.as_deref().unwrap_or("run");
+    let _ = write!(
+        out,
+        "<section class=\"ranks\" data-phase=\"{0}\"><h2>{0}: step time per rank</h2>",
+        escape(phase)
+    );
+    let mut items = vec![("ranks", ranks.per_rank.len().to_string())];
+    if let Some(rank) = ranks.slowest_rank {
+        items.push(("slowest rank", rank.to_string()));
+    }
+    if let Some(ratio) = ranks.imbalance_ratio {
+        items.push(("imbalance (slowest / fastest)", format!("{ratio:.3}")));
+    }
+    facts(out, &items);
+    let bars: Vec<Bar> = ranks
+        .per_rank
+        .iter()
+        .map(|r| {
+            let label = r
+                .rank
+                .map_or_else(|| r.dir.clone(), |n| format!("rank {n}"));
+            let mut bar = Bar::single(&label, "rank", r.mean_step_us, duration(r.mean_step_us));
+            bar.title = format!("{label} ({}): mean of {} steps", r.dir, r.steps);
+            bar.highlight =
+                ranks.per_rank.len() > 1 && r.rank.is_some() && r.rank == ranks.slowest_rank;
+            bar
+        })
+        .collect();
+    chart(
+        out,
+        "ranks",
+        "mean step time per rank (slowest in red)",
+        &bars,
+        None,
+        false,
+    );
+    out.push_str("</section>\n");
+}
+
+fn run_section(out: &mut String, index: usize, run: &RunSummary) {
+    let _ = write!(
+        out,
+        "<section class=\"run\" id=\"run-{index}\"><h2>{}</h2><p class=\"dir\">{}</p>",
+        escape(&run_title(run)),
+        escape(&run.dir)
+    );
+    let mut items = Vec::new();
+    if let Some(stats) = &run.step_stats {
+        items.push(("steps", stats.count.to_string()));
+        items.push(("mean step", duration(stats.mean_us)));
+        items.push(("p50 step", duration(stats.p50_us)));
+        items.push(("max step", duration(stats.max_us)));
+    }
+    if let Some(split) = &run.time_split {
+        items.push(("computing", percent(split.computing)));
+        items.push((
+            "communication (not overlapped)",
+            percent(split.communication_not_overlapped),
+        ));
+        items.push(("free", percent(split.free)));
+    }
+    if let Some(comm) = &run.communication {
+        items.push(("communication wait", duration(comm.wait_us)));
+        if let Some(ratio) = comm.wait_ratio {
+            items.push(("wait / (wait + transit)", percent(ratio)));
+        }
+    }
+    if let Some(k) = &run.kernels {
+        items.push((
+            "kernels",
+            format!("{} ({} names)", k.rows, k.distinct_names),
+        ));
+        items.push(("kernel device time", duration(k.total_us)));
+    }
+    facts(out, &items);
+    steps_chart(out, run);
+    kernel_charts(out, run);
+    pipe_chart(out, run);
+    for note in &run.notes {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    out.push_str("</section>\n");
+}
+
+fn steps_chart(out: &mut String, run: &RunSummary) {
+    if run.steps.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Steps</h3>");
+    legend(
+        out,
+        &[
+            ("computing", "computing"),
+            ("comm", "communication not overlapped"),
+            ("free", "free"),
+        ],
+    );
+    let bars: Vec<Bar> = run
+        .steps
+        .iter()
+        .map(|s| {
+            let label = s
+                .step
+                .map_or_else(|| "step".to_owned(), |n| format!("step {n}"));
+            Bar {
+                title: label.clone(),
+                label,
+                segments: vec![
+                    Segment {
+                        class: "computing",
+                        value: s.computing_us,
+                    },
+                    Segment {
+                        class: "communication",
+                        value: s.communication_not_overlapped_us,
+                    },
+                    Segment {
+                        class: "free",
+                        value: s.free_us,
+                    },
+                ],
+                value_text: duration(s.total_us),
+                highlight: false,
+            }
+        })
+        .collect();
+    chart(out, "steps", "step time and its split", &bars, None, false);
+}
+
+fn kernel_charts(out: &mut String, run: &RunSummary) {
+    if run.top_kernels.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Top kernels by device time</h3>");
+    let bars: Vec<Bar> = run
+        .top_kernels
+        .iter()
+        .take(CHART_ROWS)
+        .map(|k| {
+            let mut bar = Bar::single(
+                &fit(&k.name, LABEL_CHARS),
+                "kernel",
+                k.total_us,
+                format!("{} · {}", duration(k.total_us), percent(k.share)),
+            );
+            bar.title = k.name.clone();
+            bar
+        })
+        .collect();
+    chart(
+        out,
+        "kernels",
+        "total device time by kernel name",
+        &bars,
+        None,
+        false,
+    );
+    out.push_str(
+        "<div class=\"table-wrap\"><table class=\"kernels\"><thead><tr><th>name</th><th class=\"t\">type</th><th class=\"t\">core</th>\
+         <th>count</th><th>total</th><th>mean</th><th>share</th><th>bound</th></tr></thead><tbody>",
+    );
+    for k in &run.top_kernels {
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td class=\"t\">{}</td><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&k.name),
+            escape(&k.kind),
+            escape(&k.core),
+            k.count,
+            duration(k.total_us),
+            duration(k.mean_us),
+            percent(k.share),
+            k.bound.map_or("–", Pipe::as_str),
+        );
+    }
+    out.push_str("</tbody></table></div>");
+    out.push_str("<h3>By type</h3>");
+    let bars: Vec<Bar> = run
+        .by_type
+        .iter()
+        .take(CHART_ROWS)
+        .map(|t| {
+            let label = format!("{} ×{}", t.kind, t.count);
+            Bar::single(
+                &label,
+                "type",
+                t.total_us,
+                format!("{} · {}", duration(t.total_us), percent(t.share)),
+            )
+        })
+        .collect();
+    chart(
+        out,
+        "types",
+        "total device time by kernel type",
+        &bars,
+        None,
+        false,
+    );
+}
+
+fn pipe_chart(out: &mut String, run: &RunSummary) {
+    let Some(pipe) = &run.pipe else { return };
+    out.push_str("<h3>Pipe utilisation</h3>");
+    let bars: Vec<Bar> = Pipe::ALL
+        .iter()
+        .map(|p| {
+            let ratio = pipe.ratios.get(*p);
+            Bar::single(p.as_str(), "pipe", ratio, percent(ratio))
+        })
+        .collect();
+    let caption = format!(
+        "time-weighted pipe ratios over the kernels with metrics ({} of kernel time)",
+        percent(pipe.measured_share)
+    );
+    chart(out, "pipes", &caption, &bars, Some(1.0), false);
+}
+
+/// The comparison page.
+pub fn render_comparison(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    let (base, new) = (comparison.base.display(), comparison.new.display());
+    head(&mut out, &format!("npuprof compare: {base} → {new}"));
+    let _ = writeln!(
+        out,
+        "<header><h1>npuprof compare</h1><p class=\"path\">base: {}</p><p class=\"path\">new: {}</p></header>",
+        escape(&base.to_string()),
+        escape(&new.to_string())
+    );
+    for phase in &comparison.phases {
+        phase_comparison(&mut out, phase);
+    }
+    for line in &comparison.unmatched {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(line));
+    }
+    tail(&mut out);
+    out
+}
+
+fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
+    let name = phase.phase.as_deref().unwrap_or("run");
+    let _ = write!(
+        out,
+        "<section class=\"phase\" data-phase=\"{}\"><h2>{}</h2><p class=\"verdict\">{}</p>",
+        escape(name),
+        escape(name),
+        escape(&phase.verdict)
+    );
+    let mut bars = Vec::new();
+    if let Some(step) = &phase.step {
+        bars.push(Bar::single(
+            "base step",
+            "computing",
+            step.base_us,
+            duration(step.base_us),
+        ));
+        bars.push(Bar::single(
+            "new step",
+            "computing",
+            step.new_us,
+            duration(step.new_us),
+        ));
+    }
+    let k = &phase.kernel_time;
+    bars.push(Bar::single(
+        "base kernels",
+        "kernel",
+        k.base_us,
+        duration(k.base_us),
+    ));
+    bars.push(Bar::single(
+        "new kernels",
+        "kernel",
+        k.new_us,
+        duration(k.new_us),
+    ));
+    chart(
+        out,
+        "step",
+        "time per step (mean over ranks)",
+        &bars,
+        None,
+        false,
+    );
+    out.push_str("<h3>Largest changes by type</h3>");
+    delta_chart(out, "type-deltas", &phase.by_type);
+    out.push_str("<h3>Largest changes by kernel name</h3>");
+    delta_chart(out, "name-deltas", &phase.by_name);
+    out.push_str("</section>\n");
+}
+
+fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
+    let bars: Vec<Bar> = deltas
+        .iter()
+        .take(CHART_ROWS)
+        .map(|d| {
+            let class = if d.delta_us >= 0.0 {
+                "slower"
+            } else {
+                "faster"
+            };
+            let change = d.change.as_str();
+            let mut bar = Bar::single(
+                &fit(&d.key, LABEL_CHARS),
+                class,
+                d.delta_us,
+                signed(d.delta_us),
+            );
+            bar.title = format!(
+                "{} ({change}): {} → {} per step, {:.2} → {:.2} calls",
+                d.key,
+                duration(d.base_us),
+                duration(d.new_us),
+                d.base_count,
+                d.new_count
+            );
+            bar
+        })
+        .collect();
+    chart(
+        out,
+        id,
+        "change of time per step (red: slower, green: faster)",
+        &bars,
+        None,
+        true,
+    );
+}

@@ -1,0 +1,381 @@
+//! `kernel_details.csv` in one streaming pass: device time grouped by exact kernel `Name` and
+//! by `Type`, with the pipe metrics where they exist.
+//!
+//! Memory is bounded by the number of distinct names and types, not by the number of rows, and
+//! that number is capped: past [`MAX_GROUPS`] distinct keys, further new keys are counted in
+//! one `(other)` group and the result says so.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::columns::{self, Header};
+use crate::error::SummaryError;
+use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums};
+
+/// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
+pub const MAX_GROUPS: usize = 100_000;
+
+/// The group that collects keys past [`MAX_GROUPS`].
+pub const OTHER: &str = "(other)";
+
+/// Kernels sharing one exact `Name`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelGroup {
+    /// The kernel name, exactly as written.
+    pub name: String,
+    /// `Type` of its first row (`N/A` in minimal headers; empty without the column).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `Accelerator Core` of its first row (`AI_CORE`, `AI_VECTOR_CORE`, `MIX_AIV`, `HCCL`, …).
+    pub core: String,
+    /// Rows.
+    pub count: u64,
+    /// Summed `Duration(us)`.
+    pub total_us: f64,
+    /// `total_us / count`.
+    pub mean_us: f64,
+    /// `total_us` / the run's summed kernel time.
+    pub share: f64,
+    /// Time-weighted pipe ratios, when the rows carry pipe metrics.
+    pub pipe: Option<PipeRatios>,
+    /// The busiest pipe, when known.
+    pub bound: Option<Pipe>,
+}
+
+/// Kernels sharing one `Type` (so per-call names such as `hcom_allReduce__…` add up).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TypeGroup {
+    /// The `Type`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `Accelerator Core` of its first row.
+    pub core: String,
+    /// Rows.
+    pub count: u64,
+    /// Summed `Duration(us)`.
+    pub total_us: f64,
+    /// `total_us / count`.
+    pub mean_us: f64,
+    /// `total_us` / the run's summed kernel time.
+    pub share: f64,
+}
+
+/// Totals of one `kernel_details.csv`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KernelTotals {
+    /// Data rows.
+    pub rows: u64,
+    /// Summed `Duration(us)` of every row.
+    pub total_us: f64,
+    /// Distinct names (including `(other)` when the cap was reached).
+    pub distinct_names: usize,
+    /// Distinct types.
+    pub distinct_types: usize,
+    /// Whether more than [`MAX_GROUPS`] distinct names or types were seen.
+    pub capped: bool,
+}
+
+/// Everything the pass produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelTable {
+    /// Totals.
+    pub totals: KernelTotals,
+    /// Every name group, by total time (longest first), then name.
+    pub by_name: Vec<KernelGroup>,
+    /// Every type group, by total time (longest first), then type.
+    pub by_type: Vec<TypeGroup>,
+    /// Pipe shares of all kernels with metrics; `None` without PipeUtilization columns.
+    pub pipe: Option<PipeShares>,
+}
+
+struct KernelColumns {
+    name: usize,
+    duration: usize,
+    kind: Option<usize>,
+    core: Option<usize>,
+    pipe: Option<PipeColumns>,
+}
+
+impl KernelColumns {
+    fn new(header: &Header, path: &Path) -> Result<Self, SummaryError> {
+        Ok(Self {
+            name: header.require(path, &["Name", "Op Name"])?,
+            duration: header.require(path, &["Duration(us)", "Task Duration(us)"])?,
+            kind: header.find(&["Type", "OP Type", "Task Type"]),
+            core: header.find(&["Accelerator Core", "Core Type"]),
+            pipe: PipeColumns::new(header),
+        })
+    }
+}
+
+#[derive(Default)]
+struct Acc {
+    kind: String,
+    core: String,
+    count: u64,
+    total_us: f64,
+    pipe: PipeSums,
+}
+
+/// FNV-1a: a fast hash for the short kernel names (no untrusted-input DoS concern: the map is
+/// capped and local to one pass).
+#[derive(Clone, Copy)]
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Sums keyed by a string, with the cap: an index (one hash lookup per row) into the sums.
+#[derive(Default)]
+struct Groups {
+    index: HashMap<Box<str>, usize, BuildHasherDefault<Fnv>>,
+    accs: Vec<(Box<str>, Acc)>,
+    capped: bool,
+}
+
+impl Groups {
+    /// The accumulator of `key`, created with `kind` and `core` on first sight.
+    fn entry(&mut self, key: &str, kind: &str, core: &str) -> &mut Acc {
+        if let Some(i) = self.index.get(key).copied() {
+            return &mut self.accs[i].1;
+        }
+        let key = if self.accs.len() < MAX_GROUPS {
+            key
+        } else {
+            self.capped = true;
+            OTHER
+        };
+        let next = self.accs.len();
+        let i = *self.index.entry(key.into()).or_insert(next);
+        if i == next {
+            let acc = Acc {
+                kind: kind.to_owned(),
+                core: core.to_owned(),
+                ..Acc::default()
+            };
+            self.accs.push((key.into(), acc));
+        }
+        &mut self.accs[i].1
+    }
+
+    fn sorted(self) -> Vec<(String, Acc)> {
+        let mut groups: Vec<(String, Acc)> = self
+            .accs
+            .into_iter()
+            .map(|(k, a)| (k.into_string(), a))
+            .collect();
+        groups.sort_by(|a, b| b.1.total_us.total_cmp(&a.1.total_us).then(a.0.cmp(&b.0)));
+        groups
+    }
+}
+
+fn share(part: f64, total: f64) -> f64 {
+    if total > 0.0 { part / total } else { 0.0 }
+}
+
+/// Reads `kernel_details.csv` in one pass and groups it by name and by type.
+pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
+    let mut reader = columns::open(path)?;
+    let header = columns::read_header(&mut reader, path)?;
+    let cols = KernelColumns::new(&header, path)?;
+    let mut names = Groups::default();
+    let mut kinds = Groups::default();
+    let mut phase_pipe = PipeSums::default();
+    let (mut rows, mut total_us) = (0_u64, 0.0_f64);
+    let mut record = csv::ByteRecord::new();
+    while reader
+        .read_byte_record(&mut record)
+        .map_err(|e| columns::csv_error(path, e))?
+    {
+        if record.len() == 1 && columns::text(&record[0]).is_empty() {
+            continue; // a blank line
+        }
+        header.check_len(path, &record)?;
+        let field = |i: Option<usize>| i.and_then(|i| record.get(i)).map_or("", columns::text);
+        let duration = columns::number(record.get(cols.duration).unwrap_or_default())
+            .ok()
+            .flatten()
+            .ok_or_else(|| columns::bad_number(path, &record, &header, cols.duration))?;
+        let name = String::from_utf8_lossy(record.get(cols.name).unwrap_or_default());
+        let (kind, core) = (field(cols.kind), field(cols.core));
+        let ratios = cols.pipe.as_ref().and_then(|p| p.row(&record));
+        let by_kind = kinds.entry(kind, kind, core);
+        by_kind.count += 1;
+        by_kind.total_us += duration;
+        let by_name = names.entry(name.trim(), kind, core);
+        by_name.count += 1;
+        by_name.total_us += duration;
+        if let Some(ratios) = ratios {
+            by_name.pipe.add(duration, ratios);
+            phase_pipe.add(duration, ratios);
+        }
+        rows += 1;
+        total_us += duration;
+    }
+    Ok(table(
+        names,
+        kinds,
+        phase_pipe,
+        cols.pipe.is_some(),
+        rows,
+        total_us,
+    ))
+}
+
+fn table(
+    names: Groups,
+    kinds: Groups,
+    phase_pipe: PipeSums,
+    has_metrics: bool,
+    rows: u64,
+    total_us: f64,
+) -> KernelTable {
+    let capped = names.capped || kinds.capped;
+    let by_name: Vec<KernelGroup> = names
+        .sorted()
+        .into_iter()
+        .map(|(name, acc)| {
+            let pipe = acc.pipe.ratios();
+            KernelGroup {
+                name,
+                kind: acc.kind,
+                core: acc.core,
+                count: acc.count,
+                total_us: acc.total_us,
+                mean_us: acc.total_us / acc.count as f64,
+                share: share(acc.total_us, total_us),
+                bound: pipe.and_then(|p| p.bound()),
+                pipe,
+            }
+        })
+        .collect();
+    let by_type: Vec<TypeGroup> = kinds
+        .sorted()
+        .into_iter()
+        .map(|(kind, acc)| TypeGroup {
+            kind,
+            core: acc.core,
+            count: acc.count,
+            total_us: acc.total_us,
+            mean_us: acc.total_us / acc.count as f64,
+            share: share(acc.total_us, total_us),
+        })
+        .collect();
+    let pipe = has_metrics
+        .then(|| phase_pipe.ratios())
+        .flatten()
+        .map(|ratios| PipeShares {
+            ratios,
+            measured_us: phase_pipe.time_us(),
+            measured_share: share(phase_pipe.time_us(), total_us),
+        });
+    KernelTable {
+        totals: KernelTotals {
+            rows,
+            total_us,
+            distinct_names: by_name.len(),
+            distinct_types: by_type.len(),
+            capped,
+        },
+        by_name,
+        by_type,
+        pipe,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table_of(csv: &str) -> Result<KernelTable, SummaryError> {
+        let dir = tempfile::tempdir().map_err(|source| SummaryError::Io {
+            path: "tempdir".into(),
+            source,
+        })?;
+        let path = dir.path().join("kernel_details.csv");
+        std::fs::write(&path, csv).map_err(|source| SummaryError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        aggregate(&path)
+    }
+
+    #[test]
+    fn minimal_header_groups_by_name_and_type() {
+        let table = table_of(
+            "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us),Wait Time(us),Block Dim\r\n\
+             50,a,N/A,N/A,1.0\t,10,0,0\r\n50,b,N/A,N/A,2.0\t,30,0,0\r\n50,a,N/A,N/A,3.0\t,20,0,0\r\n",
+        );
+        let Ok(table) = table else {
+            panic!("{table:?}")
+        };
+        assert_eq!(table.totals.rows, 3);
+        assert_eq!(table.totals.total_us, 60.0);
+        let names: Vec<_> = table
+            .by_name
+            .iter()
+            .map(|k| (k.name.as_str(), k.count, k.total_us, k.mean_us))
+            .collect();
+        assert_eq!(names, [("a", 2, 30.0, 15.0), ("b", 1, 30.0, 30.0)]);
+        assert_eq!(table.by_type.len(), 1);
+        assert_eq!(table.by_type[0].share, 1.0);
+        assert_eq!(table.pipe, None);
+        assert_eq!(table.by_name[0].bound, None);
+    }
+
+    #[test]
+    fn missing_duration_column_is_an_error() {
+        let err = table_of("Name,Type\na,b\n").map(|_| ());
+        let message = err.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("`Duration(us)`"), "{message}");
+        assert!(message.contains("the header has: Name,Type"), "{message}");
+    }
+
+    #[test]
+    fn non_numeric_duration_is_an_error_with_its_line() {
+        let err = table_of("Name,Duration(us)\na,1\nb,oops\n").map(|_| ());
+        let message = err.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("line 3: column `Duration(us)`"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn names_past_the_cap_go_to_other() {
+        let mut groups = Groups::default();
+        for i in 0..MAX_GROUPS + 3 {
+            groups.entry(&format!("k{i}"), "T", "C").count += 1;
+        }
+        groups.entry("k0", "T", "C").count += 1;
+        assert!(groups.capped);
+        assert_eq!(groups.accs.len(), MAX_GROUPS + 1);
+        let count = |key: &str| {
+            groups
+                .accs
+                .iter()
+                .find(|(k, _)| &**k == key)
+                .map(|(_, a)| a.count)
+        };
+        assert_eq!(count(OTHER), Some(3));
+        assert_eq!(count("k0"), Some(2));
+    }
+}

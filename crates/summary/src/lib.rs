@@ -1,0 +1,161 @@
+//! Summaries and comparisons of torch_npu profiling runs: per phase × rank, the step times and
+//! their split, the top kernels by device time (by name and by type), what bounds them (pipe
+//! metrics), communication and waiting, the balance across ranks, and what to open next.
+//!
+//! Architecture invariant: this crate never writes and never prints. It reads the text export
+//! (`step_trace_time.csv`, `kernel_details.csv`, `communication.json`, `profiler_info*.json`)
+//! in streaming passes whose memory is bounded by the number of distinct kernel names (capped),
+//! not by file size, and returns plain data; [`html::render_summary`] renders it as one
+//! self-contained HTML page (a string). The CLI prints and writes.
+
+mod columns;
+pub mod comm;
+pub mod compare;
+pub mod error;
+pub mod html;
+pub mod kernels;
+pub mod next_steps;
+pub mod pipe;
+pub mod ranks;
+pub mod run;
+pub mod steps;
+pub mod units;
+
+use std::path::{Path, PathBuf};
+
+use npuprof_verify::discover::{RunRef, discover};
+use serde::Serialize;
+
+pub use crate::compare::{Comparison, compare};
+pub use crate::error::SummaryError;
+pub use crate::next_steps::NextStep;
+pub use crate::ranks::PhaseRanks;
+pub use crate::run::RunSummary;
+
+/// The version of the `--json` schema of `summary` and `compare`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What to summarise.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Only this phase (`prefill`, `decode`, …); all when `None`.
+    pub phase: Option<String>,
+    /// Only this rank; all when `None`.
+    pub rank: Option<u32>,
+    /// Keep the first N kernel groups per run (by name and by type); all when `None`.
+    pub top: Option<usize>,
+}
+
+/// The summary of every selected run below a path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Summary {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The summarised path, as given.
+    pub path: PathBuf,
+    /// One entry per run directory (phase × rank), by phase, then rank.
+    pub runs: Vec<RunSummary>,
+    /// Per phase: the ranks' step times, the slowest rank and the imbalance.
+    pub ranks: Vec<PhaseRanks>,
+    /// What to open next.
+    pub next: Vec<NextStep>,
+}
+
+/// Summarises the run directories under `path`: a `*_ascend_pt` run directory, a phase
+/// directory, a recipes result directory (`prof/<phase>/…`, also `<res>/<phase>/prof/…`) or
+/// any parent of run directories.
+pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError> {
+    let target = discover(path)?;
+    let selected: Vec<(PathBuf, Option<String>)> = target
+        .runs
+        .iter()
+        .map(|run| (run.dir.clone(), phase_of(run, path)))
+        .filter(|(_, phase)| options.phase.is_none() || *phase == options.phase)
+        .collect();
+    let mut runs = Vec::with_capacity(selected.len());
+    for (dir, phase) in selected {
+        // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
+        if options.rank.is_some() && run::read_rank(&dir, &mut Vec::new()) != options.rank {
+            continue;
+        }
+        runs.push(run::summarize_run(&dir, phase, path, options.top)?);
+    }
+    if runs.is_empty() {
+        return Err(SummaryError::NothingSelected {
+            path: path.to_path_buf(),
+            selection: selection(options),
+        });
+    }
+    runs.sort_by(|a, b| {
+        phase_order(&a.phase)
+            .cmp(&phase_order(&b.phase))
+            .then(a.rank.cmp(&b.rank))
+            .then(a.dir.cmp(&b.dir))
+    });
+    let ranks = ranks::phase_ranks(&runs);
+    let next = next_steps::next_steps(path, &runs, &ranks);
+    Ok(Summary {
+        schema_version: SCHEMA_VERSION,
+        path: path.to_path_buf(),
+        runs,
+        ranks,
+        next,
+    })
+}
+
+/// The run's phase: from discovery, else the nearest `prefill`/`decode` directory between the
+/// summarised path and the run (the `<res>/<phase>/prof/<run>` layout), else the path's name.
+fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
+    if run.phase.is_some() {
+        return run.phase.clone();
+    }
+    let is_phase = |name: &str| matches!(name, "prefill" | "decode");
+    let inner = run
+        .dir
+        .strip_prefix(root)
+        .ok()
+        .and_then(|rel| rel.parent())
+        .into_iter()
+        .flat_map(Path::components)
+        .filter_map(|c| c.as_os_str().to_str())
+        .rfind(|name| is_phase(name));
+    inner
+        .or_else(|| {
+            root.file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| is_phase(n))
+        })
+        .or_else(|| {
+            let parent = root.parent()?;
+            parent
+                .file_name()
+                .and_then(|n| n.to_str())
+                .filter(|n| is_phase(n))
+        })
+        .map(str::to_owned)
+}
+
+/// Prefill before decode before other phases before none.
+fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
+    match phase.as_deref() {
+        Some("prefill") => (0, None),
+        Some("decode") => (1, None),
+        Some(other) => (2, Some(other)),
+        None => (3, None),
+    }
+}
+
+fn selection(options: &Options) -> String {
+    let mut parts = Vec::new();
+    if let Some(phase) = &options.phase {
+        parts.push(format!("phase {phase}"));
+    }
+    if let Some(rank) = options.rank {
+        parts.push(format!("rank {rank}"));
+    }
+    if parts.is_empty() {
+        "every run".to_owned()
+    } else {
+        parts.join(", ")
+    }
+}

@@ -1,0 +1,208 @@
+//! Pipeline metrics (PipeUtilization): which pipe a kernel keeps busy.
+//!
+//! Chips with the AI Cube / AI Vector split write `aic_*` and `aiv_*` ratio columns; older chips
+//! write them without prefix (`mac_ratio`, `vec_ratio`, …). A pipe's value in a row is the
+//! largest of its columns that hold a number (the other core's columns are 0 or `N/A`).
+
+use serde::Serialize;
+
+use crate::columns::{self, Header};
+
+/// A pipe of the AI Core: what bounds a kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pipe {
+    /// The cube unit (matrix multiply): `aic_mac_ratio` / `mac_ratio`.
+    Cube,
+    /// The vector unit: `aiv_vec_ratio` / `vec_ratio`.
+    Vector,
+    /// Memory traffic into the core (MTE2): `aic_mte2_ratio`, `aiv_mte2_ratio` / `mte2_ratio`.
+    Memory,
+    /// Scalar code: `aic_scalar_ratio`, `aiv_scalar_ratio` / `scalar_ratio`.
+    Scalar,
+}
+
+impl Pipe {
+    /// Every pipe, in the order of [`PipeRatios`]' fields.
+    pub const ALL: [Pipe; 4] = [Pipe::Cube, Pipe::Vector, Pipe::Memory, Pipe::Scalar];
+
+    /// The accepted column spellings.
+    fn spellings(self) -> &'static [&'static str] {
+        match self {
+            Pipe::Cube => &["aic_mac_ratio", "mac_ratio"],
+            Pipe::Vector => &["aiv_vec_ratio", "vec_ratio"],
+            Pipe::Memory => &["aic_mte2_ratio", "aiv_mte2_ratio", "mte2_ratio"],
+            Pipe::Scalar => &["aic_scalar_ratio", "aiv_scalar_ratio", "scalar_ratio"],
+        }
+    }
+
+    /// The name used in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pipe::Cube => "cube",
+            Pipe::Vector => "vector",
+            Pipe::Memory => "memory",
+            Pipe::Scalar => "scalar",
+        }
+    }
+}
+
+/// Time-weighted mean ratio of each pipe (0–1; pipes run in parallel, so they need not sum to 1).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PipeRatios {
+    /// Cube (MAC) ratio.
+    pub cube: f64,
+    /// Vector ratio.
+    pub vector: f64,
+    /// MTE2 (memory in) ratio.
+    pub memory: f64,
+    /// Scalar ratio.
+    pub scalar: f64,
+}
+
+impl PipeRatios {
+    /// The ratio of one pipe.
+    pub fn get(&self, pipe: Pipe) -> f64 {
+        match pipe {
+            Pipe::Cube => self.cube,
+            Pipe::Vector => self.vector,
+            Pipe::Memory => self.memory,
+            Pipe::Scalar => self.scalar,
+        }
+    }
+
+    /// The busiest pipe; `None` when every ratio is 0.
+    pub fn bound(&self) -> Option<Pipe> {
+        Pipe::ALL
+            .into_iter()
+            .filter(|p| self.get(*p) > 0.0)
+            .max_by(|a, b| self.get(*a).total_cmp(&self.get(*b)))
+    }
+}
+
+/// The phase's pipe shares: ratios weighted by kernel duration over the kernels with metrics.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PipeShares {
+    /// Time-weighted mean ratio of each pipe.
+    pub ratios: PipeRatios,
+    /// Device time of the kernels that carry pipe metrics (the weights' sum).
+    pub measured_us: f64,
+    /// `measured_us` / all kernel time.
+    pub measured_share: f64,
+}
+
+/// Where each pipe's ratio columns are in a header.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PipeColumns {
+    by_pipe: [Vec<usize>; 4],
+}
+
+impl PipeColumns {
+    /// The ratio columns present in `header`; `None` when there are none (no PipeUtilization).
+    pub(crate) fn new(header: &Header) -> Option<Self> {
+        let by_pipe = Pipe::ALL.map(|pipe| {
+            pipe.spellings()
+                .iter()
+                .filter_map(|s| header.find(&[s]))
+                .collect::<Vec<_>>()
+        });
+        by_pipe
+            .iter()
+            .any(|cols| !cols.is_empty())
+            .then_some(Self { by_pipe })
+    }
+
+    /// The row's ratio per pipe; `None` when no ratio column holds a number (e.g. `N/A` for
+    /// communication and AI CPU rows). Text that is not a number counts as no value.
+    pub(crate) fn row(&self, record: &csv::ByteRecord) -> Option<[f64; 4]> {
+        let mut any = false;
+        let ratios = self.by_pipe.each_ref().map(|cols| {
+            cols.iter()
+                .filter_map(|i| columns::number(record.get(*i)?).ok().flatten())
+                .inspect(|_| any = true)
+                .fold(0.0_f64, f64::max)
+        });
+        any.then_some(ratios)
+    }
+}
+
+/// Sums of duration × ratio, to be divided by the summed duration.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct PipeSums {
+    weighted: [f64; 4],
+    time_us: f64,
+}
+
+impl PipeSums {
+    /// Adds one kernel of `duration_us` with `ratios`.
+    pub(crate) fn add(&mut self, duration_us: f64, ratios: [f64; 4]) {
+        for (sum, ratio) in self.weighted.iter_mut().zip(ratios) {
+            *sum += duration_us * ratio;
+        }
+        self.time_us += duration_us;
+    }
+
+    /// The weighted means; `None` when nothing with metrics was added.
+    pub(crate) fn ratios(&self) -> Option<PipeRatios> {
+        if self.time_us <= 0.0 {
+            return None;
+        }
+        let [cube, vector, memory, scalar] = self.weighted.map(|w| w / self.time_us);
+        Some(PipeRatios {
+            cube,
+            vector,
+            memory,
+            scalar,
+        })
+    }
+
+    /// Summed duration of the kernels with metrics.
+    pub(crate) fn time_us(&self) -> f64 {
+        self.time_us
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(names: &str) -> Header {
+        Header::new(&csv::ByteRecord::from(names.split(',').collect::<Vec<_>>()))
+    }
+
+    #[test]
+    fn both_spellings_are_read() {
+        let split = header("Name,aic_mac_ratio,aic_mte2_ratio,aiv_vec_ratio,aiv_mte2_ratio");
+        let cols = PipeColumns::new(&split);
+        let row = csv::ByteRecord::from(vec!["k", "0.5", "0.1", "0.0", "0.3"]);
+        assert_eq!(cols.and_then(|c| c.row(&row)), Some([0.5, 0.0, 0.3, 0.0]));
+        let plain = header("Name,vec_ratio,mac_ratio,scalar_ratio,mte2_ratio");
+        let row = csv::ByteRecord::from(vec!["k", "0.7", "0", "0.2", "0.1"]);
+        assert_eq!(
+            PipeColumns::new(&plain).and_then(|c| c.row(&row)),
+            Some([0.0, 0.7, 0.1, 0.2])
+        );
+    }
+
+    #[test]
+    fn no_metric_columns_and_na_rows_give_none() {
+        assert!(PipeColumns::new(&header("Name,Duration(us)")).is_none());
+        let cols = PipeColumns::new(&header("Name,aic_mac_ratio"));
+        let row = csv::ByteRecord::from(vec!["hcom", "N/A"]);
+        assert_eq!(cols.and_then(|c| c.row(&row)), None);
+    }
+
+    #[test]
+    fn bound_is_the_busiest_pipe() {
+        let mut sums = PipeSums::default();
+        sums.add(10.0, [0.1, 0.0, 0.8, 0.05]);
+        sums.add(30.0, [0.9, 0.0, 0.2, 0.05]);
+        let ratios = sums.ratios();
+        assert_eq!(ratios.and_then(|r| r.bound()), Some(Pipe::Cube));
+        assert_eq!(
+            ratios.map(|r| r.memory),
+            Some((10.0 * 0.8 + 30.0 * 0.2) / 40.0)
+        );
+        assert_eq!(PipeSums::default().ratios(), None);
+    }
+}

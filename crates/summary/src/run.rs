@@ -1,0 +1,182 @@
+//! The summary of one run directory (one phase × rank).
+
+use std::path::{Path, PathBuf};
+
+use npuprof_verify::profiler_info::{ProfilerInfo, rank_from_file_name};
+use serde::Serialize;
+
+use crate::comm::{Communication, read_communication};
+use crate::error::SummaryError;
+use crate::kernels::{KernelGroup, KernelTotals, TypeGroup, aggregate};
+use crate::pipe::PipeShares;
+use crate::steps::{Step, StepStats, TimeSplit, read_steps};
+
+/// The summary of one `*_ascend_pt` run directory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// `prefill`, `decode` (the directory name under `prof/`), when known.
+    pub phase: Option<String>,
+    /// The rank, from `profiler_info*.json` (`rank_id`, else the file name), when known.
+    pub rank: Option<u32>,
+    /// The run directory, relative to the summarised path (`/`-separated; `.` for itself).
+    pub dir: String,
+    /// Each recorded step of `step_trace_time.csv`, in file order.
+    pub steps: Vec<Step>,
+    /// Mean, median and extremes of the step totals.
+    pub step_stats: Option<StepStats>,
+    /// Where the summed step time went.
+    pub time_split: Option<TimeSplit>,
+    /// Communication not hidden by computation, as a share of the step time.
+    pub comm_share: Option<f64>,
+    /// Totals of `kernel_details.csv`.
+    pub kernels: Option<KernelTotals>,
+    /// Kernels grouped by exact name, longest total first (the first `top` of them).
+    pub top_kernels: Vec<KernelGroup>,
+    /// Kernels grouped by `Type`, longest total first (the first `top` of them).
+    pub by_type: Vec<TypeGroup>,
+    /// Time-weighted pipe ratios of the run, when kernel_details has pipe metrics.
+    pub pipe: Option<PipeShares>,
+    /// Communication and waiting, from `communication.json` (multi-card runs).
+    pub communication: Option<Communication>,
+    /// What could not be summarised and why (missing optional files, db export…).
+    pub notes: Vec<String>,
+    /// The run directory as a path (for commands to run next).
+    #[serde(skip)]
+    pub path: PathBuf,
+}
+
+/// The files of a run directory that the summary reads.
+const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
+const STEP_TRACE: &str = "step_trace_time.csv";
+const KERNEL_DETAILS: &str = "kernel_details.csv";
+const COMMUNICATION: &str = "communication.json";
+
+/// Summarises the run directory `dir`; `root` is the summarised path (for the relative `dir`).
+pub fn summarize_run(
+    dir: &Path,
+    phase: Option<String>,
+    root: &Path,
+    top: Option<usize>,
+) -> Result<RunSummary, SummaryError> {
+    let output = dir.join(OUTPUT_DIR);
+    let mut notes = Vec::new();
+    let rank = read_rank(dir, &mut notes);
+    let steps_path = output.join(STEP_TRACE);
+    let steps = if steps_path.is_file() {
+        read_steps(&steps_path)?
+    } else {
+        notes.push(format!(
+            "no {OUTPUT_DIR}/{STEP_TRACE}: step times unknown (it needs NPU activity; run `npuprof verify` on this directory)"
+        ));
+        Vec::new()
+    };
+    let kernels_path = output.join(KERNEL_DETAILS);
+    let table = if kernels_path.is_file() {
+        Some(aggregate(&kernels_path)?)
+    } else {
+        notes.push(no_kernel_details_note(&output));
+        None
+    };
+    let comm_path = output.join(COMMUNICATION);
+    let communication = if comm_path.is_file() {
+        Some(read_communication(&comm_path)?)
+    } else {
+        None
+    };
+    if table
+        .as_ref()
+        .is_some_and(|t| t.pipe.is_none() && t.totals.rows > 0)
+    {
+        notes.push(
+            "no pipeline metrics in kernel_details.csv: record with aic_metrics=PipeUtilization (Level1 or Level2) to see what bounds each kernel".to_owned(),
+        );
+    }
+    let time_split = TimeSplit::of(&steps);
+    let limit = top.unwrap_or(usize::MAX);
+    let (kernels, top_kernels, by_type, pipe) = match table {
+        Some(t) => (
+            Some(t.totals),
+            t.by_name.into_iter().take(limit).collect(),
+            t.by_type.into_iter().take(limit).collect(),
+            t.pipe,
+        ),
+        None => (None, Vec::new(), Vec::new(), None),
+    };
+    Ok(RunSummary {
+        phase,
+        rank,
+        dir: relative(dir, root),
+        step_stats: StepStats::of(&steps),
+        comm_share: time_split.as_ref().map(|s| s.communication_not_overlapped),
+        time_split,
+        steps,
+        kernels,
+        top_kernels,
+        by_type,
+        pipe,
+        communication,
+        notes,
+        path: dir.to_path_buf(),
+    })
+}
+
+fn no_kernel_details_note(output: &Path) -> String {
+    let has_db = std::fs::read_dir(output).is_ok_and(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .any(|e| e.path().extension().is_some_and(|x| x == "db"))
+    });
+    if has_db {
+        format!(
+            "db export only: the summary reads the text export ({KERNEL_DETAILS}); record with export_type text, or open the .db in MindStudio Insight"
+        )
+    } else {
+        format!(
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS}: kernel times unknown (run `npuprof verify` on this directory)"
+        )
+    }
+}
+
+/// The rank from the run's `profiler_info*.json`; a note when it cannot be read.
+pub(crate) fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
+    let mut infos: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("profiler_info") && n.ends_with(".json"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    infos.sort();
+    let info = infos.first()?;
+    let file_rank = rank_from_file_name(info);
+    match std::fs::read_to_string(info).map(|text| ProfilerInfo::parse(&text, file_rank)) {
+        Ok(Ok(parsed)) => parsed.rank,
+        _ => {
+            notes.push(format!(
+                "{} is unreadable or not JSON: rank taken from its name",
+                relative(info, dir)
+            ));
+            file_rank
+        }
+    }
+}
+
+/// `path` relative to `root`, `/`-separated; `.` for the root itself.
+pub(crate) fn relative(path: &Path, root: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let parts: Vec<_> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.is_empty() {
+        ".".to_owned()
+    } else {
+        parts.join("/")
+    }
+}

@@ -1,0 +1,56 @@
+//! Durations and shares as people read them, for the terminal and HTML renderings.
+
+/// A duration in µs as `1.23 s`, `136.58 ms` or `53.7 µs`.
+pub fn duration(us: f64) -> String {
+    let abs = us.abs();
+    if abs >= 1_000_000.0 {
+        format!("{:.2} s", us / 1_000_000.0)
+    } else if abs >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.1} µs")
+    }
+}
+
+/// A signed duration: `+1.10 ms`, `-250.0 µs`.
+pub fn signed(us: f64) -> String {
+    let sign = if us < 0.0 { "-" } else { "+" };
+    format!("{sign}{}", duration(us.abs()))
+}
+
+/// A share (0–1) as `12.3%`.
+pub fn percent(share: f64) -> String {
+    format!("{:.1}%", share * 100.0)
+}
+
+/// `text` cut to `width` characters (at least 2), the middle replaced by `…`: kernel names
+/// differ at both ends.
+pub fn fit(text: &str, width: usize) -> String {
+    let width = width.max(2);
+    let count = text.chars().count();
+    if count <= width {
+        return text.to_owned();
+    }
+    let head = (width - 1) / 2;
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - (width - 1 - head)).collect();
+    format!("{start}…{end}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_follow_magnitude() {
+        assert_eq!(duration(53.741), "53.7 µs");
+        assert_eq!(duration(136_581.009), "136.58 ms");
+        assert_eq!(duration(2_500_000.0), "2.50 s");
+        assert_eq!(percent(0.12345), "12.3%");
+        assert_eq!(
+            fit("aclnnReduceSum_ReduceSumOpAiCore_ReduceSum", 11),
+            "aclnn…ceSum"
+        );
+        assert_eq!(fit("short", 11), "short");
+    }
+}

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Recompute, independently of npuprof, the numbers its summary tests assert on this run.
+
+Standard library only (csv, json). Writes expected.json next to this script; the Rust test
+`crates/summary/tests/real_run.rs` compares npuprof's summary with it. Definitions follow the
+README: step total = Computing + Communication(Not Overlapped) + Free; shares are of the run's
+summed kernel Duration(us); a pipe's ratio per row is the largest of its ratio columns holding a
+number, weighted by Duration(us) over the rows where any ratio column holds a number.
+"""
+
+import csv
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PIPES = {
+    "cube": ["aic_mac_ratio", "mac_ratio"],
+    "vector": ["aiv_vec_ratio", "vec_ratio"],
+    "memory": ["aic_mte2_ratio", "aiv_mte2_ratio", "mte2_ratio"],
+    "scalar": ["aic_scalar_ratio", "aiv_scalar_ratio", "scalar_ratio"],
+}
+
+
+def number(text):
+    try:
+        return float(text.strip())
+    except ValueError:
+        return None
+
+
+def steps(out):
+    with open(os.path.join(out, "step_trace_time.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [
+        {
+            "step": int(r["Step"]),
+            "total_us": float(r["Computing"])
+            + float(r["Communication(Not Overlapped)"])
+            + float(r["Free"]),
+            "computing_us": float(r["Computing"]),
+            "free_us": float(r["Free"]),
+        }
+        for r in rows
+    ]
+
+
+def kernels(out):
+    with open(os.path.join(out, "kernel_details.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
+    total = sum(float(r["Duration(us)"]) for r in rows)
+    names, types = {}, {}
+    weighted = {p: 0.0 for p in PIPES}
+    measured = 0.0
+    for r in rows:
+        d = float(r["Duration(us)"])
+        n = names.setdefault(r["Name"], {"count": 0, "total_us": 0.0, "type": r["Type"]})
+        n["count"] += 1
+        n["total_us"] += d
+        t = types.setdefault(r["Type"], {"count": 0, "total_us": 0.0})
+        t["count"] += 1
+        t["total_us"] += d
+        values = {p: [number(r[c]) for c in cols if c in r] for p, cols in PIPES.items()}
+        if any(v is not None for vs in values.values() for v in vs):
+            measured += d
+            for p, vs in values.items():
+                weighted[p] += d * max([v for v in vs if v is not None] or [0.0])
+    top = sorted(names.items(), key=lambda kv: (-kv[1]["total_us"], kv[0]))[:5]
+    return {
+        "rows": len(rows),
+        "total_us": total,
+        "distinct_names": len(names),
+        "distinct_types": len(types),
+        "top_names": [
+            {"name": k, "type": v["type"], "count": v["count"], "total_us": v["total_us"],
+             "share": v["total_us"] / total}
+            for k, v in top
+        ],
+        "by_type": {k: v for k, v in types.items()},
+        "pipe": {p: weighted[p] / measured for p in PIPES},
+        "pipe_measured_us": measured,
+    }
+
+
+def communication(out):
+    """Summed from the vendor's own `Total Op Info` entries (npuprof sums the operators)."""
+    with open(os.path.join(out, "communication.json")) as f:
+        data = json.load(f)
+    elapse = wait = 0.0
+    for step in data.values():
+        for category in step.values():
+            info = category.get("Total Op Info", {}).get("Communication Time Info", {})
+            elapse += info.get("Elapse Time(ms)", 0.0) * 1000.0
+            wait += info.get("Wait Time(ms)", 0.0) * 1000.0
+    return {"elapse_us": elapse, "wait_us": wait}
+
+
+def op_statistic(out):
+    """The vendor's per-type statistics (rounded to 3 decimals), a second independent source."""
+    with open(os.path.join(out, "op_statistic.csv"), newline="") as f:
+        return {
+            r["OP Type"]: {"count": int(r["Count"]), "total_us": float(r["Total Time(us)"])}
+            for r in csv.DictReader(f)
+        }
+
+
+def main():
+    runs = {}
+    for rank in (0, 1):
+        out = os.path.join(HERE, f"rank{rank}_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+        runs[str(rank)] = {
+            "steps": steps(out),
+            "kernels": kernels(out),
+            "communication": communication(out),
+            "op_statistic": op_statistic(out),
+        }
+    means = {r: sum(s["total_us"] for s in v["steps"]) / len(v["steps"]) for r, v in runs.items()}
+    slowest = max(means, key=means.get)
+    fastest = min(means, key=means.get)
+    expected = {
+        "runs": runs,
+        "slowest_rank": int(slowest),
+        "imbalance_ratio": means[slowest] / means[fastest],
+    }
+    with open(os.path.join(HERE, "expected.json"), "w") as f:
+        json.dump(expected, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+//! `cargo xtask bench summary`: `npuprof summary` on a multi-million-row kernel_details.csv
+//! against pandas `read_csv` + `groupby` doing the same grouping, in the same run.
+//!
+//! The CSV (under `target/bench/summary/`, not committed; `--clean` deletes it) repeats the real
+//! rows of the vendored 2-rank run (`crates/summary/tests/data/real-2rank`, 46 columns with pipe
+//! metrics), so values have their real shapes (trailing TAB, doubled quotes, `N/A`). pandas reads
+//! only the columns npuprof uses (name, type, core, duration, the pipe ratios) and groups by
+//! `Name` and by `Type` (count and sum); the two top-kernel totals must agree.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+
+use crate::bench_verify::{Measured, measure, python, write_kernel_details};
+use crate::build::{build_npuprof, target_dir, workspace_root};
+
+/// Options of the summary benchmark.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Rows of the generated kernel_details.csv.
+    #[arg(long, default_value_t = 5_000_000)]
+    pub rows: u64,
+    /// Delete the generated files and exit.
+    #[arg(long)]
+    pub clean: bool,
+}
+
+const SAMPLE: &str = "crates/summary/tests/data/real-2rank/rank0_ascend_pt";
+
+const PANDAS: &str = r#"
+import sys, pandas as pd
+ratios = ["aic_mac_ratio", "aiv_vec_ratio", "aic_mte2_ratio", "aiv_mte2_ratio",
+          "aic_scalar_ratio", "aiv_scalar_ratio"]
+cols = ["Name", "Type", "Accelerator Core", "Duration(us)"] + ratios
+df = pd.read_csv(sys.argv[1], usecols=cols)
+by_name = df.groupby("Name")["Duration(us)"].agg(["count", "sum"]).sort_values("sum", ascending=False)
+by_type = df.groupby("Type")["Duration(us)"].agg(["count", "sum"])
+print(by_name.index[0], repr(float(by_name["sum"].iloc[0])), int(by_name["count"].iloc[0]), len(by_type))
+"#;
+
+/// Runs the summary benchmark.
+pub fn run(args: &Args) -> anyhow::Result<()> {
+    let root = workspace_root();
+    let out = target_dir(&root).join("bench/summary");
+    if args.clean {
+        if out.exists() {
+            fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
+        }
+        println!("removed {}", out.display());
+        return Ok(());
+    }
+    if args.rows == 0 {
+        bail!("--rows must be positive");
+    }
+    let probe = python("import pandas")
+        .output()
+        .context("running python3")?;
+    if !probe.status.success() {
+        bail!(
+            "the reference needs pandas importable by `python3` (apt-get install python3-pandas, or pip install pandas)"
+        );
+    }
+    let sample = root.join(SAMPLE);
+    let kernel_sample = fs::read(sample.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"))?;
+    let npuprof = build_npuprof(&root)?;
+    let run = out.join("kernel_run_ascend_pt");
+    let csv = run.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+    fs::create_dir_all(csv.parent().context("csv dir")?)?;
+    fs::copy(
+        sample.join("profiler_info_0.json"),
+        run.join("profiler_info_0.json"),
+    )?;
+    let t = Instant::now();
+    let bytes = write_kernel_details(&csv, &kernel_sample, args.rows)?;
+    println!(
+        "generated {} ({} rows, {bytes} bytes) in {:.1}s",
+        csv.display(),
+        args.rows,
+        t.elapsed().as_secs_f64()
+    );
+
+    let mut summary = Command::new(&npuprof);
+    summary
+        .arg("summary")
+        .arg(&run)
+        .arg("--json")
+        .arg("--top")
+        .arg("20");
+    let ours = measure(&summary, false)?;
+    let (name, total, count) = npuprof_top(&ours.stdout).context("npuprof JSON")?;
+    let pandas = measure(python(PANDAS).arg(&csv), false)?;
+    let theirs = String::from_utf8_lossy(&pandas.stdout).trim().to_owned();
+    let mut parts = theirs.split_whitespace();
+    let (p_name, p_total, p_count) = (
+        parts.next().unwrap_or_default(),
+        parts
+            .next()
+            .and_then(|t| t.parse::<f64>().ok())
+            .unwrap_or(f64::NAN),
+        parts
+            .next()
+            .and_then(|c| c.parse::<u64>().ok())
+            .unwrap_or_default(),
+    );
+    let agree = name == p_name && count == p_count && (total - p_total).abs() <= 1e-6 * total;
+    if !agree {
+        bail!("npuprof's top kernel ({name}, {total}, ×{count}) differs from pandas' ({theirs})");
+    }
+    println!();
+    println!("| tool | input | wall time | peak RSS | top kernel |");
+    println!("|---|---|---|---|---|");
+    for (tool, m) in [
+        ("npuprof summary", &ours),
+        ("pandas read_csv + groupby", &pandas),
+    ] {
+        line(tool, &csv, m, &format!("{name}: {total:.3} µs ×{count}"));
+    }
+    println!();
+    println!(
+        "npuprof is {:.1}× faster and uses {:.1}× less memory (both agree on the top kernel)",
+        pandas.secs / ours.secs.max(0.01),
+        pandas.max_rss_kb as f64 / ours.max_rss_kb.max(1) as f64
+    );
+    println!(
+        "generated files are kept in {} (delete with `cargo xtask bench summary --clean`)",
+        out.display()
+    );
+    Ok(())
+}
+
+fn npuprof_top(json: &[u8]) -> Option<(String, f64, u64)> {
+    let v: serde_json::Value = serde_json::from_slice(json).ok()?;
+    let top = v.pointer("/runs/0/top_kernels/0")?;
+    Some((
+        top.get("name")?.as_str()?.to_owned(),
+        top.get("total_us")?.as_f64()?,
+        top.get("count")?.as_u64()?,
+    ))
+}
+
+fn line(tool: &str, csv: &Path, m: &Measured, result: &str) {
+    let bytes = csv.metadata().map(|m| m.len()).unwrap_or(0);
+    println!(
+        "| {tool} | {:.2} GB kernel_details.csv | {:.2} s | {:.1} MB | {result} |",
+        bytes as f64 / 1e9,
+        m.secs,
+        m.max_rss_kb as f64 / 1024.0
+    );
+}
