@@ -176,6 +176,11 @@ fn verify(err: &VerifyError) -> Classified {
             ErrorCode::NotFound,
             Some("run the inference first, or give the result directory as PATH"),
         ),
+        VerifyError::Unreadable(..) => (ErrorCode::Io, None),
+        VerifyError::BadReport(..) => (
+            ErrorCode::InvalidInput,
+            Some("give the output of `npuprof verify --json` from each node"),
+        ),
     }
 }
 

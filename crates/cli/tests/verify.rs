@@ -1,6 +1,8 @@
-//! `npuprof verify` on run directories assembled from the real samples (`../shared/samples/`)
+//! `npuprof verify` on run directories assembled from the vendored real samples
 //! and on every broken variant: human and JSON snapshots, exit codes.
 
+// The shared fixtures build databases and rewrite CSVs: they need the dev-dependencies
+// rusqlite and csv.
 #[path = "../../verify/tests/common/mod.rs"]
 mod common;
 
@@ -241,6 +243,70 @@ fn nothing_to_verify_exits_2() {
         assert_cmd_snapshot!(
             "model_without_results",
             verify_in(tmp.path(), &["--model", "nope"])
+        );
+    });
+}
+
+/// `npuprof verify <node> --json` run in `root`, its stdout saved as `<node>.json`.
+fn node_report(root: &Path, node: &str) {
+    let out = verify_in(root, &[node, "--json"])
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fs::write(root.join(format!("{node}.json")), out.stdout).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn merge_three_nodes_with_a_missing_and_a_duplicated_rank() {
+    let tmp = tempdir();
+    for (node, ranks) in [("a", [0, 1]), ("b", [2, 3]), ("c", [3, 5])] {
+        node_of_real_run(tmp.path(), node, &ranks, 6);
+        node_report(tmp.path(), node);
+    }
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "merge_human",
+            verify_in(tmp.path(), &["--merge", "a.json", "b.json", "c.json"])
+        );
+        assert_cmd_snapshot!(
+            "merge_json",
+            verify_in(
+                tmp.path(),
+                &["--merge", "a.json", "b.json", "c.json", "--json"]
+            )
+        );
+    });
+}
+
+#[test]
+fn merge_refuses_what_is_not_a_report() {
+    let tmp = tempdir();
+    fs::write(tmp.path().join("x.json"), "{\"ok\": true}").unwrap_or_else(|e| panic!("{e}"));
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "merge_not_a_report",
+            verify_in(tmp.path(), &["--merge", "x.json"])
+        );
+    });
+}
+
+#[test]
+fn one_rank_of_the_real_run_alone() {
+    let tmp = tempdir();
+    copy_real_run(tmp.path());
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "real_rank1_alone",
+            verify_in(tmp.path(), &["rank1_ascend_pt"])
+        );
+        assert_cmd_snapshot!(
+            "real_rank1_with_ranks_2",
+            verify_in(tmp.path(), &["rank1_ascend_pt", "--ranks", "2"])
         );
     });
 }

@@ -1,7 +1,7 @@
-//! Checks across runs: phases, ranks, result-directory logs, the bad-output-filesystem case.
+//! Checks across runs: phases, ranks, duplicates, result-directory logs, unreadable
+//! directories, the bad-output-filesystem case and analyse.done.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::File;
 use std::io::BufReader;
 
 use crate::Options;
@@ -9,11 +9,13 @@ use crate::discover::{self, Target, TargetKind};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::log_findings;
 use crate::logs;
-use crate::mounts;
-use crate::report::{TargetSummary, VerifyReport};
+use crate::mounts::{Mount, MountTable};
+use crate::probe;
+use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
 use crate::run_check::{self, RunFacts, RunOutcome, reparse_command};
 
-fn phase_key(phase: Option<&str>) -> (u8, String) {
+/// Sort key of a phase: prefill, decode, others by name, none.
+pub(crate) fn phase_key(phase: Option<&str>) -> (u8, String) {
     match phase {
         Some("prefill") => (0, String::new()),
         Some("decode") => (1, String::new()),
@@ -22,7 +24,8 @@ fn phase_key(phase: Option<&str>) -> (u8, String) {
     }
 }
 
-fn fmt_ranks(ranks: &[u32]) -> String {
+/// `0, 1, 2` (at most 16 shown).
+pub(crate) fn fmt_ranks(ranks: &[u32]) -> String {
     let shown: Vec<String> = ranks.iter().take(16).map(u32::to_string).collect();
     if ranks.len() > 16 {
         format!("{} … ({} in all)", shown.join(", "), ranks.len())
@@ -31,11 +34,92 @@ fn fmt_ranks(ranks: &[u32]) -> String {
     }
 }
 
+/// How many ranks the run has, and whether this directory must hold all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum RankExpectation {
+    /// `--ranks N`: ranks `0..N` must all be here.
+    Flag(u32),
+    /// `log_<rank>.log` files: those ranks ran here, so their output must be here.
+    Logs(BTreeSet<u32>),
+    /// `distributed_args.world_size`: the whole run's size; a subset here is normal.
+    Distributed(u32),
+    /// Nothing says.
+    Unknown,
+}
+
+impl RankExpectation {
+    fn decide(target: &Target, opts: &Options, outcomes: &[RunOutcome]) -> Self {
+        if let Some(n) = opts.world_size {
+            RankExpectation::Flag(n)
+        } else if !target.rank_logs.is_empty() {
+            RankExpectation::Logs(target.rank_logs.iter().map(|(r, _)| *r).collect())
+        } else if let Some(w) = outcomes.iter().filter_map(|o| o.facts.world_size).max() {
+            RankExpectation::Distributed(w)
+        } else {
+            RankExpectation::Unknown
+        }
+    }
+
+    /// The number of ranks of the run, when known.
+    fn count(&self) -> Option<u32> {
+        match self {
+            RankExpectation::Flag(n) | RankExpectation::Distributed(n) => Some(*n),
+            RankExpectation::Logs(set) => set.last().map(|m| m + 1),
+            RankExpectation::Unknown => None,
+        }
+    }
+
+    /// The ranks that must be here (empty when a subset is normal).
+    fn required(&self) -> Vec<u32> {
+        match self {
+            RankExpectation::Flag(n) => (0..*n).collect(),
+            RankExpectation::Logs(set) => set.iter().copied().collect(),
+            RankExpectation::Distributed(_) | RankExpectation::Unknown => Vec::new(),
+        }
+    }
+
+    fn source(&self) -> &'static str {
+        match self {
+            RankExpectation::Flag(_) => "--ranks",
+            RankExpectation::Logs(_) => "the log_<rank>.log files",
+            RankExpectation::Distributed(_) => "distributed_args in profiler_metadata.json",
+            RankExpectation::Unknown => "nothing",
+        }
+    }
+}
+
+/// Per phase: the phase name, the ranks found, and how many runs have no known rank.
+struct PhaseRanks {
+    phase: Option<String>,
+    ranks: BTreeSet<u32>,
+    unknown: usize,
+}
+
+fn ranks_by_phase(outcomes: &[RunOutcome]) -> Vec<PhaseRanks> {
+    let mut by_phase: BTreeMap<(u8, String), PhaseRanks> = BTreeMap::new();
+    for o in outcomes {
+        let entry = by_phase
+            .entry(phase_key(o.facts.phase.as_deref()))
+            .or_insert_with(|| PhaseRanks {
+                phase: o.facts.phase.clone(),
+                ranks: BTreeSet::new(),
+                unknown: 0,
+            });
+        match o.facts.rank {
+            Some(r) => {
+                entry.ranks.insert(r);
+            }
+            None => entry.unknown += 1,
+        }
+    }
+    by_phase.into_values().collect()
+}
+
 /// Builds the report from the per-run outcomes.
 pub fn assemble(
     target: &Target,
     opts: &Options,
-    world_size: Option<u32>,
+    mounts: Option<&MountTable>,
     mut outcomes: Vec<RunOutcome>,
 ) -> VerifyReport {
     outcomes.sort_by(|a, b| {
@@ -50,121 +134,200 @@ pub fn assemble(
                 &b.facts.dir,
             ))
     });
-    let root = target.root.display().to_string();
+    let expectation = RankExpectation::decide(target, opts, &outcomes);
     let mut findings: Vec<Finding> = Vec::new();
+    let phases = expected_phases(target, opts, &outcomes);
+    check_unreadable_dirs(target, &mut findings);
+    check_phases(target, &phases, &outcomes, &mut findings);
+    check_ranks(target, &expectation, &outcomes, &mut findings);
+    check_duplicates(&outcomes, &mut findings);
+    for o in &outcomes {
+        findings.extend(o.findings.iter().cloned());
+    }
+    let result_logs_failed = check_result_logs(target, &outcomes, &mut findings);
+    check_bad_disk(
+        target,
+        mounts,
+        &outcomes,
+        &result_logs_failed,
+        &mut findings,
+    );
+    check_analyse_done(&outcomes, &mut findings);
 
-    // Phases.
-    let phases: Vec<String> = if target.kind == TargetKind::ResultDir {
-        opts.phases
+    findings.sort_by_key(|f| (f.severity, f.code));
+    let ok = !findings.iter().any(|f| f.severity == Severity::Error);
+    VerifyReport {
+        schema_version: SCHEMA_VERSION,
+        ok,
+        target: TargetSummary {
+            kind: target.kind,
+            path: target.root.display().to_string(),
+            phases,
+            expected_ranks: expectation.count(),
+            whole_run: !expectation.required().is_empty(),
+        },
+        runs: outcomes.into_iter().map(|o| o.summary).collect(),
+        findings,
+    }
+}
+
+fn expected_phases(target: &Target, opts: &Options, outcomes: &[RunOutcome]) -> Vec<String> {
+    if target.kind == TargetKind::ResultDir {
+        return opts
+            .phases
             .names()
             .iter()
             .map(|s| (*s).to_owned())
-            .collect()
-    } else {
-        let set: BTreeSet<String> = outcomes
-            .iter()
-            .filter_map(|o| o.facts.phase.clone())
             .collect();
-        set.into_iter().collect()
-    };
-    if target.kind == TargetKind::ResultDir {
-        for phase in &phases {
-            if outcomes
+    }
+    let set: BTreeSet<String> = outcomes
+        .iter()
+        .filter_map(|o| o.facts.phase.clone())
+        .collect();
+    set.into_iter().collect()
+}
+
+fn check_unreadable_dirs(target: &Target, findings: &mut Vec<Finding>) {
+    for (dir, problem) in &target.unreadable {
+        let mut f = run_check::problem_finding(dir, problem);
+        f.message = format!(
+            "directory {}; run directories below it were not checked",
+            f.message
+        );
+        findings.push(f);
+    }
+}
+
+fn check_phases(
+    target: &Target,
+    phases: &[String],
+    outcomes: &[RunOutcome],
+    findings: &mut Vec<Finding>,
+) {
+    if target.kind != TargetKind::ResultDir {
+        return;
+    }
+    for phase in phases {
+        let dir = target.root.join("prof").join(phase);
+        let hidden = target
+            .unreadable
+            .iter()
+            .any(|(d, _)| d.starts_with(&dir) || dir.starts_with(d));
+        if hidden
+            || outcomes
                 .iter()
                 .any(|o| o.facts.phase.as_deref() == Some(phase))
-            {
-                continue;
-            }
-            let dir = target.root.join("prof").join(phase);
-            let what = if dir.is_dir() {
-                format!("prof/{phase}/ exists but holds no run directory")
-            } else {
-                format!("prof/{phase}/ does not exist")
-            };
-            findings.push(
-                Finding::new(
-                    Severity::Error,
-                    Code::PhaseMissing,
-                    format!("phase {phase} is missing: {what}"),
-                    Evidence::path(dir.display().to_string()),
-                    format!(
-                        "check log_0.log for `Incorrect schedule` warnings (a stop in WARMUP deletes the run directory) and that the {phase} phase ran enough steps (npuprof plan); use --phase to verify one phase only"
-                    ),
-                )
-                .at(Some(phase), None),
-            );
+        {
+            continue;
         }
+        let what = if dir.is_dir() {
+            format!("prof/{phase}/ exists but holds no run directory")
+        } else {
+            format!("prof/{phase}/ does not exist")
+        };
+        findings.push(
+            Finding::new(
+                Severity::Error,
+                Code::PhaseMissing,
+                format!("phase {phase} is missing: {what}"),
+                Evidence::path(dir.display().to_string()),
+                format!(
+                    "check log_0.log for `Incorrect schedule` warnings (a stop in WARMUP deletes the run directory) and that the {phase} phase ran enough steps (npuprof plan); use --phase to verify one phase only"
+                ),
+            )
+            .at(Some(phase), None),
+        );
     }
+}
 
-    // Ranks.
-    let observed_max = outcomes.iter().filter_map(|o| o.facts.rank).max();
-    let expected_ranks = world_size.or(observed_max.map(|m| m + 1));
-    if let Some(n) = expected_ranks {
-        // Per phase: the ranks found, and how many runs have no known rank.
-        type PhaseRanks = (Option<String>, BTreeSet<u32>, usize);
-        let mut by_phase: BTreeMap<(u8, String), PhaseRanks> = BTreeMap::new();
-        for o in &outcomes {
-            let entry = by_phase
-                .entry(phase_key(o.facts.phase.as_deref()))
-                .or_insert_with(|| (o.facts.phase.clone(), BTreeSet::new(), 0));
-            match o.facts.rank {
-                Some(r) => {
-                    entry.1.insert(r);
-                }
-                None => entry.2 += 1,
-            }
-        }
-        for (phase, ranks, unknown) in by_phase.values() {
-            let missing: Vec<u32> = (0..n).filter(|r| !ranks.contains(r)).collect();
-            // Runs without profiler_info may be the missing ranks: only count what cannot be.
-            if missing.is_empty() || ranks.len() + unknown >= n as usize {
+fn check_ranks(
+    target: &Target,
+    expectation: &RankExpectation,
+    outcomes: &[RunOutcome],
+    findings: &mut Vec<Finding>,
+) {
+    let required = expectation.required();
+    for pr in ranks_by_phase(outcomes) {
+        let dir = match &pr.phase {
+            Some(p) if target.kind == TargetKind::ResultDir => target.root.join("prof").join(p),
+            _ => target.root.clone(),
+        };
+        let in_phase = pr
+            .phase
+            .as_ref()
+            .map(|p| format!("phase {p}: "))
+            .unwrap_or_default();
+        let present: Vec<u32> = pr.ranks.iter().copied().collect();
+        if !required.is_empty() {
+            let missing: Vec<u32> = required
+                .iter()
+                .copied()
+                .filter(|r| !pr.ranks.contains(r))
+                .collect();
+            // Runs without a known rank may be the missing ones: only count what cannot be.
+            if missing.is_empty() || pr.ranks.len() + pr.unknown >= required.len() {
                 continue;
             }
-            let source = if opts.world_size.is_some() {
-                "--ranks"
-            } else if !target.rank_logs.is_empty() {
-                "the log_<rank>.log files"
-            } else {
-                "the highest rank found in profiler_info"
-            };
-            let dir = match phase {
-                Some(p) if target.kind == TargetKind::ResultDir => target.root.join("prof").join(p),
-                _ => target.root.clone(),
-            };
             findings.push(
                 Finding::new(
                     Severity::Error,
                     Code::RankMissing,
                     format!(
-                        "{}no run directory for rank(s) {} of {n} (expected from {source})",
-                        phase.as_ref().map(|p| format!("phase {p}: ")).unwrap_or_default(),
-                        fmt_ranks(&missing)
+                        "{in_phase}no run directory for rank(s) {} of {} (expected from {}; present: {})",
+                        fmt_ranks(&missing),
+                        expectation.count().unwrap_or(0),
+                        expectation.source(),
+                        if present.is_empty() { "none".to_owned() } else { fmt_ranks(&present) }
                     ),
                     Evidence::path(dir.display().to_string()),
                     "read those ranks' log_<rank>.log for a crash, a kill or a parser failure; every rank must reach the end of the window",
                 )
-                .at(phase.as_deref(), None),
+                .at(pr.phase.as_deref(), None),
+            );
+        } else if let RankExpectation::Distributed(w) = expectation
+            && present.len() < *w as usize
+        {
+            findings.push(
+                Finding::new(
+                    Severity::Info,
+                    Code::RankSubset,
+                    format!(
+                        "{in_phase}rank(s) {} here, {} of the run's {w} (distributed_args): normal for one rank or one node of a multi-node run",
+                        fmt_ranks(&present),
+                        present.len()
+                    ),
+                    Evidence::path(dir.display().to_string()),
+                    format!(
+                        "for the whole-run verdict run `npuprof verify --json` on every node and `npuprof verify --merge <node reports>`; or pass --ranks {w} if this directory should hold every rank"
+                    ),
+                )
+                .at(pr.phase.as_deref(), None),
             );
         }
     }
-    if world_size.is_none()
+    if *expectation == RankExpectation::Unknown
         && matches!(target.kind, TargetKind::ResultDir | TargetKind::PhaseDir)
         && !outcomes.is_empty()
     {
+        let present: BTreeSet<u32> = outcomes.iter().filter_map(|o| o.facts.rank).collect();
+        let present: Vec<u32> = present.into_iter().collect();
         findings.push(Finding::new(
             Severity::Info,
             Code::WorldSizeUnknown,
             format!(
-                "number of ranks unknown (no --ranks, no log_<rank>.log): ranks 0..{} checked, a missing highest rank would go unnoticed",
-                observed_max.map_or(0, |m| m + 1)
+                "number of ranks unknown (no --ranks, no log_<rank>.log, no distributed_args): rank(s) {} found, a missing rank would go unnoticed",
+                if present.is_empty() { "none".to_owned() } else { fmt_ranks(&present) }
             ),
-            Evidence::path(root.clone()),
+            Evidence::path(target.root.display().to_string()),
             "pass --ranks N (the world size of the run)",
         ));
     }
-    // Duplicates beyond `repeat`.
+}
+
+/// More run directories for one phase and rank than the schedule's `repeat`.
+fn check_duplicates(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
     let mut groups: BTreeMap<((u8, String), u32), Vec<&RunFacts>> = BTreeMap::new();
-    for o in &outcomes {
+    for o in outcomes {
         if let Some(r) = o.facts.rank {
             groups
                 .entry((phase_key(o.facts.phase.as_deref()), r))
@@ -177,66 +340,67 @@ pub fn assemble(
             .iter()
             .find_map(|f| f.schedule.flatten())
             .map(|s| s.repeat)
-            .or(if runs.iter().all(|f| f.schedule == Some(None)) {
-                Some(1)
-            } else {
-                None
-            });
+            .or(runs.iter().all(|f| f.schedule == Some(None)).then_some(1));
         if let Some(repeat) = repeat.filter(|r| *r > 0)
             && runs.len() as u64 > repeat
         {
             let f = runs[0];
             findings.push(
-                    Finding::new(
-                        Severity::Warning,
-                        Code::RunDuplicate,
-                        format!(
-                            "{} run directories for rank {} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
-                            runs.len(),
-                            f.rank.unwrap_or(0)
-                        ),
-                        Evidence::path(f.dir.display().to_string()),
-                        "verify a fresh result directory, or move the older *_ascend_pt directories away",
-                    )
-                    .at(f.phase.as_deref(), f.rank),
-                );
+                Finding::new(
+                    Severity::Warning,
+                    Code::RunDuplicate,
+                    format!(
+                        "{} run directories for rank {} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
+                        runs.len(),
+                        f.rank.unwrap_or(0)
+                    ),
+                    Evidence::path(f.dir.display().to_string()),
+                    "verify a fresh result directory, or move the older *_ascend_pt directories away",
+                )
+                .at(f.phase.as_deref(), f.rank),
+            );
         }
     }
+}
 
-    // Per-run findings.
-    for o in &outcomes {
-        findings.extend(o.findings.iter().cloned());
-    }
-
-    // Result-directory logs.
+/// The result directory's `log_<rank>.log` files; returns the ranks whose log reports failed
+/// parsers.
+fn check_result_logs(
+    target: &Target,
+    outcomes: &[RunOutcome],
+    findings: &mut Vec<Finding>,
+) -> BTreeSet<u32> {
     let sched_ctx = run_check::schedule_context(outcomes.iter().map(|o| &o.facts));
-    let mut result_logs_failed: BTreeSet<u32> = BTreeSet::new();
+    let mut failed = BTreeSet::new();
+    // A rank's log covers every phase: re-parse (or chown) the whole prof/ directory.
+    let run_dir = target.root.join("prof").display().to_string();
     for (rank, path) in &target.rank_logs {
-        // A rank's log covers every phase: re-parse (or chown) the whole prof/ directory.
-        let run_dir = target.root.join("prof").display().to_string();
-        match File::open(path).and_then(|f| logs::scan_log(BufReader::new(f))) {
+        let scan = probe::open_regular(path).and_then(|o| {
+            logs::scan_log(BufReader::new(o.file)).map_err(|e| probe::FileProblem::from_io(&e))
+        });
+        match scan {
             Ok(scan) => {
                 if scan.run_failed_lines > 0 {
-                    result_logs_failed.insert(*rank);
+                    failed.insert(*rank);
                 }
                 for f in log_findings::findings(&scan, path, &run_dir, sched_ctx) {
                     findings.push(f.at(None, Some(*rank)));
                 }
             }
-            Err(e) => findings.push(
-                Finding::new(
-                    Severity::Error,
-                    Code::FileUnreadable,
-                    format!("cannot read the log: {e}"),
-                    Evidence::path(path.display().to_string()),
-                    format!("check permissions: ls -l {}", path.display()),
-                )
-                .at(None, Some(*rank)),
-            ),
+            Err(p) => findings.push(run_check::problem_finding(path, &p).at(None, Some(*rank))),
         }
     }
+    failed
+}
 
-    // The bad-output-filesystem signature.
+/// The bad-output-filesystem signature: failed parsers, no CSV, a broken trace.
+fn check_bad_disk(
+    target: &Target,
+    mounts: Option<&MountTable>,
+    outcomes: &[RunOutcome],
+    result_logs_failed: &BTreeSet<u32>,
+    findings: &mut Vec<Finding>,
+) {
     let affected: Vec<&RunFacts> = outcomes
         .iter()
         .map(|o| &o.facts)
@@ -249,11 +413,14 @@ pub fn assemble(
         })
         .collect();
     if let Some(first) = affected.first() {
-        findings.push(bad_disk_finding(target, &affected, first));
+        let mount = mounts.and_then(|t| t.mount_of_dir(&first.dir));
+        findings.push(bad_disk_finding(target, affected.len(), first, mount));
     }
+}
 
-    // analyse.done is no success signal.
-    for o in &outcomes {
+/// analyse.done is no success signal.
+fn check_analyse_done(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
+    for o in outcomes {
         let has_error = o.findings.iter().any(|f| f.severity == Severity::Error);
         if o.facts.analyse_done && has_error {
             findings.push(
@@ -275,25 +442,11 @@ pub fn assemble(
             );
         }
     }
-
-    findings.sort_by_key(|f| (f.severity, f.code));
-    let ok = !findings.iter().any(|f| f.severity == Severity::Error);
-    VerifyReport {
-        ok,
-        target: TargetSummary {
-            kind: target.kind,
-            path: root,
-            phases,
-            expected_ranks,
-        },
-        runs: outcomes.into_iter().map(|o| o.summary).collect(),
-        findings,
-    }
 }
 
-fn bad_disk_finding(target: &Target, affected: &[&RunFacts], first: &RunFacts) -> Finding {
-    let mount = mounts::mount_of_dir(&first.dir);
-    let fs = match &mount {
+/// The filesystem part of the bad-disk message: what the mount is, and the verdict.
+pub fn filesystem_verdict(mount: Option<&Mount>) -> (String, &'static str) {
+    let fs = match mount {
         Some(m) if m.is_suspect() => format!(
             "(filesystem: {} from {} at {}, a network/FUSE/overlay filesystem: flagged)",
             m.fs_type, m.source, m.mount_point
@@ -302,13 +455,23 @@ fn bad_disk_finding(target: &Target, affected: &[&RunFacts], first: &RunFacts) -
             "(filesystem: {} from {} at {}, looks local)",
             m.fs_type, m.source, m.mount_point
         ),
-        None => "(filesystem: unknown, /proc/self/mountinfo unreadable)".to_owned(),
+        None => "(filesystem: unknown, not in the mount table)".to_owned(),
     };
-    let verdict = if mount.as_ref().is_some_and(mounts::Mount::is_suspect) {
+    let verdict = if mount.is_some_and(Mount::is_suspect) {
         "the output filesystem is the likely cause"
     } else {
         "the filesystem looks local, but the evidence still matches the known bad-disk failure"
     };
+    (fs, verdict)
+}
+
+fn bad_disk_finding(
+    target: &Target,
+    affected: usize,
+    first: &RunFacts,
+    mount: Option<&Mount>,
+) -> Finding {
+    let (fs, verdict) = filesystem_verdict(mount);
     let (repo, model) = discover::repo_and_model(&target.root)
         .map(|(r, m)| (r.display().to_string(), m))
         .unwrap_or_else(|| ("<repo>".to_owned(), "<model>".to_owned()));
@@ -323,8 +486,7 @@ fn bad_disk_finding(target: &Target, affected: &[&RunFacts], first: &RunFacts) -
         Severity::Error,
         Code::OutputFilesystem,
         format!(
-            "{} run(s) have failed parsers, no CSV and a broken or missing trace_view.json: the known bad-output-filesystem failure {fs}; {verdict}",
-            affected.len()
+            "{affected} run(s) have failed parsers, no CSV and a broken or missing trace_view.json: the known bad-output-filesystem failure {fs}; {verdict}"
         ),
         Evidence::path(run.clone()),
         format!(

@@ -2,15 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::VerifyError;
+use crate::probe::FileProblem;
 
 /// How deep a plain directory tree is searched for run directories.
 const MAX_WALK_DEPTH: usize = 8;
 
 /// What the verified path is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
     /// A recipes result directory (`log_*.log`, `prof/<phase>/`).
@@ -45,6 +46,9 @@ pub struct Target {
     pub runs: Vec<RunRef>,
     /// `log_<rank>.log` files of a result directory, sorted by rank.
     pub rank_logs: Vec<(u32, PathBuf)>,
+    /// Directories below the path that exist but could not be listed (run directories may
+    /// hide in them): reported as unreadable, never as missing.
+    pub unreadable: Vec<(PathBuf, FileProblem)>,
 }
 
 /// Whether `dir` looks like a torch_npu run directory.
@@ -68,12 +72,26 @@ pub fn is_run_dir(dir: &Path) -> bool {
 }
 
 fn list_dir(dir: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(rd) => rd.filter_map(Result::ok).map(|e| e.path()).collect(),
-        Err(_) => Vec::new(),
-    };
+    try_list_dir(dir).unwrap_or_default()
+}
+
+fn try_list_dir(dir: &Path) -> Result<Vec<PathBuf>, FileProblem> {
+    let rd = std::fs::read_dir(dir).map_err(|e| FileProblem::from_io(&e))?;
+    let mut out: Vec<PathBuf> = rd.filter_map(Result::ok).map(|e| e.path()).collect();
     out.sort();
-    out
+    Ok(out)
+}
+
+/// Lists `dir`, recording it in `unreadable` when it exists but cannot be listed.
+fn list_or_record(dir: &Path, unreadable: &mut Vec<(PathBuf, FileProblem)>) -> Vec<PathBuf> {
+    match try_list_dir(dir) {
+        Ok(entries) => entries,
+        Err(FileProblem::Missing) => Vec::new(),
+        Err(problem) => {
+            unreadable.push((dir.to_path_buf(), problem));
+            Vec::new()
+        }
+    }
 }
 
 fn rank_log(path: &Path) -> Option<u32> {
@@ -92,11 +110,16 @@ fn is_known_phase(name: &str) -> bool {
     matches!(name, "prefill" | "decode")
 }
 
-fn walk(dir: &Path, depth: usize, out: &mut Vec<RunRef>) {
+fn walk(
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<RunRef>,
+    unreadable: &mut Vec<(PathBuf, FileProblem)>,
+) {
     if depth > MAX_WALK_DEPTH {
         return;
     }
-    for child in list_dir(dir) {
+    for child in list_or_record(dir, unreadable) {
         if !child.is_dir() || child.is_symlink() {
             continue;
         }
@@ -108,7 +131,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<RunRef>) {
                 .map(str::to_owned);
             out.push(RunRef { dir: child, phase });
         } else {
-            walk(&child, depth + 1, out);
+            walk(&child, depth + 1, out, unreadable);
         }
     }
 }
@@ -121,7 +144,11 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
     if !path.is_dir() {
         return Err(VerifyError::NotADirectory(path.to_path_buf()));
     }
+    if let Err(FileProblem::Unreadable { message, .. }) = try_list_dir(path) {
+        return Err(VerifyError::Unreadable(path.to_path_buf(), message));
+    }
     let root = path.to_path_buf();
+    let mut unreadable = Vec::new();
     if is_run_dir(path) {
         let phase = path
             .parent()
@@ -133,6 +160,7 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
             phases_present: Vec::new(),
             runs: vec![RunRef { dir: root, phase }],
             rank_logs: Vec::new(),
+            unreadable,
         });
     }
     let entries = list_dir(path);
@@ -146,7 +174,10 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
     if prof.is_dir() || !rank_logs.is_empty() {
         let mut phases_present = Vec::new();
         let mut runs = Vec::new();
-        for phase_dir in list_dir(&prof).into_iter().filter(|p| p.is_dir()) {
+        for phase_dir in list_or_record(&prof, &mut unreadable)
+            .into_iter()
+            .filter(|p| p.is_dir())
+        {
             let Some(name) = phase_name(&phase_dir) else {
                 continue;
             };
@@ -159,7 +190,7 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
                 continue;
             }
             let before = runs.len();
-            walk(&phase_dir, 0, &mut runs);
+            walk(&phase_dir, 0, &mut runs, &mut unreadable);
             for run in &mut runs[before..] {
                 run.phase = Some(name.clone());
             }
@@ -171,10 +202,11 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
             phases_present,
             runs,
             rank_logs,
+            unreadable,
         });
     }
     let mut runs = Vec::new();
-    walk(path, 0, &mut runs);
+    walk(path, 0, &mut runs, &mut unreadable);
     let kind = if path
         .file_name()
         .and_then(|n| n.to_str())
@@ -185,7 +217,7 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
     } else {
         TargetKind::Tree
     };
-    if runs.is_empty() {
+    if runs.is_empty() && unreadable.is_empty() {
         return Err(VerifyError::NoRunDirectory(path.to_path_buf()));
     }
     Ok(Target {
@@ -194,6 +226,7 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
         phases_present: Vec::new(),
         runs,
         rank_logs,
+        unreadable,
     })
 }
 

@@ -8,6 +8,9 @@ pub enum VerifyError {
     /// The path does not exist.
     #[error("{0}: no such file or directory")]
     PathNotFound(PathBuf),
+    /// The path exists but cannot be listed.
+    #[error("{0}: cannot read the directory: {1}")]
+    Unreadable(PathBuf, String),
     /// The path is a file.
     #[error("{0}: not a directory (give a result, phase or *_ascend_pt run directory)")]
     NotADirectory(PathBuf),
@@ -19,4 +22,7 @@ pub enum VerifyError {
     /// `--model` found no result directory.
     #[error("{0}: no result directory (expected <repo>/models/<model>/res/<date>/<case>/)")]
     NoResultDirectory(PathBuf),
+    /// A report given to `--merge` cannot be used.
+    #[error("{0}: {1}")]
+    BadReport(PathBuf, String),
 }

@@ -1,9 +1,9 @@
 //! Findings: what is wrong (or notable), where the evidence is, and what to do next.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How bad a finding is. Exit code 1 when any finding is an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     /// The profile is unusable or incomplete.
@@ -29,7 +29,7 @@ macro_rules! codes {
     ($( $(#[$doc:meta])* $variant:ident = $text:literal ),+ $(,)?) => {
         /// Stable finding codes (kebab-case in JSON and human output), in order of priority:
         /// findings of one severity are listed in this order.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum Code {
             $( $(#[$doc])* #[serde(rename = $text)] $variant, )+
         }
@@ -57,6 +57,8 @@ codes! {
     PhaseMissing = "phase-missing",
     /// A rank has no run directory in a phase.
     RankMissing = "rank-missing",
+    /// `--merge`: a rank appears in more than one node's report (or twice in one).
+    RankDuplicate = "rank-duplicate",
     /// The profiler stopped in WARMUP: the run directory was deleted.
     ScheduleStopInWarmup = "schedule-stop-in-warmup",
     /// `ASCEND_PROFILER_OUTPUT/` is absent.
@@ -83,8 +85,23 @@ codes! {
     FileOverSizeCap = "file-over-size-cap",
     /// The log says a file exceeded torch_npu's preset size.
     SizeCapWarning = "size-cap-warning",
-    /// A file could not be read.
+    /// A file or directory exists but could not be read (permission denied, I/O error).
     FileUnreadable = "file-unreadable",
+    /// A FIFO, socket, device or directory where a file belongs: skipped without reading.
+    FileNotRegular = "file-not-regular",
+    /// A git-lfs pointer file where the data belongs.
+    FileLfsPointer = "file-lfs-pointer",
+    /// An artifact is empty (0 bytes).
+    FileEmpty = "file-empty",
+    /// A CSV record runs past the size limit (NULs, no line ending, an unclosed quote) or the
+    /// header is absurdly wide: read only up to there.
+    CsvCorrupt = "csv-corrupt",
+    /// A `.db` of a db export is not SQLite, is cut short, or SQLite cannot read it.
+    DbInvalid = "db-invalid",
+    /// A `.db` lacks tables every parsed run has.
+    DbTablesMissing = "db-tables-missing",
+    /// A `.db`'s essential tables hold no rows.
+    DbTablesEmpty = "db-tables-empty",
     /// kernel_details.csv has the minimal (Level0) header.
     KernelHeaderMinimal = "kernel-header-minimal",
     /// kernel_details.csv lacks columns expected for the recorded level or metric group.
@@ -101,6 +118,8 @@ codes! {
     StepsUnexpected = "steps-unexpected",
     /// step_trace_time.csv lacks recorded steps.
     StepTraceMissingSteps = "step-trace-missing-steps",
+    /// `--merge`: ranks of one phase recorded different steps.
+    StepsInconsistent = "steps-inconsistent",
     /// The first recorded step is ≥ 10× the median of the others: compilation inside the window.
     CompileInWindow = "compile-in-window",
     /// An artifact required by the recorded configuration is absent.
@@ -123,14 +142,16 @@ codes! {
     DbExport = "db-export",
     /// Part of the expectation is unknown, so it was not checked.
     ExpectationUnknown = "expectation-unknown",
-    /// The number of ranks is not known (no `--ranks`, no `log_<rank>.log`).
+    /// The number of ranks is not known (no `--ranks`, no `log_<rank>.log`, no `distributed_args`).
     WorldSizeUnknown = "world-size-unknown",
+    /// Only some ranks of the run are here (normal for one node of a multi-node run).
+    RankSubset = "rank-subset",
     /// `analyse.done` exists although the run has errors (it is written even when parsing fails).
     AnalyseDoneNotSuccess = "analyse-done-not-success",
 }
 
 /// Where the evidence for a finding is.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     /// File or directory.
     pub path: Option<String>,
@@ -181,7 +202,7 @@ impl Evidence {
 }
 
 /// One finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Finding {
     /// error, warning or info.
     pub severity: Severity,

@@ -2,9 +2,39 @@
 //!
 //! Values are handled as torch_npu writes them: `Start Time(us)` ends with a literal TAB,
 //! shapes are quoted with doubled quotes, missing values are `N/A`, line endings may be CRLF.
+//! Memory is bounded whatever the file holds: a record (one line, or a quoted field that never
+//! closes) may not exceed [`MAX_RECORD_BYTES`], a header [`MAX_COLUMNS`], and at most
+//! [`MAX_DISTINCT_STEPS`] step numbers are kept; the scan stops with [`Corruption`] otherwise.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::rc::Rc;
+
+/// The longest CSV record read (torch_npu's longest kernel rows are a few KiB).
+pub const MAX_RECORD_BYTES: u64 = 1 << 20;
+/// The widest header accepted (torch_npu writes at most a few dozen columns).
+pub const MAX_COLUMNS: usize = 1024;
+/// The most distinct `Step Id` values kept.
+pub const MAX_DISTINCT_STEPS: usize = 100_000;
+/// The csv reader's buffer.
+const BUFFER_BYTES: usize = 64 << 10;
+
+/// Why a CSV scan stopped before the end of the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corruption {
+    /// A record grew past [`MAX_RECORD_BYTES`]: NUL bytes or binary data, a missing line
+    /// ending, or a quote that never closes.
+    RecordTooLarge {
+        /// Byte offset where the record starts (the end of the previous one).
+        byte: u64,
+        /// 1-based line where it starts (counted in records: exact unless earlier records
+        /// hold quoted line breaks).
+        line: u64,
+    },
+    /// The header has more than [`MAX_COLUMNS`] columns.
+    TooManyColumns(usize),
+}
 
 /// Kernels and summed device time of one step.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -34,6 +64,10 @@ pub struct KernelScan {
     pub steps: BTreeMap<u64, StepKernels>,
     /// Columns (other than `Step Id`) empty in every row; only meaningful when `rows > 0`.
     pub all_empty_columns: Vec<String>,
+    /// Why the scan stopped early, if it did (the counts cover what was read before).
+    pub corruption: Option<Corruption>,
+    /// More than [`MAX_DISTINCT_STEPS`] distinct Step Ids: the rest were counted, not kept.
+    pub steps_capped: bool,
 }
 
 impl KernelScan {
@@ -43,17 +77,81 @@ impl KernelScan {
     }
 }
 
-/// A reader that reports how many bytes went through it.
-struct Counting<R, F> {
+/// A reader that reports how many bytes went through it and refuses to read more than
+/// [`MAX_RECORD_BYTES`] past the end of the last complete record.
+struct Guard<R, F> {
     inner: R,
     on_bytes: F,
+    read: u64,
+    record_end: Rc<Cell<u64>>,
+    overflow: Rc<Cell<bool>>,
 }
 
-impl<R: Read, F: FnMut(u64)> Read for Counting<R, F> {
+impl<R: Read, F: FnMut(u64)> Read for Guard<R, F> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.read - self.record_end.get() > MAX_RECORD_BYTES {
+            self.overflow.set(true);
+            return Err(std::io::Error::other("CSV record too large"));
+        }
         let n = self.inner.read(buf)?;
+        self.read += n as u64;
         (self.on_bytes)(n as u64);
         Ok(n)
+    }
+}
+
+/// A flexible, header-less csv reader over a [`Guard`], with the guard's shared cells.
+struct Bounded<R: Read, F: FnMut(u64)> {
+    rdr: csv::Reader<Guard<R, F>>,
+    record_end: Rc<Cell<u64>>,
+    overflow: Rc<Cell<bool>>,
+    records: u64,
+}
+
+impl<R: Read, F: FnMut(u64)> Bounded<R, F> {
+    fn new(inner: R, on_bytes: F) -> Self {
+        let record_end = Rc::new(Cell::new(0));
+        let overflow = Rc::new(Cell::new(false));
+        let rdr = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .buffer_capacity(BUFFER_BYTES)
+            .from_reader(Guard {
+                inner,
+                on_bytes,
+                read: 0,
+                record_end: Rc::clone(&record_end),
+                overflow: Rc::clone(&overflow),
+            });
+        Self {
+            rdr,
+            record_end,
+            overflow,
+            records: 0,
+        }
+    }
+
+    /// The next record: `Ok(Some(()))`, `Ok(None)` at the end, `Err(Ok(c))` when the record is
+    /// over the limit, `Err(Err(e))` on another error.
+    fn next(
+        &mut self,
+        record: &mut csv::ByteRecord,
+    ) -> Result<Option<()>, Result<Corruption, csv::Error>> {
+        match self.rdr.read_byte_record(record) {
+            Ok(true) => {
+                self.records += 1;
+                self.record_end.set(self.rdr.position().byte());
+                Ok(Some(()))
+            }
+            Ok(false) => Ok(None),
+            // Counted by records read, not the reader's position: with CRLF line ends the
+            // position still points at the `\n` of the previous record.
+            Err(_) if self.overflow.get() => Err(Ok(Corruption::RecordTooLarge {
+                byte: self.record_end.get(),
+                line: self.records + 1,
+            })),
+            Err(e) => Err(Err(e)),
+        }
     }
 }
 
@@ -84,96 +182,142 @@ fn parse_f64(field: &[u8]) -> Option<f64> {
     std::str::from_utf8(field).ok()?.parse().ok()
 }
 
-/// Streams `kernel_details.csv` once.
+/// Streams `kernel_details.csv` once, in bounded memory.
 pub fn scan_kernel_details<R: Read>(
     reader: R,
     on_bytes: impl FnMut(u64),
 ) -> Result<KernelScan, csv::Error> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .buffer_capacity(1 << 20)
-        .from_reader(Counting {
-            inner: reader,
-            on_bytes,
-        });
+    let mut rdr = Bounded::new(reader, on_bytes);
     let mut record = csv::ByteRecord::new();
     let mut scan = KernelScan::default();
-    if !rdr.read_byte_record(&mut record)? {
+    match rdr.next(&mut record) {
+        Ok(Some(())) => {}
+        Ok(None) => return Ok(scan),
+        Err(Ok(c)) => {
+            scan.corruption = Some(c);
+            return Ok(scan);
+        }
+        Err(Err(e)) => return Err(e),
+    }
+    if record.len() > MAX_COLUMNS {
+        scan.corruption = Some(Corruption::TooManyColumns(record.len()));
         return Ok(scan);
     }
     scan.header = header_names(&record);
-    let width = scan.header.len();
-    let step_col = scan.header.iter().position(|h| h == "Step Id");
-    let dur_col = scan.header.iter().position(|h| h == "Duration(us)");
-    let mut non_empty = vec![false; width];
-    let mut pending_non_empty = width;
-    let mut last_step: Option<(u64, StepKernels)> = None;
-    while rdr.read_byte_record(&mut record)? {
+    let mut rows = RowScan::new(&scan.header);
+    loop {
+        match rdr.next(&mut record) {
+            Ok(Some(())) => rows.add(&mut scan, &record),
+            Ok(None) => break,
+            Err(Ok(c)) => {
+                scan.corruption = Some(c);
+                break;
+            }
+            Err(Err(e)) => return Err(e),
+        }
+    }
+    rows.finish(&mut scan);
+    Ok(scan)
+}
+
+/// The per-row state of a kernel_details scan.
+struct RowScan {
+    width: usize,
+    step_col: Option<usize>,
+    dur_col: Option<usize>,
+    non_empty: Vec<bool>,
+    pending_non_empty: usize,
+    last_step: Option<(u64, StepKernels)>,
+}
+
+impl RowScan {
+    fn new(header: &[String]) -> Self {
+        let width = header.len();
+        Self {
+            width,
+            step_col: header.iter().position(|h| h == "Step Id"),
+            dur_col: header.iter().position(|h| h == "Duration(us)"),
+            non_empty: vec![false; width],
+            pending_non_empty: width,
+            last_step: None,
+        }
+    }
+
+    fn add(&mut self, scan: &mut KernelScan, record: &csv::ByteRecord) {
         scan.rows += 1;
-        if record.len() != width {
+        if record.len() != self.width {
             scan.ragged_rows += 1;
             if scan.first_ragged_line.is_none() {
                 scan.first_ragged_line = record.position().map(|p| p.line());
             }
         }
-        if pending_non_empty > 0 {
-            for (i, field) in record.iter().enumerate().take(width) {
-                if !non_empty[i] && !trim(field).is_empty() {
-                    non_empty[i] = true;
-                    pending_non_empty -= 1;
+        if self.pending_non_empty > 0 {
+            for (i, field) in record.iter().enumerate().take(self.width) {
+                if !self.non_empty[i] && !trim(field).is_empty() {
+                    self.non_empty[i] = true;
+                    self.pending_non_empty -= 1;
                 }
             }
         }
-        if let Some(sc) = step_col {
-            let field = trim(record.get(sc).unwrap_or_default());
-            if field.is_empty() {
-                scan.empty_step_id_rows += 1;
-            } else if let Some(step) = parse_u64(field) {
-                let dur = dur_col
-                    .and_then(|d| record.get(d))
-                    .and_then(|f| parse_f64(trim(f)))
-                    .unwrap_or(0.0);
-                match &mut last_step {
-                    Some((s, agg)) if *s == step => {
-                        agg.kernels += 1;
-                        agg.duration_us += dur;
-                    }
-                    _ => {
-                        if let Some((s, agg)) = last_step.take() {
-                            merge(&mut scan.steps, s, agg);
-                        }
-                        last_step = Some((
-                            step,
-                            StepKernels {
-                                kernels: 1,
-                                duration_us: dur,
-                            },
-                        ));
-                    }
+        let Some(sc) = self.step_col else {
+            return;
+        };
+        let field = trim(record.get(sc).unwrap_or_default());
+        if field.is_empty() {
+            scan.empty_step_id_rows += 1;
+            return;
+        }
+        let Some(step) = parse_u64(field) else {
+            scan.bad_step_id_rows += 1;
+            return;
+        };
+        let dur = self
+            .dur_col
+            .and_then(|d| record.get(d))
+            .and_then(|f| parse_f64(trim(f)))
+            .unwrap_or(0.0);
+        match &mut self.last_step {
+            Some((s, agg)) if *s == step => {
+                agg.kernels += 1;
+                agg.duration_us += dur;
+            }
+            _ => {
+                if let Some((s, agg)) = self.last_step.take() {
+                    merge(scan, s, agg);
                 }
-            } else {
-                scan.bad_step_id_rows += 1;
+                self.last_step = Some((
+                    step,
+                    StepKernels {
+                        kernels: 1,
+                        duration_us: dur,
+                    },
+                ));
             }
         }
     }
-    if let Some((s, agg)) = last_step {
-        merge(&mut scan.steps, s, agg);
+
+    fn finish(mut self, scan: &mut KernelScan) {
+        if let Some((s, agg)) = self.last_step.take() {
+            merge(scan, s, agg);
+        }
+        if scan.rows > 0 {
+            scan.all_empty_columns = scan
+                .header
+                .iter()
+                .zip(&self.non_empty)
+                .filter(|(name, seen)| !**seen && name.as_str() != "Step Id")
+                .map(|(name, _)| name.clone())
+                .collect();
+        }
     }
-    if scan.rows > 0 {
-        scan.all_empty_columns = scan
-            .header
-            .iter()
-            .zip(&non_empty)
-            .filter(|(name, seen)| !**seen && name.as_str() != "Step Id")
-            .map(|(name, _)| name.clone())
-            .collect();
-    }
-    Ok(scan)
 }
 
-fn merge(steps: &mut BTreeMap<u64, StepKernels>, step: u64, agg: StepKernels) {
-    let e = steps.entry(step).or_default();
+fn merge(scan: &mut KernelScan, step: u64, agg: StepKernels) {
+    if scan.steps.len() >= MAX_DISTINCT_STEPS && !scan.steps.contains_key(&step) {
+        scan.steps_capped = true;
+        return;
+    }
+    let e = scan.steps.entry(step).or_default();
     e.kernels += agg.kernels;
     e.duration_us += agg.duration_us;
 }
@@ -189,15 +333,38 @@ pub struct StepTraceRow {
     pub duration_us: Option<f64>,
 }
 
-/// Reads `step_trace_time.csv` (one row per device and step; small).
-pub fn read_step_trace<R: Read>(reader: R) -> Result<(Vec<String>, Vec<StepTraceRow>), csv::Error> {
-    let mut rdr = csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .from_reader(reader);
+/// Why step_trace_time.csv could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StepTraceError {
+    /// A CSV or I/O error.
+    #[error("{0}")]
+    Csv(#[from] csv::Error),
+    /// The file is not the small table torch_npu writes.
+    #[error("{0:?}")]
+    Corrupt(Corruption),
+    /// More rows than [`MAX_DISTINCT_STEPS`]: not a step table.
+    #[error("more than {MAX_DISTINCT_STEPS} rows: not torch_npu's one row per device and step")]
+    TooManyRows,
+}
+
+/// Reads `step_trace_time.csv` (one row per device and step; small), in bounded memory.
+pub fn read_step_trace<R: Read>(
+    reader: R,
+) -> Result<(Vec<String>, Vec<StepTraceRow>), StepTraceError> {
+    let mut rdr = Bounded::new(reader, |_| {});
     let mut record = csv::ByteRecord::new();
-    if !rdr.read_byte_record(&mut record)? {
+    let mut next = |record: &mut csv::ByteRecord| match rdr.next(record) {
+        Ok(r) => Ok(r.is_some()),
+        Err(Ok(c)) => Err(StepTraceError::Corrupt(c)),
+        Err(Err(e)) => Err(StepTraceError::Csv(e)),
+    };
+    if !next(&mut record)? {
         return Ok((Vec::new(), Vec::new()));
+    }
+    if record.len() > MAX_COLUMNS {
+        return Err(StepTraceError::Corrupt(Corruption::TooManyColumns(
+            record.len(),
+        )));
     }
     let header = header_names(&record);
     let col = |name: &str| header.iter().position(|h| h == name);
@@ -208,7 +375,10 @@ pub fn read_step_trace<R: Read>(reader: R) -> Result<(Vec<String>, Vec<StepTrace
         col("Free"),
     ];
     let mut rows = Vec::new();
-    while rdr.read_byte_record(&mut record)? {
+    while next(&mut record)? {
+        if rows.len() >= MAX_DISTINCT_STEPS {
+            return Err(StepTraceError::TooManyRows);
+        }
         let num = |c: Option<usize>| {
             c.and_then(|c| record.get(c))
                 .and_then(|f| parse_f64(trim(f)))
@@ -251,6 +421,35 @@ mod tests {
                 kernels: 2,
                 duration_us: 4.0
             })
+        );
+    }
+
+    #[test]
+    fn a_record_that_never_ends_stops_the_scan_in_bounded_memory() {
+        // 4 MiB of NULs after a header: one endless record.
+        let mut bytes = b"Step Id,Name\n1,a\n".to_vec();
+        bytes.extend(std::iter::repeat_n(0u8, 4 << 20));
+        let scan = scan_kernel_details(bytes.as_slice(), |_| {}).unwrap_or_default();
+        assert_eq!(scan.rows, 1);
+        assert_eq!(
+            scan.corruption,
+            Some(Corruption::RecordTooLarge { byte: 17, line: 3 })
+        );
+        // An unterminated quote swallows the rest of the file, newlines included.
+        let mut quoted = b"Step Id,Name\n1,\"open".to_vec();
+        for _ in 0..(1 << 18) {
+            quoted.extend_from_slice(b"x,y\n");
+        }
+        let scan = scan_kernel_details(quoted.as_slice(), |_| {}).unwrap_or_default();
+        assert!(matches!(
+            scan.corruption,
+            Some(Corruption::RecordTooLarge { line: 2, .. })
+        ));
+        let wide = "a,".repeat(MAX_COLUMNS + 1);
+        let scan = scan_kernel_details(wide.as_bytes(), |_| {}).unwrap_or_default();
+        assert_eq!(
+            scan.corruption,
+            Some(Corruption::TooManyColumns(MAX_COLUMNS + 2))
         );
     }
 

@@ -6,13 +6,16 @@
 //! with the csv crate), reads the logs, and returns findings with evidence and a next action.
 //! It reads files and never writes or prints.
 
+pub mod db;
 pub mod discover;
 pub mod error;
 pub mod finding;
 pub mod kernel_csv;
 pub mod log_findings;
 pub mod logs;
+pub mod merge;
 pub mod mounts;
+pub mod probe;
 pub mod profiler_info;
 pub mod report;
 pub mod run_check;
@@ -88,8 +91,18 @@ impl Progress for NoProgress {
     fn advance(&self, _bytes: u64) {}
 }
 
-/// Verifies the path in `opts`. Errors only when nothing could be verified at all.
+/// Verifies the path in `opts`, judging filesystems by this process's mount table. Errors only
+/// when nothing could be verified at all.
 pub fn verify(opts: &Options, progress: &dyn Progress) -> Result<VerifyReport, VerifyError> {
+    verify_with_mounts(opts, progress, mounts::MountTable::current().as_ref())
+}
+
+/// [`verify`] with the mount table given (`None`: unknown), for the bad-output-filesystem verdict.
+pub fn verify_with_mounts(
+    opts: &Options,
+    progress: &dyn Progress,
+    mount_table: Option<&mounts::MountTable>,
+) -> Result<VerifyReport, VerifyError> {
     let mut target = discover::discover(&opts.path)?;
     target
         .runs
@@ -101,7 +114,7 @@ pub fn verify(opts: &Options, progress: &dyn Progress) -> Result<VerifyReport, V
             ["trace_view.json", "kernel_details.csv"]
                 .map(|f| r.dir.join("ASCEND_PROFILER_OUTPUT").join(f))
         })
-        .filter_map(|p| p.metadata().ok().map(|m| m.len()))
+        .filter_map(|p| p.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
         .sum();
     progress.start(total);
     let world_size = opts
@@ -116,5 +129,5 @@ pub fn verify(opts: &Options, progress: &dyn Progress) -> Result<VerifyReport, V
         .par_iter()
         .map(|run| run_check::check_run(run, &run_opts, progress))
         .collect();
-    Ok(cross_run::assemble(&target, opts, world_size, outcomes))
+    Ok(cross_run::assemble(&target, opts, mount_table, outcomes))
 }

@@ -8,6 +8,9 @@ use memchr::memmem;
 const QUOTE_LIMIT: usize = 240;
 /// Most lines kept per kind of message.
 const KEEP: usize = 8;
+/// The longest part of a line kept for matching: longer lines (binary junk, a progress bar
+/// without line ends) are read through but not stored, so memory does not grow with them.
+pub const MAX_LINE_BYTES: usize = 64 << 10;
 
 /// A torch_npu schedule warning.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,14 +107,37 @@ fn task_name(line: &[u8]) -> Option<String> {
     (!name.is_empty()).then(|| name.to_owned())
 }
 
-/// Scans a log stream line by line.
+/// Reads one line (up to and including `\n`) into `buf`, keeping at most [`MAX_LINE_BYTES`];
+/// returns the bytes consumed (0 at the end).
+fn read_line_capped<R: BufRead>(reader: &mut R, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut consumed = 0;
+    loop {
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(consumed);
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let room = MAX_LINE_BYTES.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..take.min(room)]);
+        reader.consume(take);
+        consumed += take;
+        if done {
+            return Ok(consumed);
+        }
+    }
+}
+
+/// Scans a log stream line by line, in bounded memory.
 pub fn scan_log<R: BufRead>(mut reader: R) -> std::io::Result<LogScan> {
     let mut scan = LogScan::default();
     let mut buf = Vec::with_capacity(4096);
     let mut line_no = 0u64;
     loop {
         buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
+        if read_line_capped(&mut reader, &mut buf)? == 0 {
             break;
         }
         line_no += 1;
@@ -224,6 +250,16 @@ mod tests {
 [W] Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.
 Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cycle has not yet completed.
 ";
+
+    #[test]
+    fn a_huge_line_is_read_through_not_kept() {
+        let mut text = vec![b'x'; 3 * MAX_LINE_BYTES];
+        text.extend_from_slice(b"\nTask [TraceViewParser] run failed.\n");
+        let scan =
+            scan_log(std::io::BufReader::with_capacity(1024, text.as_slice())).unwrap_or_default();
+        assert_eq!(scan.run_failed_lines, 1);
+        assert_eq!(scan.failed_tasks[0].line, 2);
+    }
 
     #[test]
     fn finds_the_root_of_a_cascade() {

@@ -1,6 +1,60 @@
-//! Which filesystem holds a directory (from `/proc/self/mountinfo`).
+//! Which filesystem holds a directory, and whether it is of a kind on which torch_npu's parsing
+//! is known to fail. The mount table is an input ([`MountTable::parse`] of mountinfo text), so
+//! the verdict can be checked for any table; [`MountTable::current`] reads this process's.
 
 use std::path::Path;
+
+use serde::Serialize;
+
+/// The class of a filesystem type, as far as writing profiler output is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FsClass {
+    /// A local disk filesystem (ext4, xfs, tmpfs, ...).
+    Local,
+    /// A network or cluster filesystem (NFS, CIFS, Lustre, GPFS, Ceph, ...).
+    Network,
+    /// A FUSE filesystem (sshfs, object-store mounts, ...).
+    Fuse,
+    /// An overlay filesystem (container layers).
+    Overlay,
+}
+
+impl FsClass {
+    /// Classifies a mountinfo filesystem type (`ext4`, `nfs4`, `fuse.sshfs`, `overlay`, ...).
+    pub fn of(fs_type: &str) -> Self {
+        let t = fs_type;
+        if t.starts_with("fuse") || matches!(t, "s3fs" | "ossfs" | "obsfs") {
+            FsClass::Fuse
+        } else if t == "overlay" {
+            FsClass::Overlay
+        } else if t.starts_with("nfs")
+            || matches!(
+                t,
+                "cifs"
+                    | "smb3"
+                    | "smbfs"
+                    | "lustre"
+                    | "gpfs"
+                    | "ceph"
+                    | "glusterfs"
+                    | "9p"
+                    | "virtiofs"
+                    | "beegfs"
+                    | "afs"
+            )
+        {
+            FsClass::Network
+        } else {
+            FsClass::Local
+        }
+    }
+
+    /// Network, FUSE or overlay: the kinds on which torch_npu parsing is known to fail.
+    pub fn is_suspect(self) -> bool {
+        self != FsClass::Local
+    }
+}
 
 /// The mount that holds a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -14,30 +68,70 @@ pub struct Mount {
 }
 
 impl Mount {
+    /// The class of its filesystem type.
+    pub fn class(&self) -> FsClass {
+        FsClass::of(&self.fs_type)
+    }
+
     /// Network, FUSE or overlay filesystems: the kinds on which torch_npu parsing is known to fail.
     pub fn is_suspect(&self) -> bool {
-        let t = self.fs_type.as_str();
-        t.starts_with("fuse")
-            || t.starts_with("nfs")
-            || matches!(
-                t,
-                "overlay"
-                    | "cifs"
-                    | "smb3"
-                    | "smbfs"
-                    | "lustre"
-                    | "gpfs"
-                    | "ceph"
-                    | "glusterfs"
-                    | "9p"
-                    | "virtiofs"
-                    | "beegfs"
-                    | "afs"
-                    | "s3fs"
-                    | "ossfs"
-                    | "obsfs"
-            )
+        self.class().is_suspect()
     }
+}
+
+/// A parsed mount table (mountinfo format), in file order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MountTable {
+    /// The mounts.
+    pub mounts: Vec<Mount>,
+}
+
+impl MountTable {
+    /// Parses mountinfo text (`/proc/self/mountinfo`); malformed lines are skipped.
+    pub fn parse(mountinfo: &str) -> Self {
+        Self {
+            mounts: mountinfo.lines().filter_map(parse_line).collect(),
+        }
+    }
+
+    /// This process's mount table; `None` when `/proc/self/mountinfo` cannot be read.
+    pub fn current() -> Option<Self> {
+        std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()
+            .map(|t| Self::parse(&t))
+    }
+
+    /// The mount holding `path` (absolute, canonical): the longest mount-point prefix, the
+    /// later entry winning among equal mount points.
+    pub fn mount_for(&self, path: &Path) -> Option<&Mount> {
+        let mut best: Option<&Mount> = None;
+        for m in &self.mounts {
+            if path.starts_with(&m.mount_point)
+                && best.is_none_or(|b| m.mount_point.len() >= b.mount_point.len())
+            {
+                best = Some(m);
+            }
+        }
+        best
+    }
+
+    /// The mount holding directory `dir` (canonicalised first; `None` if it cannot be).
+    pub fn mount_of_dir(&self, dir: &Path) -> Option<&Mount> {
+        self.mount_for(&dir.canonicalize().ok()?)
+    }
+}
+
+fn parse_line(line: &str) -> Option<Mount> {
+    let fields: Vec<&str> = line.split(' ').collect();
+    let sep = fields.iter().position(|f| *f == "-")?;
+    if fields.len() < 5 || fields.len() < sep + 3 {
+        return None;
+    }
+    Some(Mount {
+        mount_point: unescape(fields[4]),
+        fs_type: fields[sep + 1].to_owned(),
+        source: unescape(fields[sep + 2]),
+    })
 }
 
 /// Decodes mountinfo's octal escapes (`\040` for a space).
@@ -62,43 +156,6 @@ fn unescape(field: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Finds the mount holding `path` (absolute, canonical) in mountinfo text: the longest
-/// mount-point prefix, the later entry winning among equal mount points.
-pub fn mount_for(mountinfo: &str, path: &Path) -> Option<Mount> {
-    let mut best: Option<Mount> = None;
-    for line in mountinfo.lines() {
-        let fields: Vec<&str> = line.split(' ').collect();
-        let Some(sep) = fields.iter().position(|f| *f == "-") else {
-            continue;
-        };
-        if fields.len() < 5 || fields.len() < sep + 3 {
-            continue;
-        }
-        let mount_point = unescape(fields[4]);
-        if !path.starts_with(&mount_point) {
-            continue;
-        }
-        let better = best
-            .as_ref()
-            .is_none_or(|b| mount_point.len() >= b.mount_point.len());
-        if better {
-            best = Some(Mount {
-                mount_point,
-                fs_type: fields[sep + 1].to_owned(),
-                source: unescape(fields[sep + 2]),
-            });
-        }
-    }
-    best
-}
-
-/// Reads `/proc/self/mountinfo` and finds the mount holding `dir`.
-pub fn mount_of_dir(dir: &Path) -> Option<Mount> {
-    let canonical = dir.canonicalize().ok()?;
-    let text = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    mount_for(&text, &canonical)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,17 +168,31 @@ mod tests {
 
     #[test]
     fn longest_prefix_wins() {
-        let m = mount_for(INFO, Path::new("/mnt/share/a/b")).unwrap_or_else(|| Mount {
-            mount_point: String::new(),
-            fs_type: String::new(),
-            source: String::new(),
-        });
-        assert_eq!(m.fs_type, "nfs4");
-        assert!(m.is_suspect());
-        let root = mount_for(INFO, Path::new("/home/u")).map(|m| m.fs_type);
-        assert_eq!(root.as_deref(), Some("ext4"));
-        let fuse = mount_for(INFO, Path::new("/mnt/share/with space/x")).map(|m| m.fs_type);
-        assert_eq!(fuse.as_deref(), Some("fuse.sshfs"));
-        assert!(!mount_for(INFO, Path::new("/x")).is_some_and(|m| m.is_suspect()));
+        let table = MountTable::parse(INFO);
+        assert_eq!(table.mounts.len(), 3);
+        let class = |p: &str| table.mount_for(Path::new(p)).map(Mount::class);
+        assert_eq!(class("/mnt/share/a/b"), Some(FsClass::Network));
+        assert_eq!(class("/home/u"), Some(FsClass::Local));
+        assert_eq!(class("/mnt/share/with space/x"), Some(FsClass::Fuse));
+        assert_eq!(
+            MountTable::parse("garbage\n").mount_for(Path::new("/")),
+            None
+        );
+    }
+
+    #[test]
+    fn classes() {
+        for (t, c) in [
+            ("ext4", FsClass::Local),
+            ("tmpfs", FsClass::Local),
+            ("nfs4", FsClass::Network),
+            ("lustre", FsClass::Network),
+            ("fuse.sshfs", FsClass::Fuse),
+            ("obsfs", FsClass::Fuse),
+            ("overlay", FsClass::Overlay),
+        ] {
+            assert_eq!(FsClass::of(t), c, "{t}");
+            assert_eq!(c.is_suspect(), c != FsClass::Local);
+        }
     }
 }

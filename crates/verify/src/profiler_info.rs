@@ -67,6 +67,9 @@ pub struct ProfilerInfo {
     pub activities: Option<Vec<String>>,
     /// The schedule; `Some(None)` when recorded as `{}` (no schedule).
     pub schedule: Option<Option<Schedule>>,
+    /// Why a recorded `schedule` could not be read (keys missing or not integers): the schedule
+    /// is then unknown, never filled in with defaults.
+    pub schedule_unknown: Option<String>,
     /// `profile_memory`.
     pub profile_memory: Option<bool>,
 }
@@ -84,9 +87,9 @@ impl ProfilerInfo {
             _ => None,
         }
         .or(file_rank);
-        let level_raw = string(exp.and_then(|e| e.get("_profiler_level")));
+        let level_raw = string(exp.and_then(|e| either(e, "profiler_level")));
         let export_type = exp
-            .and_then(|e| e.get("_export_type"))
+            .and_then(|e| either(e, "export_type"))
             .and_then(|t| match t {
                 Value::String(s) => Some(vec![s.clone()]),
                 Value::Array(items) => Some(
@@ -107,34 +110,25 @@ impl ProfilerInfo {
                     .map(str::to_owned)
                     .collect()
             });
-        let schedule = common
-            .and_then(|c| c.get("schedule"))
-            .and_then(Value::as_object)
-            .map(|o| {
-                if o.is_empty() {
-                    None
-                } else {
-                    let get = |k: &str| o.get(k).and_then(Value::as_i64).unwrap_or(0);
-                    Some(Schedule::clamped(
-                        get("wait"),
-                        get("warmup"),
-                        get("active"),
-                        get("repeat"),
-                        get("skip_first"),
-                        get("skip_first_wait"),
-                    ))
-                }
-            });
+        let (schedule, schedule_unknown) = match common.and_then(|c| c.get("schedule")) {
+            Some(Value::Object(o)) => match read_schedule(o) {
+                Ok(s) => (Some(s), None),
+                Err(why) => (None, Some(why)),
+            },
+            Some(other) => (None, Some(format!("`schedule` is {other}, not an object"))),
+            None => (None, None),
+        };
         Ok(Self {
             rank,
             torch_npu_version: string(v.get("torch_npu_version")),
             cann_version: string(v.get("cann_version")),
             level: level_raw.as_deref().and_then(Level::parse),
             level_raw,
-            aic_metrics: string(exp.and_then(|e| e.get("_aic_metrics"))),
+            aic_metrics: string(exp.and_then(|e| either(e, "aic_metrics"))),
             export_type,
             activities,
             schedule,
+            schedule_unknown,
             profile_memory: common
                 .and_then(|c| c.get("profile_memory"))
                 .and_then(Value::as_bool),
@@ -170,6 +164,70 @@ impl ProfilerInfo {
     }
 }
 
+/// A key in either spelling torch_npu has used: `name` or `_name`.
+fn either<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
+    obj.get(name).or_else(|| obj.get(format!("_{name}")))
+}
+
+/// The schedule keys every torch_npu release records (`skip_first_wait` is newer and optional).
+const SCHEDULE_KEYS: [&str; 5] = ["wait", "warmup", "active", "repeat", "skip_first"];
+
+/// Reads a recorded schedule in either key style (`wait` or the 2023 `_wait`); `{}` is "no
+/// schedule". A key that is missing or not an integer makes the schedule unknown.
+fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<Option<Schedule>, String> {
+    if o.is_empty() {
+        return Ok(None);
+    }
+    let obj = Value::Object(o.clone());
+    let get = |k: &str| either(&obj, k).and_then(Value::as_i64);
+    let missing: Vec<&str> = SCHEDULE_KEYS
+        .into_iter()
+        .filter(|k| get(k).is_none())
+        .collect();
+    if !missing.is_empty() {
+        let keys: Vec<&String> = o.keys().collect();
+        return Err(format!(
+            "the recorded schedule lacks integer {} (keys present: {keys:?})",
+            missing.join(", ")
+        ));
+    }
+    let v = |k: &str| get(k).unwrap_or_default();
+    Ok(Some(Schedule::clamped(
+        v("wait"),
+        v("warmup"),
+        v("active"),
+        v("repeat"),
+        v("skip_first"),
+        get("skip_first_wait").unwrap_or(0),
+    )))
+}
+
+/// `profiler_metadata.json`'s `distributed_args`: where this rank sits in the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DistributedArgs {
+    /// `rank`.
+    pub rank: Option<u32>,
+    /// `world_size`: the number of ranks of the whole run.
+    pub world_size: Option<u32>,
+}
+
+impl DistributedArgs {
+    /// Reads `distributed_args` from profiler_metadata.json's text (`None` when absent).
+    pub fn parse(text: &str) -> Option<Self> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        let args = v.get("distributed_args")?;
+        let num = |k: &str| match args.get(k)? {
+            Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        };
+        Some(Self {
+            rank: num("rank"),
+            world_size: num("world_size").filter(|n| *n > 0),
+        })
+    }
+}
+
 /// The rank in a `profiler_info_{rank}.json` file name.
 pub fn rank_from_file_name(path: &Path) -> Option<u32> {
     let name = path.file_name()?.to_str()?;
@@ -200,6 +258,47 @@ mod tests {
         .unwrap_or_default();
         assert_eq!(info.schedule, Some(None));
         assert_eq!(info.export_type, Some(vec!["text".to_owned()]));
+    }
+
+    #[test]
+    fn old_underscore_keys_are_read_and_partial_schedules_are_unknown() {
+        let old = ProfilerInfo::parse(
+            r#"{"config": {"common_config": {"schedule": {"_wait": 1, "_warmup": 0, "_active": 1, "_repeat": 1, "_skip_first": 1}}, "experimental_config": {"_profiler_level": "Level1", "_aic_metrics": "ACL_AICORE_L0B_AND_WIDTH"}}}"#,
+            None,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            old.schedule,
+            Some(Some(Schedule::clamped(1, 0, 1, 1, 1, 0)))
+        );
+        assert_eq!(old.level, Some(Level::Level1));
+        assert_eq!(old.aic_metrics.as_deref(), Some("ACL_AICORE_L0B_AND_WIDTH"));
+        let partial = ProfilerInfo::parse(
+            r#"{"config": {"common_config": {"schedule": {"wait": 0, "warmup": 1}}}}"#,
+            None,
+        )
+        .unwrap_or_default();
+        assert_eq!(partial.schedule, None);
+        assert!(
+            partial
+                .schedule_unknown
+                .is_some_and(|w| w.contains("active, repeat, skip_first"))
+        );
+    }
+
+    #[test]
+    fn distributed_args_rank_and_world_size() {
+        let d = DistributedArgs::parse(
+            r#"{"distributed_args": {"backend": "hccl", "rank": 3, "world_size": "16"}}"#,
+        );
+        assert_eq!(
+            d,
+            Some(DistributedArgs {
+                rank: Some(3),
+                world_size: Some(16)
+            })
+        );
+        assert_eq!(DistributedArgs::parse(r#"{"ENV_VARIABLES": {}}"#), None);
     }
 
     #[test]

@@ -1,13 +1,18 @@
 //! The verify report: one summary per run directory and the findings.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::discover::TargetKind;
 use crate::finding::{Finding, Severity};
 
+/// The version of the JSON schema of [`VerifyReport`] (and of the merged report).
+pub const SCHEMA_VERSION: u32 = 1;
+
 /// The whole result of `verify`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct VerifyReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
     /// `true` when no finding is an error.
     pub ok: bool,
     /// What was verified.
@@ -29,7 +34,7 @@ impl VerifyReport {
 }
 
 /// The verified path.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetSummary {
     /// `result-dir`, `phase-dir`, `run-dir` or `tree`.
     pub kind: TargetKind,
@@ -37,17 +42,25 @@ pub struct TargetSummary {
     pub path: String,
     /// Phases expected (result directories: from `--phase`), else the phases found.
     pub phases: Vec<String>,
-    /// Ranks expected per phase, when known (`--ranks`, `log_<rank>.log`, or profiler_info ranks).
+    /// Ranks expected per phase, when known: `--ranks`, else `distributed_args.world_size`
+    /// of profiler_metadata.json, else one more than the highest `log_<rank>.log`.
     pub expected_ranks: Option<u32>,
+    /// Whether every one of `expected_ranks` must be here (`--ranks`, or rank logs name them);
+    /// otherwise a subset is normal (one node of a multi-node run).
+    #[serde(default)]
+    pub whole_run: bool,
 }
 
 /// One run directory.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunSummary {
     /// `prefill`, `decode`, another phase directory name, or null.
     pub phase: Option<String>,
-    /// Rank from profiler_info (`rank_id` or the file name), or null.
+    /// Rank from profiler_info (`rank_id` or the file name), else profiler_metadata, or null.
     pub rank: Option<u32>,
+    /// `distributed_args.world_size` from profiler_metadata.json, or null.
+    #[serde(default)]
+    pub world_size: Option<u32>,
     /// The run directory.
     pub dir: String,
     /// `torch_npu_version` from profiler_info.
@@ -69,7 +82,7 @@ pub struct RunSummary {
 }
 
 /// Expected and observed steps.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StepsSummary {
     /// Step numbers the schedule records (with `--expect-active`), null when unknown or unbounded.
     pub expected: Option<Vec<u64>>,
@@ -80,7 +93,7 @@ pub struct StepsSummary {
 }
 
 /// The artifacts of a run.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Artifacts {
     /// `ASCEND_PROFILER_OUTPUT/` exists.
     pub output_dir: bool,
@@ -97,7 +110,7 @@ pub struct Artifacts {
 }
 
 /// trace_view.json.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TraceSummary {
     /// File size.
     pub bytes: u64,
@@ -113,7 +126,7 @@ pub struct TraceSummary {
 }
 
 /// kernel_details.csv.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct KernelSummary {
     /// File size.
     pub bytes: u64,

@@ -1,25 +1,32 @@
-//! Checks of one run directory: profiler_info, artifact set, kernel columns, trace, steps, logs.
+//! Checks of one run directory: profiler_info, artifact set, kernel columns, trace, steps,
+//! databases, logs. Every file is opened through [`crate::probe`]: never blocking, missing told
+//! from unreadable, special contents (empty, git-lfs pointer) named.
 
 use std::collections::BTreeSet;
-use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::kernel_csv;
+use crate::kernel_csv::{self, KernelScan, StepTraceRow};
 use crate::log_findings::{self, ScheduleContext};
 use crate::logs;
-use crate::profiler_info::{self, ProfilerInfo};
+use crate::probe::{self, Contents, FileProblem, Opened};
+use crate::profiler_info::{self, DistributedArgs, ProfilerInfo};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
-use crate::trace_scan::TraceState;
+use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
 use npuprof_schedule::Schedule;
 
+mod artifact_set;
+mod db_checks;
+mod file_findings;
 mod kernel_checks;
 mod step_checks;
 mod trace_checks;
 
+pub use file_findings::problem_finding;
+use file_findings::{file_problem, special_contents};
 use kernel_checks::{kernel_findings, kernel_summary, scan_kernels};
 use step_checks::step_findings;
 use trace_checks::{scan_trace, trace_findings, trace_summary};
@@ -28,9 +35,9 @@ use trace_checks::{scan_trace, trace_findings, trace_summary};
 pub const JSON_CAP: u64 = 10 << 30;
 /// torch_npu treats a CSV file over this size as empty.
 pub const CSV_CAP: u64 = 5 << 30;
-
-/// The fix for a minimal kernel_details header.
-pub const EXPERIMENTAL_CONFIG_FIX: &str = "pass experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization) to torch_npu.profiler.profile(...) and re-run";
+/// The largest profiler_info / profiler_metadata read (real ones are a few KiB; parsed into a
+/// JSON tree, 1 MiB stays within a few tens of MB whatever it holds).
+pub const SMALL_JSON_CAP: u64 = 1 << 20;
 
 /// What later cross-run checks need to know about a run.
 #[derive(Debug, Clone)]
@@ -43,6 +50,8 @@ pub struct RunFacts {
     pub rank: Option<u32>,
     /// The schedule: `None` unknown, `Some(None)` no schedule.
     pub schedule: Option<Option<Schedule>>,
+    /// `distributed_args.world_size` from profiler_metadata.json.
+    pub world_size: Option<u32>,
     /// No CSV at all in the output directory.
     pub no_csv: bool,
     /// The trace is absent or not complete.
@@ -94,40 +103,114 @@ impl Ctx<'_> {
     }
 }
 
-fn find_profiler_info(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.is_file()
-                        && p.file_name()
-                            .and_then(|n| n.to_str())
-                            .is_some_and(|n| n.starts_with("profiler_info") && n.ends_with(".json"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
+/// Opens an artifact for its parser: problems and special contents become findings and `None`
+/// (an empty file is reported with `empty_code`, or accepted silently without one).
+fn open_artifact(ctx: &mut Ctx<'_>, path: &Path, empty_code: Option<Code>) -> Option<Opened> {
+    match probe::open_regular(path) {
+        Err(FileProblem::Missing) => None,
+        Err(problem) => {
+            file_problem(ctx, path, &problem);
+            None
+        }
+        Ok(opened) if opened.contents == Contents::Empty && empty_code.is_none() => None,
+        Ok(opened) if opened.contents != Contents::Data => {
+            special_contents(
+                ctx,
+                path,
+                opened.contents,
+                empty_code.unwrap_or(Code::FileEmpty),
+            );
+            None
+        }
+        Ok(opened) => Some(opened),
+    }
 }
 
-fn list_names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+/// The run's configuration: profiler_info, profiler_metadata and the effective schedule.
+struct Config {
+    info: Option<ProfilerInfo>,
+    distributed: Option<DistributedArgs>,
+    effective_schedule: Option<Option<Schedule>>,
+}
+
+fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) -> Config {
+    let info_files: Vec<PathBuf> = names
+        .iter()
+        .filter(|n| n.starts_with("profiler_info") && n.ends_with(".json"))
+        .map(|n| dir.join(n))
+        .collect();
+    let info = read_info(ctx, dir, &info_files);
+    let distributed = names
+        .iter()
+        .any(|n| n == "profiler_metadata.json")
+        .then(|| probe::read_capped(&dir.join("profiler_metadata.json"), SMALL_JSON_CAP))
+        .and_then(|r| r.ok()?.ok())
+        .and_then(|bytes| DistributedArgs::parse(&String::from_utf8_lossy(&bytes)));
+    ctx.rank = info
+        .as_ref()
+        .and_then(|i| i.rank)
+        .or(distributed.and_then(|d| d.rank));
+    let schedule = info.as_ref().and_then(|i| i.schedule);
+    let effective_schedule = match (schedule, opts.expect_active) {
+        (Some(Some(s)), Some(a)) => Some(Some(s.with_active(a))),
+        (s, _) => s,
+    };
+    Config {
+        info,
+        distributed,
+        effective_schedule,
+    }
+}
+
+/// What listing `ASCEND_PROFILER_OUTPUT/` gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Listing {
+    /// Listed: `Artifacts::files` is what it holds.
+    Listed,
+    /// It does not exist.
+    Missing,
+    /// It exists but cannot be listed: its contents are unknown.
+    Unreadable,
+}
+
+/// Lists `ASCEND_PROFILER_OUTPUT/`; a missing directory and an unreadable one are different
+/// findings.
+fn list_output(
+    ctx: &mut Ctx<'_>,
+    dir: &Path,
+    out_dir: &Path,
+    artifacts: &mut Artifacts,
+) -> Listing {
+    match probe::list_dir(out_dir) {
+        Ok(names) => {
+            artifacts.output_dir = true;
+            artifacts.files = names;
+            Listing::Listed
+        }
+        Err(FileProblem::Missing) => {
+            ctx.push(Finding::new(
+                Severity::Error,
+                Code::OutputDirMissing,
+                "ASCEND_PROFILER_OUTPUT/ is missing: the run was never parsed (or parsing was interrupted before writing anything)",
+                Evidence::path(disp(dir)),
+                format!(
+                    "check the run's log for `run failed` lines, then re-parse: {}",
+                    reparse_command(&disp(dir))
+                ),
+            ));
+            Listing::Missing
+        }
+        Err(problem) => {
+            artifacts.output_dir = true;
+            file_problem(ctx, out_dir, &problem);
+            Listing::Unreadable
+        }
+    }
 }
 
 /// Verifies one run directory.
 pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOutcome {
     let dir = &run.dir;
-    let info_files = find_profiler_info(dir);
     let mut ctx = Ctx {
         phase: run.phase.clone(),
         rank: None,
@@ -135,181 +218,305 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         findings: Vec::new(),
         progress,
     };
-    let info = read_info(&mut ctx, dir, &info_files);
-    ctx.rank = info.as_ref().and_then(|i| i.rank);
-    let schedule = info.as_ref().and_then(|i| i.schedule);
-    let effective_schedule = match (schedule, opts.expect_active) {
-        (Some(Some(s)), Some(a)) => Some(Some(s.with_active(a))),
-        (s, _) => s,
+    let names = match probe::list_dir(dir) {
+        Ok(names) => names,
+        Err(problem) => {
+            file_problem(&mut ctx, dir, &problem);
+            return unreadable_run(run, ctx);
+        }
     };
-
+    let config = read_config(&mut ctx, dir, &names, opts);
+    let info = config.info.as_ref();
     let out_dir = dir.join("ASCEND_PROFILER_OUTPUT");
-    let mut artifacts = Artifacts {
-        output_dir: out_dir.is_dir(),
-        ..Artifacts::default()
-    };
-    if artifacts.output_dir {
-        artifacts.files = list_names(&out_dir);
-    } else {
-        ctx.push(Finding::new(
-            Severity::Error,
-            Code::OutputDirMissing,
-            "ASCEND_PROFILER_OUTPUT/ is missing: the run was never parsed (or parsing was interrupted before writing anything)",
-            Evidence::path(disp(dir)),
-            format!(
-                "check the run's log for `run failed` lines, then re-parse: {}",
-                reparse_command(&disp(dir))
-            ),
-        ));
+    let mut artifacts = Artifacts::default();
+    let listing = list_output(&mut ctx, dir, &out_dir, &mut artifacts);
+    let files = artifacts.files.clone();
+    let has = |name: &str| files.iter().any(|f| f == name);
+
+    let large = scan_large_files(&mut ctx, &out_dir, &has);
+    if listing == Listing::Listed {
+        let world = opts
+            .world_size
+            .or(config.distributed.and_then(|d| d.world_size));
+        artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world);
     }
-    let has = |name: &str| artifacts.files.iter().any(|f| f == name);
-
-    // trace_view.json and kernel_details.csv are the large files: scan them concurrently.
-    let trace_path = out_dir.join("trace_view.json");
-    let kernel_path = out_dir.join("kernel_details.csv");
-    let (trace, kernels) = rayon::join(
-        || has("trace_view.json").then(|| scan_trace(&trace_path, ctx.progress)),
-        || has("kernel_details.csv").then(|| scan_kernels(&kernel_path, ctx.progress)),
-    );
-
-    check_artifact_set(&mut ctx, info.as_ref(), &artifacts, &out_dir, opts);
-    if has("trace_view_temp.json") || dir.join("trace_view_temp.json").is_file() {
-        let p = if has("trace_view_temp.json") {
-            out_dir.join("trace_view_temp.json")
-        } else {
-            dir.join("trace_view_temp.json")
-        };
-        ctx.push(Finding::new(
-            Severity::Error,
-            Code::TraceTempLeftover,
-            "trace_view_temp.json was left behind: timeline parsing never finished (torch_npu 7.1 and older rename it when done)",
-            Evidence::path(disp(&p)),
-            format!("re-parse the run: {}", reparse_command(&ctx.dir)),
-        ));
-    }
-
-    let trace_broken = match &trace {
-        Some(Ok(scan)) => {
-            let broken = !matches!(scan.state, TraceState::Complete | TraceState::NotAnArray);
-            trace_findings(&mut ctx, &trace_path, scan, info.as_ref());
-            artifacts.trace_view = Some(trace_summary(scan));
-            broken
-        }
-        Some(Err(e)) => {
-            unreadable(&mut ctx, &trace_path, e);
-            true
-        }
-        None => true,
-    };
-    size_cap(&mut ctx, &trace_path, JSON_CAP, "JSON", "10 GiB");
+    check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"));
+    let trace_broken = judge_trace(&mut ctx, &out_dir, large.trace, info, &mut artifacts);
+    check_size_caps(&mut ctx, &out_dir, &artifacts.files);
 
     let mut steps = StepsSummary {
-        expected: effective_schedule
+        expected: config
+            .effective_schedule
             .flatten()
             .and_then(|s| s.recorded_steps()),
         ..StepsSummary::default()
     };
-    let kernel_scan = match kernels {
-        Some(Ok(scan)) => {
-            kernel_findings(&mut ctx, &kernel_path, &scan, info.as_ref());
-            steps.kernel_details = scan.steps.keys().copied().collect();
-            artifacts.kernel_details = Some(kernel_summary(&kernel_path, &scan));
-            Some(scan)
-        }
-        Some(Err(e)) => {
-            unreadable(&mut ctx, &kernel_path, &e);
-            None
-        }
-        None => None,
-    };
-    size_cap(&mut ctx, &kernel_path, CSV_CAP, "CSV", "5 GiB");
-    for csv_name in artifacts.files.iter().filter(|f| f.ends_with(".csv")) {
-        if csv_name != "kernel_details.csv" {
-            size_cap(&mut ctx, &out_dir.join(csv_name), CSV_CAP, "CSV", "5 GiB");
-        }
-    }
-
+    let kernel_path = out_dir.join("kernel_details.csv");
+    let kernel_scan = judge_kernels(
+        &mut ctx,
+        &kernel_path,
+        large.kernels,
+        info,
+        &mut artifacts,
+        &mut steps,
+    );
     let step_trace_path = out_dir.join("step_trace_time.csv");
-    let step_rows = if has("step_trace_time.csv") {
-        match File::open(&step_trace_path)
-            .map_err(csv::Error::from)
-            .and_then(|f| kernel_csv::read_step_trace(BufReader::new(f)))
-        {
-            Ok((_, rows)) => {
-                artifacts.step_trace_time_rows = Some(rows.len() as u64);
-                let set: BTreeSet<u64> = rows.iter().filter_map(|r| r.step).collect();
-                steps.step_trace_time = set.into_iter().collect();
-                Some(rows)
-            }
-            Err(e) => {
-                unreadable(&mut ctx, &step_trace_path, &e);
-                None
-            }
-        }
-    } else {
-        None
-    };
-
+    let step_rows = has("step_trace_time.csv")
+        .then(|| read_step_trace(&mut ctx, &step_trace_path, &mut artifacts, &mut steps))
+        .flatten();
     step_findings(
         &mut ctx,
-        effective_schedule,
+        config.effective_schedule,
+        info.and_then(|i| i.schedule_unknown.as_deref()),
         &steps,
         kernel_scan.as_ref(),
         &kernel_path,
         step_rows.as_deref(),
         &step_trace_path,
     );
+    db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
+    let parsers_failed = check_run_logs(&mut ctx, dir, info, &mut artifacts);
+    let facts = RunFacts {
+        dir: dir.clone(),
+        phase: run.phase.clone(),
+        rank: ctx.rank,
+        schedule: info.and_then(|i| i.schedule),
+        world_size: config.distributed.and_then(|d| d.world_size),
+        no_csv: listing != Listing::Unreadable
+            && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
+        trace_broken,
+        parsers_failed,
+        analyse_done: has("analyse.done"),
+    };
+    RunOutcome {
+        summary: summary(&facts, &ctx.dir, info, steps, artifacts),
+        facts,
+        findings: ctx.findings,
+    }
+}
 
-    // Parser logs of the run directory.
-    let mut parsers_failed = false;
+/// The scans of the two large files (absent when the file is absent or was not data).
+struct LargeScans {
+    trace: Option<std::io::Result<TraceScan>>,
+    kernels: Option<Result<KernelScan, csv::Error>>,
+}
+
+/// Opens trace_view.json and kernel_details.csv and scans them concurrently.
+fn scan_large_files(ctx: &mut Ctx<'_>, out_dir: &Path, has: &dyn Fn(&str) -> bool) -> LargeScans {
+    let trace_file = has("trace_view.json")
+        .then(|| {
+            open_artifact(
+                ctx,
+                &out_dir.join("trace_view.json"),
+                Some(Code::TraceEmpty),
+            )
+        })
+        .flatten();
+    let kernel_file = has("kernel_details.csv")
+        .then(|| {
+            open_artifact(
+                ctx,
+                &out_dir.join("kernel_details.csv"),
+                Some(Code::FileEmpty),
+            )
+        })
+        .flatten();
+    let progress = ctx.progress;
+    let (trace, kernels) = rayon::join(
+        || trace_file.map(|o| scan_trace(o, progress)),
+        || kernel_file.map(|o| scan_kernels(o, progress)),
+    );
+    LargeScans { trace, kernels }
+}
+
+/// The trace's findings and summary; returns whether it is absent or not complete.
+fn judge_trace(
+    ctx: &mut Ctx<'_>,
+    out_dir: &Path,
+    trace: Option<std::io::Result<TraceScan>>,
+    info: Option<&ProfilerInfo>,
+    artifacts: &mut Artifacts,
+) -> bool {
+    let path = out_dir.join("trace_view.json");
+    match trace {
+        Some(Ok(scan)) => {
+            trace_findings(ctx, &path, &scan, info);
+            artifacts.trace_view = Some(trace_summary(&scan));
+            !matches!(scan.state, TraceState::Complete | TraceState::NotAnArray)
+        }
+        Some(Err(e)) => {
+            unreadable(ctx, &path, &e);
+            true
+        }
+        None => true,
+    }
+}
+
+/// kernel_details' findings and summary; returns the scan when it is a usable table.
+fn judge_kernels(
+    ctx: &mut Ctx<'_>,
+    path: &Path,
+    kernels: Option<Result<KernelScan, csv::Error>>,
+    info: Option<&ProfilerInfo>,
+    artifacts: &mut Artifacts,
+    steps: &mut StepsSummary,
+) -> Option<KernelScan> {
+    match kernels? {
+        Ok(scan) => {
+            kernel_findings(ctx, path, &scan, info);
+            steps.kernel_details = scan.steps.keys().copied().collect();
+            artifacts.kernel_details = Some(kernel_summary(path, &scan));
+            // A corrupt table says nothing about steps: its one finding is enough.
+            kernel_checks::is_table(&scan).then_some(scan)
+        }
+        Err(e) => {
+            unreadable(ctx, path, &e);
+            None
+        }
+    }
+}
+
+fn summary(
+    facts: &RunFacts,
+    dir: &str,
+    info: Option<&ProfilerInfo>,
+    steps: StepsSummary,
+    artifacts: Artifacts,
+) -> RunSummary {
+    RunSummary {
+        phase: facts.phase.clone(),
+        rank: facts.rank,
+        world_size: facts.world_size,
+        dir: dir.to_owned(),
+        torch_npu_version: info.and_then(|i| i.torch_npu_version.clone()),
+        cann_version: info.and_then(|i| i.cann_version.clone()),
+        level: info.and_then(|i| i.level_raw.clone()),
+        aic_metrics: info.and_then(|i| i.aic_metrics.clone()),
+        export_type: info.and_then(|i| i.export_type.clone()),
+        schedule: facts
+            .schedule
+            .map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
+        steps,
+        artifacts,
+    }
+}
+
+/// The outcome of a run directory that cannot even be listed: one finding, nothing else.
+fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
+    let facts = RunFacts {
+        dir: run.dir.clone(),
+        phase: run.phase.clone(),
+        rank: None,
+        schedule: None,
+        world_size: None,
+        no_csv: false,
+        trace_broken: false,
+        parsers_failed: false,
+        analyse_done: false,
+    };
+    RunOutcome {
+        summary: summary(
+            &facts,
+            &ctx.dir,
+            None,
+            StepsSummary::default(),
+            Artifacts::default(),
+        ),
+        facts,
+        findings: ctx.findings,
+    }
+}
+
+fn check_temp_leftover(ctx: &mut Ctx<'_>, dir: &Path, out_dir: &Path, in_output: bool) {
+    let p = if in_output {
+        out_dir.join("trace_view_temp.json")
+    } else if dir.join("trace_view_temp.json").is_file() {
+        dir.join("trace_view_temp.json")
+    } else {
+        return;
+    };
+    ctx.push(Finding::new(
+        Severity::Error,
+        Code::TraceTempLeftover,
+        "trace_view_temp.json was left behind: timeline parsing never finished (torch_npu 7.1 and older rename it when done)",
+        Evidence::path(disp(&p)),
+        format!("re-parse the run: {}", reparse_command(&ctx.dir)),
+    ));
+}
+
+fn check_size_caps(ctx: &mut Ctx<'_>, out_dir: &Path, files: &[String]) {
+    size_cap(
+        ctx,
+        &out_dir.join("trace_view.json"),
+        JSON_CAP,
+        "JSON",
+        "10 GiB",
+    );
+    for csv_name in files.iter().filter(|f| f.ends_with(".csv")) {
+        size_cap(ctx, &out_dir.join(csv_name), CSV_CAP, "CSV", "5 GiB");
+    }
+}
+
+fn read_step_trace(
+    ctx: &mut Ctx<'_>,
+    path: &Path,
+    artifacts: &mut Artifacts,
+    steps: &mut StepsSummary,
+) -> Option<Vec<StepTraceRow>> {
+    let opened = open_artifact(ctx, path, Some(Code::FileEmpty))?;
+    match kernel_csv::read_step_trace(BufReader::new(opened.file)) {
+        Ok((_, rows)) => {
+            artifacts.step_trace_time_rows = Some(rows.len() as u64);
+            let set: BTreeSet<u64> = rows.iter().filter_map(|r| r.step).collect();
+            steps.step_trace_time = set.into_iter().collect();
+            Some(rows)
+        }
+        Err(kernel_csv::StepTraceError::Corrupt(c)) => {
+            file_findings::csv_corrupt(ctx, path, c);
+            None
+        }
+        Err(e) => {
+            unreadable(ctx, path, &e);
+            None
+        }
+    }
+}
+
+/// Reads the run's parser logs (`logs/*.log`); returns whether any reports a failed parser.
+fn check_run_logs(
+    ctx: &mut Ctx<'_>,
+    dir: &Path,
+    info: Option<&ProfilerInfo>,
+    artifacts: &mut Artifacts,
+) -> bool {
     let logs_dir = dir.join("logs");
-    for name in list_names(&logs_dir)
-        .into_iter()
-        .filter(|n| n.ends_with(".log"))
-    {
+    let names = match probe::list_dir(&logs_dir) {
+        Ok(names) => names,
+        Err(FileProblem::Missing) => return false,
+        Err(problem) => {
+            file_problem(ctx, &logs_dir, &problem);
+            return false;
+        }
+    };
+    let mut parsers_failed = false;
+    let sched_ctx = ScheduleContext::from_schedules([info.and_then(|i| i.schedule)]);
+    for name in names.into_iter().filter(|n| n.ends_with(".log")) {
         let path = logs_dir.join(&name);
         artifacts.logs.push(name);
-        match File::open(&path).and_then(|f| logs::scan_log(BufReader::new(f))) {
+        let Some(opened) = open_artifact(ctx, &path, None) else {
+            continue;
+        };
+        match logs::scan_log(BufReader::new(opened.file)) {
             Ok(scan) => {
                 parsers_failed |= scan.run_failed_lines > 0;
-                let sched_ctx = ScheduleContext::from_schedules([schedule]);
                 for f in log_findings::findings(&scan, &path, &ctx.dir, sched_ctx) {
                     ctx.push(f);
                 }
             }
-            Err(e) => unreadable(&mut ctx, &path, &e),
+            Err(e) => unreadable(ctx, &path, &e),
         }
     }
-
-    let no_csv = !artifacts.files.iter().any(|f| f.ends_with(".csv"));
-    let analyse_done = has("analyse.done");
-    let summary = RunSummary {
-        phase: run.phase.clone(),
-        rank: ctx.rank,
-        dir: ctx.dir.clone(),
-        torch_npu_version: info.as_ref().and_then(|i| i.torch_npu_version.clone()),
-        cann_version: info.as_ref().and_then(|i| i.cann_version.clone()),
-        level: info.as_ref().and_then(|i| i.level_raw.clone()),
-        aic_metrics: info.as_ref().and_then(|i| i.aic_metrics.clone()),
-        export_type: info.as_ref().and_then(|i| i.export_type.clone()),
-        schedule: schedule.map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
-        steps,
-        artifacts,
-    };
-    RunOutcome {
-        facts: RunFacts {
-            dir: dir.clone(),
-            phase: run.phase.clone(),
-            rank: ctx.rank,
-            schedule,
-            no_csv,
-            trace_broken,
-            parsers_failed,
-            analyse_done,
-        },
-        summary,
-        findings: ctx.findings,
-    }
+    parsers_failed
 }
 
 fn read_info(ctx: &mut Ctx<'_>, dir: &Path, files: &[PathBuf]) -> Option<ProfilerInfo> {
@@ -324,26 +531,53 @@ fn read_info(ctx: &mut Ctx<'_>, dir: &Path, files: &[PathBuf]) -> Option<Profile
         return None;
     };
     let file_rank = profiler_info::rank_from_file_name(path);
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) => {
-            unreadable(ctx, path, &e);
+    let bytes = match probe::read_capped(path, SMALL_JSON_CAP) {
+        Err(problem) => {
+            file_problem(ctx, path, &problem);
             return None;
         }
+        Ok(Err(len)) => {
+            invalid_info(
+                ctx,
+                path,
+                None,
+                format!("{len} bytes, far more than any profiler_info: not a profiler_info file"),
+            );
+            return None;
+        }
+        Ok(Ok(bytes)) => bytes,
     };
-    match ProfilerInfo::parse(&text, file_rank) {
+    let contents = Contents::sniff(&bytes);
+    if contents != Contents::Data {
+        special_contents(ctx, path, contents, Code::ProfilerInfoInvalid);
+        return None;
+    }
+    match ProfilerInfo::parse(&String::from_utf8_lossy(&bytes), file_rank) {
         Ok(info) => Some(info),
         Err(e) => {
-            ctx.push(Finding::new(
-                Severity::Error,
-                Code::ProfilerInfoInvalid,
-                format!("profiler_info is not valid JSON: {e}"),
-                Evidence::line(disp(path), e.line() as u64),
-                "the profiler was probably killed while stopping; re-run the profiled job",
-            ));
+            invalid_info(
+                ctx,
+                path,
+                Some(e.line() as u64),
+                format!("not valid JSON: {e}"),
+            );
             None
         }
     }
+}
+
+fn invalid_info(ctx: &mut Ctx<'_>, path: &Path, line: Option<u64>, what: String) {
+    ctx.push(Finding::new(
+        Severity::Error,
+        Code::ProfilerInfoInvalid,
+        format!("profiler_info is {what}"),
+        Evidence {
+            path: Some(disp(path)),
+            line,
+            byte_offset: None,
+        },
+        "the profiler was probably killed while stopping; re-run the profiled job",
+    ));
 }
 
 fn unreadable(ctx: &mut Ctx<'_>, path: &Path, e: &dyn std::fmt::Display) {
@@ -372,156 +606,6 @@ fn size_cap(ctx: &mut Ctx<'_>, path: &Path, cap: u64, kind: &str, cap_text: &str
             "profile fewer steps (lower `active`), fewer ranks, or a lower profiler level, and re-run",
         ));
     }
-}
-
-/// Decides and reports the expected artifact set (reference §3).
-fn check_artifact_set(
-    ctx: &mut Ctx<'_>,
-    info: Option<&ProfilerInfo>,
-    artifacts: &Artifacts,
-    out_dir: &Path,
-    opts: &Options,
-) {
-    if !artifacts.output_dir {
-        return;
-    }
-    let has = |name: &str| artifacts.files.iter().any(|f| f == name);
-    let mut errors: Vec<String> = Vec::new();
-    let mut warnings: Vec<String> = Vec::new();
-    let mut missing = |_: &mut Ctx<'_>, sev: Severity, name: &str, why: &str| {
-        let item = format!("{name} ({why})");
-        if sev == Severity::Error {
-            errors.push(item);
-        } else {
-            warnings.push(item);
-        }
-    };
-    let text = info.is_none_or(ProfilerInfo::exports_text);
-    let db = info.is_some_and(ProfilerInfo::exports_db);
-    if db {
-        let has_db = artifacts
-            .files
-            .iter()
-            .any(|f| f.starts_with("ascend_pytorch_profiler") && f.ends_with(".db"));
-        if !has_db {
-            missing(
-                ctx,
-                Severity::Error,
-                "ascend_pytorch_profiler*.db",
-                "export type includes db",
-            );
-        }
-        if !text {
-            ctx.push(Finding::new(
-                Severity::Info,
-                Code::DbExport,
-                "db-only export: text artifacts (trace_view.json, CSVs) are not expected and were not checked",
-                Evidence::path(disp(out_dir)),
-                "open the .db in MindStudio Insight, or set export_type=[torch_npu.profiler.ExportType.Text] for text files",
-            ));
-            report_missing(ctx, out_dir, Severity::Error, &errors);
-            return;
-        }
-    }
-    let npu = info.and_then(ProfilerInfo::npu_activity);
-    let cpu = info.and_then(ProfilerInfo::cpu_activity);
-    let level = info.and_then(|i| i.level);
-    if !has("trace_view.json") {
-        missing(
-            ctx,
-            Severity::Error,
-            "trace_view.json",
-            "always written with text export",
-        );
-    }
-    if !has("kernel_details.csv") {
-        match npu {
-            Some(true) => missing(
-                ctx,
-                Severity::Error,
-                "kernel_details.csv",
-                "NPU activity was recorded",
-            ),
-            None => missing(
-                ctx,
-                Severity::Warning,
-                "kernel_details.csv",
-                "expected when NPU activity is recorded; activities unknown",
-            ),
-            Some(false) => {}
-        }
-    }
-    if !has("operator_details.csv") && cpu == Some(true) {
-        missing(
-            ctx,
-            Severity::Warning,
-            "operator_details.csv",
-            "CPU activity was recorded",
-        );
-    }
-    if !has("step_trace_time.csv") && npu == Some(true) {
-        missing(
-            ctx,
-            Severity::Warning,
-            "step_trace_time.csv",
-            "NPU activity was recorded",
-        );
-    }
-    match level {
-        Some(l) if l.is_detailed() && npu != Some(false) => {
-            for name in ["op_statistic.csv", "api_statistic.csv"] {
-                if !has(name) {
-                    missing(ctx, Severity::Error, name, "written at Level1 and Level2");
-                }
-            }
-            if opts.world_size.is_some_and(|n| n > 1) {
-                for name in ["communication.json", "communication_matrix.json"] {
-                    if !has(name) {
-                        missing(
-                            ctx,
-                            Severity::Warning,
-                            name,
-                            "Level1/2 with several ranks: expected when the ranks communicate",
-                        );
-                    }
-                }
-            }
-        }
-        Some(_) => {}
-        None => ctx.push(Finding::new(
-            Severity::Info,
-            Code::ExpectationUnknown,
-            "profiler level unknown: op_statistic.csv, api_statistic.csv and communication files not checked",
-            Evidence::path(disp(out_dir)),
-            "keep profiler_info*.json with the run so the level can be checked",
-        )),
-    }
-    if info.and_then(|i| i.profile_memory) == Some(true) {
-        for name in ["memory_record.csv", "operator_memory.csv"] {
-            if !has(name) {
-                missing(ctx, Severity::Warning, name, "profile_memory=True");
-            }
-        }
-    }
-    report_missing(ctx, out_dir, Severity::Error, &errors);
-    report_missing(ctx, out_dir, Severity::Warning, &warnings);
-}
-
-/// One finding per severity listing the missing artifacts.
-fn report_missing(ctx: &mut Ctx<'_>, out_dir: &Path, severity: Severity, items: &[String]) {
-    if items.is_empty() {
-        return;
-    }
-    ctx.push(Finding::new(
-        severity,
-        Code::ArtifactMissing,
-        format!("missing from ASCEND_PROFILER_OUTPUT/: {}", items.join("; ")),
-        Evidence::path(disp(out_dir)),
-        format!(
-            "look for `run failed` in the run's log to find the failing parser, then re-parse: {}",
-            reparse_command(&ctx.dir)
-        ),
-    ));
 }
 
 /// The schedule context shared by log checks: whether every run had no schedule.

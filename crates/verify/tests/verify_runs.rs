@@ -1,4 +1,4 @@
-//! verify on real run directories assembled from `../shared/samples/` and on every broken
+//! verify on real run directories assembled from the vendored samples and on every broken
 //! variant: each failure mode maps to its code, severity and next action.
 
 mod common;
@@ -9,52 +9,6 @@ use std::path::Path;
 use common::*;
 use npuprof_verify::finding::{Code, Severity};
 use npuprof_verify::{NoProgress, Options, PhaseSelection, VerifyReport, verify};
-
-fn run_verify(path: &Path, tweak: impl FnOnce(&mut Options)) -> VerifyReport {
-    let mut opts = Options {
-        path: path.to_path_buf(),
-        ..Options::default()
-    };
-    tweak(&mut opts);
-    match verify(&opts, &NoProgress) {
-        Ok(r) => r,
-        Err(e) => panic!("verify failed on {}: {e}", path.display()),
-    }
-}
-
-/// Asserts the exact multiset of (severity, code) of the report's findings.
-fn check_codes(report: &VerifyReport, expected: &[(Severity, Code)]) {
-    let mut got: Vec<(Severity, Code)> = report
-        .findings
-        .iter()
-        .map(|f| (f.severity, f.code))
-        .collect();
-    let mut want = expected.to_vec();
-    got.sort();
-    want.sort();
-    assert_eq!(
-        got,
-        want,
-        "findings: {:#?}",
-        report
-            .findings
-            .iter()
-            .map(|f| format!("{} {} {}", f.severity.as_str(), f.code.as_str(), f.message))
-            .collect::<Vec<_>>()
-    );
-    let has_error = expected.iter().any(|(s, _)| *s == Severity::Error);
-    assert_eq!(report.ok, !has_error);
-}
-
-/// The next action of the first finding with `code` contains `needle`.
-fn check_next_action(report: &VerifyReport, code: Code, needle: &str) {
-    let f = report.findings.iter().find(|f| f.code == code);
-    let action = f.map(|f| f.next_action.as_str()).unwrap_or_default();
-    assert!(
-        action.contains(needle),
-        "{code:?}: {action:?} lacks {needle:?}"
-    );
-}
 
 fn good_result_dir(root: &Path) -> ResultDir {
     let res = ResultDir::new(root, "qwen", "20260725", "qwen_dense");
@@ -124,7 +78,7 @@ fn model_option_picks_the_newest_result_directory() {
 }
 
 #[test]
-fn level0_header_with_level2_recorded_is_an_error_with_the_fix() {
+fn level0_header_with_level2_recorded_is_an_error_that_does_not_advise_level1() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
     run.write(
@@ -141,11 +95,13 @@ fn level0_header_with_level2_recorded_is_an_error_with_the_fix() {
             (Severity::Warning, Code::StepsUnexpected),
         ],
     );
+    // The run already recorded Level2: the next action must not be "set Level1".
     check_next_action(
         &report,
         Code::KernelHeaderMinimal,
-        "experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization)",
+        "the run already recorded Level2",
     );
+    check_no_action(&report, "ProfilerLevel.Level1");
 }
 
 #[test]
@@ -404,6 +360,72 @@ fn bad_disk_all_parsers_failed() {
 }
 
 #[test]
+fn the_filesystem_verdict_follows_the_mount_table_given() {
+    use npuprof_verify::mounts::MountTable;
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
+    let run = res.add_run("decode", 0);
+    break_like_bad_disk(&run);
+    res.write_log(0, ALL_PARSERS_FAILED_LOG);
+    let opts = Options {
+        path: res.dir,
+        phases: PhaseSelection::Decode,
+        ..Options::default()
+    };
+    let verdict = |mountinfo: &str| {
+        let table = MountTable::parse(mountinfo);
+        let report = npuprof_verify::verify_with_mounts(&opts, &NoProgress, Some(&table))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let f = report
+            .findings
+            .iter()
+            .find(|f| f.code == Code::OutputFilesystem);
+        f.map(|f| f.message.clone()).unwrap_or_default()
+    };
+    let nfs = verdict("22 1 0:40 / / rw,relatime shared:1 - nfs4 storage:/export rw,vers=4.1\n");
+    assert!(nfs.contains("nfs4 from storage:/export at /"), "{nfs}");
+    assert!(
+        nfs.contains("the output filesystem is the likely cause"),
+        "{nfs}"
+    );
+    let fuse =
+        verdict("22 1 0:40 / / rw - ext4 /dev/vda rw\n23 22 0:41 / / rw - fuse.sshfs u@h:/x rw\n");
+    assert!(fuse.contains("fuse.sshfs"), "{fuse}");
+    let local = verdict("22 1 252:0 / / rw,relatime shared:1 - ext4 /dev/vda1 rw\n");
+    assert!(local.contains("looks local"), "{local}");
+    let unknown = npuprof_verify::verify_with_mounts(&opts, &NoProgress, None)
+        .map(|r| {
+            r.findings
+                .iter()
+                .any(|f| f.message.contains("filesystem: unknown"))
+        })
+        .unwrap_or(false);
+    assert!(unknown);
+}
+
+#[test]
+fn the_readme_code_table_matches_the_registry() {
+    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+        .unwrap_or_else(|e| panic!("README.md: {e}"));
+    let start = readme
+        .find("<!-- verify-codes:start -->")
+        .unwrap_or_else(|| panic!("README lacks the verify code table markers"));
+    let end = readme[start..]
+        .find("<!-- verify-codes:end -->")
+        .map_or_else(|| panic!("README lacks the end marker"), |e| start + e);
+    let documented: Vec<&str> = readme[start..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let registry: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
+    assert_eq!(
+        documented, registry,
+        "README verify code table (same order as Code::ALL)"
+    );
+}
+
+#[test]
 fn root_cause_message_is_quoted() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let res = good_result_dir(tmp.path());
@@ -590,7 +612,8 @@ fn db_only_export_is_accepted() {
     {
         let _ = fs::remove_file(run.out().join(name));
     }
-    run.write("ascend_pytorch_profiler_0.db", b"SQLite format 3\0");
+    run.write("ascend_pytorch_profiler_0.db", profiler_db(DbVariant::Good));
+    run.write("analysis.db", analysis_db());
     run.edit_info(|v| {
         v["config"]["experimental_config"]["_export_type"] = serde_json::json!(["db"])
     });

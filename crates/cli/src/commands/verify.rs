@@ -4,15 +4,20 @@
 //! its evidence and next action) is the command's data and goes to stdout; a progress bar goes
 //! to stderr only when stderr is a terminal. With `--json` the report goes to stdout.
 //! Exit 0 when no finding is an error, 1 when one is, 2 when nothing could be verified (missing
-//! path, no run directory below it, `--model` without a result directory).
+//! path, no run directory below it, `--model` without a result directory, a report `--merge`
+//! cannot read).
+//!
+//! `--merge A.json B.json ...` joins the `--json` reports of several nodes into the whole-run
+//! verdict (every rank exactly once per phase, every phase covered, consistent steps).
 
 use std::fmt::Write as _;
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
+use npuprof_verify::merge::{self, MergedReport};
 use npuprof_verify::report::RunSummary;
-use npuprof_verify::{Code, Options, PhaseSelection, Progress, Severity, VerifyReport};
+use npuprof_verify::{Code, Finding, Options, PhaseSelection, Progress, Severity, VerifyReport};
 
 use crate::exit::Exit;
 use crate::output::print_json;
@@ -33,7 +38,7 @@ pub enum PhaseArg {
 pub struct Args {
     /// A recipes result directory (`models/M/res/<date>/<case>/`), a phase directory, a
     /// `*_ascend_pt` run directory, or any parent of run directories.
-    #[arg(conflicts_with = "model")]
+    #[arg(conflicts_with_all = ["model", "merge"])]
     pub path: Option<PathBuf>,
     /// Verify the newest result directory under `<repo>/models/<MODEL>/res/`.
     #[arg(long, value_name = "M")]
@@ -47,9 +52,13 @@ pub struct Args {
     /// Override the schedule's `active` when computing the recorded steps.
     #[arg(long, value_name = "N")]
     pub expect_active: Option<u64>,
-    /// Number of ranks expected per phase (default: from log_<rank>.log, else profiler_info ranks).
+    /// Ranks of the whole run, all required per phase (default: the log_<rank>.log files
+    /// require their ranks; distributed_args only names the run's size, a subset is normal).
     #[arg(long, value_name = "N")]
     pub ranks: Option<u32>,
+    /// Join the `--json` reports of several nodes into the whole-run verdict.
+    #[arg(long, value_name = "REPORT", num_args = 1.., conflicts_with = "model")]
+    pub merge: Vec<PathBuf>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -106,6 +115,9 @@ pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
 
 /// Runs `npuprof verify`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    if !args.merge.is_empty() {
+        return run_merge(&args);
+    }
     let report = execute(&args)?;
     if args.json {
         print_json(&report)?;
@@ -114,6 +126,86 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         out.write_all(human(&report).as_bytes())?;
     }
     Ok(if report.ok { Exit::Ok } else { Exit::Findings })
+}
+
+/// `npuprof verify --merge`: read every report first (any unreadable one is an error), then
+/// print the whole-run verdict.
+fn run_merge(args: &Args) -> anyhow::Result<Exit> {
+    let nodes = args
+        .merge
+        .iter()
+        .map(|p| merge::read_report(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let merged = merge::merge(&nodes, args.ranks);
+    if args.json {
+        print_json(&merged)?;
+    } else {
+        let mut out = anstream::stdout().lock();
+        out.write_all(human_merged(&merged).as_bytes())?;
+    }
+    Ok(if merged.ok { Exit::Ok } else { Exit::Findings })
+}
+
+/// The human whole-run verdict: nodes, per-phase coverage, findings.
+fn human_merged(m: &MergedReport) -> String {
+    let mut s = String::new();
+    let source = serde_json::to_value(m.world_size_source)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let _ = writeln!(
+        s,
+        "merge {} node report(s); world size {} (from {source})",
+        m.nodes.len(),
+        m.world_size
+    );
+    for n in &m.nodes {
+        let _ = writeln!(
+            s,
+            "  {}: {} — ranks {} ({})",
+            n.report,
+            n.target,
+            list_ranks(&n.ranks),
+            if n.ok { "ok" } else { "FAILED" }
+        );
+    }
+    let _ = writeln!(s);
+    for p in &m.phases {
+        let _ = writeln!(
+            s,
+            "  phase {}: {} of {} rank(s) present; missing: {}; duplicated: {}; step groups: {}",
+            p.phase.as_deref().unwrap_or("-"),
+            p.ranks_present.len(),
+            m.world_size,
+            list_ranks(&p.ranks_missing),
+            list_ranks(&p.ranks_duplicated),
+            p.step_groups.len()
+        );
+    }
+    let _ = writeln!(s);
+    write_findings(&mut s, &m.findings);
+    let count = |sev| m.findings.iter().filter(|f| f.severity == sev).count();
+    let _ = writeln!(
+        s,
+        "{}: {} node(s), {} error(s), {} warning(s), {} info",
+        if m.ok { "ok" } else { "FAILED" },
+        m.nodes.len(),
+        count(Severity::Error),
+        count(Severity::Warning),
+        count(Severity::Info)
+    );
+    s
+}
+
+fn list_ranks(ranks: &[u32]) -> String {
+    if ranks.is_empty() {
+        return "-".to_owned();
+    }
+    ranks
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn opt<T: ToString>(value: Option<T>) -> String {
@@ -185,16 +277,22 @@ fn human(report: &VerifyReport) -> String {
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_default();
+    let present: std::collections::BTreeSet<u32> =
+        report.runs.iter().filter_map(|r| r.rank).collect();
+    let present: Vec<u32> = present.into_iter().collect();
     let _ = writeln!(
         s,
-        "verify {} ({kind}; phases: {}; ranks per phase: {})",
+        "verify {} ({kind}; phases: {}; ranks: {} of {}{})",
         t.path,
         if t.phases.is_empty() {
             "-".to_owned()
         } else {
             t.phases.join(", ")
         },
-        opt(t.expected_ranks)
+        list_ranks(&present),
+        t.expected_ranks
+            .map_or_else(|| "?".to_owned(), |n| n.to_string()),
+        if t.whole_run { ", all required" } else { "" }
     );
     if !report.runs.is_empty() {
         let header = [
@@ -246,27 +344,7 @@ fn human(report: &VerifyReport) -> String {
         }
     }
     let _ = writeln!(s);
-    for f in &report.findings {
-        let style = severity_style(f.severity);
-        let place = match (&f.phase, f.rank) {
-            (Some(p), Some(r)) => format!(" [{p} rank {r}]"),
-            (Some(p), None) => format!(" [{p}]"),
-            (None, Some(r)) => format!(" [rank {r}]"),
-            (None, None) => String::new(),
-        };
-        let _ = writeln!(
-            s,
-            "{style}{}{style:#}[{}]{place}: {}",
-            f.severity.as_str(),
-            f.code.as_str(),
-            f.message
-        );
-        let evidence = f.evidence.display();
-        if !evidence.is_empty() {
-            let _ = writeln!(s, "  --> {evidence}");
-        }
-        let _ = writeln!(s, "  = next: {}", f.next_action);
-    }
+    write_findings(&mut s, &report.findings);
     let (e, w, i) = (
         report.count(Severity::Error),
         report.count(Severity::Warning),
@@ -289,4 +367,29 @@ fn human(report: &VerifyReport) -> String {
         report.runs.len()
     );
     s
+}
+
+/// Each finding: severity, code and place, message, evidence, next action.
+fn write_findings(s: &mut String, findings: &[Finding]) {
+    for f in findings {
+        let style = severity_style(f.severity);
+        let place = match (&f.phase, f.rank) {
+            (Some(p), Some(r)) => format!(" [{p} rank {r}]"),
+            (Some(p), None) => format!(" [{p}]"),
+            (None, Some(r)) => format!(" [rank {r}]"),
+            (None, None) => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            "{style}{}{style:#}[{}]{place}: {}",
+            f.severity.as_str(),
+            f.code.as_str(),
+            f.message
+        );
+        let evidence = f.evidence.display();
+        if !evidence.is_empty() {
+            let _ = writeln!(s, "  --> {evidence}");
+        }
+        let _ = writeln!(s, "  = next: {}", f.next_action);
+    }
 }

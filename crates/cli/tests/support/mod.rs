@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-/// The workspace root (the examples, the fake torch_npu and `../shared` are relative to it).
+/// The workspace root (the examples and the fake torch_npu are relative to it).
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }

@@ -1,19 +1,24 @@
 //! kernel_details.csv: required columns for the recorded level and metric group, rows.
 
-use std::fs::File;
 use std::path::Path;
 
-use super::EXPERIMENTAL_CONFIG_FIX;
+use super::file_findings::csv_corrupt;
 use super::{Ctx, disp, reparse_command};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan};
+use crate::probe::Opened;
 use crate::profiler_info::{Level, ProfilerInfo};
 use crate::report::KernelSummary;
 
-pub(super) fn scan_kernels(path: &Path, progress: &dyn Progress) -> Result<KernelScan, csv::Error> {
-    let file = File::open(path)?;
-    kernel_csv::scan_kernel_details(file, |n| progress.advance(n))
+/// The fix for a minimal header when Level0 was (or may have been) recorded.
+const RAISE_LEVEL_FIX: &str = "pass experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization) to torch_npu.profiler.profile(...) and re-run";
+
+pub(super) fn scan_kernels(
+    opened: Opened,
+    progress: &dyn Progress,
+) -> Result<KernelScan, csv::Error> {
+    kernel_csv::scan_kernel_details(opened.file, |n| progress.advance(n))
 }
 
 pub(super) fn kernel_summary(path: &Path, scan: &KernelScan) -> KernelSummary {
@@ -31,38 +36,44 @@ pub(super) fn kernel_summary(path: &Path, scan: &KernelScan) -> KernelSummary {
 fn is_minimal(scan: &KernelScan) -> bool {
     !scan.has("Task ID")
         && !scan.has("Stream ID")
+        && !scan.has("aicore_time(us)")
         && !scan
             .header
             .iter()
             .any(|h| h.starts_with("aic_") || h.starts_with("aiv_"))
 }
 
-/// Named metric columns expected for an `_aic_metrics` value (`None`: names not known).
-fn metric_columns(aic_metrics: &str) -> Option<&'static [&'static str]> {
+/// Whether the header uses the AIC/AIV split spelling (`aic_*`/`aiv_*` pairs).
+fn has_split_metrics(scan: &KernelScan) -> bool {
+    scan.header
+        .iter()
+        .any(|h| h.starts_with("aic_") || h.starts_with("aiv_"))
+}
+
+/// Metric columns expected for an `_aic_metrics` value, each as its accepted spellings: chips
+/// with the AIC/AIV split write `aic_*`/`aiv_*` pairs, the others the un-prefixed names
+/// (reference §10). `None`: the group's names are not known.
+fn metric_columns(aic_metrics: &str) -> Option<&'static [&'static [&'static str]]> {
     match aic_metrics {
         "ACL_AICORE_PIPE_UTILIZATION" => Some(&[
-            "aicore_time(us)",
-            "aic_mac_ratio",
-            "aic_scalar_ratio",
-            "aic_mte2_ratio",
-            "aiv_time(us)",
-            "aiv_vec_ratio",
-            "aiv_scalar_ratio",
-            "aiv_mte2_ratio",
+            &["aicore_time(us)", "aiv_time(us)"],
+            &["aic_mac_ratio", "mac_ratio"],
+            &["aiv_vec_ratio", "vec_ratio"],
+            &["aic_scalar_ratio", "aiv_scalar_ratio", "scalar_ratio"],
+            &["aic_mte2_ratio", "aiv_mte2_ratio", "mte2_ratio"],
         ]),
         "ACL_AICORE_ARITHMETIC_UTILIZATION" => Some(&[
-            "aicore_time(us)",
-            "aic_mac_fp16_ratio",
-            "aic_mac_int8_ratio",
-            "aic_cube_fops",
-            "aiv_vec_fp32_ratio",
-            "aiv_vector_fops",
+            &["aicore_time(us)", "aiv_time(us)"],
+            &["aic_mac_fp16_ratio", "mac_fp16_ratio"],
+            &["aic_mac_int8_ratio", "mac_int8_ratio"],
+            &["aic_cube_fops", "cube_fops"],
+            &["aiv_vec_fp32_ratio", "vec_fp32_ratio"],
+            &["aiv_vector_fops", "aic_vector_fops", "vector_fops"],
         ]),
         "ACL_AICORE_L0B_AND_WIDTH" => Some(&[
-            "aicore_time(us)",
-            "aic_l0a_read_bw(GB/s)",
-            "aic_l0b_read_bw(GB/s)",
-            "aiv_time(us)",
+            &["aicore_time(us)", "aiv_time(us)"],
+            &["aic_l0a_read_bw(GB/s)", "l0a_read_bw(GB/s)"],
+            &["aic_l0b_read_bw(GB/s)", "l0b_read_bw(GB/s)"],
         ]),
         "ACL_AICORE_NONE" => Some(&[]),
         _ => None,
@@ -75,7 +86,28 @@ pub(super) fn kernel_findings(
     scan: &KernelScan,
     info: Option<&ProfilerInfo>,
 ) {
+    if let Some(c) = scan.corruption {
+        // Not what torch_npu writes: one finding, none of the checks that assume a table.
+        csv_corrupt(ctx, path, c);
+        return;
+    }
     let p = disp(path);
+    if scan.rows > 0 && scan.ragged_rows == scan.rows {
+        // No row fits the header: the rows say nothing about columns or steps.
+        rows_malformed(ctx, &p, scan);
+        return;
+    }
+    header_findings(ctx, &p, scan, info);
+    rows_findings(ctx, &p, scan, info);
+}
+
+/// Whether the scan can be used for step checks (a table torch_npu could have written).
+pub(super) fn is_table(scan: &KernelScan) -> bool {
+    scan.corruption.is_none() && !(scan.rows > 0 && scan.ragged_rows == scan.rows)
+}
+
+/// The header: minimal (Level0) or the columns the recorded level and metric group write.
+fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&ProfilerInfo>) {
     let level = info.and_then(|i| i.level);
     let schedule = info.and_then(|i| i.schedule);
     let mut absent: Vec<String> = Vec::new();
@@ -98,37 +130,8 @@ pub(super) fn kernel_findings(
     if matches!(schedule, Some(Some(_))) {
         need(&["Step Id"]);
     }
-    let minimal = is_minimal(scan);
-    if minimal {
-        let (severity, why) = match level {
-            Some(l) if l.is_detailed() => (
-                Severity::Error,
-                format!(
-                    "although profiler_info records {}: the detailed columns were not produced (torch_npu/CANN mismatch or failed CANN export)",
-                    l.as_str()
-                ),
-            ),
-            Some(Level::Level0) => (
-                Severity::Warning,
-                "as recorded (Level0): no per-kernel shapes, streams or AI Core metrics".to_owned(),
-            ),
-            _ => (
-                Severity::Warning,
-                "which means Level0, or no ExperimentalConfig was passed to the profiler"
-                    .to_owned(),
-            ),
-        };
-        ctx.push(Finding::new(
-            severity,
-            Code::KernelHeaderMinimal,
-            format!(
-                "kernel_details.csv has the minimal {}-column header ({}), {why}",
-                scan.header.len(),
-                scan.header.join(",")
-            ),
-            Evidence::line(p.clone(), 1),
-            EXPERIMENTAL_CONFIG_FIX,
-        ));
+    if is_minimal(scan) {
+        minimal_header(ctx, p, scan, info);
     } else if let Some(l) = level.filter(|l| l.is_detailed()) {
         for col in [
             "Task ID",
@@ -139,19 +142,21 @@ pub(super) fn kernel_findings(
         ] {
             need(&[col]);
         }
-        need(&["Mix Block Dim", "Mix Block Num"]);
+        if has_split_metrics(scan) {
+            need(&["Mix Block Dim", "Mix Block Num"]);
+        }
         match info.and_then(|i| i.aic_metrics.as_deref()) {
             Some(m) => match metric_columns(m) {
                 Some(cols) => {
-                    for col in cols {
-                        need(&[col]);
+                    for spellings in cols {
+                        need(spellings);
                     }
                 }
                 None => ctx.push(Finding::new(
                     Severity::Info,
                     Code::ExpectationUnknown,
                     format!("metric columns for aic_metrics {m} are not known to npuprof and were not checked"),
-                    Evidence::line(p.clone(), 1),
+                    Evidence::line(p.to_owned(), 1),
                     "compare the header with a known-good run of the same metric group",
                 )),
             },
@@ -159,7 +164,7 @@ pub(super) fn kernel_findings(
                 Severity::Info,
                 Code::ExpectationUnknown,
                 format!("aic_metrics not recorded at {}: metric columns not checked", l.as_str()),
-                Evidence::line(p.clone(), 1),
+                Evidence::line(p.to_owned(), 1),
                 "keep profiler_info*.json with the run",
             )),
         }
@@ -168,7 +173,7 @@ pub(super) fn kernel_findings(
             Severity::Info,
             Code::ExpectationUnknown,
             "profiler level unknown: only the base kernel_details columns were checked",
-            Evidence::line(p.clone(), 1),
+            Evidence::line(p.to_owned(), 1),
             "keep profiler_info*.json with the run",
         ));
     }
@@ -184,27 +189,79 @@ pub(super) fn kernel_findings(
                     .unwrap_or_default(),
                 absent.join(", ")
             ),
-            Evidence::line(p.clone(), 1),
+            Evidence::line(p.to_owned(), 1),
             format!(
-                "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}); {EXPERIMENTAL_CONFIG_FIX}",
+                "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}), then re-parse: {}",
                 info.and_then(|i| i.torch_npu_version.as_deref()).unwrap_or("unknown"),
                 info.and_then(|i| i.cann_version.as_deref()).unwrap_or("unknown"),
+                reparse_command(&ctx.dir)
             ),
         ));
     }
-    if scan.ragged_rows > 0 {
-        ctx.push(Finding::new(
+}
+
+/// A minimal header, judged against the recorded level (never "set Level1" when it was).
+fn minimal_header(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&ProfilerInfo>) {
+    let level = info.and_then(|i| i.level);
+    let (severity, why, fix) = match level {
+        Some(l) if l.is_detailed() => (
             Severity::Error,
-            Code::KernelRowsMalformed,
             format!(
-                "{} of {} rows have a field count different from the header's {} columns (a cut or corrupted file)",
-                scan.ragged_rows,
-                scan.rows,
-                scan.header.len()
+                "although profiler_info records {}: the detailed columns were not produced (torch_npu/CANN mismatch or failed CANN export)",
+                l.as_str()
             ),
-            Evidence::line(p.clone(), scan.first_ragged_line.unwrap_or(0)),
-            format!("check free space and re-parse: {}", reparse_command(&ctx.dir)),
-        ));
+            format!(
+                "the run already recorded {}: look for CANNExportParser/KernelViewParser `run failed` in the logs, check that torch_npu matches CANN {}, then re-parse: {}",
+                l.as_str(),
+                info.and_then(|i| i.cann_version.as_deref())
+                    .unwrap_or("(version unknown)"),
+                reparse_command(&ctx.dir)
+            ),
+        ),
+        Some(Level::Level0) => (
+            Severity::Warning,
+            "as recorded (Level0): no per-kernel shapes, streams or AI Core metrics".to_owned(),
+            format!("if you need them, {RAISE_LEVEL_FIX}"),
+        ),
+        _ => (
+            Severity::Warning,
+            "which means Level0, or no ExperimentalConfig was passed to the profiler".to_owned(),
+            format!("if you need shapes, streams and AI Core metrics, {RAISE_LEVEL_FIX}"),
+        ),
+    };
+    ctx.push(Finding::new(
+        severity,
+        Code::KernelHeaderMinimal,
+        format!(
+            "kernel_details.csv has the minimal {}-column header ({}), {why}",
+            scan.header.len(),
+            scan.header.join(",")
+        ),
+        Evidence::line(p.to_owned(), 1),
+        fix,
+    ));
+}
+
+fn rows_malformed(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan) {
+    ctx.push(Finding::new(
+        Severity::Error,
+        Code::KernelRowsMalformed,
+        format!(
+            "{} of {} rows have a field count different from the header's {} columns (a cut or corrupted file)",
+            scan.ragged_rows,
+            scan.rows,
+            scan.header.len()
+        ),
+        Evidence::line(p, scan.first_ragged_line.unwrap_or(0)),
+        format!("check free space and re-parse: {}", reparse_command(&ctx.dir)),
+    ));
+}
+
+/// The rows: malformed, none, columns empty in every row, empty Step Ids.
+fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&ProfilerInfo>) {
+    let schedule = info.and_then(|i| i.schedule);
+    if scan.ragged_rows > 0 {
+        rows_malformed(ctx, p, scan);
     }
     if scan.rows == 0 {
         ctx.push(Finding::new(
@@ -215,7 +272,7 @@ pub(super) fn kernel_findings(
             } else {
                 "kernel_details.csv has a header but no rows: no kernel ran inside the recorded window".to_owned()
             },
-            Evidence::path(p.clone()),
+            Evidence::path(p.to_owned()),
             "check that the recorded steps actually run model forwards (npuprof plan), then re-run",
         ));
     } else if !scan.all_empty_columns.is_empty() {
@@ -227,7 +284,7 @@ pub(super) fn kernel_findings(
                 scan.rows,
                 scan.all_empty_columns.join(", ")
             ),
-            Evidence::line(p.clone(), 1),
+            Evidence::line(p.to_owned(), 1),
             format!(
                 "install the torch_npu release that matches CANN {} and re-parse",
                 info.and_then(|i| i.cann_version.as_deref()).unwrap_or("(version unknown)")

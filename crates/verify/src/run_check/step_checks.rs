@@ -36,6 +36,7 @@ fn fmt_steps(steps: &[u64]) -> String {
 pub(super) fn step_findings(
     ctx: &mut Ctx<'_>,
     schedule: Option<Option<Schedule>>,
+    schedule_unknown: Option<&str>,
     steps: &StepsSummary,
     kernels: Option<&KernelScan>,
     kernel_path: &Path,
@@ -112,7 +113,15 @@ pub(super) fn step_findings(
         }
         Some(Some(_)) | Some(None) => {}
         None => {
-            if kernels.is_some() {
+            if let Some(why) = schedule_unknown {
+                ctx.push(Finding::new(
+                    Severity::Info,
+                    Code::ExpectationUnknown,
+                    format!("schedule unknown: {why}; step coverage not checked (no schedule is assumed)"),
+                    Evidence::path(disp(kernel_path)),
+                    "pass --expect-active and compare the Step Ids with `npuprof plan` for the schedule you used",
+                ));
+            } else if kernels.is_some() {
                 ctx.push(Finding::new(
                     Severity::Info,
                     Code::ExpectationUnknown,

@@ -1,11 +1,11 @@
 //! trace_view.json: scanning it and the findings for each structural state.
 
-use std::fs::File;
 use std::path::Path;
 
 use super::{Ctx, disp, reparse_command};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::probe::Opened;
 use crate::profiler_info::{Level, ProfilerInfo};
 use crate::report::TraceSummary;
 use crate::trace_scan::{TraceScan, TraceScanner, TraceState};
@@ -32,9 +32,13 @@ pub(super) fn trace_summary(scan: &TraceScan) -> TraceSummary {
     }
 }
 
-pub(super) fn scan_trace(path: &Path, progress: &dyn Progress) -> std::io::Result<TraceScan> {
-    let file = File::open(path)?;
-    TraceScanner::scan_reader(file, |n| progress.advance(n))
+/// The process that holds the device timeline at every level.
+const DEVICE_PROCESS: &str = "Ascend Hardware";
+/// The host CANN API process, written from Level1 up.
+const CANN_PROCESS: &str = "CANN";
+
+pub(super) fn scan_trace(opened: Opened, progress: &dyn Progress) -> std::io::Result<TraceScan> {
+    TraceScanner::scan_reader(opened.file, |n| progress.advance(n))
 }
 
 pub(super) fn trace_findings(
@@ -43,19 +47,25 @@ pub(super) fn trace_findings(
     scan: &TraceScan,
     info: Option<&ProfilerInfo>,
 ) {
+    if matches!(scan.state, TraceState::Complete) {
+        trace_process_findings(ctx, &disp(path), scan, info);
+    } else {
+        ctx.push(state_finding(ctx, path, scan));
+    }
+}
+
+/// The one finding for a trace that is not a complete array.
+fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
     let p = disp(path);
     let reparse = reparse_command(&ctx.dir);
     let eof = scan.bytes;
     let last = scan.last_event_end;
-    let f = match scan.state {
-        TraceState::Complete => {
-            trace_process_findings(ctx, &p, scan, info);
-            return;
-        }
-        TraceState::Empty => Finding::new(
+    let device_seen = scan.has_process(DEVICE_PROCESS);
+    match scan.state {
+        TraceState::Complete | TraceState::Empty => Finding::new(
             Severity::Error,
             Code::TraceEmpty,
-            "trace_view.json is empty",
+            "trace_view.json holds nothing but whitespace",
             Evidence::offset(p, 0),
             format!(
                 "the timeline parser wrote nothing: check the logs for `run failed`, then re-parse: {reparse}"
@@ -64,9 +74,23 @@ pub(super) fn trace_findings(
         TraceState::NotAnArray => Finding::new(
             Severity::Warning,
             Code::TraceNotArray,
-            "trace_view.json is a JSON object, not torch_npu's bare event array: not written by torch_npu's TraceViewParser",
+            "trace_view.json is an object-form Chrome trace (`{\"traceEvents\": [...]}` or another JSON object), not torch_npu's bare event array: another tool wrote or rewrote it, and its processes were not checked",
             Evidence::offset(p, 0),
             format!("re-parse the run to regenerate the timeline: {reparse}"),
+        ),
+        TraceState::Unterminated { trailing_comma } if device_seen => Finding::new(
+            Severity::Error,
+            Code::TraceUnterminated,
+            format!(
+                "trace_view.json has no closing `]`: it ends cleanly after event {} (byte {last}{}; EOF at byte {eof}) while the device timeline (`{DEVICE_PROCESS}`) was being appended: the writer was killed or the disk filled up",
+                scan.events,
+                if trailing_comma { ", then a comma" } else { "" },
+            ),
+            Evidence::offset(p, last),
+            format!(
+                "check free space (`df -h {}`) and whether the process was killed (OOM, timeout); then re-parse: {reparse}",
+                ctx.dir
+            ),
         ),
         TraceState::Unterminated { trailing_comma } => Finding::new(
             Severity::Error,
@@ -113,10 +137,11 @@ pub(super) fn trace_findings(
             Evidence::offset(p, offset),
             format!("re-parse the run to regenerate the timeline: {reparse}"),
         ),
-    };
-    ctx.push(f);
+    }
 }
 
+/// The processes a complete trace must name: `Ascend Hardware` (the device timeline) whenever
+/// NPU activity is recorded, and `CANN` (host API) from Level1 up; Level0 writes no `CANN`.
 fn trace_process_findings(
     ctx: &mut Ctx<'_>,
     p: &str,
@@ -124,41 +149,58 @@ fn trace_process_findings(
     info: Option<&ProfilerInfo>,
 ) {
     let npu = info.and_then(ProfilerInfo::npu_activity);
-    if npu == Some(false) || info.and_then(|i| i.level) == Some(Level::None) {
+    let level = info.and_then(|i| i.level);
+    if npu == Some(false) || level == Some(Level::None) {
         return;
     }
-    let missing: Vec<&str> = ["Ascend Hardware", "CANN"]
-        .into_iter()
-        .filter(|n| !scan.has_process(n))
-        .collect();
-    if missing.is_empty() {
-        return;
-    }
-    let severity = if npu == Some(true) {
-        Severity::Error
+    let reparse = reparse_command(&ctx.dir);
+    let f = if !scan.has_process(DEVICE_PROCESS) {
+        let (severity, action) = if npu == Some(true) {
+            (
+                Severity::Error,
+                format!(
+                    "ProfilerActivity.NPU was recorded, so device parsing failed: look for CANNTimelineParser/CANNExportParser `run failed` in the logs; re-parse: {reparse}"
+                ),
+            )
+        } else {
+            (
+                Severity::Warning,
+                format!(
+                    "activities unknown: if ProfilerActivity.NPU was recorded, device parsing failed (check the logs; re-parse: {reparse}); if not, record it to get a device timeline"
+                ),
+            )
+        };
+        Finding::new(
+            severity,
+            Code::TraceProcessMissing,
+            format!(
+                "trace_view.json has no `{DEVICE_PROCESS}` process: the device timeline is missing (processes: {})",
+                list_processes(scan)
+            ),
+            Evidence::path(p),
+            action,
+        )
+    } else if level.is_some_and(Level::is_detailed) && !scan.has_process(CANN_PROCESS) {
+        Finding::new(
+            Severity::Error,
+            Code::TraceProcessMissing,
+            format!(
+                "trace_view.json has no `{CANN_PROCESS}` process although {} was recorded (it writes the host CANN API timeline from Level1 up): CANN timeline parsing failed",
+                level.map_or("Level1", Level::as_str)
+            ),
+            Evidence::path(p),
+            format!("look for CANNTimelineParser `run failed` in the logs; re-parse: {reparse}"),
+        )
     } else {
-        Severity::Warning
+        return;
     };
-    ctx.push(Finding::new(
-        severity,
-        Code::TraceProcessMissing,
-        format!(
-            "trace_view.json has no `process_name` event for {}: the device timeline is missing{}",
-            missing
-                .iter()
-                .map(|m| format!("`{m}`"))
-                .collect::<Vec<_>>()
-                .join(" and "),
-            if npu.is_none() {
-                " (activities unknown)"
-            } else {
-                ""
-            }
-        ),
-        Evidence::path(p),
-        format!(
-            "record ProfilerActivity.NPU and check the logs for CANN parser failures; re-parse: {}",
-            reparse_command(&ctx.dir)
-        ),
-    ));
+    ctx.push(f);
+}
+
+fn list_processes(scan: &TraceScan) -> String {
+    if scan.process_names.is_empty() {
+        "none named".to_owned()
+    } else {
+        scan.process_names.join(", ")
+    }
 }

@@ -318,6 +318,7 @@ fn run_and_verify(
         expect_active: None,
         ranks: None,
         json: false,
+        merge: Vec::new(),
     })?;
     report.verify.push(verdict.clone());
     check_interrupt(interrupt)?;

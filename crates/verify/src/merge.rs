@@ -1,0 +1,352 @@
+//! The whole-run verdict from per-node reports: a 64–128-rank run spans machines that each hold
+//! their ranks on their own disk, so each node runs `npuprof verify --json` and
+//! `npuprof verify --merge` joins the reports: every rank present exactly once per phase, every
+//! phase covered, the ranks of a phase recording the same steps.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::cross_run::{fmt_ranks, phase_key};
+use crate::error::VerifyError;
+use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::probe::{self, FileProblem};
+use crate::report::{SCHEMA_VERSION, VerifyReport};
+
+/// The largest report read (a 128-rank node report is well under a MiB).
+pub const MAX_REPORT_BYTES: u64 = 16 << 20;
+
+/// Just the schema version, read before the whole report (unknown fields are skipped).
+#[derive(serde::Deserialize)]
+struct Version {
+    schema_version: Option<u64>,
+}
+
+/// Findings of the node reports that the merge decides again for the whole run.
+const REDECIDED: [Code; 3] = [Code::RankMissing, Code::RankSubset, Code::WorldSizeUnknown];
+
+/// One node's report and where it came from.
+#[derive(Debug, Clone)]
+pub struct NodeReport {
+    /// The report file as given.
+    pub path: PathBuf,
+    /// Its contents.
+    pub report: VerifyReport,
+}
+
+/// Reads a `npuprof verify --json` report (bounded, schema checked).
+pub fn read_report(path: &Path) -> Result<NodeReport, VerifyError> {
+    let bad = |why: String| VerifyError::BadReport(path.to_path_buf(), why);
+    let bytes = match probe::read_capped(path, MAX_REPORT_BYTES) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(len)) => {
+            return Err(bad(format!(
+                "{len} bytes: too large for a verify report (limit {MAX_REPORT_BYTES})"
+            )));
+        }
+        Err(FileProblem::Missing) => return Err(VerifyError::PathNotFound(path.to_path_buf())),
+        Err(FileProblem::NotRegular(kind)) => return Err(bad(format!("is {}", kind.describe()))),
+        Err(FileProblem::Unreadable { message, .. }) => return Err(bad(message)),
+    };
+    let version: Version = serde_json::from_slice(&bytes).map_err(|e| {
+        bad(format!(
+            "not a JSON object: {e} (give the output of `npuprof verify --json`)"
+        ))
+    })?;
+    match version.schema_version {
+        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) => {
+            return Err(bad(format!(
+                "schema_version {v}, this npuprof reads {SCHEMA_VERSION}"
+            )));
+        }
+        None => {
+            return Err(bad(
+                "no schema_version: not a `npuprof verify --json` report".to_owned(),
+            ));
+        }
+    }
+    let report =
+        serde_json::from_slice(&bytes).map_err(|e| bad(format!("not a verify report: {e}")))?;
+    Ok(NodeReport {
+        path: path.to_path_buf(),
+        report,
+    })
+}
+
+/// The merged, whole-run verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct MergedReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `true` when no finding is an error.
+    pub ok: bool,
+    /// Ranks of the whole run.
+    pub world_size: u32,
+    /// Where `world_size` comes from: `--ranks`, `reports` (their expected ranks) or
+    /// `highest-rank` (one more than the highest rank seen).
+    pub world_size_source: WorldSizeSource,
+    /// One entry per node report, in the order given.
+    pub nodes: Vec<NodeSummary>,
+    /// Rank coverage and step consistency per phase.
+    pub phases: Vec<PhaseCoverage>,
+    /// The nodes' own findings (each message prefixed with its report) and the whole-run ones,
+    /// errors first.
+    pub findings: Vec<Finding>,
+}
+
+/// Where the whole run's size comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorldSizeSource {
+    /// `--ranks N`.
+    Ranks,
+    /// The largest `target.expected_ranks` of the reports.
+    Reports,
+    /// One more than the highest rank seen.
+    HighestRank,
+}
+
+/// One node report.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeSummary {
+    /// The report file.
+    pub report: String,
+    /// The path that node verified.
+    pub target: String,
+    /// That node's own verdict.
+    pub ok: bool,
+    /// Ranks found on that node (all phases).
+    pub ranks: Vec<u32>,
+}
+
+/// One phase across the nodes.
+#[derive(Debug, Clone, Serialize)]
+pub struct PhaseCoverage {
+    /// Phase name, or null for runs outside a phase directory.
+    pub phase: Option<String>,
+    /// Ranks present.
+    pub ranks_present: Vec<u32>,
+    /// Ranks of `0..world_size` absent.
+    pub ranks_missing: Vec<u32>,
+    /// Ranks reported by more than one node.
+    pub ranks_duplicated: Vec<u32>,
+    /// Groups of ranks by the `Step Id`s their kernel_details.csv holds, largest group first.
+    pub step_groups: Vec<StepGroup>,
+}
+
+/// Ranks that recorded the same steps.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepGroup {
+    /// The steps.
+    pub steps: Vec<u64>,
+    /// The ranks.
+    pub ranks: Vec<u32>,
+}
+
+/// Where each (phase, rank) was seen: report indexes, and the steps recorded there.
+type Seen = BTreeMap<(u8, String), (Option<String>, BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>)>;
+
+fn collect_seen(nodes: &[NodeReport]) -> Seen {
+    let mut seen: Seen = BTreeMap::new();
+    for (i, node) in nodes.iter().enumerate() {
+        for run in &node.report.runs {
+            let Some(rank) = run.rank else { continue };
+            let entry = seen
+                .entry(phase_key(run.phase.as_deref()))
+                .or_insert_with(|| (run.phase.clone(), BTreeMap::new()));
+            let slot = entry.1.entry(rank).or_default();
+            slot.0.insert(i);
+            if slot.1.is_empty() {
+                slot.1.clone_from(&run.steps.kernel_details);
+            }
+        }
+    }
+    seen
+}
+
+fn world_size(nodes: &[NodeReport], ranks: Option<u32>, seen: &Seen) -> (u32, WorldSizeSource) {
+    if let Some(n) = ranks {
+        return (n, WorldSizeSource::Ranks);
+    }
+    if let Some(n) = nodes
+        .iter()
+        .filter_map(|n| n.report.target.expected_ranks)
+        .max()
+    {
+        return (n, WorldSizeSource::Reports);
+    }
+    let highest = seen
+        .values()
+        .flat_map(|(_, ranks)| ranks.keys().copied())
+        .max()
+        .map_or(0, |m| m + 1);
+    (highest, WorldSizeSource::HighestRank)
+}
+
+/// Merges node reports into the whole-run verdict; `ranks` is `--ranks`.
+pub fn merge(nodes: &[NodeReport], ranks: Option<u32>) -> MergedReport {
+    let seen = collect_seen(nodes);
+    let (world, source) = world_size(nodes, ranks, &seen);
+    let mut findings = node_findings(nodes);
+    let phases: Vec<PhaseCoverage> = seen
+        .values()
+        .map(|(phase, by_rank)| {
+            phase_coverage(phase.as_deref(), by_rank, world, nodes, &mut findings)
+        })
+        .collect();
+    findings.sort_by_key(|f| (f.severity, f.code));
+    MergedReport {
+        schema_version: SCHEMA_VERSION,
+        ok: !findings.iter().any(|f| f.severity == Severity::Error),
+        world_size: world,
+        world_size_source: source,
+        nodes: nodes.iter().map(node_summary).collect(),
+        phases,
+        findings,
+    }
+}
+
+fn node_summary(node: &NodeReport) -> NodeSummary {
+    let ranks: BTreeSet<u32> = node.report.runs.iter().filter_map(|r| r.rank).collect();
+    NodeSummary {
+        report: node.path.display().to_string(),
+        target: node.report.target.path.clone(),
+        ok: node.report.ok,
+        ranks: ranks.into_iter().collect(),
+    }
+}
+
+fn node_findings(nodes: &[NodeReport]) -> Vec<Finding> {
+    nodes
+        .iter()
+        .flat_map(|node| {
+            node.report
+                .findings
+                .iter()
+                .filter(|f| !REDECIDED.contains(&f.code))
+                .map(|f| {
+                    let mut f = f.clone();
+                    f.message = format!("{}: {}", node.path.display(), f.message);
+                    f
+                })
+        })
+        .collect()
+}
+
+fn report_names(nodes: &[NodeReport], indexes: &BTreeSet<usize>) -> String {
+    indexes
+        .iter()
+        .map(|i| nodes[*i].path.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn phase_coverage(
+    phase: Option<&str>,
+    by_rank: &BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>,
+    world: u32,
+    nodes: &[NodeReport],
+    findings: &mut Vec<Finding>,
+) -> PhaseCoverage {
+    let in_phase = phase.map(|p| format!("phase {p}: ")).unwrap_or_default();
+    let present: Vec<u32> = by_rank.keys().copied().collect();
+    let missing: Vec<u32> = (0..world).filter(|r| !by_rank.contains_key(r)).collect();
+    if !missing.is_empty() {
+        findings.push(
+            Finding::new(
+                Severity::Error,
+                Code::RankMissing,
+                format!(
+                    "{in_phase}rank(s) {} of {world} are in none of the {} node report(s)",
+                    fmt_ranks(&missing),
+                    nodes.len()
+                ),
+                Evidence::default(),
+                "verify the node(s) that hold those ranks and add their reports; if a rank's run directory is absent there, read its log for a crash or a parser failure",
+            )
+            .at(phase, None),
+        );
+    }
+    let duplicated: Vec<u32> = by_rank
+        .iter()
+        .filter(|(_, (reports, _))| reports.len() > 1)
+        .map(|(r, _)| *r)
+        .collect();
+    for rank in &duplicated {
+        let reports = &by_rank[rank].0;
+        findings.push(
+            Finding::new(
+                Severity::Error,
+                Code::RankDuplicate,
+                format!(
+                    "{in_phase}rank {rank} is in {} node reports ({}): the same rank ran twice, or one report was given twice",
+                    reports.len(),
+                    report_names(nodes, reports)
+                ),
+                Evidence::default(),
+                "give each node's report once; if two nodes really ran the same rank, fix the launcher's rank assignment and re-run",
+            )
+            .at(phase, Some(*rank)),
+        );
+    }
+    let step_groups = step_groups(by_rank);
+    if let [majority, others @ ..] = step_groups.as_slice()
+        && !others.is_empty()
+    {
+        let odd: Vec<String> = others
+            .iter()
+            .map(|g| {
+                format!(
+                    "rank(s) {} recorded step(s) {:?}",
+                    fmt_ranks(&g.ranks),
+                    g.steps
+                )
+            })
+            .collect();
+        findings.push(
+            Finding::new(
+                Severity::Warning,
+                Code::StepsInconsistent,
+                format!(
+                    "{in_phase}ranks disagree on the recorded steps: {} rank(s) recorded {:?}, but {}",
+                    majority.ranks.len(),
+                    majority.steps,
+                    odd.join("; ")
+                ),
+                Evidence::default(),
+                "every rank must run the same schedule and call prof.step() the same number of times; check those ranks' configuration and logs",
+            )
+            .at(phase, None),
+        );
+    }
+    PhaseCoverage {
+        phase: phase.map(str::to_owned),
+        ranks_present: present,
+        ranks_missing: missing,
+        ranks_duplicated: duplicated,
+        step_groups,
+    }
+}
+
+fn step_groups(by_rank: &BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>) -> Vec<StepGroup> {
+    let mut groups: BTreeMap<&[u64], Vec<u32>> = BTreeMap::new();
+    for (rank, (_, steps)) in by_rank {
+        groups.entry(steps.as_slice()).or_default().push(*rank);
+    }
+    let mut groups: Vec<StepGroup> = groups
+        .into_iter()
+        .map(|(steps, ranks)| StepGroup {
+            steps: steps.to_vec(),
+            ranks,
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        b.ranks
+            .len()
+            .cmp(&a.ranks.len())
+            .then(a.steps.cmp(&b.steps))
+    });
+    groups
+}
