@@ -125,6 +125,24 @@ fn only_the_binary_depends_on_clap() {
     }
 }
 
+#[test]
+fn no_command_builds_another_commands_arguments() {
+    // Commands call libraries with domain requests; an `other::Args { .. }` literal would make
+    // one command depend on another's flags.
+    let mut offences = Vec::new();
+    for file in rust_files(&workspace().join("crates/cli/src")) {
+        let text = non_test_source(&file);
+        if text.contains("::Args {") {
+            offences.push(file.display().to_string());
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "hand-built clap structs:\n{}",
+        offences.join("\n")
+    );
+}
+
 /// Names one repository uses for its profiler, keys and classes: they live in the target
 /// definitions (`crates/target/src/definitions.yaml`), never as literals elsewhere.
 const TARGET_NAMES: &[&str] = &[

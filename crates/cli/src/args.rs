@@ -6,6 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
+use npuprof_target::results::Results;
 use npuprof_target::{PdRole, Request, RunMode, Target};
 
 /// Which phases to profile.
@@ -96,6 +97,23 @@ impl TargetArgs {
 
     /// Resolves the target.
     pub fn resolve(&self) -> anyhow::Result<Target> {
+        self.with_request(|request| Ok(npuprof_target::resolve(request)?))
+    }
+
+    /// The repository and where the named run config's results land (no Python is read).
+    pub fn results(&self) -> anyhow::Result<(PathBuf, Results)> {
+        self.with_request(|request| {
+            Ok((
+                request.repo.to_path_buf(),
+                npuprof_target::locate_results(request)?,
+            ))
+        })
+    }
+
+    fn with_request<T>(
+        &self,
+        f: impl FnOnce(&Request<'_>) -> anyhow::Result<T>,
+    ) -> anyhow::Result<T> {
         let repo = self.repo_root()?;
         let (model, yaml) = self.model_and_yaml(&repo)?;
         let mode = self.pd_role.map(|role| RunMode::Online {
@@ -104,12 +122,12 @@ impl TargetArgs {
                 PdRoleArg::Decode => PdRole::Decode,
             },
         });
-        Ok(npuprof_target::resolve(&Request {
+        f(&Request {
             repo: &repo,
             model: &model,
             yaml: &yaml,
             mode,
-        })?)
+        })
     }
 }
 

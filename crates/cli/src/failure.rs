@@ -172,10 +172,6 @@ fn verify(err: &VerifyError) -> Classified {
                 "give a result directory (models/<model>/res/<date>/<case>/), a phase directory or a *_ascend_pt run directory",
             ),
         ),
-        VerifyError::NoResultDirectory(_) => (
-            ErrorCode::NotFound,
-            Some("run the inference first, or give the result directory as PATH"),
-        ),
         VerifyError::Unreadable(..) => (ErrorCode::Io, None),
         VerifyError::BadReport(..) => (
             ErrorCode::InvalidInput,

@@ -435,3 +435,121 @@ fn an_existing_journal_is_refused() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("already has npuprof changes"));
     assert_eq!(source_files(fixture.repo.path()), patched);
 }
+
+/// One example model of each settable family, with the recorded steps each phase must show
+/// for `--decode-active 4 --decode-skip-first 2` (prefill: the model's own window).
+struct FamilyCase {
+    model: &'static str,
+    yaml: &'static str,
+    /// The prefill Step Ids (the shared engine pins step 0; glm_5_2 keeps its skip_first 5).
+    prefill: Vec<u64>,
+    /// Ranks of the config.
+    ranks: u64,
+}
+
+fn family_cases() -> Vec<FamilyCase> {
+    vec![
+        FamilyCase {
+            model: "deepseek-mini",
+            yaml: "decode_mtp.yaml",
+            prefill: vec![0],
+            ranks: 1,
+        },
+        FamilyCase {
+            model: "glm_5_2",
+            yaml: "glm_mini_rank_2.yaml",
+            prefill: vec![5],
+            ranks: 2,
+        },
+        FamilyCase {
+            model: "pangu_7b",
+            yaml: "pangu_mini_7b.yaml",
+            prefill: vec![0],
+            ranks: 1,
+        },
+        FamilyCase {
+            model: "kimi_k3",
+            yaml: "kimi_mini_rank_1.yaml",
+            prefill: vec![0],
+            ranks: 1,
+        },
+    ]
+}
+
+/// patch → run under the fake → verify → revert, byte-exact, for every settable family and
+/// every phase option: each phase records exactly the planned steps on every rank.
+#[test]
+fn every_family_and_phase_option_collects_clean_and_reverts() {
+    for case in family_cases() {
+        for phase in ["both", "decode", "prefill"] {
+            let report = check_clean_collect(&[
+                "--model",
+                case.model,
+                "--yaml",
+                case.yaml,
+                "--phase",
+                phase,
+                "--decode-active",
+                "4",
+                "--decode-skip-first",
+                "2",
+            ]);
+            let mut expected = Vec::new();
+            for rank in 0..case.ranks {
+                if phase != "prefill" {
+                    expected.push(("decode".to_owned(), rank, (2..6).collect::<Vec<u64>>()));
+                }
+                if phase != "decode" {
+                    expected.push(("prefill".to_owned(), rank, case.prefill.clone()));
+                }
+            }
+            expected.sort();
+            let mut runs = verified_runs(&report);
+            runs.sort();
+            assert_eq!(
+                runs, expected,
+                "{} {} --phase {phase}",
+                case.model, case.yaml
+            );
+        }
+    }
+}
+
+/// Families C and D: collect refuses with the model's real toggle and changes nothing.
+#[test]
+fn switchless_pipelines_are_refused_with_their_toggle() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&["--model", "hunyuan-mini", "--yaml", "single.yaml", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let report = json(&output);
+    let error = report["error"].as_str().unwrap();
+    assert!(
+        error.contains("`prof-dit: true` under model_args"),
+        "{error}"
+    );
+    assert_eq!(source_files(fixture.repo.path()), before);
+    assert!(!fixture.repo.path().join(".npuprof").exists());
+}
+
+/// The launched command deletes `.npuprof/` while the files are patched: collect must not say
+/// "unchanged" — the bytes decide, and it names the files still patched.
+#[test]
+fn a_launch_that_deletes_the_journal_is_not_reported_restored() {
+    let fixture = fixture("recipes-mini");
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", "rm -rf .npuprof"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let report = json(&output);
+    assert_eq!(report["revert"], "failed", "{report:#}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("NOT restored") && stderr.contains("profiler_context.py"),
+        "{stderr}"
+    );
+}

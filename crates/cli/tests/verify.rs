@@ -61,10 +61,21 @@ fn good_result_directory_exits_0() {
     settings(tmp.path()).bind(|| {
         assert_cmd_snapshot!("good_human", verify_in(tmp.path(), &[RESULT]));
         assert_cmd_snapshot!("good_json", verify_in(tmp.path(), &[RESULT, "--json"]));
-        // --model picks the same (newest) result directory.
+        // --model/--yaml picks the same (newest) result directory, named as the launcher names
+        // it: <model_name>_<yaml stem>.
+        let config = tmp.path().join("models/qwen/config");
+        fs::create_dir_all(&config).unwrap_or_default();
+        fs::write(
+            config.join("dense.yaml"),
+            "model_config:\n  model_name: qwen\n  enable_profiler: True\n",
+        )
+        .unwrap_or_default();
         assert_cmd_snapshot!(
             "good_model",
-            verify_in(tmp.path(), &["--model", "qwen", "--repo", "."])
+            verify_in(
+                tmp.path(),
+                &["--model", "qwen", "--yaml", "dense.yaml", "--repo", "."]
+            )
         );
     });
 }
@@ -242,7 +253,10 @@ fn nothing_to_verify_exits_2() {
         assert_cmd_snapshot!("missing_path", verify_in(tmp.path(), &["nope"]));
         assert_cmd_snapshot!(
             "model_without_results",
-            verify_in(tmp.path(), &["--model", "nope"])
+            verify_in(
+                tmp.path(),
+                &["--model", "nope", "--yaml", "x.yaml", "--repo", "."]
+            )
         );
     });
 }

@@ -22,6 +22,6 @@ pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, S
 pub use error::TargetError;
 pub use resolve::{
     ConfigView, Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, PdRole,
-    PhaseTarget, Profiled, Request, RunMode, Target, config_view, list_configs, no_decode_budget,
-    resolve, resolve_with,
+    PhaseTarget, Profiled, Request, RunMode, Target, config_view, list_configs, locate_results,
+    no_decode_budget, resolve, resolve_with,
 };

@@ -274,11 +274,27 @@ pub fn resolve(request: &Request<'_>) -> Result<Target, TargetError> {
     resolve_with(Definitions::builtin(), request)
 }
 
-/// Resolves the target of `request` with `definitions`.
-pub fn resolve_with(
+/// Where the results of `request`'s run land, read from its run config alone (no Python): what
+/// `verify` and `summary` need to find the newest result.
+pub fn locate_results(request: &Request<'_>) -> Result<Results, TargetError> {
+    Ok(locate(Definitions::builtin(), request)?.results)
+}
+
+/// What a request resolves to without reading any Python.
+struct Located {
+    config_path: String,
+    config_text: String,
+    view: ConfigView,
+    launch: Launch,
+    value: yaml_serde::Value,
+    results: Results,
+    notes: Vec<String>,
+}
+
+fn locate(
     definitions: &'static Definitions,
     request: &Request<'_>,
-) -> Result<Target, TargetError> {
+) -> Result<Located, TargetError> {
     let repo = request.repo;
     let model_dir = repo.join("models").join(request.model);
     if !model_dir.is_dir() {
@@ -307,28 +323,64 @@ pub fn resolve_with(
         &config_text,
         request.mode,
     )?;
-    let (mode, launcher, shape) = (view.mode, view.launcher, view.shape);
-    let mut evidence = vec![launcher_evidence(request.model, launcher)];
-    let mut notes = view.notes;
-    let launch = launch(request, launcher, mode);
+    let launch = launch(request, view.launcher, view.mode);
     let value = config::parse_yaml(&config_text)?;
-    let model_name = config::model_name(&value);
-    let case = case_name(&model_name, request.yaml);
+    let case = case_name(&config::model_name(&value), request.yaml);
+    let mut notes = view.notes.clone();
     if let Some(other) = shared_case(&model_dir.join("config"), request.yaml, &case) {
         notes.push(format!(
             "models/{}/config/{other} writes to the same result directory ({case}): the launcher drops the YAML's sub-folder",
             request.model
         ));
     }
-    let run_config = view.config;
-    let res_dir = match shape.results.base {
+    let res_dir = match view.shape.results.base {
         ResultBase::WorkDir => format!("models/{}/res", request.model),
         ResultBase::WorkingDir => format!("{}/res", launch.cwd).replace("./", ""),
     };
-    let role_prefix = match mode {
+    let role_prefix = match view.mode {
         RunMode::Online { role } => Some(format!("{}_node", role.name())),
         RunMode::Offline => None,
     };
+    Ok(Located {
+        config_path,
+        config_text,
+        view,
+        launch,
+        value,
+        results: Results {
+            res_dir,
+            case,
+            role_prefix,
+            phases: Vec::new(),
+        },
+        notes,
+    })
+}
+
+/// Resolves the target of `request` with `definitions`.
+pub fn resolve_with(
+    definitions: &'static Definitions,
+    request: &Request<'_>,
+) -> Result<Target, TargetError> {
+    let repo = request.repo;
+    let Located {
+        config_path,
+        config_text,
+        view,
+        launch,
+        value,
+        results,
+        mut notes,
+    } = locate(definitions, request)?;
+    let (mode, shape) = (view.mode, view.shape);
+    let mut evidence = vec![launcher_evidence(request.model, view.launcher)];
+    let Results {
+        res_dir,
+        case,
+        role_prefix,
+        ..
+    } = results;
+    let run_config = view.config;
     if !run_config.has_switch_section {
         let manual = match definitions.manual(request.model) {
             Some(m) => ManualTarget {

@@ -175,9 +175,9 @@ fn expected_phases(target: &Target, opts: &Options, outcomes: &[RunOutcome]) -> 
     if target.kind == TargetKind::ResultDir {
         return opts
             .phases
-            .names()
-            .iter()
-            .map(|s| (*s).to_owned())
+            .phases()
+            .into_iter()
+            .map(|p| p.name().to_owned())
             .collect();
     }
     let set: BTreeSet<String> = outcomes
@@ -208,7 +208,7 @@ fn check_phases(
         return;
     }
     for phase in phases {
-        let dir = target.root.join("prof").join(phase);
+        let dir = target.phase_dir(phase);
         let hidden = target
             .unreadable
             .iter()
@@ -220,10 +220,11 @@ fn check_phases(
         {
             continue;
         }
+        let at = target.phase_path(phase);
         let what = if dir.is_dir() {
-            format!("prof/{phase}/ exists but holds no run directory")
+            format!("{at} exists but holds no run directory")
         } else {
-            format!("prof/{phase}/ does not exist")
+            format!("{at} does not exist")
         };
         findings.push(
             Finding::new(
@@ -249,7 +250,7 @@ fn check_ranks(
     let required = expectation.required();
     for pr in ranks_by_phase(outcomes) {
         let dir = match &pr.phase {
-            Some(p) if target.kind == TargetKind::ResultDir => target.root.join("prof").join(p),
+            Some(p) if target.kind == TargetKind::ResultDir => target.phase_dir(p),
             _ => target.root.clone(),
         };
         let in_phase = pr
@@ -372,8 +373,8 @@ fn check_result_logs(
 ) -> BTreeSet<u32> {
     let sched_ctx = run_check::schedule_context(outcomes.iter().map(|o| &o.facts));
     let mut failed = BTreeSet::new();
-    // A rank's log covers every phase: re-parse (or chown) the whole prof/ directory.
-    let run_dir = target.root.join("prof").display().to_string();
+    // A rank's log covers every phase: re-parse (or chown) every phase's directory.
+    let run_dir = target.profile_dir().display().to_string();
     for (rank, path) in &target.rank_logs {
         let scan = probe::open_regular(path).and_then(|o| {
             logs::scan_log(BufReader::new(o.file)).map_err(|e| probe::FileProblem::from_io(&e))

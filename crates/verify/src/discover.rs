@@ -14,7 +14,7 @@ const MAX_WALK_DEPTH: usize = 8;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TargetKind {
-    /// A recipes result directory (`log_*.log`, `prof/<phase>/`).
+    /// A recipes result directory (`log_*.log`, `prof/<phase>/` or `<phase>/prof/`).
     ResultDir,
     /// A phase directory (`prof/decode/`) holding run directories.
     PhaseDir,
@@ -49,6 +49,38 @@ pub struct Target {
     /// Directories below the path that exist but could not be listed (run directories may
     /// hide in them): reported as unreadable, never as missing.
     pub unreadable: Vec<(PathBuf, FileProblem)>,
+    /// Whether phases are filed as `<phase>/prof/` (a model's own loop, e.g. glm_5_2) rather
+    /// than the engine's `prof/<phase>/`.
+    pub phase_first: bool,
+}
+
+impl Target {
+    /// Where phase `phase` is (or should be) under a result directory.
+    pub fn phase_dir(&self, phase: &str) -> PathBuf {
+        if self.phase_first {
+            self.root.join(phase).join("prof")
+        } else {
+            self.root.join("prof").join(phase)
+        }
+    }
+
+    /// The directory holding every phase of a result directory (re-parse covers it whole).
+    pub fn profile_dir(&self) -> PathBuf {
+        if self.phase_first {
+            self.root.clone()
+        } else {
+            self.root.join("prof")
+        }
+    }
+
+    /// `phase_dir` relative to the result directory, for messages (`prof/decode/`).
+    pub fn phase_path(&self, phase: &str) -> String {
+        if self.phase_first {
+            format!("{phase}/prof/")
+        } else {
+            format!("prof/{phase}/")
+        }
+    }
 }
 
 /// Whether `dir` looks like a torch_npu run directory.
@@ -161,6 +193,7 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
             runs: vec![RunRef { dir: root, phase }],
             rank_logs: Vec::new(),
             unreadable,
+            phase_first: false,
         });
     }
     let entries = list_dir(path);
@@ -171,13 +204,31 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
         .collect();
     rank_logs.sort();
     let prof = path.join("prof");
-    if prof.is_dir() || !rank_logs.is_empty() {
+    let phase_first: Vec<PathBuf> = ["prefill", "decode"]
+        .into_iter()
+        .map(|phase| path.join(phase))
+        .filter(|dir| dir.join("prof").is_dir())
+        .collect();
+    if prof.is_dir() || !rank_logs.is_empty() || !phase_first.is_empty() {
         let mut phases_present = Vec::new();
         let mut runs = Vec::new();
-        for phase_dir in list_or_record(&prof, &mut unreadable)
-            .into_iter()
-            .filter(|p| p.is_dir())
-        {
+        for phase_dir in &phase_first {
+            let Some(name) = phase_name(phase_dir) else {
+                continue;
+            };
+            let before = runs.len();
+            walk(&phase_dir.join("prof"), 0, &mut runs, &mut unreadable);
+            for run in &mut runs[before..] {
+                run.phase = Some(name.clone());
+            }
+            phases_present.push(name);
+        }
+        let engine_layout = if phase_first.is_empty() {
+            list_or_record(&prof, &mut unreadable)
+        } else {
+            Vec::new()
+        };
+        for phase_dir in engine_layout.into_iter().filter(|p| p.is_dir()) {
             let Some(name) = phase_name(&phase_dir) else {
                 continue;
             };
@@ -203,6 +254,7 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
             runs,
             rank_logs,
             unreadable,
+            phase_first: !phase_first.is_empty(),
         });
     }
     let mut runs = Vec::new();
@@ -227,34 +279,8 @@ pub fn discover(path: &Path) -> Result<Target, VerifyError> {
         runs,
         rank_logs,
         unreadable,
+        phase_first: false,
     })
-}
-
-/// The newest result directory `<repo>/models/<model>/res/<date>/<case>/`: the greatest date
-/// directory name, then the most recently modified case directory in it.
-pub fn newest_result_dir(repo: &Path, model: &str) -> Result<PathBuf, VerifyError> {
-    let res = repo.join("models").join(model).join("res");
-    if !res.is_dir() {
-        return Err(VerifyError::NoResultDirectory(res));
-    }
-    let mut best: Option<(String, std::time::SystemTime, PathBuf)> = None;
-    for date in list_dir(&res).into_iter().filter(|p| p.is_dir()) {
-        let date_name = phase_name(&date).unwrap_or_default();
-        for case in list_dir(&date).into_iter().filter(|p| p.is_dir()) {
-            let mtime = case
-                .metadata()
-                .and_then(|m| m.modified())
-                .unwrap_or(std::time::UNIX_EPOCH);
-            let key = (date_name.clone(), mtime, case);
-            if best
-                .as_ref()
-                .is_none_or(|b| (&key.0, key.1, &key.2) > (&b.0, b.1, &b.2))
-            {
-                best = Some(key);
-            }
-        }
-    }
-    best.map(|b| b.2).ok_or(VerifyError::NoResultDirectory(res))
 }
 
 /// `(repo, model)` when `path` lies under `<repo>/models/<model>/res/`.

@@ -19,9 +19,6 @@ pub enum VerifyError {
         "{0}: no torch_npu run directory found (no *_ascend_pt directory, ASCEND_PROFILER_OUTPUT/ or profiler_info*.json below it)"
     )]
     NoRunDirectory(PathBuf),
-    /// `--model` found no result directory.
-    #[error("{0}: no result directory (expected <repo>/models/<model>/res/<date>/<case>/)")]
-    NoResultDirectory(PathBuf),
     /// A report given to `--merge` cannot be used.
     #[error("{0}: {1}")]
     BadReport(PathBuf, String),

@@ -31,34 +31,12 @@ pub use crate::error::VerifyError;
 pub use crate::finding::{Code, Evidence, Finding, Severity};
 pub use crate::report::{RunSummary, VerifyReport};
 
-/// Which phases a result directory must contain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum PhaseSelection {
-    /// `prefill` and `decode`.
-    #[default]
-    Both,
-    /// `prefill` only.
-    Prefill,
-    /// `decode` only.
-    Decode,
-}
+/// Which phases a result directory must contain (the one definition, from npuprof-schedule).
+pub use npuprof_schedule::PhaseSelection;
 
-impl PhaseSelection {
-    /// The phase names.
-    pub fn names(self) -> &'static [&'static str] {
-        match self {
-            PhaseSelection::Both => &["prefill", "decode"],
-            PhaseSelection::Prefill => &["prefill"],
-            PhaseSelection::Decode => &["decode"],
-        }
-    }
-
-    fn admits(self, phase: Option<&str>) -> bool {
-        match (self, phase) {
-            (PhaseSelection::Both, _) | (_, None) => true,
-            (_, Some(p)) => self.names().contains(&p),
-        }
-    }
+/// Whether `selection` admits a run of `phase` (a run of unknown phase always is).
+fn admits(selection: PhaseSelection, phase: Option<&str>) -> bool {
+    phase.is_none_or(|p| selection.phases().iter().any(|ph| ph.name() == p))
 }
 
 /// What to verify and what to expect.
@@ -106,7 +84,7 @@ pub fn verify_with_mounts(
     let mut target = discover::discover(&opts.path)?;
     target
         .runs
-        .retain(|r| opts.phases.admits(r.phase.as_deref()));
+        .retain(|r| admits(opts.phases, r.phase.as_deref()));
     let total: u64 = target
         .runs
         .iter()

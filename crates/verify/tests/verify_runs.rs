@@ -69,15 +69,6 @@ fn real_sample_files_as_shipped_in_a_bare_run_directory() {
 }
 
 #[test]
-fn model_option_picks_the_newest_result_directory() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    ResultDir::new(tmp.path(), "qwen", "20260101", "old_case");
-    let newest = good_result_dir(tmp.path());
-    let picked = npuprof_verify::discover::newest_result_dir(tmp.path(), "qwen");
-    assert_eq!(picked.ok(), Some(newest.dir));
-}
-
-#[test]
 fn level0_header_with_level2_recorded_is_an_error_that_does_not_advise_level1() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let run = real_run(&tmp.path().join("r_ascend_pt"), 0);

@@ -72,13 +72,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 /// The newest result directory of a named run config.
 pub fn newest_result(target: &crate::args::TargetArgs) -> anyhow::Result<PathBuf> {
-    let target = target.resolve()?;
-    target.results.newest(&target.repo).ok_or_else(|| {
+    let (repo, results) = target.results()?;
+    results.newest(&repo).ok_or_else(|| {
         anyhow::anyhow!(
-            "no result yet for {}: nothing under {}/<YYYYMMDD>/{}",
-            target.config_path,
-            target.results.res_dir,
-            target.results.case
+            "no result yet: nothing under {}/<YYYYMMDD>/{}{}",
+            results.res_dir,
+            results.case,
+            results
+                .role_prefix
+                .as_ref()
+                .map_or_else(String::new, |r| format!("/{r}<i>"))
         )
     })
 }

@@ -17,35 +17,24 @@ use std::path::PathBuf;
 use anstyle::{AnsiColor, Style};
 use npuprof_verify::merge::{self, MergedReport};
 use npuprof_verify::report::RunSummary;
-use npuprof_verify::{Code, Finding, Options, PhaseSelection, Progress, Severity, VerifyReport};
+use npuprof_verify::{Code, Finding, Options, Progress, Severity, VerifyReport};
+
+use crate::args::PhaseArg;
 
 use crate::exit::Exit;
 use crate::output::print_json;
-
-/// Phases a result directory must contain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum PhaseArg {
-    /// prefill and decode.
-    Both,
-    /// prefill only.
-    Prefill,
-    /// decode only.
-    Decode,
-}
 
 /// Arguments of `npuprof verify`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// A recipes result directory (`models/M/res/<date>/<case>/`), a phase directory, a
     /// `*_ascend_pt` run directory, or any parent of run directories.
-    #[arg(conflicts_with_all = ["model", "merge"])]
+    #[arg(conflicts_with_all = ["model", "config", "merge"])]
     pub path: Option<PathBuf>,
-    /// Verify the newest result directory under `<repo>/models/<MODEL>/res/`.
-    #[arg(long, value_name = "M")]
-    pub model: Option<String>,
-    /// Repository root used with `--model`.
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
+    /// The repository and run config whose newest result to verify (named as the launcher
+    /// names it: `res/<YYYYMMDD>/<model_name>_<yaml stem>`).
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
     /// Phases a result directory must contain.
     #[arg(long, value_enum, default_value = "both")]
     pub phase: PhaseArg,
@@ -92,18 +81,14 @@ fn progress_bar() -> Bar {
 
 /// Runs verify without printing (for `collect`). A progress bar appears on a terminal.
 pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
-    let path = match (&args.path, &args.model) {
-        (_, Some(model)) => npuprof_verify::discover::newest_result_dir(&args.repo, model)?,
-        (Some(p), None) => p.clone(),
-        (None, None) => PathBuf::from("."),
+    let path = match &args.path {
+        Some(p) => p.clone(),
+        None if args.target.names_config() => super::summary::newest_result(&args.target)?,
+        None => PathBuf::from("."),
     };
     let opts = Options {
         path,
-        phases: match args.phase {
-            PhaseArg::Both => PhaseSelection::Both,
-            PhaseArg::Prefill => PhaseSelection::Prefill,
-            PhaseArg::Decode => PhaseSelection::Decode,
-        },
+        phases: args.phase.into(),
         expect_active: args.expect_active,
         world_size: args.ranks,
     };

@@ -16,7 +16,7 @@ use npuprof_verify::VerifyReport;
 use npuprof_verify::finding::Code;
 use serde::Serialize;
 
-use super::{patch, plan, relocate, verify};
+use super::{patch, plan, relocate};
 use crate::args::{PhaseArg, TargetArgs, WindowArgs};
 use crate::exit::Exit;
 use crate::output;
@@ -306,20 +306,15 @@ fn run_and_verify(
             "npuprof collect: the launch command failed (exit code {code:?}); verifying what it wrote"
         );
     }
-    let verdict = verify::execute(&verify::Args {
-        path: Some(result_dir),
-        model: None,
-        repo: target.repo.clone(),
-        phase: match phase {
-            PhaseArg::Both => verify::PhaseArg::Both,
-            PhaseArg::Prefill => verify::PhaseArg::Prefill,
-            PhaseArg::Decode => verify::PhaseArg::Decode,
+    let verdict = npuprof_verify::verify(
+        &npuprof_verify::Options {
+            path: result_dir,
+            phases: phase.into(),
+            expect_active: None,
+            world_size: None,
         },
-        expect_active: None,
-        ranks: None,
-        json: false,
-        merge: Vec::new(),
-    })?;
+        &npuprof_verify::NoProgress,
+    )?;
     report.verify.push(verdict.clone());
     check_interrupt(interrupt)?;
     Ok(verdict)
