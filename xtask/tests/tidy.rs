@@ -228,6 +228,34 @@ fn architecture_md_maps_every_crate() {
 }
 
 #[test]
+fn architecture_md_line_counts_are_true() {
+    let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let mut largest = (String::new(), 0usize);
+    for dir in crates() {
+        let krate = name(&dir);
+        let actual: usize = rust_files(&dir.join("src"))
+            .iter()
+            .map(|f| fs::read_to_string(f).expect("source").lines().count())
+            .sum();
+        if actual > largest.1 {
+            largest = (krate.clone(), actual);
+        }
+        let row = format!("| {krate} | ");
+        let listed: usize = text
+            .lines()
+            .find_map(|l| l.strip_prefix(&row))
+            .and_then(|rest| rest.trim_end_matches(['|', ' ']).parse().ok())
+            .unwrap_or_else(|| panic!("ARCHITECTURE.md has no line-count row for {krate}"));
+        let (lo, hi) = (listed * 8 / 10, listed * 12 / 10);
+        assert!(
+            (lo..=hi).contains(&actual),
+            "ARCHITECTURE.md says {krate} has {listed} lines; it has {actual}"
+        );
+    }
+    assert_ne!(largest.0, "cli", "the binary became the largest crate");
+}
+
+#[test]
 fn readme_families_table_names_every_definition() {
     let readme = fs::read_to_string(workspace().join("README.md")).expect("README.md");
     let defs = fs::read_to_string(workspace().join("crates/target/src/definitions.yaml"))
