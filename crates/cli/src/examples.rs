@@ -109,8 +109,8 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         "verify",
         &[
             ex(
-                "Judge the newest result of a model",
-                "npuprof verify --model deepseek-v3",
+                "Judge the newest result of a run config",
+                "npuprof verify --model deepseek-v3 --yaml decode.yaml",
             ),
             ex(
                 "One run directory, decode only, as JSON",
@@ -118,7 +118,7 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
             ),
             ex(
                 "Expect 16 ranks per phase",
-                "npuprof verify --model deepseek-v3 --ranks 16",
+                "npuprof verify --model deepseek-v3 --yaml decode.yaml --ranks 16",
             ),
         ],
     ),
