@@ -45,11 +45,60 @@ pub struct Args {
     pub launch: Vec<String>,
 }
 
+/// How collect ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The profile verified clean (exit 0).
+    Clean,
+    /// It ran, and verify found errors (exit 1).
+    VerifyErrors,
+    /// The workflow could not run, or the repository could not be restored (exit 2).
+    #[default]
+    Failed,
+}
+
+impl Outcome {
+    /// The exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Clean => 0,
+            Outcome::VerifyErrors => 1,
+            Outcome::Failed => 2,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Outcome::Clean => "clean",
+            Outcome::VerifyErrors => "verify errors",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// What became of the repository at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Restored {
+    /// Every change reverted, the bytes checked.
+    Reverted,
+    /// `--keep-patch`: the changes stay, `npuprof revert` undoes them.
+    Kept,
+    /// Files changed during the run: not reverted (run `npuprof revert`).
+    Refused,
+    /// The revert failed, or the bytes differ from the originals.
+    Failed,
+    /// Nothing was changed.
+    #[default]
+    Nothing,
+}
+
 /// The `--json` document.
 #[derive(Debug, Default, Serialize)]
 pub struct CollectReport {
-    /// `clean` (exit 0), `verify_errors` (exit 1) or `failed` (exit 2).
-    pub outcome: &'static str,
+    /// How collect ended (`clean` exit 0, `verify_errors` exit 1, `failed` exit 2).
+    pub outcome: Outcome,
     /// The exit code.
     pub exit_code: u8,
     /// Why collect stopped early, when it did.
@@ -72,9 +121,8 @@ pub struct CollectReport {
     pub verify: Vec<VerifyReport>,
     /// The relocation, when verify diagnosed the bad-output-filesystem case.
     pub relocate: Option<relocate::RelocateReport>,
-    /// How the repository was restored: `reverted`, `kept` (`--keep-patch`), `refused`
-    /// (files changed during the run: run `npuprof revert`), `failed`, or `nothing`.
-    pub revert: &'static str,
+    /// What became of the repository.
+    pub revert: Restored,
 }
 
 /// Runs `npuprof collect`.
@@ -111,7 +159,7 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
         repo: repo.display().to_string(),
         config: format!("models/{model}/config/{yaml}"),
         model,
-        revert: "nothing",
+        revert: Restored::Nothing,
         ..CollectReport::default()
     };
     let mut restore = None;
@@ -119,13 +167,15 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     // A journal that cannot even be read still means "changed": try to revert (and report).
     let journaled = !matches!(journal::status(&repo), Ok(None));
     report.revert = if !journaled && restore.is_none() {
-        "nothing"
+        Restored::Nothing
     } else if args.keep_patch {
-        "kept"
+        Restored::Kept
     } else {
         anstream::eprintln!("npuprof collect: reverting every change");
         match journal::revert(&repo, false) {
-            Ok(RevertOutcome::Reverted { .. } | RevertOutcome::NothingToRevert) => "reverted",
+            Ok(RevertOutcome::Reverted { .. } | RevertOutcome::NothingToRevert) => {
+                Restored::Reverted
+            }
             Ok(RevertOutcome::Refused { conflicts }) => {
                 let files: Vec<String> = conflicts
                     .iter()
@@ -136,20 +186,20 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
                     files.join(", "),
                     repo.display()
                 );
-                "refused"
+                Restored::Refused
             }
             Err(err) => {
                 anstream::eprintln!(
                     "npuprof collect: revert failed: {err:#}; run `npuprof revert --repo {}`",
                     repo.display()
                 );
-                "failed"
+                Restored::Failed
             }
         }
     };
     // The bytes decide, not the journal: the launched command may have deleted `.npuprof/` or
     // rewritten files.
-    if report.revert == "reverted" || !journaled {
+    if report.revert == Restored::Reverted || !journaled {
         let unrestored = restore
             .as_ref()
             .map(journal::RestoreCheck::unrestored)
@@ -165,22 +215,22 @@ pub fn execute(args: &Args) -> anyhow::Result<CollectReport> {
                     " and the journal is gone (the launched command removed .npuprof/?)".to_owned()
                 }
             );
-            report.revert = "failed";
+            report.revert = Restored::Failed;
         } else if !journaled {
-            report.revert = "reverted";
+            report.revert = Restored::Reverted;
         }
     }
-    let (outcome, exit_code) = match &result {
+    let outcome = match &result {
         Err(err) => {
             report.error = Some(format!("{err:#}"));
-            ("failed", 2)
+            Outcome::Failed
         }
-        Ok(()) if matches!(report.revert, "refused" | "failed") => ("failed", 2),
-        Ok(()) if report.verify.last().is_some_and(|v| v.ok) => ("clean", 0),
-        Ok(()) => ("verify_errors", 1),
+        Ok(()) if matches!(report.revert, Restored::Refused | Restored::Failed) => Outcome::Failed,
+        Ok(()) if report.verify.last().is_some_and(|v| v.ok) => Outcome::Clean,
+        Ok(()) => Outcome::VerifyErrors,
     };
     report.outcome = outcome;
-    report.exit_code = exit_code;
+    report.exit_code = outcome.exit_code();
     Ok(report)
 }
 
@@ -403,7 +453,7 @@ fn print_summary(report: &CollectReport, to_stderr: bool) {
 fn summary(report: &CollectReport) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
-    let _ = writeln!(s, "collect: {}", report.outcome.replace('_', " "));
+    let _ = writeln!(s, "collect: {}", report.outcome.describe());
     if let Some(route) = &report.route {
         let _ = writeln!(s, "  route: {} (path {})", route.route.as_str(), route.path);
     }
@@ -458,10 +508,15 @@ fn summary(report: &CollectReport) -> String {
         s,
         "  repository: {}",
         match report.revert {
-            "reverted" => "restored byte for byte".to_owned(),
-            "kept" => "patch kept (--keep-patch); undo with `npuprof revert`".to_owned(),
-            "nothing" => "unchanged".to_owned(),
-            other => format!("{other}: run `npuprof revert --repo {}`", report.repo),
+            Restored::Reverted => "restored byte for byte".to_owned(),
+            Restored::Kept => "patch kept (--keep-patch); undo with `npuprof revert`".to_owned(),
+            Restored::Nothing => "unchanged".to_owned(),
+            Restored::Refused => format!(
+                "not reverted (files changed during the run): run `npuprof revert --repo {}`",
+                report.repo
+            ),
+            Restored::Failed =>
+                format!("NOT restored: run `npuprof revert --repo {}`", report.repo),
         }
     );
     s
