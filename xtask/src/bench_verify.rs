@@ -62,8 +62,9 @@ pub struct Args {
     pub scan_only: bool,
 }
 
+/// The real samples vendored with verify's tests.
 fn samples(root: &Path) -> PathBuf {
-    root.join("../shared/samples")
+    root.join("crates/verify/tests/data")
 }
 
 const TRACE_SAMPLE: &str =
