@@ -195,3 +195,59 @@ fn crlf_tabs_variant_routes_as_framework() {
         assert_cmd_snapshot!("crlf_tabs_human", route_in(tmp.path(), &["repo"]));
     });
 }
+
+/// From a sub-directory of the repository, `route --model` walks up to the repository root.
+#[test]
+fn route_model_walks_up_from_a_sub_directory() {
+    let repo = support::copy_example("recipes-mini");
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .args([
+            "route",
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+        ])
+        .current_dir(repo.path().join("models/deepseek-mini/config"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("family A"), "{text}");
+    assert!(
+        text.contains("executor/utils/profiler_context.py"),
+        "{text}"
+    );
+}
+
+/// A misspelt model or config gets "did you mean" (not the whole list).
+#[test]
+fn did_you_mean_for_models_and_configs() {
+    let repo = support::copy_example("recipes-mini");
+    for (args, expected) in [
+        (
+            ["--model", "deepseek_mini", "--yaml", "decode_mtp.yaml"],
+            "did you mean `deepseek-mini`?",
+        ),
+        (
+            ["--model", "deepseek-mini", "--yaml", "decode-mtp.yaml"],
+            "did you mean `decode_mtp.yaml`?",
+        ),
+    ] {
+        let out = Command::new(get_cargo_bin("npuprof"))
+            .arg("route")
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{err}");
+    }
+}

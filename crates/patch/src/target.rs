@@ -135,7 +135,11 @@ pub fn patch_target(
         };
         let path = facts.path(phase);
         let on = phases.includes(phase);
+        // A phase the user left out is switched off; one this run can never record (a PD
+        // role, a prefill benchmark) is left as it is.
+        let requested = request.phases.includes(phase);
         match (phase, on) {
+            (_, false) if requested => {}
             (_, false) => switch_off(profiled, &facts, phase, &mut files)?,
             (Phase::Prefill, true) => {
                 require_enabled(profiled, &facts.factory, site, path)?;
@@ -505,7 +509,7 @@ fn pin_prefill(
             ),
             ValueSource::Default { .. } | ValueSource::ClassConstant { .. } => {
                 if source.value(field) != Some(wanted) {
-                    missing.push(format!("{}={wanted}", parameter(&facts.factory, field)?));
+                    missing.push(format!("{}={wanted}", parameter(facts, field)?));
                 }
             }
             _ if source.value(field) == Some(wanted) => {}
@@ -561,7 +565,7 @@ fn set_decode(
                 );
             }
             ValueSource::Default { .. } => {
-                passed.push(format!("{}={value}", parameter(&facts.factory, field)?));
+                passed.push(format!("{}={value}", parameter(facts, field)?));
             }
             other => return Err(not_settable(path, site, field, other)),
         }
@@ -677,11 +681,13 @@ fn replace(span: &Span, value: i64) -> Edit {
     Edit::replace(span.start..span.end, value.to_string())
 }
 
-fn parameter(factory: &Factory, field: WindowField) -> Result<String, TargetPatchError> {
+/// The factory parameter that fills `field`.
+fn parameter(facts: &Facts, field: WindowField) -> Result<String, TargetPatchError> {
+    let factory = &facts.factory;
     match factory.schedule_value(field) {
         Some(python::FactoryValue::Parameter { name }) => Ok(name.clone()),
         _ => Err(TargetPatchError {
-            path: String::new(),
+            path: facts.factory_path.clone(),
             error: PatchError::Refused(format!(
                 "{} does not take `{}` as a parameter",
                 factory.name,

@@ -335,7 +335,8 @@ fn locate(
     }
     let res_dir = match view.shape.results.base {
         ResultBase::WorkDir => format!("models/{}/res", request.model),
-        ResultBase::WorkingDir => format!("{}/res", launch.cwd).replace("./", ""),
+        ResultBase::WorkingDir if launch.cwd == "." => "res".to_owned(),
+        ResultBase::WorkingDir => format!("{}/res", launch.cwd),
     };
     let role_prefix = match view.mode {
         RunMode::Online { role } => Some(format!("{}_node", role.name())),
@@ -934,12 +935,18 @@ pub fn list_configs(dir: &Path) -> Vec<String> {
 
 /// `; did you mean `x`?` for the closest candidates, else the list (at most 10 shown).
 fn suggest(wanted: &str, candidates: &[String]) -> String {
-    let norm = |s: &str| s.to_ascii_lowercase().replace(['-', '.', '_'], "");
+    let norm = |s: &str| {
+        let s = s
+            .strip_suffix(".yaml")
+            .or_else(|| s.strip_suffix(".yml"))
+            .unwrap_or(s);
+        s.to_ascii_lowercase().replace(['-', '.', '_'], "")
+    };
     let w = norm(wanted);
     let mut close: Vec<(usize, &String)> = candidates
         .iter()
         .map(|c| (edit_distance(&w, &norm(c)), c))
-        .filter(|(d, c)| *d <= 2 + w.len() / 4 || norm(c).contains(&w))
+        .filter(|(d, c)| *d <= (w.len() / 4).max(1) || (w.len() >= 4 && norm(c).contains(&w)))
         .collect();
     close.sort();
     if let Some((_, best)) = close.first() {
