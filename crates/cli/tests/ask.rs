@@ -1,6 +1,6 @@
 //! Asking first, through a pseudo-terminal (`script` from util-linux allocates it): on a
-//! terminal without `--phase`/`--decode-active`, `patch` asks, then prints the equivalent
-//! command; never when not on a terminal or with `CI` set.
+//! terminal without `--phase`/`--decode-active`, `patch` asks before it changes anything, then
+//! prints the equivalent command; never for a dry run, off a terminal, or with `CI` set.
 
 mod support;
 
@@ -51,13 +51,13 @@ fn patch_asks_for_phase_and_steps_on_a_terminal() {
     let repo = support::copy_example("recipes-mini");
     let out = on_a_terminal(
         repo.path(),
-        "patch --model qwen-mini --yaml dense.yaml --dry-run",
+        "patch --model qwen-mini --yaml dense.yaml",
         "2\n3\n",
     );
     assert!(out.contains("Which phase to profile?"), "{out}");
     assert!(out.contains("How many decode steps to record?"), "{out}");
     assert!(
-        out.contains("equivalent command: npuprof patch --model qwen-mini --yaml dense.yaml --dry-run --phase decode --decode-active 30"),
+        out.contains("equivalent command: npuprof patch --model qwen-mini --yaml dense.yaml --phase decode --decode-active 30"),
         "{out}"
     );
     assert!(out.contains("active=30"), "the answer is used: {out}");
@@ -73,7 +73,7 @@ fn the_whole_run_sizes_the_window_from_the_budget() {
     // decode_mtp.yaml: 32 decode forwards offline; skip_first 3 and one of margin leave 28.
     let out = on_a_terminal(
         repo.path(),
-        "patch --model deepseek-mini --yaml decode_mtp.yaml --phase decode --dry-run",
+        "patch --model deepseek-mini --yaml decode_mtp.yaml --phase decode",
         "4\n",
     );
     assert!(out.contains("the whole run (28)"), "{out}");
@@ -84,6 +84,7 @@ fn the_whole_run_sizes_the_window_from_the_budget() {
 fn never_asks_with_yes_json_or_ci() {
     let repo = support::copy_example("recipes-mini");
     for args in [
+        "patch --model qwen-mini --yaml dense.yaml --dry-run",
         "patch --model qwen-mini --yaml dense.yaml --dry-run --yes",
         "patch --model qwen-mini --yaml dense.yaml --dry-run --json",
     ] {

@@ -188,7 +188,8 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
         .resolve()
         .map_err(|e| with_path_b_hint(&args.target, e))?;
     let mut window = args.window;
-    if crate::ask::should_ask(&window, args.json) {
+    // A dry run changes nothing, so nothing needs to be asked first.
+    if !args.dry_run && crate::ask::should_ask(&window, args.json) {
         crate::ask::ask_window(&mut window, &target)?;
     }
     execute_target(&target, &window, args.max_new_tokens, mode)
