@@ -1,5 +1,5 @@
-//! Patching resolved targets of every family in `tests/fixtures/repo` (a miniature repository
-//! in the real target's shapes): snapshots of the diffs, byte-exact revert, idempotence, the
+//! Patching resolved targets of every family in `examples/recipes-mini` (the miniature
+//! repository in the real target's shapes): snapshots of the diffs, byte-exact revert, idempotence, the
 //! patched Python run under a stub torch_npu, and structural matching over generated variants
 //! of the profiler module (renamed names, keyword-only parameters, tabs, CRLF).
 
@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{apply_checked, fixtures, python_parses, visible};
+use common::{apply_checked, example_repo, fixtures, python_parses, visible};
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::target::{PatchRequest, Sources, TargetPatch, TokenBudget, files, patch_target};
 use npuprof_schedule::{PhaseSelection, Window};
@@ -16,6 +16,8 @@ use npuprof_target::{Family, Request, Target, resolve};
 use serde_json::Value;
 
 const PROFILER_CONTEXT: &str = "executor/utils/profiler_context.py";
+const MTP_CONFIG: &str = "models/deepseek-mini/config/decode_mtp.yaml";
+const KIMI_CONFIG: &str = "models/kimi_k3/config/kimi_mini_rank_1.yaml";
 
 /// A named transformation of the fixture repository's shared-engine profiler module.
 #[derive(Debug, Clone, Copy)]
@@ -32,6 +34,8 @@ enum Variant {
     Crlf,
     /// `set_status` without its trailing bare `return`.
     NoTrailingReturn,
+    /// kimi_k3's run config with a draft model and `next_n: 3`.
+    DraftModel,
 }
 
 impl Variant {
@@ -52,6 +56,7 @@ impl Variant {
             Variant::Tabs => "tabs",
             Variant::Crlf => "crlf",
             Variant::NoTrailingReturn => "no_trailing_return",
+            Variant::DraftModel => "draft_model",
         }
     }
 
@@ -63,8 +68,10 @@ impl Variant {
         }
     }
 
+    /// The file's text after the transformation; a transformation meant for a file must change
+    /// it (else the example moved and the variant tests nothing).
     fn apply(self, path: &str, text: &str) -> String {
-        match (self, path) {
+        let new = match (self, path) {
             (Variant::Renamed, PROFILER_CONTEXT) => text
                 .replace("create_profiler", "make_npu_prof")
                 .replace("ProfilerManager", "ProfHolder")
@@ -82,22 +89,25 @@ impl Variant {
                     format!("{}{}\n", "\t".repeat(n / 4), &l[n - n % 4..])
                 })
                 .collect(),
-            (Variant::Crlf, PROFILER_CONTEXT | "models/alpha/config/mtp.yaml") => {
-                text.replace('\n', "\r\n")
-            }
+            (Variant::Crlf, PROFILER_CONTEXT | MTP_CONFIG) => text.replace('\n', "\r\n"),
             (Variant::NoTrailingReturn, PROFILER_CONTEXT) => text.replace(
                 "            self.current_profiler.start()\n        return\n",
                 "            self.current_profiler.start()\n",
             ),
-            _ => text.to_owned(),
-        }
+            (Variant::DraftModel, KIMI_CONFIG) => text
+                .replace("draft_model_type: \"none\"", "draft_model_type: \"dspark\"")
+                .replace("next_n: 0", "next_n: 3"),
+            _ => return text.to_owned(),
+        };
+        assert_ne!(new, text, "{self:?} does not apply to {path}");
+        new
     }
 }
 
-/// A copy of the fixture repository with `variant` applied.
+/// A copy of the example repository with `variant` applied.
 fn repo(variant: Variant) -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temp dir");
-    copy_tree(&fixtures().join("repo"), dir.path(), Path::new(""), variant);
+    copy_tree(&example_repo(), dir.path(), Path::new(""), variant);
     dir
 }
 
@@ -106,8 +116,12 @@ fn copy_tree(from: &Path, to: &Path, rel: &Path, variant: Variant) {
     for entry in std::fs::read_dir(from.join(rel)).expect("fixture dir") {
         let entry = entry.expect("entry");
         let child = rel.join(entry.file_name());
+        let name = entry.file_name().to_string_lossy().into_owned();
         if entry.file_type().expect("type").is_dir() {
-            copy_tree(from, to, &child, variant);
+            // Run output and caches of a local run are not part of the example.
+            if !matches!(name.as_str(), "res" | "prof" | "__pycache__") {
+                copy_tree(from, to, &child, variant);
+            }
         } else {
             let text = std::fs::read_to_string(entry.path()).expect("fixture text");
             let key = child.to_string_lossy().replace('\\', "/");
@@ -228,7 +242,7 @@ fn schedule(active: u64, repeat: u64, skip_first: u64) -> Value {
 fn shared_engine_resolves_by_structure_in_every_variant() {
     for variant in Variant::ALL {
         let dir = repo(variant);
-        let t = target(dir.path(), "alpha", "mtp.yaml");
+        let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
         assert_eq!(t.family, Family::SharedEngine, "{variant:?}");
         let p = t.profiled().expect("settable");
         assert_eq!(p.phases.len(), 2, "{variant:?}");
@@ -248,13 +262,13 @@ fn shared_engine_both_phases_30_steps_in_every_variant() {
         let dir = repo(variant);
         let (patch, text) = check_patch(
             dir.path(),
-            "alpha",
-            "mtp.yaml",
+            "deepseek-mini",
+            "decode_mtp.yaml",
             &request(PhaseSelection::Both, 30, None),
         );
         // Offline: decode forwards = max_new_tokens whatever next_n; 3 + 30 closes, +1 margin.
         assert_eq!(patch.plan.min_max_new_tokens, Some(34), "{variant:?}");
-        insta::assert_snapshot!(format!("alpha_both_30__{}", variant.name()), text);
+        insta::assert_snapshot!(format!("engine_both_30__{}", variant.name()), text);
         let created = check_execution(dir.path(), variant, 34);
         assert_eq!(
             created,
@@ -277,11 +291,11 @@ fn shared_engine_one_phase_off_runs_with_the_stand_in() {
             let dir = repo(variant);
             let (_, text) = check_patch(
                 dir.path(),
-                "alpha",
-                "mtp.yaml",
+                "deepseek-mini",
+                "decode_mtp.yaml",
                 &request(phases, 5, Some(2)),
             );
-            insta::assert_snapshot!(format!("alpha_{name}_only__{}", variant.name()), text);
+            insta::assert_snapshot!(format!("engine_{name}_only__{}", variant.name()), text);
             let created = check_execution(dir.path(), variant, 10);
             let paths: Vec<&str> = created.iter().filter_map(|c| c["path"].as_str()).collect();
             assert_eq!(paths, [format!("prof/{name}")], "{variant:?} {name}");
@@ -294,7 +308,7 @@ fn a_prefill_only_config_captures_prefill_and_refuses_decode_alone() {
     let dir = repo(Variant::Stock);
     let (patch, _) = check_patch(
         dir.path(),
-        "alpha",
+        "deepseek-mini",
         "prefill_only.yaml",
         &request(PhaseSelection::Both, 10, None),
     );
@@ -306,7 +320,7 @@ fn a_prefill_only_config_captures_prefill_and_refuses_decode_alone() {
                 || w.starts_with("decode will not be captured"))
     );
     let dir = repo(Variant::Stock);
-    let t = target(dir.path(), "alpha", "prefill_only.yaml");
+    let t = target(dir.path(), "deepseek-mini", "prefill_only.yaml");
     let err = patch_target(
         &t,
         &sources(dir.path(), &t),
@@ -325,7 +339,7 @@ fn a_prefill_only_config_captures_prefill_and_refuses_decode_alone() {
 #[test]
 fn a_pd_decode_node_is_refused_and_a_prefill_node_records_prefill_only() {
     let dir = repo(Variant::Stock);
-    let t = target(dir.path(), "alpha", "alpha_pd/decode.yaml");
+    let t = target(dir.path(), "deepseek-mini", "deepseek-mini_pd/decode.yaml");
     let err = patch_target(
         &t,
         &sources(dir.path(), &t),
@@ -338,8 +352,8 @@ fn a_pd_decode_node_is_refused_and_a_prefill_node_records_prefill_only() {
     );
     let (patch, _) = check_patch(
         dir.path(),
-        "alpha",
-        "alpha_pd/prefill.yaml",
+        "deepseek-mini",
+        "deepseek-mini_pd/prefill.yaml",
         &request(PhaseSelection::Both, 10, None),
     );
     let phases: Vec<_> = patch.plan.phases.iter().map(|p| p.phase).collect();
@@ -352,7 +366,7 @@ fn legacy_runner_with_its_own_loop_sets_the_factory_default() {
     let (patch, text) = check_patch(
         dir.path(),
         "glm_5_2",
-        "legacy.yaml",
+        "glm_mini_rank_2.yaml",
         &request(PhaseSelection::Both, 30, None),
     );
     // Its own loop: decode forwards = max_new_tokens; 10 + 30 closes at 40, +1 margin.
@@ -366,7 +380,7 @@ fn legacy_runner_phase_off_passes_false() {
     let (_, text) = check_patch(
         dir.path(),
         "glm_5_2",
-        "legacy.yaml",
+        "glm_mini_rank_2.yaml",
         &request(PhaseSelection::Decode, 4, Some(1)),
     );
     insta::assert_snapshot!("glm_like_decode_only", text);
@@ -374,8 +388,14 @@ fn legacy_runner_phase_off_passes_false() {
 
 #[test]
 fn class_constants_are_the_window_and_a_draft_model_is_data_dependent() {
-    let dir = repo(Variant::Stock);
-    let t = target(dir.path(), "kimi_k3", "draft.yaml");
+    let plain = repo(Variant::Stock);
+    let t = target(plain.path(), "kimi_k3", "kimi_mini_rank_1.yaml");
+    assert_eq!(
+        t.profiled().expect("settable").budget.rule,
+        npuprof_target::BudgetRule::ForwardsBudgetMinusOne
+    );
+    let dir = repo(Variant::DraftModel);
+    let t = target(dir.path(), "kimi_k3", "kimi_mini_rank_1.yaml");
     assert!(
         t.notes
             .iter()
@@ -384,23 +404,18 @@ fn class_constants_are_the_window_and_a_draft_model_is_data_dependent() {
     let (patch, text) = check_patch(
         dir.path(),
         "kimi_k3",
-        "draft.yaml",
+        "kimi_mini_rank_1.yaml",
         &request(PhaseSelection::Both, 5, Some(2)),
     );
     // 2 + 5 closes at 7, +1 margin = 8 rounds; every round may emit next_n + 1 = 4 tokens.
     assert_eq!(patch.plan.min_max_new_tokens, Some(1 + 4 * 8));
     insta::assert_snapshot!("kimi_like_both_5", text);
-    let plain = target(dir.path(), "kimi_k3", "plain.yaml");
-    assert_eq!(
-        plain.profiled().expect("settable").budget.rule,
-        npuprof_target::BudgetRule::ForwardsBudgetMinusOne
-    );
 }
 
 #[test]
 fn the_base_runner_loop_is_used_when_the_model_has_none() {
     let dir = repo(Variant::Stock);
-    let t = target(dir.path(), "pangu_7b", "base.yaml");
+    let t = target(dir.path(), "pangu_7b", "pangu_mini_7b.yaml");
     let p = t.profiled().expect("settable");
     assert!(
         p.phases
@@ -410,41 +425,19 @@ fn the_base_runner_loop_is_used_when_the_model_has_none() {
     let (patch, text) = check_patch(
         dir.path(),
         "pangu_7b",
-        "base.yaml",
+        "pangu_mini_7b.yaml",
         &request(PhaseSelection::Both, 3, Some(1)),
     );
     // max_new_tokens − 1 forwards: 1 + 3 closes at 4, +1 margin = 5 forwards → 6 tokens.
     assert_eq!(patch.plan.min_max_new_tokens, Some(6));
     insta::assert_snapshot!("pangu_like_both_3", text);
-    let output = Command::new("python3")
-        .arg(fixtures().join("drive_runner.py"))
-        .arg(dir.path())
-        .arg("")
-        .arg("")
-        .arg("model_generate")
-        .arg("8")
-        .arg(dir.path().join("res"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("python3 runs");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        created(&output.stdout),
-        [
-            serde_json::json!({"path": "prof/prefill", "schedule": schedule(1, 1, 0)}),
-            serde_json::json!({"path": "prof/decode", "schedule": schedule(3, 1, 1)}),
-        ]
-    );
+    // The run itself is checked end to end in the CLI's collect tests (family B under the fake).
 }
 
 #[test]
 fn a_pipeline_without_a_switch_is_refused_with_its_instruction() {
     let dir = repo(Variant::Stock);
-    let t = target(dir.path(), "video", "t2v.yaml");
+    let t = target(dir.path(), "wan-mini", "t2v.yaml");
     let err = patch_target(
         &t,
         &sources(dir.path(), &t),
@@ -458,19 +451,21 @@ fn a_pipeline_without_a_switch_is_refused_with_its_instruction() {
 #[test]
 fn result_layout_follows_the_launcher() {
     let dir = repo(Variant::Stock);
-    let alpha = target(dir.path(), "alpha", "mtp.yaml");
-    assert_eq!(alpha.results.case, "alpha_v1_mtp");
-    assert_eq!(alpha.results.res_dir, "models/alpha/res");
-    assert_eq!(alpha.launch.cwd, ".");
-    let beta = target(dir.path(), "glm_5_2", "legacy.yaml");
-    assert_eq!(beta.results.case, "Beta-X_legacy");
+    let engine = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    assert_eq!(engine.results.case, "deepseek_mini_decode_mtp");
+    assert_eq!(engine.results.res_dir, "models/deepseek-mini/res");
+    assert_eq!(engine.launch.cwd, ".");
+    let beta = target(dir.path(), "glm_5_2", "glm_mini_rank_2.yaml");
+    assert_eq!(beta.results.case, "GLM-mini_glm_mini_rank_2");
     assert_eq!(beta.results.res_dir, "models/glm_5_2/res");
     assert_eq!(beta.launch.cwd, "models/glm_5_2");
     assert_eq!(
         beta.results.phase_path(npuprof_schedule::Phase::Decode),
         Some("decode/prof")
     );
-    let root: PathBuf = dir.path().join("models/glm_5_2/res/20260101/Beta-X_legacy");
+    let root: PathBuf = dir
+        .path()
+        .join("models/glm_5_2/res/20260101/GLM-mini_glm_mini_rank_2");
     std::fs::create_dir_all(&root).expect("mkdir");
     assert_eq!(beta.results.newest(dir.path()), Some(root));
 }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{apply_checked, fixtures, read, report};
+use common::{apply_checked, example_repo, fixtures, read, report};
 use npuprof_patch::PatchError;
 use npuprof_patch::yaml::{MaxNewTokens, YamlOptions, patch_run_config};
 use npuprof_target::config::{RunConfig, Switch};
@@ -36,8 +36,9 @@ fn read_run_config(text: &str) -> RunConfig {
     npuprof_target::config::read(text, keys("shared-engine")).expect("config reads")
 }
 
+/// A run config of the example repository.
 fn repo_yaml(path: &str) -> String {
-    read(&fixtures().join("repo").join(path))
+    read(&example_repo().join(path))
 }
 
 /// Patches `source`, checks idempotence and inverse, and returns the snapshot text.
@@ -68,10 +69,19 @@ fn fixture(name: &str) -> String {
 #[test]
 fn fixture_repository_configs() {
     for (path, shape) in [
-        ("models/alpha/config/mtp.yaml", "shared-engine"),
-        ("models/alpha/config/alpha_pd/prefill.yaml", "shared-engine"),
-        ("models/glm_5_2/config/legacy.yaml", "legacy-runner"),
-        ("models/pangu_7b/config/base.yaml", "legacy-runner"),
+        (
+            "models/deepseek-mini/config/decode_mtp.yaml",
+            "shared-engine",
+        ),
+        (
+            "models/deepseek-mini/config/deepseek-mini_pd/prefill.yaml",
+            "shared-engine",
+        ),
+        (
+            "models/glm_5_2/config/glm_mini_rank_2.yaml",
+            "legacy-runner",
+        ),
+        ("models/pangu_7b/config/pangu_mini_7b.yaml", "legacy-runner"),
     ] {
         let snapshot = check_yaml(
             path,
@@ -85,14 +95,14 @@ fn fixture_repository_configs() {
 
 #[test]
 fn prefill_only_kept_at_one() {
-    let source = repo_yaml("models/alpha/config/prefill_only.yaml");
+    let source = repo_yaml("models/deepseek-mini/config/prefill_only.yaml");
     let options = options("shared-engine", MaxNewTokens::Keep);
     insta::assert_snapshot!(check_yaml("prefill_only.yaml", &source, &options));
 }
 
 #[test]
 fn exact_budget_lowers_too() {
-    let source = repo_yaml("models/alpha/config/alpha_pd/decode.yaml");
+    let source = repo_yaml("models/deepseek-mini/config/deepseek-mini_pd/decode.yaml");
     let options = options("shared-engine", MaxNewTokens::Exactly(40));
     insta::assert_snapshot!(check_yaml("decode.yaml", &source, &options));
 }
@@ -175,7 +185,7 @@ fn no_final_newline() {
 
 #[test]
 fn refuses_config_without_model_config() {
-    let source = repo_yaml("models/video/config/t2v.yaml");
+    let source = repo_yaml("models/wan-mini/config/t2v.yaml");
     let err = patch_run_config(&source, &raise_to_69()).expect_err("no model_config");
     assert!(matches!(err, PatchError::NotFound { .. }), "{err}");
     insta::assert_snapshot!(err.to_string());
