@@ -9,7 +9,6 @@
 //! directory (outside the repository) is kept.
 
 mod error;
-pub mod mountinfo;
 pub mod preflight;
 pub mod reparse;
 mod target;
@@ -153,8 +152,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     let res = repo.join(&res_rel);
     let layout = layout_of(&res)?;
     let chosen = target::choose(&repo, &res, request)?;
-    let mounts =
-        mountinfo::read().map_err(io_err("read the mount table", "/proc/self/mountinfo"))?;
+    let mounts = read_mounts().map_err(io_err("read the mount table", "/proc/self/mountinfo"))?;
     // A kill mid-probe inside the repository is cleaned up by the next command, revert included.
     let note = match &lock {
         Some(lock) => lock.note_scratch(&preflight::examined_dir(&res))?,
@@ -260,4 +258,18 @@ fn layout_of(res: &Path) -> Result<Layout, RelocateError> {
         });
     }
     Err(RelocateError::BadLayout(res.to_path_buf()))
+}
+
+/// Environment variable naming a mountinfo file to read instead of `/proc/self/mountinfo`
+/// (for tests that need a deterministic filesystem layout).
+pub const MOUNTINFO_ENV: &str = "NPUPROF_MOUNTINFO";
+
+/// This process's mount table (or the one [`MOUNTINFO_ENV`] names), in verify's reading: one
+/// mount-table module judges filesystems for both.
+fn read_mounts() -> std::io::Result<npuprof_verify::mounts::MountTable> {
+    let path = std::env::var_os(MOUNTINFO_ENV)
+        .map_or_else(|| PathBuf::from("/proc/self/mountinfo"), PathBuf::from);
+    Ok(npuprof_verify::mounts::MountTable::parse(
+        &fs::read_to_string(path)?,
+    ))
 }

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 pub use npuprof_journal::probe::ProbeStep;
 
-use crate::mountinfo::{self, FsClass, Mount};
+use npuprof_verify::mounts::{FsClass, MountTable};
 
 /// Free space below which a location is flagged (profiles of large runs reach many GiB).
 const LOW_SPACE_BYTES: u64 = 5 << 30;
@@ -141,13 +141,13 @@ pub fn examined_dir(path: &Path) -> PathBuf {
 
 /// Examines `path` (absolute). The probe writes and removes one temp file in the examined
 /// directory.
-pub fn examine(path: &Path, mounts: &[Mount]) -> LocationReport {
+pub fn examine(path: &Path, mounts: &MountTable) -> LocationReport {
     let exists = fs::symlink_metadata(path).is_ok();
     let examined = examined_dir(path);
-    let filesystem = mountinfo::find(mounts, &examined).map(|m| Filesystem {
+    let filesystem = mounts.mount_for(&examined).map(|m| Filesystem {
         fs_type: m.fs_type.clone(),
-        class: mountinfo::classify(&m.fs_type),
-        mount_point: m.mount_point.clone(),
+        class: m.class(),
+        mount_point: PathBuf::from(&m.mount_point),
         source: m.source.clone(),
     });
     let owner_uid = fs::metadata(&examined).ok().map(|m| m.uid());

@@ -50,6 +50,16 @@ impl FsClass {
         }
     }
 
+    /// The class's name, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            FsClass::Local => "local",
+            FsClass::Network => "network",
+            FsClass::Fuse => "fuse",
+            FsClass::Overlay => "overlay",
+        }
+    }
+
     /// Network, FUSE or overlay: the kinds on which torch_npu parsing is known to fail.
     pub fn is_suspect(self) -> bool {
         self != FsClass::Local
@@ -181,6 +191,31 @@ mod tests {
     }
 
     #[test]
+    fn a_mount_inside_another_and_a_mount_point_mounted_over() {
+        let table = MountTable::parse(
+            "27 1 254:0 / / rw - ext4 /dev/vda rw
+40 27 0:50 / /mnt/shared\\040data rw shared:5 - nfs4 server:/export rw,vers=4.1
+43 40 0:53 / /mnt/shared\\040data/local rw - ext4 /dev/vdb rw
+44 27 0:54 / /srv rw - ext4 /dev/vdc rw
+45 27 0:55 / /srv rw - nfs4 other:/srv rw
+",
+        );
+        let mount = |p: &str| table.mount_for(Path::new(p)).expect("a mount");
+        let nfs = mount("/mnt/shared data/models/x/res");
+        assert_eq!(
+            (nfs.fs_type.as_str(), nfs.source.as_str()),
+            ("nfs4", "server:/export")
+        );
+        assert_eq!(mount("/mnt/shared data/local/res").fs_type, "ext4");
+        assert_eq!(mount("/mnt/shared-other").mount_point, "/");
+        assert_eq!(
+            mount("/srv/x").source,
+            "other:/srv",
+            "the later mount over /srv wins"
+        );
+    }
+
+    #[test]
     fn classes() {
         for (t, c) in [
             ("ext4", FsClass::Local),
@@ -190,6 +225,11 @@ mod tests {
             ("fuse.sshfs", FsClass::Fuse),
             ("obsfs", FsClass::Fuse),
             ("overlay", FsClass::Overlay),
+            ("xfs", FsClass::Local),
+            ("virtiofs", FsClass::Network),
+            ("afs", FsClass::Network),
+            ("nfs3", FsClass::Network),
+            ("ossfs", FsClass::Fuse),
         ] {
             assert_eq!(FsClass::of(t), c, "{t}");
             assert_eq!(c.is_suspect(), c != FsClass::Local);

@@ -156,7 +156,7 @@ fn print_location(label: &str, report: &LocationReport) {
         Some(fs) => anstream::eprintln!(
             "  filesystem    {} ({}) mounted at {} from {}",
             fs.fs_type,
-            fs.class.as_str(),
+            fs.class.name(),
             fs.mount_point.display(),
             fs.source
         ),
