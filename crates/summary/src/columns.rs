@@ -1,7 +1,11 @@
 //! Finding CSV columns by name: header spellings vary across torch_npu and CANN versions, so
 //! every column is looked up by its accepted names, never by position.
 
+use std::fs::File;
 use std::path::Path;
+
+use npuprof_verify::csv_rows::{CsvEngine, CsvRows, Record};
+use npuprof_verify::kernel_csv::MAX_RECORD_BYTES;
 
 use crate::error::SummaryError;
 
@@ -12,9 +16,8 @@ pub(crate) struct Header {
 
 impl Header {
     /// Reads the names of a CSV header record.
-    pub(crate) fn new(record: &csv::ByteRecord) -> Self {
-        let names = record
-            .iter()
+    pub(crate) fn new<'a>(fields: impl Iterator<Item = &'a [u8]>) -> Self {
+        let names = fields
             .map(|field| {
                 String::from_utf8_lossy(field)
                     .trim_start_matches('\u{feff}')
@@ -60,17 +63,13 @@ impl Header {
     }
 
     /// An error unless `record` has as many fields as the header.
-    pub(crate) fn check_len(
-        &self,
-        path: &Path,
-        record: &csv::ByteRecord,
-    ) -> Result<(), SummaryError> {
+    pub(crate) fn check_len(&self, path: &Path, record: &Record<'_>) -> Result<(), SummaryError> {
         if record.len() == self.names.len() {
             return Ok(());
         }
         Err(SummaryError::Ragged {
             path: path.to_path_buf(),
-            line: record.position().map_or(0, |p| p.line()),
+            line: record.line(),
             fields: record.len(),
             expected: self.names.len(),
         })
@@ -96,56 +95,53 @@ pub(crate) fn number(field: &[u8]) -> Result<Option<f64>, ()> {
     }
 }
 
-/// Opens a CSV file for streaming, with flexible record lengths (checked per field).
-pub(crate) fn open(path: &Path) -> Result<csv::Reader<std::fs::File>, SummaryError> {
-    let file = std::fs::File::open(path).map_err(|source| SummaryError::Io {
+/// Opens a CSV file for streaming, with flexible record lengths (checked per field) and
+/// records of at most [`MAX_RECORD_BYTES`].
+pub(crate) fn open(path: &Path) -> Result<CsvRows<File>, SummaryError> {
+    let file = File::open(path).map_err(|source| SummaryError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    Ok(csv::ReaderBuilder::new()
-        .has_headers(false)
-        .flexible(true)
-        .buffer_capacity(1 << 20)
-        .from_reader(file))
+    Ok(CsvRows::new(
+        file,
+        CsvEngine::Simd,
+        MAX_RECORD_BYTES as usize,
+    ))
+}
+
+/// The next record of a CSV file opened with [`open`].
+pub(crate) fn next<'a>(
+    rows: &'a mut CsvRows<File>,
+    path: &Path,
+) -> Result<Option<Record<'a>>, SummaryError> {
+    rows.next_record().map_err(|source| SummaryError::Csv {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Reads the header record of a CSV file opened with [`open`].
-pub(crate) fn read_header(
-    reader: &mut csv::Reader<std::fs::File>,
-    path: &Path,
-) -> Result<Header, SummaryError> {
-    let mut record = csv::ByteRecord::new();
-    let found = reader
-        .read_byte_record(&mut record)
-        .map_err(|source| csv_error(path, source))?;
-    if !found {
-        return Err(SummaryError::MissingColumn {
+pub(crate) fn read_header(rows: &mut CsvRows<File>, path: &Path) -> Result<Header, SummaryError> {
+    match next(rows, path)? {
+        Some(record) => Ok(Header::new(record.iter())),
+        None => Err(SummaryError::MissingColumn {
             path: path.to_path_buf(),
             missing: "header".to_owned(),
             header: String::new(),
-        });
-    }
-    Ok(Header::new(&record))
-}
-
-/// A CSV error with its file.
-pub(crate) fn csv_error(path: &Path, source: csv::Error) -> SummaryError {
-    SummaryError::Csv {
-        path: path.to_path_buf(),
-        source,
+        }),
     }
 }
 
 /// The error for a field that must be a number.
 pub(crate) fn bad_number(
     path: &Path,
-    record: &csv::ByteRecord,
+    record: &Record<'_>,
     header: &Header,
     index: usize,
 ) -> SummaryError {
     SummaryError::BadNumber {
         path: path.to_path_buf(),
-        line: record.position().map_or(0, |p| p.line()),
+        line: record.line(),
         column: header.name(index).to_owned(),
         value: text(record.get(index).unwrap_or_default()).to_owned(),
     }

@@ -18,13 +18,14 @@ pub enum SummaryError {
         /// The cause.
         source: std::io::Error,
     },
-    /// A CSV file is not well-formed (unterminated quote, invalid UTF-8 in a name…).
+    /// A CSV file could not be read, or holds a record too long to be one (an unterminated
+    /// quote, binary data).
     #[error("{path}: malformed CSV: {source}")]
     Csv {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: csv::Error,
+        source: npuprof_verify::csv_rows::CsvError,
     },
     /// A CSV file lacks a column the summary cannot do without.
     #[error("{path}: required column {missing} is missing (the header has: {header})")]

@@ -200,12 +200,8 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
     let mut kinds = Groups::default();
     let mut phase_pipe = PipeSums::default();
     let (mut rows, mut total_us) = (0_u64, 0.0_f64);
-    let mut record = csv::ByteRecord::new();
-    while reader
-        .read_byte_record(&mut record)
-        .map_err(|e| columns::csv_error(path, e))?
-    {
-        if record.len() == 1 && columns::text(&record[0]).is_empty() {
+    while let Some(record) = columns::next(&mut reader, path)? {
+        if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
             continue; // a blank line
         }
         header.check_len(path, &record)?;
@@ -216,7 +212,7 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
             .ok_or_else(|| columns::bad_number(path, &record, &header, cols.duration))?;
         let name = String::from_utf8_lossy(record.get(cols.name).unwrap_or_default());
         let (kind, core) = (field(cols.kind), field(cols.core));
-        let ratios = cols.pipe.as_ref().and_then(|p| p.row(&record));
+        let ratios = cols.pipe.as_ref().and_then(|p| p.row(|i| record.get(i)));
         let by_kind = kinds.entry(kind, kind, core);
         by_kind.count += 1;
         by_kind.total_us += duration;

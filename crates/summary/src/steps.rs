@@ -133,12 +133,8 @@ pub fn read_steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
     let mut reader = columns::open(path)?;
     let header = columns::read_header(&mut reader, path)?;
     let cols = StepColumns::new(&header, path)?;
-    let mut record = csv::ByteRecord::new();
     let mut steps = Vec::new();
-    while reader
-        .read_byte_record(&mut record)
-        .map_err(|e| columns::csv_error(path, e))?
-    {
+    while let Some(record) = columns::next(&mut reader, path)? {
         if record.iter().all(|f| columns::text(f).is_empty()) {
             continue;
         }

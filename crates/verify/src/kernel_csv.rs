@@ -6,10 +6,10 @@
 //! closes) may not exceed [`MAX_RECORD_BYTES`], a header [`MAX_COLUMNS`], and at most
 //! [`MAX_DISTINCT_STEPS`] step numbers are kept; the scan stops with [`Corruption`] otherwise.
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::rc::Rc;
+
+use crate::csv_rows::{CsvEngine, CsvError, CsvRows, Record};
 
 /// The longest CSV record read (torch_npu's longest kernel rows are a few KiB).
 pub const MAX_RECORD_BYTES: u64 = 1 << 20;
@@ -17,8 +17,6 @@ pub const MAX_RECORD_BYTES: u64 = 1 << 20;
 pub const MAX_COLUMNS: usize = 1024;
 /// The most distinct `Step Id` values kept.
 pub const MAX_DISTINCT_STEPS: usize = 100_000;
-/// The csv reader's buffer.
-const BUFFER_BYTES: usize = 64 << 10;
 
 /// Why a CSV scan stopped before the end of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,80 +75,53 @@ impl KernelScan {
     }
 }
 
-/// A reader that reports how many bytes went through it and refuses to read more than
-/// [`MAX_RECORD_BYTES`] past the end of the last complete record.
-struct Guard<R, F> {
+/// A reader that reports how many bytes went through it.
+struct Counted<R, F> {
     inner: R,
     on_bytes: F,
-    read: u64,
-    record_end: Rc<Cell<u64>>,
-    overflow: Rc<Cell<bool>>,
 }
 
-impl<R: Read, F: FnMut(u64)> Read for Guard<R, F> {
+impl<R: Read, F: FnMut(u64)> Read for Counted<R, F> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.read - self.record_end.get() > MAX_RECORD_BYTES {
-            self.overflow.set(true);
-            return Err(std::io::Error::other("CSV record too large"));
-        }
         let n = self.inner.read(buf)?;
-        self.read += n as u64;
         (self.on_bytes)(n as u64);
         Ok(n)
     }
 }
 
-/// A flexible, header-less csv reader over a [`Guard`], with the guard's shared cells.
-struct Bounded<R: Read, F: FnMut(u64)> {
-    rdr: csv::Reader<Guard<R, F>>,
-    record_end: Rc<Cell<u64>>,
-    overflow: Rc<Cell<bool>>,
+/// A [`CsvRows`] that counts records, so an oversized one is reported at its line.
+struct Bounded<R: Read> {
+    rows: CsvRows<R>,
     records: u64,
 }
 
-impl<R: Read, F: FnMut(u64)> Bounded<R, F> {
-    fn new(inner: R, on_bytes: F) -> Self {
-        let record_end = Rc::new(Cell::new(0));
-        let overflow = Rc::new(Cell::new(false));
-        let rdr = csv::ReaderBuilder::new()
-            .has_headers(false)
-            .flexible(true)
-            .buffer_capacity(BUFFER_BYTES)
-            .from_reader(Guard {
-                inner,
-                on_bytes,
-                read: 0,
-                record_end: Rc::clone(&record_end),
-                overflow: Rc::clone(&overflow),
-            });
+impl<R: Read> Bounded<R> {
+    fn new(inner: R) -> Self {
         Self {
-            rdr,
-            record_end,
-            overflow,
+            rows: CsvRows::new(inner, CsvEngine::Simd, MAX_RECORD_BYTES as usize),
             records: 0,
         }
     }
 
-    /// The next record: `Ok(Some(()))`, `Ok(None)` at the end, `Err(Ok(c))` when the record is
-    /// over the limit, `Err(Err(e))` on another error.
+    /// The next record: `Ok(Some(_))`, `Ok(None)` at the end, `Err(Ok(c))` when the record is
+    /// over the limit, `Err(Err(e))` on a read error.
+    /// Only the first `want` fields are split (see [`CsvRows::next_record_split`]).
     fn next(
         &mut self,
-        record: &mut csv::ByteRecord,
-    ) -> Result<Option<()>, Result<Corruption, csv::Error>> {
-        match self.rdr.read_byte_record(record) {
-            Ok(true) => {
+        want: usize,
+    ) -> Result<Option<Record<'_>>, Result<Corruption, std::io::Error>> {
+        match self.rows.next_record_split(want) {
+            Ok(Some(r)) => {
                 self.records += 1;
-                self.record_end.set(self.rdr.position().byte());
-                Ok(Some(()))
+                Ok(Some(r))
             }
-            Ok(false) => Ok(None),
-            // Counted by records read, not the reader's position: with CRLF line ends the
-            // position still points at the `\n` of the previous record.
-            Err(_) if self.overflow.get() => Err(Ok(Corruption::RecordTooLarge {
-                byte: self.record_end.get(),
+            Ok(None) => Ok(None),
+            // Counted by records read: earlier records may hold quoted line breaks.
+            Err(CsvError::TooLarge { byte, .. }) => Err(Ok(Corruption::RecordTooLarge {
+                byte,
                 line: self.records + 1,
             })),
-            Err(e) => Err(Err(e)),
+            Err(CsvError::Io(e)) => Err(Err(e)),
         }
     }
 }
@@ -159,9 +130,8 @@ fn trim(field: &[u8]) -> &[u8] {
     field.trim_ascii()
 }
 
-fn header_names(record: &csv::ByteRecord) -> Vec<String> {
-    record
-        .iter()
+fn header_names<'a>(fields: impl Iterator<Item = &'a [u8]>) -> Vec<String> {
+    fields
         .enumerate()
         .map(|(i, f)| {
             let f = if i == 0 {
@@ -186,28 +156,31 @@ fn parse_f64(field: &[u8]) -> Option<f64> {
 pub fn scan_kernel_details<R: Read>(
     reader: R,
     on_bytes: impl FnMut(u64),
-) -> Result<KernelScan, csv::Error> {
-    let mut rdr = Bounded::new(reader, on_bytes);
-    let mut record = csv::ByteRecord::new();
+) -> std::io::Result<KernelScan> {
+    let mut rdr = Bounded::new(Counted {
+        inner: reader,
+        on_bytes,
+    });
     let mut scan = KernelScan::default();
-    match rdr.next(&mut record) {
-        Ok(Some(())) => {}
+    let mut rows = match rdr.next(usize::MAX) {
+        Ok(Some(record)) => {
+            if record.len() > MAX_COLUMNS {
+                scan.corruption = Some(Corruption::TooManyColumns(record.len()));
+                return Ok(scan);
+            }
+            scan.header = header_names(record.iter());
+            RowScan::new(&scan.header)
+        }
         Ok(None) => return Ok(scan),
         Err(Ok(c)) => {
             scan.corruption = Some(c);
             return Ok(scan);
         }
         Err(Err(e)) => return Err(e),
-    }
-    if record.len() > MAX_COLUMNS {
-        scan.corruption = Some(Corruption::TooManyColumns(record.len()));
-        return Ok(scan);
-    }
-    scan.header = header_names(&record);
-    let mut rows = RowScan::new(&scan.header);
+    };
     loop {
-        match rdr.next(&mut record) {
-            Ok(Some(())) => rows.add(&mut scan, &record),
+        match rdr.next(rows.want()) {
+            Ok(Some(record)) => rows.add(&mut scan, &record),
             Ok(None) => break,
             Err(Ok(c)) => {
                 scan.corruption = Some(c);
@@ -243,12 +216,22 @@ impl RowScan {
         }
     }
 
-    fn add(&mut self, scan: &mut KernelScan, record: &csv::ByteRecord) {
+    /// The fields a row must have split: all of them until every column has had a value,
+    /// then up to the last column read.
+    fn want(&self) -> usize {
+        if self.pending_non_empty > 0 {
+            usize::MAX
+        } else {
+            self.step_col.max(self.dur_col).map_or(1, |c| c + 1)
+        }
+    }
+
+    fn add(&mut self, scan: &mut KernelScan, record: &Record<'_>) {
         scan.rows += 1;
         if record.len() != self.width {
             scan.ragged_rows += 1;
             if scan.first_ragged_line.is_none() {
-                scan.first_ragged_line = record.position().map(|p| p.line());
+                scan.first_ragged_line = Some(record.line());
             }
         }
         if self.pending_non_empty > 0 {
@@ -336,9 +319,9 @@ pub struct StepTraceRow {
 /// Why step_trace_time.csv could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum StepTraceError {
-    /// A CSV or I/O error.
+    /// A read error.
     #[error("{0}")]
-    Csv(#[from] csv::Error),
+    Io(#[from] std::io::Error),
     /// The file is not the small table torch_npu writes.
     #[error("{0:?}")]
     Corrupt(Corruption),
@@ -351,22 +334,23 @@ pub enum StepTraceError {
 pub fn read_step_trace<R: Read>(
     reader: R,
 ) -> Result<(Vec<String>, Vec<StepTraceRow>), StepTraceError> {
-    let mut rdr = Bounded::new(reader, |_| {});
-    let mut record = csv::ByteRecord::new();
-    let mut next = |record: &mut csv::ByteRecord| match rdr.next(record) {
-        Ok(r) => Ok(r.is_some()),
-        Err(Ok(c)) => Err(StepTraceError::Corrupt(c)),
-        Err(Err(e)) => Err(StepTraceError::Csv(e)),
+    let mut rdr = Bounded::new(reader);
+    let next = |rdr: &mut Bounded<R>| -> Result<Option<Vec<Vec<u8>>>, StepTraceError> {
+        match rdr.next(usize::MAX) {
+            Ok(r) => Ok(r.map(|r| r.iter().map(<[u8]>::to_vec).collect())),
+            Err(Ok(c)) => Err(StepTraceError::Corrupt(c)),
+            Err(Err(e)) => Err(StepTraceError::Io(e)),
+        }
     };
-    if !next(&mut record)? {
+    let Some(record) = next(&mut rdr)? else {
         return Ok((Vec::new(), Vec::new()));
-    }
+    };
     if record.len() > MAX_COLUMNS {
         return Err(StepTraceError::Corrupt(Corruption::TooManyColumns(
             record.len(),
         )));
     }
-    let header = header_names(&record);
+    let header = header_names(record.iter().map(Vec::as_slice));
     let col = |name: &str| header.iter().position(|h| h == name);
     let (dev, step, stage) = (col("Device_id"), col("Step"), col("Stage"));
     let parts = [
@@ -375,7 +359,7 @@ pub fn read_step_trace<R: Read>(
         col("Free"),
     ];
     let mut rows = Vec::new();
-    while next(&mut record)? {
+    while let Some(record) = next(&mut rdr)? {
         if rows.len() >= MAX_DISTINCT_STEPS {
             return Err(StepTraceError::TooManyRows);
         }

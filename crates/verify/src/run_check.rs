@@ -298,7 +298,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
 /// The scans of the two large files (absent when the file is absent or was not data).
 struct LargeScans {
     trace: Option<std::io::Result<TraceScan>>,
-    kernels: Option<Result<KernelScan, csv::Error>>,
+    kernels: Option<Result<KernelScan, std::io::Error>>,
 }
 
 /// Opens trace_view.json and kernel_details.csv and scans them concurrently.
@@ -356,7 +356,7 @@ fn judge_trace(
 fn judge_kernels(
     ctx: &mut Ctx<'_>,
     path: &Path,
-    kernels: Option<Result<KernelScan, csv::Error>>,
+    kernels: Option<Result<KernelScan, std::io::Error>>,
     info: Option<&ProfilerInfo>,
     artifacts: &mut Artifacts,
     steps: &mut StepsSummary,

@@ -17,7 +17,7 @@ const RAISE_LEVEL_FIX: &str = "pass experimental_config=torch_npu.profiler._Expe
 pub(super) fn scan_kernels(
     opened: Opened,
     progress: &dyn Progress,
-) -> Result<KernelScan, csv::Error> {
+) -> Result<KernelScan, std::io::Error> {
     kernel_csv::scan_kernel_details(opened.file, |n| progress.advance(n))
 }
 

@@ -2,46 +2,7 @@
 //! derive from them, carrying state from block to block, which quotes are real, which bytes are
 //! inside strings, and where the structural characters and scalar tokens start.
 
-use super::simd::Simd;
-
-/// One bit per byte of a 64-byte block for each class of byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub(super) struct Masks {
-    /// `"`.
-    pub quote: u64,
-    /// `\`.
-    pub backslash: u64,
-    /// `{`, `}`, `[`, `]`, `,`, `:`.
-    pub op: u64,
-    /// Space, `\n`, `\r`, `\t`.
-    pub ws: u64,
-    /// Below 0x20.
-    pub ctrl: u64,
-    /// 0x80 and above.
-    pub hi: u64,
-}
-
-/// The byte-at-a-time classification (the fallback when there is no vector unit).
-pub(super) fn classify_portable(block: &[u8; 64]) -> Masks {
-    let mut m = Masks::default();
-    for (i, &b) in block.iter().enumerate() {
-        let bit = 1u64 << i;
-        match b {
-            b'"' => m.quote |= bit,
-            b'\\' => m.backslash |= bit,
-            b'{' | b'}' | b'[' | b']' | b',' | b':' => m.op |= bit,
-            b' ' | b'\n' | b'\r' | b'\t' => m.ws |= bit,
-            _ => {}
-        }
-        if b < 0x20 {
-            m.ctrl |= bit;
-        }
-        if b >= 0x80 {
-            m.hi |= bit;
-        }
-    }
-    m
-}
+use crate::simd::{Masks, Simd, classify_portable, prefix_xor};
 
 /// How blocks are classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,18 +46,6 @@ pub(super) struct Stage1 {
     escaped_next: bool,
     /// The previous block ended inside a run of other bytes.
     other_prev: bool,
-}
-
-/// Bits `1..` of the prefix XOR of `x` (bit `i` is the XOR of bits `0..=i`).
-#[inline(always)]
-fn prefix_xor(mut x: u64) -> u64 {
-    x ^= x << 1;
-    x ^= x << 2;
-    x ^= x << 4;
-    x ^= x << 8;
-    x ^= x << 16;
-    x ^= x << 32;
-    x
 }
 
 impl Stage1 {
@@ -151,20 +100,6 @@ impl Stage1 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn vector_and_portable_classification_agree() {
-        let Some(simd) = Simd::detect() else {
-            return;
-        };
-        let mut block = [0u8; 64];
-        for start in (0..256).step_by(64) {
-            for (i, b) in block.iter_mut().enumerate() {
-                *b = (start + i) as u8;
-            }
-            assert_eq!(simd.classify(&block), classify_portable(&block), "{start}");
-        }
-    }
 
     #[test]
     fn escaped_runs_of_backslashes() {

@@ -1,0 +1,596 @@
+//! Splitting CSV into records and fields at memory speed, with exactly the csv crate's reading
+//! (its defaults: `,`, `"` with doubled quotes, any of `\r`, `\n`, `\r\n` ending a record, blank
+//! lines skipped, flexible record lengths). `verify` and `summary` both read their CSV files
+//! through [`CsvRows`].
+//!
+//! The fast path works as the trace scanner does: stage 1 classifies 64 bytes at a time into
+//! quote, comma and line-end bitmasks ([`crate::simd`]), finds the bytes inside quotes with a
+//! prefix XOR of the quotes, and keeps one bitmask of the separators outside quotes; records and
+//! fields are then read off the set bits. Quotes are judged on the way: the quote parity agrees
+//! with the csv crate as long as every quoted field is `"…"` from separator to separator with
+//! only doubled quotes inside, which is how torch_npu writes them. From the first quote that
+//! breaks this rule, the rest of the buffer is read by `csv_core` (the csv crate's own parser,
+//! [`CsvEngine::Scalar`]), which is also the path for the last record of a file. The
+//! differential tests check that every engine gives the csv crate's records, fields, line
+//! numbers and byte offsets on every input, however it is split by reads.
+//!
+//! Memory is bounded: the buffer holds at most one record (up to the limit given to
+//! [`CsvRows::new`]) plus one read.
+
+use std::io::Read;
+
+use crate::simd::{Simd, classify_csv_portable, prefix_xor};
+
+/// Bytes asked of the reader at a time.
+const CHUNK: usize = 256 << 10;
+/// Marks a field span that points into the scratch buffer (a decoded field).
+const SCRATCH: u32 = 1 << 31;
+
+/// Which implementation splits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CsvEngine {
+    /// 64-byte blocks classified with the CPU's vector unit (AVX2 or SSE2), the portable
+    /// classification where there is none.
+    #[default]
+    Simd,
+    /// 64-byte blocks classified byte by byte.
+    Portable,
+    /// `csv_core`, a byte at a time: the specification the others are tested against.
+    Scalar,
+}
+
+/// Why reading stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CsvError {
+    /// The reader failed.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// A record (from the end of the previous one to its line end) is longer than the limit:
+    /// binary data, a missing line ending, or a quote that never closes.
+    #[error("a CSV record longer than {limit} bytes starts at byte {byte}")]
+    TooLarge {
+        /// Byte offset where the record starts (just past the end of the previous one).
+        byte: u64,
+        /// The limit given to [`CsvRows::new`].
+        limit: usize,
+    },
+}
+
+/// One record: its fields, where it starts and on which line.
+#[derive(Debug)]
+pub struct Record<'a> {
+    buf: &'a [u8],
+    scratch: &'a [u8],
+    spans: &'a [(u32, u32)],
+    len: usize,
+    byte: u64,
+    /// `\n` before `counted_from` in the file, and the buffer from there to the record's start.
+    lines: u64,
+    uncounted: &'a [u8],
+}
+
+impl<'a> Record<'a> {
+    /// Number of fields.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the record has no fields (never true for a record read from a file).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Field `i`, unquoted (`None` past the fields split: see [`CsvRows::next_record_split`]).
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<&'a [u8]> {
+        let &(start, end) = self.spans.get(i)?;
+        Some(if start & SCRATCH != 0 {
+            &self.scratch[(start & !SCRATCH) as usize..end as usize]
+        } else {
+            &self.buf[start as usize..end as usize]
+        })
+    }
+
+    /// The fields split, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + '_ {
+        (0..self.spans.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Byte offset where the record's reading starts: just past the first line-end byte of the
+    /// previous record (the csv crate's `Position::byte`).
+    pub fn byte(&self) -> u64 {
+        self.byte
+    }
+
+    /// 1 + the number of `\n` before [`Record::byte`] (the csv crate's `Position::line`).
+    pub fn line(&self) -> u64 {
+        self.lines + 1 + count_lf(self.uncounted)
+    }
+}
+
+/// Number of `\n` bytes.
+fn count_lf(bytes: &[u8]) -> u64 {
+    memchr::memchr_iter(b'\n', bytes).count() as u64
+}
+
+/// How the next record is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// From the stage-1 bitmasks.
+    Fast,
+    /// With csv_core until the buffer is refilled (after a quote the bitmasks cannot judge).
+    ScalarUntilRefill,
+    /// With csv_core always.
+    Scalar,
+}
+
+/// What a reading attempt found.
+enum Step {
+    /// A record whose reading started at this buffer index.
+    Record(usize),
+    /// The buffer ends inside the record.
+    NeedMore,
+    /// Hand over to csv_core.
+    Scalar,
+    /// No more records.
+    End,
+}
+
+/// A streaming CSV reader: [`CsvRows::next_record`] until `None`.
+#[derive(Debug)]
+pub struct CsvRows<R> {
+    reader: R,
+    classifier: Option<Simd>,
+    mode: Mode,
+    max_record: usize,
+    chunk: usize,
+    buf: Vec<u8>,
+    len: usize,
+    /// Where the next record's reading starts.
+    pos: usize,
+    /// File offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    /// Stage 1: separators (commas and line ends) and line ends outside quotes, one pair of
+    /// masks per 64 bytes from `stage_start`.
+    seps: Vec<(u64, u64)>,
+    stage_start: usize,
+    /// Buffer index of the first quote stage 1 cannot judge (`usize::MAX` when none).
+    first_bad: usize,
+    spans: Vec<(u32, u32)>,
+    /// Fields of the last record (split or not).
+    fields: usize,
+    /// Indices of the spans that open with a quote.
+    quoted: Vec<u32>,
+    scratch: Vec<u8>,
+    ends: Vec<usize>,
+    /// `\n` in the file before buffer index `counted`… (`counted` is an index into `buf`).
+    lines: u64,
+    counted: usize,
+}
+
+impl<R: Read> CsvRows<R> {
+    /// A reader of `reader` with `engine`; a record longer than `max_record` bytes (at most
+    /// 1 GiB) is an error.
+    pub fn new(reader: R, engine: CsvEngine, max_record: usize) -> Self {
+        Self::with_chunk(reader, engine, max_record, CHUNK)
+    }
+
+    /// [`CsvRows::new`] asking the reader for `chunk` bytes at a time (small in tests, to
+    /// exercise records cut by reads).
+    pub fn with_chunk(reader: R, engine: CsvEngine, max_record: usize, chunk: usize) -> Self {
+        let max_record = max_record.min(1 << 30);
+        let (classifier, mode) = match engine {
+            CsvEngine::Simd => (Simd::detect(), Mode::Fast),
+            CsvEngine::Portable => (None, Mode::Fast),
+            CsvEngine::Scalar => (None, Mode::Scalar),
+        };
+        Self {
+            reader,
+            classifier,
+            mode,
+            max_record,
+            chunk: chunk.max(1),
+            buf: Vec::new(),
+            len: 0,
+            pos: 0,
+            base: 0,
+            eof: false,
+            seps: Vec::new(),
+            stage_start: 0,
+            first_bad: usize::MAX,
+            spans: Vec::new(),
+            fields: 0,
+            quoted: Vec::new(),
+            scratch: Vec::new(),
+            ends: Vec::new(),
+            lines: 0,
+            counted: 0,
+        }
+    }
+
+    /// The next record, `None` at the end of the input.
+    pub fn next_record(&mut self) -> Result<Option<Record<'_>>, CsvError> {
+        self.next_record_split(usize::MAX)
+    }
+
+    /// The next record with only its first `want` fields split (at least one): the others are
+    /// counted in [`Record::len`] but [`Record::get`] gives `None` for them (they may be split
+    /// all the same). Faster when only the first columns are needed.
+    pub fn next_record_split(&mut self, want: usize) -> Result<Option<Record<'_>>, CsvError> {
+        let start = loop {
+            let step = match self.mode {
+                Mode::Fast => self.fast_record(want)?,
+                Mode::ScalarUntilRefill | Mode::Scalar => self.scalar_record()?,
+            };
+            match step {
+                Step::Record(start) => break start,
+                Step::NeedMore => self.refill()?,
+                Step::Scalar => self.mode = Mode::ScalarUntilRefill,
+                Step::End => return Ok(None),
+            }
+        };
+        Ok(Some(Record {
+            buf: &self.buf,
+            scratch: &self.scratch,
+            spans: &self.spans,
+            len: self.fields,
+            byte: self.base + start as u64,
+            lines: self.lines,
+            uncounted: &self.buf[self.counted..start],
+        }))
+    }
+
+    /// Keeps the unread part of the buffer, reads at least one chunk more (or to the end), and
+    /// runs stage 1 over it.
+    fn refill(&mut self) -> Result<(), CsvError> {
+        if self.len - self.pos > self.max_record {
+            return Err(self.too_large());
+        }
+        self.lines += count_lf(&self.buf[self.counted..self.pos]);
+        self.buf.copy_within(self.pos..self.len, 0);
+        self.base += self.pos as u64;
+        self.len -= self.pos;
+        self.pos = 0;
+        self.counted = 0;
+        let want = self.len + self.chunk;
+        if self.buf.len() < want {
+            self.buf.resize(want, 0);
+        }
+        while self.len < want {
+            match self.reader.read(&mut self.buf[self.len..want]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => self.len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if self.mode == Mode::ScalarUntilRefill {
+            self.mode = Mode::Fast;
+        }
+        if self.mode == Mode::Fast {
+            self.stage1();
+        }
+        Ok(())
+    }
+
+    fn too_large(&self) -> CsvError {
+        CsvError::TooLarge {
+            byte: self.base + self.pos as u64,
+            limit: self.max_record,
+        }
+    }
+
+    /// Classifies `buf[pos..len]` (`pos` is the start of a record, outside quotes).
+    fn stage1(&mut self) {
+        self.seps.clear();
+        self.stage_start = self.pos;
+        self.first_bad = usize::MAX;
+        let data = &self.buf[self.pos..self.len];
+        let mut state = Quotes::default();
+        let mut blocks = data.chunks_exact(64);
+        let mut at = self.pos;
+        for block in &mut blocks {
+            let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
+            let masks = state.block(self.classify(block), u64::MAX, at == self.stage_start);
+            self.seps.push(masks);
+            if let Some(bad) = state.bad {
+                self.first_bad = self.first_bad.min(at + bad - 64);
+            }
+            at += 64;
+        }
+        let rest = blocks.remainder();
+        let mut n = 64;
+        if !rest.is_empty() {
+            n = rest.len();
+            let mut block = [0u8; 64];
+            block[..n].copy_from_slice(rest);
+            let masks = state.block(self.classify(&block), (1 << n) - 1, at == self.stage_start);
+            self.seps.push(masks);
+            if let Some(bad) = state.bad {
+                self.first_bad = self.first_bad.min(at + bad - 64);
+            }
+            at += 64;
+        }
+        if let Some(bad) = state.last(n) {
+            self.first_bad = self.first_bad.min(at + bad - 64);
+        }
+    }
+
+    #[inline(always)]
+    fn classify(&self, block: &[u8; 64]) -> crate::simd::CsvMasks {
+        match self.classifier {
+            Some(simd) => simd.classify_csv(block),
+            None => classify_csv_portable(block),
+        }
+    }
+
+    /// Reads the record at `pos` from the bitmasks, splitting its first `want` fields.
+    fn fast_record(&mut self, want: usize) -> Result<Step, CsvError> {
+        let pos = self.pos;
+        // Taken out of `self`, so the loop keeps lengths and pointers in registers.
+        let mut spans = std::mem::take(&mut self.spans);
+        let mut quoted = std::mem::take(&mut self.quoted);
+        spans.clear();
+        quoted.clear();
+        let found = self.split(pos, want.max(1), &mut spans, &mut quoted);
+        let step = match found {
+            None => Ok(self.out_of_bits()),
+            Some((end, _)) if end >= self.first_bad => Ok(Step::Scalar),
+            Some((end, _)) if end - pos > self.max_record => Err(self.too_large()),
+            Some((end, fields)) => {
+                self.pos = end + 1;
+                self.fields = fields;
+                self.unquote(&mut spans, &quoted);
+                Ok(Step::Record(pos))
+            }
+        };
+        self.spans = spans;
+        self.quoted = quoted;
+        step
+    }
+
+    /// Splits the first `want` fields of the record whose reading starts at `pos` into `spans`
+    /// (the indices of those that open with a quote into `quoted`) and counts the rest; returns
+    /// the index of its line end and its number of fields, `None` when the bitmasks end first.
+    #[inline(always)]
+    fn split(
+        &self,
+        pos: usize,
+        want: usize,
+        spans: &mut Vec<(u32, u32)>,
+        quoted: &mut Vec<u32>,
+    ) -> Option<(usize, usize)> {
+        let (buf, masks, stage_start) = (&self.buf[..self.len], &self.seps[..], self.stage_start);
+        let mut field = pos;
+        let rel = pos - stage_start;
+        let mut k = rel / 64;
+        let mut bits = masks.get(k).map_or(0, |b| b.0 & (u64::MAX << (rel % 64)));
+        loop {
+            while bits == 0 {
+                k += 1;
+                bits = masks.get(k)?.0;
+            }
+            let i = stage_start + k * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let sep = buf[i];
+            if sep != b',' && spans.is_empty() && i == field {
+                // A blank line.
+                field = i + 1;
+                continue;
+            }
+            if buf[field] == b'"' {
+                quoted.push(spans.len() as u32);
+            }
+            spans.push((field as u32, i as u32));
+            if sep != b',' {
+                return Some((i, spans.len()));
+            }
+            field = i + 1;
+            if spans.len() == want {
+                break;
+            }
+        }
+        // Count the remaining fields without splitting them: commas up to the line end.
+        let mut fields = spans.len() + 1;
+        loop {
+            let terms = masks.get(k)?.1 & bits;
+            if terms != 0 {
+                let below = terms & terms.wrapping_neg();
+                fields += (bits & (below - 1)).count_ones() as usize;
+                return Some((
+                    stage_start + k * 64 + terms.trailing_zeros() as usize,
+                    fields,
+                ));
+            }
+            fields += bits.count_ones() as usize;
+            k += 1;
+            bits = masks.get(k)?.0;
+        }
+    }
+
+    /// The bitmasks ran out inside a record: read more, or let csv_core end the file.
+    fn out_of_bits(&self) -> Step {
+        if self.eof {
+            Step::Scalar
+        } else {
+            Step::NeedMore
+        }
+    }
+
+    /// Replaces each quoted field's span by its content, decoded into the scratch buffer when
+    /// it holds doubled quotes.
+    fn unquote(&mut self, spans: &mut [(u32, u32)], quoted: &[u32]) {
+        self.scratch.clear();
+        let buf = &self.buf[..self.len];
+        for &q in quoted {
+            let span = &mut spans[q as usize];
+            let (start, end) = (span.0 as usize, span.1 as usize);
+            // Stage 1 checked the shape: `"`, content with doubled quotes only, `"`.
+            let content = &buf[start + 1..end - 1];
+            if memchr::memchr(b'"', content).is_none() {
+                *span = (start as u32 + 1, end as u32 - 1);
+                continue;
+            }
+            let from = self.scratch.len();
+            let mut rest = content;
+            while let Some(q) = memchr::memchr(b'"', rest) {
+                self.scratch.extend_from_slice(&rest[..=q]);
+                rest = &rest[q + 2..];
+            }
+            self.scratch.extend_from_slice(rest);
+            *span = (from as u32 | SCRATCH, self.scratch.len() as u32);
+        }
+    }
+
+    /// Reads the record at `pos` with csv_core.
+    fn scalar_record(&mut self) -> Result<Step, CsvError> {
+        let mut rdr = csv_core::Reader::new();
+        let (mut nin, mut nout, mut nend) = (0, 0, 0);
+        if self.scratch.len() < 1024 {
+            self.scratch.resize(1024, 0);
+        }
+        if self.ends.len() < 64 {
+            self.ends.resize(64, 0);
+        }
+        loop {
+            let input = &self.buf[self.pos + nin..self.len];
+            if input.is_empty() && !self.eof {
+                return Ok(Step::NeedMore);
+            }
+            let (res, i, o, e) =
+                rdr.read_record(input, &mut self.scratch[nout..], &mut self.ends[nend..]);
+            nin += i;
+            nout += o;
+            nend += e;
+            match res {
+                csv_core::ReadRecordResult::InputEmpty => {
+                    if !self.eof {
+                        return Ok(Step::NeedMore);
+                    }
+                }
+                csv_core::ReadRecordResult::OutputFull => {
+                    let n = self.scratch.len() * 2;
+                    self.scratch.resize(n, 0);
+                }
+                csv_core::ReadRecordResult::OutputEndsFull => {
+                    let n = self.ends.len() * 2;
+                    self.ends.resize(n, 0);
+                }
+                csv_core::ReadRecordResult::Record => {
+                    if nin > self.max_record + 1 {
+                        return Err(self.too_large());
+                    }
+                    let start = self.pos;
+                    self.pos += nin;
+                    self.spans.clear();
+                    let mut from = 0;
+                    for &end in &self.ends[..nend] {
+                        self.spans.push((from as u32 | SCRATCH, end as u32));
+                        from = end;
+                    }
+                    self.fields = nend;
+                    return Ok(Step::Record(start));
+                }
+                csv_core::ReadRecordResult::End => return Ok(Step::End),
+            }
+        }
+    }
+}
+
+/// The quote state stage 1 carries from block to block, and the check that the quotes are
+/// where the csv crate reads them as the parity does.
+#[derive(Debug, Default)]
+struct Quotes {
+    /// All ones when the previous block ended inside quotes.
+    inside: u64,
+    /// The previous block's separators, opening and closing quotes.
+    prev: (u64, u64, u64),
+    /// The bit of the first misplaced quote found by the last call (in the previous block for
+    /// a closing quote, else in this one), relative to the previous block's start.
+    bad: Option<usize>,
+}
+
+impl Quotes {
+    /// The separators and the line ends outside quotes of a block whose real bytes are `valid`;
+    /// `first` when the block starts a record. Sets `bad` (an offset from the previous block's
+    /// start).
+    #[inline(always)]
+    fn block(&mut self, m: crate::simd::CsvMasks, valid: u64, first: bool) -> (u64, u64) {
+        let quote = m.quote & valid;
+        let inside = prefix_xor(quote) ^ self.inside;
+        self.inside = ((inside as i64) >> 63) as u64;
+        let open = quote & inside;
+        let close = quote & !inside;
+        let seps = (m.comma | m.term) & !inside & valid;
+        let (p_seps, p_open, p_close) = self.prev;
+        // A closing quote is followed by a separator or an opening quote (a doubled quote).
+        let after = (p_seps >> 1) | (seps << 63) | (p_open >> 1) | (open << 63);
+        let bad_close = p_close & !after;
+        // An opening quote follows a separator, a closing quote or the start of the record.
+        let before =
+            (seps << 1) | (p_seps >> 63) | (close << 1) | (p_close >> 63) | u64::from(first);
+        let bad_open = open & !before;
+        self.bad = if bad_close != 0 {
+            Some(bad_close.trailing_zeros() as usize)
+        } else if bad_open != 0 {
+            Some(64 + bad_open.trailing_zeros() as usize)
+        } else {
+            None
+        };
+        self.prev = (seps, open, close);
+        (seps, m.term & !inside & valid)
+    }
+
+    /// The misplaced closing quote of the last block, whose first `n` bytes are real (the byte
+    /// after them is unknown or the end of the file: either may end a field). Relative to that
+    /// block's start.
+    fn last(&self, n: usize) -> Option<usize> {
+        let (seps, open, close) = self.prev;
+        let after = (seps >> 1) | (open >> 1) | (1 << (n - 1));
+        let bad = close & !after;
+        (bad != 0).then(|| bad.trailing_zeros() as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(text: &[u8], engine: CsvEngine) -> Vec<(Vec<Vec<u8>>, u64, u64)> {
+        let mut rows = CsvRows::with_chunk(text, engine, 1 << 20, 7);
+        let mut out = Vec::new();
+        while let Ok(Some(r)) = rows.next_record() {
+            out.push((r.iter().map(<[u8]>::to_vec).collect(), r.line(), r.byte()));
+        }
+        out
+    }
+
+    #[test]
+    fn torch_npu_quoting_takes_the_fast_path() {
+        let text = b"a,b\r\n1,\"\"\"32,3\"\"\"\r\n\r\n2,\"x\ny\"\n";
+        let mut rows = CsvRows::new(&text[..], CsvEngine::Portable, 1 << 20);
+        let mut fields = Vec::new();
+        while let Ok(Some(r)) = rows.next_record() {
+            fields.push(r.iter().map(<[u8]>::to_vec).collect::<Vec<_>>());
+        }
+        assert_eq!(rows.first_bad, usize::MAX);
+        let want: Vec<Vec<&[u8]>> = vec![
+            vec![b"a", b"b"],
+            vec![b"1", b"\"32,3\""],
+            vec![b"2", b"x\ny"],
+        ];
+        assert_eq!(fields, want);
+    }
+
+    #[test]
+    fn misplaced_quotes_read_as_the_csv_crate_does() {
+        for text in [&b"a\"b,c\"\nd,e\n"[..], b"\"a\"b,c\n", b"\"open,x\ny"] {
+            let want = records(text, CsvEngine::Scalar);
+            assert_eq!(records(text, CsvEngine::Portable), want);
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The CSV splitter against the csv crate (differential tests): every engine (vector, portable
+//! and csv_core), whatever the read size, must give the csv crate's records, fields, line
+//! numbers and byte offsets, on well-formed torch_npu-shaped CSV (quoted shapes with doubled
+//! quotes, CRLF, quoted line breaks, multibyte UTF-8 across 64-byte blocks) and on arbitrary
+//! bytes from a CSV-heavy alphabet.
+
+use proptest::prelude::*;
+
+use npuprof_verify::csv_rows::{CsvEngine, CsvError, CsvRows};
+
+/// A record as compared: fields, line, byte offset.
+type Rec = (Vec<Vec<u8>>, u64, u64);
+
+fn csv_crate(text: &[u8]) -> Vec<Rec> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(text);
+    let mut record = csv::ByteRecord::new();
+    let mut out = Vec::new();
+    while rdr.read_byte_record(&mut record).unwrap_or(false) {
+        let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
+        out.push((record.iter().map(<[u8]>::to_vec).collect(), pos.0, pos.1));
+    }
+    out
+}
+
+fn ours(text: &[u8], engine: CsvEngine, chunk: usize) -> Result<Vec<Rec>, String> {
+    let mut rows = CsvRows::with_chunk(text, engine, 1 << 20, chunk);
+    let mut out = Vec::new();
+    loop {
+        match rows.next_record() {
+            Ok(Some(r)) => out.push((r.iter().map(<[u8]>::to_vec).collect(), r.line(), r.byte())),
+            Ok(None) => return Ok(out),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// The records read with only the first `split` fields split: those fields, the field count,
+/// the line and the byte offset.
+fn ours_split(
+    text: &[u8],
+    engine: CsvEngine,
+    split: usize,
+) -> Vec<(Vec<Vec<u8>>, usize, u64, u64)> {
+    let mut rows = CsvRows::with_chunk(text, engine, 1 << 20, 61);
+    let mut out = Vec::new();
+    while let Ok(Some(r)) = rows.next_record_split(split) {
+        let fields = (0..split.min(r.len())).map(|i| r.get(i).unwrap_or_default().to_vec());
+        out.push((fields.collect(), r.len(), r.line(), r.byte()));
+    }
+    out
+}
+
+/// Every engine in reads of each size gives the csv crate's records, also when it splits only
+/// the first fields.
+fn check_engines(text: &[u8], chunks: &[usize]) {
+    let want = csv_crate(text);
+    for split in [1, 2, 5] {
+        let prefix: Vec<_> = want
+            .iter()
+            .map(|(f, line, byte)| (f[..split.min(f.len())].to_vec(), f.len(), *line, *byte))
+            .collect();
+        for engine in [CsvEngine::Simd, CsvEngine::Portable] {
+            assert_eq!(
+                ours_split(text, engine, split),
+                prefix,
+                "{engine:?} splitting {split}"
+            );
+        }
+    }
+    for engine in [CsvEngine::Simd, CsvEngine::Portable, CsvEngine::Scalar] {
+        for &chunk in chunks.iter().chain([256 << 10].iter()) {
+            let got = ours(text, engine, chunk);
+            assert_eq!(
+                got.as_ref(),
+                Ok(&want),
+                "{engine:?} in reads of {chunk} on {:?}",
+                String::from_utf8_lossy(&text[..text.len().min(400)])
+            );
+        }
+    }
+}
+
+/// A field as torch_npu writes it, or a stress case.
+fn field() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[0-9]{1,6}(\\.[0-9]{1,3})?",
+        2 => "[A-Za-z_]{0,12}",
+        1 => Just(String::new()),
+        1 => Just("N/A".to_owned()),
+        1 => "[0-9]{16}\\.[0-9]{3}\t",
+        // Shapes: `"""32,3,224,224"""`.
+        2 => "[0-9,;]{0,20}".prop_map(|s| format!("\"\"\"{s}\"\"\"")),
+        // Quoted text with commas, line breaks, doubled quotes and multibyte UTF-8.
+        2 => "[a ,é€😀\r\n]{0,30}|\"\"".prop_map(|s| format!("\"{}\"", s.replace('"', "\"\""))),
+        1 => "[a-zé]{60,140}",
+    ]
+}
+
+fn line_end() -> impl Strategy<Value = &'static str> {
+    prop_oneof![4 => Just("\n"), 3 => Just("\r\n"), 1 => Just("\r"), 1 => Just("\n\n"), 1 => Just("\r\n\r\n")]
+}
+
+fn document() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec((prop::collection::vec(field(), 1..12), line_end()), 0..120),
+        any::<bool>(),
+    )
+        .prop_map(|(rows, last_end)| {
+            let mut doc = String::new();
+            let n = rows.len();
+            for (i, (fields, end)) in rows.into_iter().enumerate() {
+                doc.push_str(&fields.join(","));
+                if i + 1 < n || last_end {
+                    doc.push_str(end);
+                }
+            }
+            doc
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(160))]
+
+    #[test]
+    fn well_formed_csv_matches_the_csv_crate(doc in document(), chunk in 1usize..300) {
+        check_engines(doc.as_bytes(), &[chunk, 64]);
+    }
+
+    #[test]
+    fn any_bytes_match_the_csv_crate(
+        bytes in prop::collection::vec(
+            prop::sample::select(&b"\"\"\",,,\r\n\na b\xC3\xA9\x00"[..]),
+            0..600,
+        ),
+        chunk in 1usize..200,
+    ) {
+        check_engines(&bytes, &[chunk]);
+    }
+
+    #[test]
+    fn mutated_csv_matches_the_csv_crate(
+        doc in document(),
+        edits in prop::collection::vec(
+            (any::<prop::sample::Index>(), prop::sample::select(&b"\",\r\nx "[..])),
+            1..4,
+        ),
+    ) {
+        let mut bytes = doc.into_bytes();
+        if !bytes.is_empty() {
+            for (at, b) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = b;
+            }
+        }
+        check_engines(&bytes, &[97]);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4))]
+
+    /// Megabytes: many 64-byte blocks and many reads, with a misplaced quote now and then.
+    #[test]
+    fn large_documents_match_the_csv_crate(doc in document(), copies in 60usize..200, stray in any::<bool>()) {
+        let mut big = String::new();
+        for i in 0..copies {
+            big.push_str(&doc);
+            big.push('\n');
+            if stray && i % 97 == 3 {
+                big.push_str("x\"y,\"z\n");
+            }
+        }
+        let want = csv_crate(big.as_bytes());
+        for engine in [CsvEngine::Simd, CsvEngine::Portable] {
+            prop_assert_eq!(ours(big.as_bytes(), engine, 64 << 10), Ok(want.clone()));
+        }
+    }
+}
+
+#[test]
+fn a_record_past_the_limit_is_an_error_at_its_start() {
+    let mut text = b"a,b\n1,2\n".to_vec();
+    text.extend(std::iter::repeat_n(b'x', 5000));
+    text.extend_from_slice(b"\n3,4\n");
+    for engine in [CsvEngine::Simd, CsvEngine::Portable, CsvEngine::Scalar] {
+        for chunk in [1, 100, 1 << 20] {
+            let mut rows = CsvRows::with_chunk(text.as_slice(), engine, 4096, chunk);
+            let mut n = 0;
+            let err = loop {
+                match rows.next_record() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => break None,
+                    Err(e) => break Some(e),
+                }
+            };
+            assert_eq!(n, 2, "{engine:?} {chunk}");
+            assert!(
+                matches!(
+                    err,
+                    Some(CsvError::TooLarge {
+                        byte: 8,
+                        limit: 4096
+                    })
+                ),
+                "{engine:?} {chunk}: {err:?}"
+            );
+        }
+    }
+}
