@@ -6,6 +6,7 @@
 //! with the csv crate), reads the logs, and returns findings with evidence and a next action.
 //! It reads files and never writes or prints.
 
+pub mod csv_rows;
 pub mod db;
 pub mod discover;
 pub mod error;
@@ -22,6 +23,7 @@ pub mod run_check;
 pub mod trace_scan;
 
 mod cross_run;
+mod simd;
 
 use std::path::PathBuf;
 
@@ -75,6 +77,15 @@ pub fn verify(opts: &Options, progress: &dyn Progress) -> Result<VerifyReport, V
     verify_with_mounts(opts, progress, mounts::MountTable::current().as_ref())
 }
 
+/// Bytes of the files a run's check streams (trace_view.json and kernel_details.csv).
+fn large_file_bytes(dir: &std::path::Path) -> u64 {
+    ["trace_view.json", "kernel_details.csv"]
+        .map(|f| dir.join("ASCEND_PROFILER_OUTPUT").join(f))
+        .iter()
+        .filter_map(|p| p.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
+        .sum()
+}
+
 /// [`verify`] with the mount table given (`None`: unknown), for the bad-output-filesystem verdict.
 pub fn verify_with_mounts(
     opts: &Options,
@@ -85,15 +96,12 @@ pub fn verify_with_mounts(
     target
         .runs
         .retain(|r| admits(opts.phases, r.phase.as_deref()));
-    let total: u64 = target
+    let sizes: Vec<u64> = target
         .runs
         .iter()
-        .flat_map(|r| {
-            ["trace_view.json", "kernel_details.csv"]
-                .map(|f| r.dir.join("ASCEND_PROFILER_OUTPUT").join(f))
-        })
-        .filter_map(|p| p.metadata().ok().filter(|m| m.is_file()).map(|m| m.len()))
-        .sum();
+        .map(|r| large_file_bytes(&r.dir))
+        .collect();
+    let total: u64 = sizes.iter().sum();
     progress.start(total);
     let world_size = opts
         .world_size
@@ -102,10 +110,20 @@ pub fn verify_with_mounts(
         world_size,
         ..opts.clone()
     };
-    let outcomes: Vec<run_check::RunOutcome> = target
-        .runs
+    // Largest runs first, one task each, so no core is left with a big run at the end.
+    let mut order: Vec<usize> = (0..target.runs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sizes[i]));
+    let mut done: Vec<(usize, run_check::RunOutcome)> = order
         .par_iter()
-        .map(|run| run_check::check_run(run, &run_opts, progress))
+        .with_max_len(1)
+        .map(|&i| {
+            (
+                i,
+                run_check::check_run(&target.runs[i], &run_opts, progress),
+            )
+        })
         .collect();
+    done.sort_by_key(|(i, _)| *i);
+    let outcomes = done.into_iter().map(|(_, outcome)| outcome).collect();
     Ok(cross_run::assemble(&target, opts, mount_table, outcomes))
 }
