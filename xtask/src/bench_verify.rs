@@ -57,7 +57,8 @@ pub struct Args {
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
-    /// Only time the in-process trace scanner on the already generated trace (for profiling).
+    /// Only time the in-process trace and kernel_details.csv scans on the already generated
+    /// files (for profiling).
     #[arg(long)]
     pub scan_only: bool,
 }
@@ -113,7 +114,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         let secs = time_scanner(&big_trace)?;
         let len = big_trace.metadata()?.len();
         println!(
-            "scanner (library, one thread): {len} bytes in {secs:.3}s = {:.2} GB/s",
+            "trace scanner (library, one thread): {len} bytes in {secs:.3}s = {:.2} GB/s",
+            len as f64 / secs / 1e9
+        );
+        let csv = out.join("kernel_run_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+        let t = Instant::now();
+        let scan = npuprof_verify::kernel_csv::scan_kernel_details(File::open(&csv)?, |_| {})?;
+        let secs = t.elapsed().as_secs_f64();
+        let len = csv.metadata()?.len();
+        println!(
+            "kernel_details.csv scan (library, one thread): {} rows, {len} bytes in {secs:.3}s = {:.2} GB/s",
+            scan.rows,
             len as f64 / secs / 1e9
         );
         return Ok(());
@@ -421,12 +432,25 @@ struct Case<'a> {
 impl Bench {
     /// One warm-up run, then `runs` timed runs; records the median.
     fn run(&mut self, case: Case<'_>) -> anyhow::Result<()> {
+        self.run_prepared(case, None)
+    }
+
+    /// `runs` timed runs, each after evicting `file` from the page cache; records the median.
+    fn run_cold(&mut self, case: Case<'_>, file: &Path) -> anyhow::Result<()> {
+        self.run_prepared(case, Some(file))
+    }
+
+    fn run_prepared(&mut self, case: Case<'_>, evict: Option<&Path>) -> anyhow::Result<()> {
         eprintln!("timing {} on {} ...", case.tool, case.input);
         let mut times = Vec::with_capacity(self.runs);
         let mut cpus = Vec::with_capacity(self.runs);
         let mut max_rss_kb = 0;
         let mut verdict = String::new();
-        for i in 0..=self.runs {
+        let first = usize::from(evict.is_some());
+        for i in first..=self.runs {
+            if let Some(file) = evict {
+                evict_from_page_cache(file)?;
+            }
             let m = measure(&case.cmd, true)?;
             verdict = (case.check)(&m.stdout)
                 .with_context(|| format!("{} on {}", case.tool, case.input))?;
@@ -463,6 +487,22 @@ impl Bench {
     }
 }
 
+/// Drops `file`'s pages from the page cache without root: its dirty pages are written first
+/// (`fdatasync`), then `posix_fadvise(POSIX_FADV_DONTNEED)` discards the clean ones. The
+/// hypervisor's own disk cache, if any, is out of reach.
+fn evict_from_page_cache(file: &Path) -> anyhow::Result<()> {
+    let code = format!(
+        "import os; fd = os.open({:?}, os.O_RDONLY); os.fdatasync(fd); \
+         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)",
+        lossy(file)
+    );
+    let status = python(&code).status()?;
+    if !status.success() {
+        bail!("could not evict {} from the page cache", file.display());
+    }
+    Ok(())
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -486,6 +526,8 @@ const TRACE: &str = "trace (valid)";
 const PY_TRACE: &str = "small trace (valid)";
 const CSV: &str = "kernel_details.csv";
 const RANKS: &str = "multi-rank run";
+const COLD_TRACE: &str = "trace, evicted (cold)";
+const COLD_CSV: &str = "kernel_details.csv, cold";
 
 /// `cmd` pinned to the first core.
 fn one_core(program: &Path, args: &[&std::ffi::OsStr]) -> Command {
@@ -672,6 +714,38 @@ fn measure_all(
             cmd: verify_cmd(npuprof, &inputs.ranks, pinned),
             check: &all_runs,
         })?;
+    }
+
+    // Cold cache: the same files evicted from the page cache before each run.
+    for (input, file, dir, check) in [
+        (
+            COLD_TRACE,
+            &inputs.big_trace,
+            &inputs.big,
+            &complete as &dyn Fn(&[u8]) -> _,
+        ),
+        (COLD_CSV, &inputs.kernel_csv, &inputs.kernels, &rows_ok),
+    ] {
+        bench.run_cold(
+            Case {
+                input,
+                bytes: size(file),
+                tool: WC.to_owned(),
+                cmd: one_core(Path::new("wc"), &["-l".as_ref(), file.as_os_str()]),
+                check: &lines,
+            },
+            file,
+        )?;
+        bench.run_cold(
+            Case {
+                input,
+                bytes: size(file),
+                tool: ONE_CORE.to_owned(),
+                cmd: verify_cmd(npuprof, dir, true),
+                check,
+            },
+            file,
+        )?;
     }
     Ok(())
 }
@@ -874,6 +948,18 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
             Some((3.0, false)),
         );
     }
+    both(
+        "cold trace: npuprof verify (1 core) / wc -l (1 core)",
+        (COLD_TRACE, ONE_CORE),
+        (COLD_TRACE, WC),
+        None,
+    );
+    both(
+        "cold kernel_details.csv: npuprof verify (1 core) / wc -l (1 core)",
+        (COLD_CSV, ONE_CORE),
+        (COLD_CSV, WC),
+        None,
+    );
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let ideal = b.secs(RANKS, ONE_CORE).map(|s| s / cores as f64);
     ratio(
