@@ -35,6 +35,9 @@ pub(super) struct Block {
     pub escapes: u64,
     /// Bytes 0x80 and above anywhere.
     pub hi: u64,
+    /// Bytes outside strings that are not whitespace, structural characters or quotes: the
+    /// bytes of scalar tokens (and stray bytes).
+    pub other: u64,
 }
 
 /// The state stage 1 carries from one block to the next.
@@ -93,6 +96,7 @@ impl Stage1 {
             ctrl_in_string: m.ctrl & content,
             escapes: m.backslash & !escaped & content,
             hi: m.hi,
+            other,
         }
     }
 }

@@ -6,7 +6,7 @@
 use super::TraceScan;
 use super::blocks::{Classifier, Stage1};
 use super::grammar::{CAPTURE_LIMIT, Grammar, LexAtEnd};
-use super::tokens::{CLASS, DELIM, Escape, SCALAR, ScalarDfa};
+use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
 use super::utf8::Utf8Stream;
 
 /// Bytes classified before stage 2 walks them.
@@ -44,6 +44,8 @@ pub(super) struct BlockScanner {
     /// The content of a string that started in an earlier piece, up to one byte past the limit.
     capture: Vec<u8>,
     structurals: Vec<u64>,
+    /// Stage 1's scalar-token bytes, one mask per block.
+    others: Vec<u64>,
 }
 
 /// Runs the escape automaton from `state` over `buf[from..]` until the sequence is complete:
@@ -62,13 +64,23 @@ fn check_escape(buf: &[u8], from: usize, mut state: Escape) -> Result<Escape, us
     Ok(Escape::None)
 }
 
-/// Index of the first byte at or after `i` and before `end` that ends a scalar token.
+/// Index of the first byte at or after `i` and before `end` that ends a scalar token, from the
+/// stage-1 masks of token bytes (`others`).
 #[inline(always)]
-fn token_end(buf: &[u8], mut i: usize, end: usize) -> usize {
-    while i < end && CLASS[usize::from(buf[i])] != DELIM {
-        i += 1;
+fn token_end(others: &[u64], i: usize, end: usize) -> usize {
+    let mut k = i / 64;
+    let Some(&first) = others.get(k) else {
+        return end;
+    };
+    let mut delims = !first & (u64::MAX << (i % 64));
+    while delims == 0 {
+        k += 1;
+        let Some(&other) = others.get(k) else {
+            return end;
+        };
+        delims = !other;
     }
-    i
+    (k * 64 + delims.trailing_zeros() as usize).min(end)
 }
 
 /// The structural positions of a piece, in order, from the bitmasks.
@@ -138,6 +150,7 @@ fn flow(ok: bool) -> Flow {
 /// Stage 2 over one piece.
 struct Walk<'a> {
     buf: &'a [u8],
+    others: &'a [u64],
     base: u64,
     limit: usize,
     cur: Cursor<'a>,
@@ -234,7 +247,7 @@ impl Walk<'_> {
         if !self.grammar.scalar_start(at) {
             return Flow::Fail;
         }
-        let j = token_end(self.buf, i + 1, self.limit);
+        let j = token_end(self.others, i + 1, self.limit);
         let dfa = ScalarDfa::new().feed(&self.buf[i..j]);
         if j == self.limit {
             *self.lex = Lex::Scalar { start: at, dfa };
@@ -259,6 +272,7 @@ impl BlockScanner {
             lex: Lex::Normal,
             capture: Vec::with_capacity(CAPTURE_LIMIT + 1),
             structurals: Vec::with_capacity(PIECE / 64),
+            others: Vec::with_capacity(PIECE / 64),
         }
     }
 
@@ -303,6 +317,7 @@ impl BlockScanner {
     /// whether any byte is 0x80 or above.
     fn stage1(&mut self, buf: &[u8]) -> (Option<Stop>, bool) {
         self.structurals.clear();
+        self.others.clear();
         let mut stop: Option<Stop> = None;
         let mut hi = 0u64;
         if self.escape != Escape::None {
@@ -323,6 +338,7 @@ impl BlockScanner {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
             let b = self.stage1.block(self.classifier, block, 64);
             self.structurals.push(b.structurals);
+            self.others.push(b.other);
             hi |= b.hi;
             if (b.ctrl_in_string | b.escapes) != 0 {
                 self.string_errors(buf, index, b.ctrl_in_string, b.escapes, &mut stop);
@@ -335,6 +351,7 @@ impl BlockScanner {
             block[..rest.len()].copy_from_slice(rest);
             let b = self.stage1.block(self.classifier, &block, rest.len());
             self.structurals.push(b.structurals);
+            self.others.push(b.other);
             hi |= b.hi;
             if (b.ctrl_in_string | b.escapes) != 0 {
                 self.string_errors(buf, index, b.ctrl_in_string, b.escapes, &mut stop);
@@ -383,7 +400,7 @@ impl BlockScanner {
     fn stage2(&mut self, buf: &[u8], base: u64, limit: usize) -> bool {
         let mut from = 0usize;
         if let Lex::Scalar { start, dfa } = self.lex {
-            let j = token_end(buf, 0, limit);
+            let j = token_end(&self.others, 0, limit);
             let dfa = dfa.feed(&buf[..j]);
             if j == limit {
                 self.lex = Lex::Scalar { start, dfa };
@@ -400,6 +417,7 @@ impl BlockScanner {
         }
         let mut w = Walk {
             buf,
+            others: &self.others,
             base,
             limit,
             cur: Cursor::new(&mut self.structurals, from, limit),

@@ -57,6 +57,8 @@ pub(super) struct Grammar {
     /// `is_object[d]` for the container at depth `d + 1`.
     is_object: [bool; MAX_DEPTH],
     depth: usize,
+    /// The innermost open container is an object (`is_object[depth - 1]`).
+    in_object: bool,
     top_is_array: bool,
     seen_value: bool,
     error: Option<(u64, &'static str)>,
@@ -82,6 +84,7 @@ impl Grammar {
             expect: Expect::TopValue,
             is_object: [false; MAX_DEPTH],
             depth: 0,
+            in_object: false,
             top_is_array: false,
             seen_value: false,
             error: None,
@@ -206,7 +209,7 @@ impl Grammar {
         if self.expect != Expect::CommaOrClose {
             return self.fail(at, "unexpected comma");
         }
-        self.expect = if self.is_object[self.depth - 1] {
+        self.expect = if self.in_object {
             Expect::Key
         } else {
             Expect::Value
@@ -244,6 +247,7 @@ impl Grammar {
         }
         self.is_object[self.depth] = object;
         self.depth += 1;
+        self.in_object = object;
         if object {
             self.expect = Expect::KeyOrClose;
             if self.depth == 2 {
@@ -278,6 +282,7 @@ impl Grammar {
             return self.fail(at, "unexpected closing bracket");
         }
         self.depth -= 1;
+        self.in_object = self.depth > 0 && self.is_object[self.depth - 1];
         if self.depth == 2 {
             self.in_args = false;
         }

@@ -108,11 +108,10 @@ impl ScalarDfa {
     #[inline(always)]
     pub(super) fn feed(self, bytes: &[u8]) -> Self {
         if self.0 == START
-            && let [b'1'..=b'9', rest @ ..] = bytes
-            && rest.iter().all(u8::is_ascii_digit)
+            && let Some(state) = plain_number(bytes)
         {
-            // The usual token: an integer without a leading zero (ids, pids, tids).
-            return Self(INT);
+            // The usual tokens: integers (ids, pids, tids) and plain decimals (durations).
+            return Self(state);
         }
         self.feed_each(bytes)
     }
@@ -137,6 +136,25 @@ impl ScalarDfa {
             }
             _ => false,
         }
+    }
+}
+
+/// The state after a whole token that is `-`?, an integer without a leading zero, then
+/// optionally `.` and digits; `None` for any other token.
+#[inline(always)]
+fn plain_number(bytes: &[u8]) -> Option<u8> {
+    let digits = |b: &[u8]| b.iter().take_while(|c| c.is_ascii_digit()).count();
+    let unsigned = bytes.strip_prefix(b"-").unwrap_or(bytes);
+    let int = digits(unsigned);
+    let state = match unsigned {
+        [b'0', ..] if int == 1 => ZERO,
+        [b'1'..=b'9', ..] => INT,
+        _ => return None,
+    };
+    match &unsigned[int..] {
+        [] => Some(state),
+        [b'.', frac @ ..] if !frac.is_empty() && digits(frac) == frac.len() => Some(FRAC),
+        _ => None,
     }
 }
 
@@ -191,6 +209,20 @@ mod tests {
             "1e+", "00",
         ] {
             assert!(!valid_scalar(bad.as_bytes()), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_plain_number_shortcut_ends_in_the_automaton_s_state() {
+        for tok in [
+            "0", "-0", "7", "-12", "0.5", "-0.25", "10.0", "01", "00", "-", "1.", ".5", "1.2.3",
+            "1e5", "0x1", "-01.5", "1234567890123456789", "5.", "-.5",
+        ] {
+            assert_eq!(
+                ScalarDfa::new().feed(tok.as_bytes()),
+                ScalarDfa::new().feed_each(tok.as_bytes()),
+                "{tok}"
+            );
         }
     }
 
