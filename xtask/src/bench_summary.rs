@@ -1,5 +1,7 @@
 //! `cargo xtask bench summary`: `npuprof summary` on a multi-million-row kernel_details.csv
-//! against pandas `read_csv` + `groupby` doing the same grouping, in the same run.
+//! against pandas `read_csv` + `groupby` doing the same grouping, in the same run, with
+//! `npuprof verify` and `wc -l` on the same file for the streaming speed (medians of `--runs`
+//! runs after a warm-up).
 //!
 //! The CSV (under `target/bench/summary/`, not committed; `--clean` deletes it) repeats the real
 //! rows of the vendored 2-rank run (`crates/summary/tests/data/real-2rank`, 46 columns with pipe
@@ -14,7 +16,7 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::bench_verify::{Measured, measure, python, write_kernel_details};
+use crate::bench_verify::{Measured, measure, pandas_python, write_kernel_details};
 use crate::build::{build_npuprof, target_dir, workspace_root};
 
 /// Options of the summary benchmark.
@@ -23,6 +25,9 @@ pub struct Args {
     /// Rows of the generated kernel_details.csv.
     #[arg(long, default_value_t = 5_000_000)]
     pub rows: u64,
+    /// Timed runs of each command (the median is reported), after one warm-up run.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
@@ -52,17 +57,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         println!("removed {}", out.display());
         return Ok(());
     }
-    if args.rows == 0 {
-        bail!("--rows must be positive");
+    if args.rows == 0 || args.runs == 0 {
+        bail!("--rows and --runs must be positive");
     }
-    let probe = python("import pandas")
-        .output()
-        .context("running python3")?;
-    if !probe.status.success() {
-        bail!(
-            "the reference needs pandas importable by `python3` (apt-get install python3-pandas, or pip install pandas)"
-        );
-    }
+    let py = pandas_python(&target_dir(&root).join("bench/verify"))
+        .map_err(|why| anyhow::anyhow!("the reference needs pandas: {why}"))?;
     let sample = root.join(SAMPLE);
     let kernel_sample = fs::read(sample.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"))?;
     let npuprof = build_npuprof(&root)?;
@@ -89,9 +88,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         .arg("--json")
         .arg("--top")
         .arg("20");
-    let ours = measure(&summary, false)?;
+    let ours = median_of(&summary, args.runs, false)?;
     let (name, total, count) = npuprof_top(&ours.stdout).context("npuprof JSON")?;
-    let pandas = measure(python(PANDAS).arg(&csv), false)?;
+    let mut pandas_cmd = Command::new(&py);
+    pandas_cmd.arg("-c").arg(PANDAS).arg(&csv);
+    let pandas = median_of(&pandas_cmd, args.runs, false)?;
+    let mut verify = Command::new(&npuprof);
+    verify.arg("verify").arg(&run).arg("--json");
+    let verified = median_of(&verify, args.runs, true)?;
+    let mut wc = Command::new("wc");
+    wc.arg("-l").arg(&csv);
+    let wc = median_of(&wc, args.runs, false)?;
     let theirs = String::from_utf8_lossy(&pandas.stdout).trim().to_owned();
     let mut parts = theirs.split_whitespace();
     let (p_name, p_total, p_count) = (
@@ -110,25 +117,57 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         bail!("npuprof's top kernel ({name}, {total}, ×{count}) differs from pandas' ({theirs})");
     }
     println!();
-    println!("| tool | input | wall time | peak RSS | top kernel |");
-    println!("|---|---|---|---|---|");
-    for (tool, m) in [
-        ("npuprof summary", &ours),
-        ("pandas read_csv + groupby", &pandas),
+    println!("| tool | input | median wall s | GB/s | median CPU s | peak RSS | result |");
+    println!("|---|---|---|---|---|---|---|");
+    let top = format!("{name}: {total:.3} µs ×{count}");
+    for (tool, m, result) in [
+        ("npuprof summary", &ours, top.as_str()),
+        ("pandas read_csv + groupby", &pandas, top.as_str()),
+        ("npuprof verify", &verified, "-"),
+        ("wc -l", &wc, "-"),
     ] {
-        line(tool, &csv, m, &format!("{name}: {total:.3} µs ×{count}"));
+        line(tool, &csv, m, result);
     }
     println!();
     println!(
-        "npuprof is {:.1}× faster and uses {:.1}× less memory (both agree on the top kernel)",
+        "npuprof summary is {:.1}× faster than pandas in wall time ({:.1}× in CPU time) and uses {:.1}× less memory (both agree on the top kernel)",
         pandas.secs / ours.secs.max(0.01),
+        pandas.cpu / ours.cpu.max(0.01),
         pandas.max_rss_kb as f64 / ours.max_rss_kb.max(1) as f64
+    );
+    println!(
+        "npuprof summary / npuprof verify on the same file: {:.2} wall, {:.2} CPU",
+        ours.secs / verified.secs.max(0.01),
+        ours.cpu / verified.cpu.max(0.01)
     );
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench summary --clean`)",
         out.display()
     );
     Ok(())
+}
+
+/// One warm-up run of `cmd`, then `runs` timed ones: the median wall and CPU times, the highest
+/// peak RSS and the last output.
+fn median_of(cmd: &Command, runs: usize, allow_exit_1: bool) -> anyhow::Result<Measured> {
+    eprintln!("timing {} ...", cmd.get_program().to_string_lossy());
+    measure(cmd, allow_exit_1)?;
+    let all: Vec<Measured> = (0..runs)
+        .map(|_| measure(cmd, allow_exit_1))
+        .collect::<anyhow::Result<_>>()?;
+    let mid = |f: fn(&Measured) -> f64| {
+        let mut v: Vec<f64> = all.iter().map(f).collect();
+        crate::bench_verify::median(&mut v)
+    };
+    let (secs, cpu) = (mid(|m| m.secs), mid(|m| m.cpu));
+    let max_rss_kb = all.iter().map(|m| m.max_rss_kb).max().unwrap_or(0);
+    let stdout = all.into_iter().last().map(|m| m.stdout).unwrap_or_default();
+    Ok(Measured {
+        secs,
+        cpu,
+        max_rss_kb,
+        stdout,
+    })
 }
 
 fn npuprof_top(json: &[u8]) -> Option<(String, f64, u64)> {
@@ -144,9 +183,11 @@ fn npuprof_top(json: &[u8]) -> Option<(String, f64, u64)> {
 fn line(tool: &str, csv: &Path, m: &Measured, result: &str) {
     let bytes = csv.metadata().map(|m| m.len()).unwrap_or(0);
     println!(
-        "| {tool} | {:.2} GB kernel_details.csv | {:.2} s | {:.1} MB | {result} |",
+        "| {tool} | {:.2} GB kernel_details.csv | {:.2} | {:.2} | {:.2} | {:.1} MB | {result} |",
         bytes as f64 / 1e9,
         m.secs,
+        bytes as f64 / m.secs.max(1e-6) / 1e9,
+        m.cpu,
         m.max_rss_kb as f64 / 1024.0
     );
 }

@@ -233,7 +233,7 @@ fn link_or_copy(src: &Path, dst: &Path) -> anyhow::Result<()> {
 
 /// A Python with pandas and pyarrow: the system one, else `target/bench/venv` (created and
 /// filled with pip when missing). `Err` says why there is none.
-fn pandas_python(out: &Path) -> Result<PathBuf, String> {
+pub(crate) fn pandas_python(out: &Path) -> Result<PathBuf, String> {
     let has_pandas = |python: &Path| {
         Command::new(python)
             .args(["-c", "import pandas, pyarrow"])
@@ -503,7 +503,7 @@ fn evict_from_page_cache(file: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn median(v: &mut [f64]) -> f64 {
+pub(crate) fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {

@@ -87,8 +87,56 @@ pub(crate) fn text(field: &[u8]) -> &str {
     std::str::from_utf8(field.trim_ascii()).unwrap_or("")
 }
 
+/// A field as text, invalid UTF-8 replaced.
+pub(crate) fn lossy(field: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(field) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(field),
+    }
+}
+
+/// The powers of ten that are exact in an `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+];
+
+/// A plain decimal (`-`? digits, `.` and digits) whose digits fit in 53 bits and with at most
+/// 22 decimals, converted exactly as `str::parse` does: both the integer of its digits and the
+/// power of ten are exact doubles, so one correctly rounded division gives the correctly
+/// rounded value (Clinger's fast path). `None` for anything else.
+fn plain_decimal(text: &[u8]) -> Option<f64> {
+    let (negative, digits) = match text {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, text),
+    };
+    let (mut mantissa, mut decimals, mut seen) = (0_u64, None::<usize>, false);
+    for &b in digits {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                seen = true;
+                if let Some(d) = decimals.as_mut() {
+                    *d += 1;
+                }
+            }
+            b'.' if decimals.is_none() => decimals = Some(0),
+            _ => return None,
+        }
+    }
+    let power = *POW10.get(decimals.unwrap_or(0))?;
+    if !seen || mantissa > 1 << 53 {
+        return None;
+    }
+    let value = mantissa as f64 / power;
+    Some(if negative { -value } else { value })
+}
+
 /// A numeric field: `None` when empty or `N/A`, `Err(())` when it is something else.
 pub(crate) fn number(field: &[u8]) -> Result<Option<f64>, ()> {
+    if let Some(value) = plain_decimal(field.trim_ascii()) {
+        return Ok(Some(value));
+    }
     match text(field) {
         "" | "N/A" | "NA" | "nan" | "NaN" => Ok(None),
         t => t.parse::<f64>().map(Some).map_err(|_| ()),
@@ -114,10 +162,20 @@ pub(crate) fn next<'a>(
     rows: &'a mut CsvRows<File>,
     path: &Path,
 ) -> Result<Option<Record<'a>>, SummaryError> {
-    rows.next_record().map_err(|source| SummaryError::Csv {
-        path: path.to_path_buf(),
-        source,
-    })
+    next_split(rows, path, usize::MAX)
+}
+
+/// [`next`] splitting only the first `want` fields (see [`CsvRows::next_record_split`]).
+pub(crate) fn next_split<'a>(
+    rows: &'a mut CsvRows<File>,
+    path: &Path,
+    want: usize,
+) -> Result<Option<Record<'a>>, SummaryError> {
+    rows.next_record_split(want)
+        .map_err(|source| SummaryError::Csv {
+            path: path.to_path_buf(),
+            source,
+        })
 }
 
 /// Reads the header record of a CSV file opened with [`open`].
@@ -144,5 +202,41 @@ pub(crate) fn bad_number(
         line: record.line(),
         column: header.name(index).to_owned(),
         value: text(record.get(index).unwrap_or_default()).to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_decimals_parse_exactly_as_str_parse() {
+        for text in [
+            "0",
+            "-0",
+            "53.741",
+            "0.186",
+            "1736408883704643.212",
+            "9007199254740993",
+            "0.1",
+            "123456789.123456789",
+            "1.",
+            ".5",
+            "-2.5",
+            "0.0000000000000000000001",
+            "42",
+            "3.14159265358979",
+            "99999999999999999999",
+        ] {
+            let want = text.parse::<f64>().ok();
+            assert_eq!(number(text.as_bytes()).ok().flatten(), want, "{text}");
+        }
+        for other in ["1e5", "+1", "N/A", "", " 7\t", "1.2.3", "-", "x"] {
+            let want = match other.trim() {
+                "" | "N/A" => Ok(None),
+                t => t.parse::<f64>().map(Some).map_err(|_| ()),
+            };
+            assert_eq!(number(other.as_bytes()), want, "{other}");
+        }
     }
 }

@@ -109,6 +109,16 @@ impl KernelColumns {
             pipe: PipeColumns::new(header),
         })
     }
+
+    /// How many leading fields a row must have split to read every column used.
+    fn split(&self) -> usize {
+        [Some(self.name), Some(self.duration), self.kind, self.core]
+            .into_iter()
+            .flatten()
+            .chain(self.pipe.iter().flat_map(PipeColumns::indices))
+            .max()
+            .map_or(1, |c| c + 1)
+    }
 }
 
 #[derive(Default)]
@@ -120,21 +130,28 @@ struct Acc {
     pipe: PipeSums,
 }
 
-/// FNV-1a: a fast hash for the short kernel names (no untrusted-input DoS concern: the map is
-/// capped and local to one pass).
-#[derive(Clone, Copy)]
-struct Fnv(u64);
+/// A word-at-a-time multiplicative hash (FxHash's step) for the short kernel names: no
+/// untrusted-input DoS concern, the map is capped and local to one pass.
+#[derive(Clone, Copy, Default)]
+struct WordHash(u64);
 
-impl Default for Fnv {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
+impl WordHash {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
 }
 
-impl Hasher for Fnv {
+impl Hasher for WordHash {
     fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.0 = (self.0 ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            self.add(u64::from_le_bytes(
+                <[u8; 8]>::try_from(word).unwrap_or_default(),
+            ));
+        }
+        for &byte in words.remainder() {
+            self.add(u64::from(byte));
         }
     }
 
@@ -146,7 +163,7 @@ impl Hasher for Fnv {
 /// Sums keyed by a string, with the cap: an index (one hash lookup per row) into the sums.
 #[derive(Default)]
 struct Groups {
-    index: HashMap<Box<str>, usize, BuildHasherDefault<Fnv>>,
+    index: HashMap<Box<str>, usize, BuildHasherDefault<WordHash>>,
     accs: Vec<(Box<str>, Acc)>,
     capped: bool,
 }
@@ -200,7 +217,8 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
     let mut kinds = Groups::default();
     let mut phase_pipe = PipeSums::default();
     let (mut rows, mut total_us) = (0_u64, 0.0_f64);
-    while let Some(record) = columns::next(&mut reader, path)? {
+    let split = cols.split();
+    while let Some(record) = columns::next_split(&mut reader, path, split)? {
         if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
             continue; // a blank line
         }
@@ -210,7 +228,7 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
             .ok()
             .flatten()
             .ok_or_else(|| columns::bad_number(path, &record, &header, cols.duration))?;
-        let name = String::from_utf8_lossy(record.get(cols.name).unwrap_or_default());
+        let name = columns::lossy(record.get(cols.name).unwrap_or_default());
         let (kind, core) = (field(cols.kind), field(cols.core));
         let ratios = cols.pipe.as_ref().and_then(|p| p.row(|i| record.get(i)));
         let by_kind = kinds.entry(kind, kind, core);

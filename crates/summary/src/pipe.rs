@@ -112,6 +112,11 @@ impl PipeColumns {
             .then_some(Self { by_pipe })
     }
 
+    /// Every column read.
+    pub(crate) fn indices(&self) -> impl Iterator<Item = usize> + '_ {
+        self.by_pipe.iter().flatten().copied()
+    }
+
     /// The row's ratio per pipe; `None` when no ratio column holds a number (e.g. `N/A` for
     /// communication and AI CPU rows). Text that is not a number counts as no value.
     pub(crate) fn row<'a>(&self, field: impl Fn(usize) -> Option<&'a [u8]>) -> Option<[f64; 4]> {
