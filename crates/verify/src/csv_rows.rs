@@ -113,6 +113,27 @@ fn count_lf(bytes: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', bytes).count() as u64
 }
 
+/// Stage 1's masks of one block.
+#[derive(Debug, Clone, Copy, Default)]
+struct Seps {
+    /// Commas and line ends outside quotes.
+    all: u64,
+    /// Line ends outside quotes.
+    terms: u64,
+    /// Separators followed by an opening quote (the next field is quoted).
+    quoted_next: u64,
+}
+
+/// Appends a block's masks and completes the previous block's `quoted_next` (its last bit
+/// needed this block's first byte).
+#[inline(always)]
+fn push_block(seps: &mut Vec<Seps>, masks: Seps, prev_quoted_next: u64) {
+    if let Some(prev) = seps.last_mut() {
+        prev.quoted_next = prev_quoted_next;
+    }
+    seps.push(masks);
+}
+
 /// How the next record is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -151,9 +172,8 @@ pub struct CsvRows<R> {
     /// File offset of `buf[0]`.
     base: u64,
     eof: bool,
-    /// Stage 1: separators (commas and line ends) and line ends outside quotes, one pair of
-    /// masks per 64 bytes from `stage_start`.
-    seps: Vec<(u64, u64)>,
+    /// Stage 1, one set of masks per 64 bytes from `stage_start`.
+    seps: Vec<Seps>,
     stage_start: usize,
     /// Buffer index of the first quote stage 1 cannot judge (`usize::MAX` when none).
     first_bad: usize,
@@ -296,7 +316,7 @@ impl<R: Read> CsvRows<R> {
         for block in &mut blocks {
             let block: &[u8; 64] = block.try_into().unwrap_or(&[0; 64]);
             let masks = state.block(self.classify(block), u64::MAX, at == self.stage_start);
-            self.seps.push(masks);
+            push_block(&mut self.seps, masks, state.prev_quoted_next);
             if let Some(bad) = state.bad {
                 self.first_bad = self.first_bad.min(at + bad - 64);
             }
@@ -309,7 +329,7 @@ impl<R: Read> CsvRows<R> {
             let mut block = [0u8; 64];
             block[..n].copy_from_slice(rest);
             let masks = state.block(self.classify(&block), (1 << n) - 1, at == self.stage_start);
-            self.seps.push(masks);
+            push_block(&mut self.seps, masks, state.prev_quoted_next);
             if let Some(bad) = state.bad {
                 self.first_bad = self.first_bad.min(at + bad - 64);
             }
@@ -366,30 +386,37 @@ impl<R: Read> CsvRows<R> {
     ) -> Option<(usize, usize)> {
         let (buf, masks, stage_start) = (&self.buf[..self.len], &self.seps[..], self.stage_start);
         let mut field = pos;
+        let mut field_quoted = buf.get(pos) == Some(&b'"');
         let rel = pos - stage_start;
         let mut k = rel / 64;
-        let mut bits = masks.get(k).map_or(0, |b| b.0 & (u64::MAX << (rel % 64)));
+        let mut block = masks.get(k).copied().unwrap_or_default();
+        let mut bits = block.all & (u64::MAX << (rel % 64));
         loop {
             while bits == 0 {
                 k += 1;
-                bits = masks.get(k)?.0;
+                block = *masks.get(k)?;
+                bits = block.all;
             }
-            let i = stage_start + k * 64 + bits.trailing_zeros() as usize;
-            bits &= bits - 1;
-            let sep = buf[i];
-            if sep != b',' && spans.is_empty() && i == field {
+            let low = bits & bits.wrapping_neg();
+            bits ^= low;
+            let i = stage_start + k * 64 + low.trailing_zeros() as usize;
+            let term = block.terms & low != 0;
+            let next_quoted = block.quoted_next & low != 0;
+            if term && spans.is_empty() && i == field {
                 // A blank line.
                 field = i + 1;
+                field_quoted = next_quoted;
                 continue;
             }
-            if buf[field] == b'"' {
+            if field_quoted {
                 quoted.push(spans.len() as u32);
             }
             spans.push((field as u32, i as u32));
-            if sep != b',' {
+            if term {
                 return Some((i, spans.len()));
             }
             field = i + 1;
+            field_quoted = next_quoted;
             if spans.len() == want {
                 break;
             }
@@ -397,7 +424,7 @@ impl<R: Read> CsvRows<R> {
         // Count the remaining fields without splitting them: commas up to the line end.
         let mut fields = spans.len() + 1;
         loop {
-            let terms = masks.get(k)?.1 & bits;
+            let terms = block.terms & bits;
             if terms != 0 {
                 let below = terms & terms.wrapping_neg();
                 fields += (bits & (below - 1)).count_ones() as usize;
@@ -408,7 +435,8 @@ impl<R: Read> CsvRows<R> {
             }
             fields += bits.count_ones() as usize;
             k += 1;
-            bits = masks.get(k)?.0;
+            block = *masks.get(k)?;
+            bits = block.all;
         }
     }
 
@@ -512,6 +540,8 @@ struct Quotes {
     /// The bit of the first misplaced quote found by the last call (in the previous block for
     /// a closing quote, else in this one), relative to the previous block's start.
     bad: Option<usize>,
+    /// The previous block's separators followed by an opening quote, set by the last call.
+    prev_quoted_next: u64,
 }
 
 impl Quotes {
@@ -519,7 +549,7 @@ impl Quotes {
     /// `first` when the block starts a record. Sets `bad` (an offset from the previous block's
     /// start).
     #[inline(always)]
-    fn block(&mut self, m: crate::simd::CsvMasks, valid: u64, first: bool) -> (u64, u64) {
+    fn block(&mut self, m: crate::simd::CsvMasks, valid: u64, first: bool) -> Seps {
         let quote = m.quote & valid;
         let inside = prefix_xor(quote) ^ self.inside;
         self.inside = ((inside as i64) >> 63) as u64;
@@ -541,8 +571,14 @@ impl Quotes {
         } else {
             None
         };
+        self.prev_quoted_next = p_seps & ((p_open >> 1) | (open << 63));
         self.prev = (seps, open, close);
-        (seps, m.term & !inside & valid)
+        Seps {
+            all: seps,
+            terms: m.term & !inside & valid,
+            // Completed by the next block (see `prev_quoted_next`).
+            quoted_next: seps & (open >> 1),
+        }
     }
 
     /// The misplaced closing quote of the last block, whose first `n` bytes are real (the byte
