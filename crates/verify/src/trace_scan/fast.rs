@@ -44,6 +44,8 @@ pub(super) struct BlockScanner {
     /// The content of a string that started in an earlier piece, up to one byte past the limit.
     capture: Vec<u8>,
     structurals: Vec<u64>,
+    /// The positions of the set bits of `structurals` (with room to spare for [`flatten`]).
+    positions: Vec<u32>,
     /// Stage 1's scalar-token bytes, one mask per block.
     others: Vec<u64>,
 }
@@ -83,51 +85,59 @@ fn token_end(others: &[u64], i: usize, end: usize) -> usize {
     (k * 64 + delims.trailing_zeros() as usize).min(end)
 }
 
-/// The structural positions of a piece, in order, from the bitmasks.
+/// Writes the positions of the set bits of `masks` (block `k` at `64 * k`) into `out`, in
+/// order, and returns how many there are. Eight positions are written at a time whatever the
+/// count (simdjson's flattening: no branch per bit); `out` must have 72 slots to spare past
+/// the last position.
+fn flatten(masks: &[u64], out: &mut [u32]) -> usize {
+    let mut n = 0;
+    for (k, &mask) in masks.iter().enumerate() {
+        let base = (k * 64) as u32;
+        let count = mask.count_ones() as usize;
+        let mut bits = mask;
+        let mut written = 0;
+        while written < count {
+            let Some(dst) = out.get_mut(n + written..n + written + 8) else {
+                return n;
+            };
+            for d in dst {
+                *d = base + bits.trailing_zeros();
+                bits &= bits.wrapping_sub(1);
+            }
+            written += 8;
+        }
+        n += count;
+    }
+    n
+}
+
+/// The structural positions of a piece, in order.
 struct Cursor<'a> {
-    blocks: &'a [u64],
-    /// The block after the current one.
-    k: usize,
-    bits: u64,
+    positions: &'a [u32],
+    /// The next one.
+    p: usize,
 }
 
 impl<'a> Cursor<'a> {
-    /// The positions in `from..limit` (clears the bits outside it).
-    fn new(blocks: &'a mut [u64], from: usize, limit: usize) -> Self {
-        let blocks = &mut blocks[..limit.div_ceil(64)];
-        if let Some(last) = blocks.last_mut()
-            && !limit.is_multiple_of(64)
-        {
-            *last &= (1u64 << (limit % 64)) - 1;
-        }
-        let k = from / 64;
-        let bits = blocks.get(k).map_or(0, |b| b & (u64::MAX << (from % 64)));
-        Self {
-            blocks,
-            k: k + 1,
-            bits,
-        }
+    /// The positions in `from..limit`, from all the positions of the piece.
+    fn new(positions: &'a [u32], from: usize, limit: usize) -> Self {
+        let end = positions.partition_point(|&x| (x as usize) < limit);
+        let positions = &positions[..end];
+        let p = positions.partition_point(|&x| (x as usize) < from);
+        Self { positions, p }
     }
 
     /// The next position, without taking it.
     #[inline(always)]
     fn peek(&mut self) -> Option<usize> {
-        while self.bits == 0 {
-            self.bits = *self.blocks.get(self.k)?;
-            self.k += 1;
-        }
-        Some((self.k - 1) * 64 + self.bits.trailing_zeros() as usize)
+        self.positions.get(self.p).map(|&x| x as usize)
     }
 
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
-        while self.bits == 0 {
-            self.bits = *self.blocks.get(self.k)?;
-            self.k += 1;
-        }
-        let i = (self.k - 1) * 64 + self.bits.trailing_zeros() as usize;
-        self.bits &= self.bits - 1;
-        Some(i)
+        let i = *self.positions.get(self.p)?;
+        self.p += 1;
+        Some(i as usize)
     }
 }
 
@@ -272,6 +282,7 @@ impl BlockScanner {
             lex: Lex::Normal,
             capture: Vec::with_capacity(CAPTURE_LIMIT + 1),
             structurals: Vec::with_capacity(PIECE / 64),
+            positions: vec![0; PIECE + 72],
             others: Vec::with_capacity(PIECE / 64),
         }
     }
@@ -398,6 +409,7 @@ impl BlockScanner {
 
     /// Walks the structural bits before `limit`; `false` once the grammar failed.
     fn stage2(&mut self, buf: &[u8], base: u64, limit: usize) -> bool {
+        let count = flatten(&self.structurals, &mut self.positions);
         let mut from = 0usize;
         if let Lex::Scalar { start, dfa } = self.lex {
             let j = token_end(&self.others, 0, limit);
@@ -420,7 +432,7 @@ impl BlockScanner {
             others: &self.others,
             base,
             limit,
-            cur: Cursor::new(&mut self.structurals, from, limit),
+            cur: Cursor::new(&self.positions[..count], from, limit),
             grammar: &mut self.grammar,
             capture: &mut self.capture,
             lex: &mut self.lex,
