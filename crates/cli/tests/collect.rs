@@ -413,6 +413,7 @@ fn path_b_repositories_are_refused_unchanged() {
         report["error"]
     );
     assert!(report["runs"].as_array().unwrap().is_empty());
+    assert_eq!(report["revert"], "nothing", "nothing was changed");
     assert_eq!(source_files(fixture.repo.path()), before);
     assert!(!fixture.repo.path().join(".npuprof").exists());
 }
