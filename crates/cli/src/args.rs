@@ -238,3 +238,30 @@ impl WindowArgs {
             || (self.phase != Some(PhaseArg::Prefill) && self.decode_active.is_none())
     }
 }
+
+/// How `summary` and `compare` report: which phase, and in which forms.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportArgs {
+    /// Only this phase (`prefill`, `decode`, …).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page (inline SVG charts, no network) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Writes `html()` to the `--html` file, if one was given, and says so on stderr.
+    pub fn write_html(&self, html: impl FnOnce() -> String) -> anyhow::Result<()> {
+        let Some(file) = &self.html else {
+            return Ok(());
+        };
+        std::fs::write(file, html())
+            .with_context(|| format!("{}: cannot write the HTML page", file.display()))?;
+        anstream::eprintln!("npuprof: wrote {}", file.display());
+        Ok(())
+    }
+}

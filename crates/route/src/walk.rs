@@ -262,20 +262,6 @@ fn is_skipped_dir(entry: &DirEntry) -> bool {
     SKIPPED_DIRS.contains(&name.as_ref()) || entry.path().join("pyvenv.cfg").is_file()
 }
 
-/// The relative, `/`-separated form of `path`.
-pub(crate) fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.is_empty() {
-        ".".to_owned()
-    } else {
-        parts.join("/")
-    }
-}
-
 struct Builder<'s> {
     root: &'s Path,
     shared: &'s Mutex<Collected>,
@@ -362,7 +348,7 @@ impl Visitor<'_> {
         let Some(kind) = kind_of(path) else {
             return;
         };
-        let rel = relative(self.root, path);
+        let rel = npuprof_paths::relative(self.root, path);
         let mut bytes = std::mem::take(&mut self.buf);
         self.read_and_visit(rel, path, kind, &mut bytes);
         self.buf = bytes;
@@ -504,14 +490,14 @@ fn walk_warning(root: &Path, err: &ignore::Error) -> Warning {
     }
     match err {
         ignore::Error::Loop { ancestor, child } => Warning {
-            path: relative(root, child),
+            path: npuprof_paths::relative(root, child),
             message: format!(
                 "symlink loop: points back to {}; not followed",
-                relative(root, ancestor)
+                npuprof_paths::relative(root, ancestor)
             ),
         },
         other => Warning {
-            path: path.map_or_else(|| ".".to_owned(), |p| relative(root, p)),
+            path: path.map_or_else(|| ".".to_owned(), |p| npuprof_paths::relative(root, p)),
             message: format!("cannot read: {}", io_message(other)),
         },
     }

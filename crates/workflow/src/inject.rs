@@ -11,6 +11,8 @@ use npuprof_patch::inject::{
 };
 use serde::Serialize;
 
+use npuprof_paths::slash;
+
 use crate::WorkflowError;
 use crate::patch::Mode;
 
@@ -130,9 +132,10 @@ pub fn inject(request: &InjectRequest<'_>) -> Result<InjectReport, WorkflowError
         let why = ("it is the entry script itself".to_owned(), false);
         return Err(PathError::new("out", &out_rel, why).into());
     }
-    let entry = slash_path(&entry_rel);
-    let harness_path = slash_path(&out_rel);
-    let entry_from_harness = relative_from(out_rel.parent().unwrap_or(Path::new("")), &entry_rel);
+    let entry = slash(&entry_rel);
+    let harness_path = slash(&out_rel);
+    let entry_from_harness =
+        npuprof_paths::relative_from(out_rel.parent().unwrap_or(Path::new("")), &entry_rel);
     let options = HarnessOptions {
         phase: request.phase,
         decode_steps: request.decode_steps,
@@ -174,7 +177,7 @@ pub fn inject(request: &InjectRequest<'_>) -> Result<InjectReport, WorkflowError
         decode_steps: request.decode_steps,
         dry_run,
         changed,
-        save_path: slash_path(&save_dir),
+        save_path: slash(&save_dir),
         stubs: harness.wiring.iter().filter(|w| !w.wired).count(),
         windows: harness.windows,
         wiring: harness.wiring,
@@ -226,33 +229,11 @@ fn repo_relative(repo: &Path, given: &Path, must_exist: bool) -> Result<PathBuf,
     Ok(rel.to_path_buf())
 }
 
-/// `a/b/c` with forward slashes.
-fn slash_path(path: &Path) -> String {
-    path.components()
-        .map(|c| c.as_os_str().to_string_lossy())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// The path of `target` as seen from directory `from` (both repository-relative).
-fn relative_from(from: &Path, target: &Path) -> String {
-    let from: Vec<_> = from.components().collect();
-    let to: Vec<_> = target.components().collect();
-    let common = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_owned(); from.len() - common];
-    parts.extend(
-        to[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    parts.join("/")
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::Path;
 
-    use super::{default_harness_path, relative_from};
+    use super::default_harness_path;
 
     #[test]
     fn harness_sits_next_to_the_entry() {
@@ -261,16 +242,8 @@ mod tests {
             Path::new("src/infer_profiled.py")
         );
         assert_eq!(
-            relative_from(Path::new("src"), Path::new("src/infer.py")),
-            "infer.py"
-        );
-        assert_eq!(
-            relative_from(Path::new("tools/prof"), Path::new("src/infer.py")),
-            "../../src/infer.py"
-        );
-        assert_eq!(
-            relative_from(Path::new(""), Path::new("infer.py")),
-            "infer.py"
+            default_harness_path(Path::new("infer.py")),
+            Path::new("infer_profiled.py")
         );
     }
 }

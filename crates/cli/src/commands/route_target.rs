@@ -25,7 +25,7 @@ struct TargetReport<'t> {
 }
 
 /// One run config of a model, for `route --model M --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 struct ConfigLine {
     yaml: String,
     family: Option<npuprof_target::Family>,
@@ -90,21 +90,13 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
             },
             Ok(_) => ConfigLine {
                 yaml,
-                family: None,
-                switch: None,
-                max_new_tokens: None,
-                decode_forwards: None,
-                rule: None,
                 error: Some("no profiler switch (another pipeline)".to_owned()),
+                ..ConfigLine::default()
             },
             Err(e) => ConfigLine {
                 yaml,
-                family: None,
-                switch: None,
-                max_new_tokens: None,
-                decode_forwards: None,
-                rule: None,
                 error: Some(e.to_string()),
+                ..ConfigLine::default()
             },
         });
     }
