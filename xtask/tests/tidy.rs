@@ -121,7 +121,10 @@ fn only_the_binary_parses_arguments_or_erases_error_types() {
         let deps = manifest.split("[dev-dependencies]").next().unwrap_or("");
         for (dependency, why) in [
             ("\nclap", "parses arguments (clap belongs to the binary)"),
-            ("\nanyhow", "erases its error types (anyhow belongs to the binary)"),
+            (
+                "\nanyhow",
+                "erases its error types (anyhow belongs to the binary)",
+            ),
         ] {
             assert!(
                 name(&dir) == "cli" || !deps.contains(dependency),
