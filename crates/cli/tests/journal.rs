@@ -447,3 +447,41 @@ fn revert_and_status_from_a_subdirectory_find_the_repository_root() {
     run_killed_at(&sub, &["revert"], None);
     assert_eq!(check_files(repo.path()), pristine);
 }
+
+#[test]
+fn a_run_config_of_more_than_32767_lines_is_patched_and_reverted_byte_exact() {
+    let repo = support::copy_example("recipes-mini");
+    let config = repo
+        .path()
+        .join("models/deepseek-mini/config/decode_mtp.yaml");
+    let pad =
+        |side: &str| -> String { (0..16_400).map(|i| format!("{side}_{i}: {i}\n")).collect() };
+    let original = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!("{}{original}{}", pad("before"), pad("after")),
+    )
+    .unwrap();
+    let pristine = check_files(repo.path());
+    let old = fs::read_to_string(&config).unwrap();
+    assert!(old.lines().count() > 32_767);
+
+    run_killed_at(repo.path(), &PATCH_ARGS, None);
+    let new = fs::read_to_string(&config).unwrap();
+    let changed: Vec<(&str, &str)> = old
+        .lines()
+        .zip(new.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(old.lines().count(), new.lines().count());
+    assert_eq!(
+        changed
+            .iter()
+            .map(|(_, b)| b.split('#').next().unwrap().trim())
+            .collect::<Vec<_>>(),
+        ["enable_profiler: True", "max_new_tokens: 34"],
+        "{changed:?}"
+    );
+    check_revert_ok(repo.path());
+    assert_eq!(check_files(repo.path()), pristine);
+}
