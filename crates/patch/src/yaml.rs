@@ -236,10 +236,11 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
                     .first(nested_indent(source))
                     .unwrap_or_else(|| "  ".to_owned());
                 let at = content_end(source, doc.end());
-                edits.push(Edit::insert(
+                insert_after(
+                    &mut edits,
                     at,
                     format!("{nl}{nl}{budget_section}:{nl}{child_indent}{budget_key}: {new}"),
-                ));
+                );
             }
         }
         set_value(
@@ -266,6 +267,15 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
         ));
     }
     Ok(YamlPatch { edits, changes })
+}
+
+/// Inserts `text` at `at`, after what another edit already inserts there (the switch added to
+/// the last section).
+fn insert_after(edits: &mut Vec<Edit>, at: usize, text: String) {
+    match edits.iter_mut().find(|e| e.range == (at..at)) {
+        Some(edit) => edit.replacement.push_str(&text),
+        None => edits.push(Edit::insert(at, text)),
+    }
 }
 
 /// The document's top-level block mapping.

@@ -331,3 +331,11 @@ fn a_needed_top_level_block_longer_than_tree_sitter_counts_is_refused() {
     assert!(matches!(err, PatchError::Refused(_)), "{err}");
     insta::assert_snapshot!(err.to_string());
 }
+
+/// Both insertions land at the end of the file: the switch goes into the last section, then the
+/// new budget section follows it.
+#[test]
+fn a_switch_missing_from_the_last_section_and_a_missing_budget_section_are_both_added() {
+    let source = "parallel_config:\n  world_size: 1\nmodel_config:\n  model_name: m\n";
+    insta::assert_snapshot!(check_yaml("last_section.yaml", source, &raise_to_69()));
+}
