@@ -1,7 +1,8 @@
 //! `npuprof revert` / `npuprof status` through the binary (setup writes go through the
 //! `npuprof-journal` library), and the process-level guarantees of the journal: a kill at every
-//! write step of patch, revert and relocate is finished by re-running the command; two
-//! processes at once; the repository root found from a subdirectory.
+//! write step of patch, inject and revert is finished by re-running the command (relocate's in
+//! relocate.rs); two processes at once; the repository root found from a subdirectory; a run
+//! config past tree-sitter-yaml's row limit.
 
 mod support;
 
@@ -283,18 +284,19 @@ fn check_same(actual: &Files, expected: &Files, context: &str) {
     );
 }
 
-/// Kills `command` at its 1st, 2nd, ... write step (each time in a fresh copy prepared by
-/// `setup`), checks that `status` still works, then that re-running `command` ends in
-/// `expected` and that a final revert gives back `pristine`. Returns how many kill points
+/// Kills `command` at its 1st, 2nd, ... write step (each time in a fresh copy of `example`
+/// prepared by `setup`), checks that `status` still works, then that re-running `command` ends
+/// in `expected` and that a final revert gives back `pristine`. Returns how many kill points
 /// were checked.
 fn check_every_kill_point(
+    example: &str,
     setup: impl Fn(&Path),
     command: &[&str],
     expected: &Files,
     pristine: &Files,
 ) -> u64 {
     for n in 1.. {
-        let repo = support::copy_example("recipes-mini");
+        let repo = support::copy_example(example);
         setup(repo.path());
         if !run_killed_at(repo.path(), command, Some(n)) {
             return n - 1;
@@ -327,7 +329,7 @@ fn kill_at_every_write_step_of_patch_is_finished_by_rerunning_patch() {
     run_killed_at(reference.path(), &PATCH_ARGS, None);
     let patched = check_files(reference.path());
     assert_ne!(patched, pristine);
-    let points = check_every_kill_point(|_| {}, &PATCH_ARGS, &patched, &pristine);
+    let points = check_every_kill_point("recipes-mini", |_| {}, &PATCH_ARGS, &patched, &pristine);
     assert!(points >= 8, "only {points} write steps seen");
 }
 
@@ -345,7 +347,7 @@ fn kill_at_every_write_step_of_patch_keeps_hard_links_and_ends_byte_exact() {
     let patched = check_files(reference.path());
     let alias = Path::new("executor/utils/alias.py");
     assert_ne!(patched[alias], pristine[alias], "the hard link was split");
-    check_every_kill_point(link, &PATCH_ARGS, &patched, &pristine);
+    check_every_kill_point("recipes-mini", link, &PATCH_ARGS, &patched, &pristine);
 }
 
 #[test]
@@ -354,7 +356,7 @@ fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
     let patch = |repo: &Path| {
         run_killed_at(repo, &PATCH_ARGS, None);
     };
-    let points = check_every_kill_point(patch, &["revert"], &pristine, &pristine);
+    let points = check_every_kill_point("recipes-mini", patch, &["revert"], &pristine, &pristine);
     assert!(points >= 5, "only {points} write steps seen");
     // patch, too, works after a revert killed at any point.
     for n in 1..=points {
@@ -367,6 +369,50 @@ fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
             &check_files(repo.path()),
             &patched,
             &format!("revert killed at {n}, then patch"),
+        );
+    }
+}
+
+const INJECT_ARGS: [&str; 7] = [
+    "inject",
+    "--entry",
+    "infer.py",
+    "--phase",
+    "separate",
+    "--decode-steps",
+    "4",
+];
+
+#[test]
+fn kill_at_every_write_step_of_inject_is_finished_by_rerunning_inject() {
+    let reference = support::copy_example("plain-infer");
+    let pristine = check_files(reference.path());
+    run_killed_at(reference.path(), &INJECT_ARGS, None);
+    let injected = check_files(reference.path());
+    assert!(injected.contains_key(Path::new("infer_profiled.py")));
+    let points = check_every_kill_point("plain-infer", |_| {}, &INJECT_ARGS, &injected, &pristine);
+    assert!(points >= 6, "only {points} write steps seen");
+}
+
+#[test]
+fn kill_at_every_write_step_of_the_revert_of_inject_is_finished_by_rerunning_revert() {
+    let pristine = check_files(support::copy_example("plain-infer").path());
+    let inject = |repo: &Path| {
+        run_killed_at(repo, &INJECT_ARGS, None);
+    };
+    let points = check_every_kill_point("plain-infer", inject, &["revert"], &pristine, &pristine);
+    assert!(points >= 6, "only {points} write steps seen");
+    // inject, too, works after a revert killed at any point.
+    for n in 1..=points {
+        let repo = support::copy_example("plain-infer");
+        inject(repo.path());
+        let injected = check_files(repo.path());
+        assert!(run_killed_at(repo.path(), &["revert"], Some(n)));
+        run_killed_at(repo.path(), &INJECT_ARGS, None);
+        check_same(
+            &check_files(repo.path()),
+            &injected,
+            &format!("revert of inject killed at {n}, then inject"),
         );
     }
 }
