@@ -531,3 +531,63 @@ fn a_run_config_of_more_than_32767_lines_is_patched_and_reverted_byte_exact() {
     check_revert_ok(repo.path());
     assert_eq!(check_files(repo.path()), pristine);
 }
+
+/// Runs every command at once in `repo`; each must succeed or be refused by the lock.
+fn run_at_once(repo: &Path, commands: &[Vec<String>], round: usize) {
+    let children: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            npuprof(repo, &args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, args) in children.into_iter().zip(commands) {
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success() || stderr.contains("another npuprof is working here"),
+            "round {round}, {args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn patch_and_relocate_at_once_keep_every_entry_and_revert_restores_res() {
+    let repo = support::copy_example("recipes-mini");
+    let outside = tempfile::tempdir().unwrap();
+    let pristine = check_files(repo.path());
+    let res = repo.path().join("models/deepseek-mini/res");
+    for round in 0..6 {
+        let target = outside.path().join(format!("res{round}"));
+        let relocate: Vec<String> = ["relocate", "--model", "deepseek-mini", "--to"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([target.display().to_string()])
+            .collect();
+        let patch: Vec<String> = PATCH_ARGS.iter().map(|s| s.to_string()).collect();
+        run_at_once(repo.path(), &[patch, relocate], round);
+        let status = journal::status(repo.path()).unwrap().unwrap();
+        assert!(
+            status.iter().all(|s| s.matches_post_patch),
+            "round {round}: journal and files disagree: {status:?}"
+        );
+        let symlinked = fs::symlink_metadata(&res).is_ok_and(|m| m.file_type().is_symlink());
+        let recorded = status
+            .iter()
+            .any(|s| s.path == Path::new("models/deepseek-mini/res"));
+        assert_eq!(
+            symlinked, recorded,
+            "round {round}: relocation entry lost: {status:?}"
+        );
+        check_revert_ok(repo.path());
+        assert!(
+            !res.exists() && fs::symlink_metadata(&res).is_err(),
+            "round {round}: res left"
+        );
+        assert_eq!(check_files(repo.path()), pristine, "round {round}");
+    }
+}
