@@ -15,6 +15,10 @@ use crate::error::PatchError;
 use crate::syntax::syntax_error;
 use crate::text::{indentation, line_end, line_start, newline};
 
+/// The largest token budget npuprof writes (far beyond any model's context): a larger one is
+/// refused, whoever asks.
+pub const MAX_TOKEN_BUDGET: u64 = 100_000_000;
+
 /// What to do with the token budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MaxNewTokens {
@@ -207,6 +211,12 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
         MaxNewTokens::Exactly(n) => (current != Some(n)).then_some(n),
     };
     if let Some(target) = target {
+        if target > MAX_TOKEN_BUDGET {
+            return Err(PatchError::Refused(format!(
+                "{budget_section}.{budget_key} {target} is more than npuprof writes \
+                 ({MAX_TOKEN_BUDGET} tokens)"
+            )));
+        }
         let new = target.to_string();
         let budget_tree = budget_tree.as_ref().or(model_tree.as_ref());
         match budget_tree.and_then(|t| top_pair(source, t, budget_section)) {

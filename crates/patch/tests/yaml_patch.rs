@@ -5,7 +5,7 @@ mod common;
 
 use common::{apply_checked, example_repo, fixtures, read, report};
 use npuprof_patch::PatchError;
-use npuprof_patch::yaml::{MaxNewTokens, YamlOptions, patch_run_config};
+use npuprof_patch::yaml::{MAX_TOKEN_BUDGET, MaxNewTokens, YamlOptions, patch_run_config};
 use npuprof_target::config::{RunConfig, Switch};
 use npuprof_target::definition::{ConfigKeys, Definitions};
 
@@ -338,4 +338,41 @@ fn a_needed_top_level_block_longer_than_tree_sitter_counts_is_refused() {
 fn a_switch_missing_from_the_last_section_and_a_missing_budget_section_are_both_added() {
     let source = "parallel_config:\n  world_size: 1\nmodel_config:\n  model_name: m\n";
     insta::assert_snapshot!(check_yaml("last_section.yaml", source, &raise_to_69()));
+}
+
+/// The bound holds in the library, not only in the CLI's argument parser.
+#[test]
+fn max_new_tokens_18446744073709551615_is_refused_not_written() {
+    let source = repo_yaml("models/deepseek-mini/config/decode_mtp.yaml");
+    for policy in [
+        MaxNewTokens::Exactly(u64::MAX),
+        MaxNewTokens::AtLeast(u64::MAX),
+    ] {
+        let err =
+            patch_run_config(&source, &options("shared-engine", policy)).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "scheduler_config.max_new_tokens 18446744073709551615 is more than npuprof writes \
+             (100000000 tokens)"
+        );
+    }
+    let at_most = options("shared-engine", MaxNewTokens::Exactly(MAX_TOKEN_BUDGET));
+    check_yaml("decode_mtp.yaml", &source, &at_most);
+}
+
+#[test]
+fn a_run_config_with_a_bom_is_patched_and_keeps_its_bom() {
+    let source = format!("\u{feff}{}", fixture("missing_keys.yaml"));
+    let patch = patch_run_config(&source, &raise_to_69()).expect("a BOM is not a second document");
+    let new = apply_checked(&source, &patch.edits);
+    assert!(new.starts_with('\u{feff}'));
+    assert_eq!(
+        new.trim_start_matches('\u{feff}'),
+        apply_checked(
+            &source[3..],
+            &patch_run_config(&source[3..], &raise_to_69())
+                .unwrap()
+                .edits
+        )
+    );
 }
