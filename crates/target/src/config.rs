@@ -201,12 +201,20 @@ mod tests {
     }
 
     #[test]
-    fn merge_keys_and_a_bom_are_read() {
-        let text =
-            "\u{feff}base: &b\n  next_n: 2\nmodel_config:\n  <<: *b\n  enable_profiler: False\n";
+    fn merge_keys_are_applied_when_reading_next_n() {
+        let text = "base: &b\n  next_n: 2\nmodel_config:\n  <<: *b\n  enable_profiler: False\n";
         let c = read(text, &keys("shared-engine")).unwrap();
         assert_eq!(c.next_n, 2);
         assert_eq!(c.switch, Switch::Bool(false));
+    }
+
+    #[test]
+    fn a_bom_is_read_not_refused_as_a_second_document() {
+        let text = "\u{feff}model_config:\n  next_n: 1\n  enable_profiler: True\n";
+        let c = read(text, &keys("shared-engine")).unwrap();
+        assert_eq!((c.next_n, c.switch), (1, Switch::Bool(true)));
+        let path = ["model_config".to_owned(), "next_n".to_owned()];
+        assert_eq!(key_line(text, &path), Some(2));
     }
 
     #[test]
