@@ -421,3 +421,51 @@ fn diff_colour_only_when_forced_and_never_with_no_color() {
     // NO_COLOR wins over everything.
     assert!(!dry_run_stdout(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains(ESC));
 }
+
+#[test]
+fn refuses_max_new_tokens_18446744073709551615() {
+    let repo = copy_example();
+    assert_cmd_snapshot!(check_refusal(
+        repo.path(),
+        &[
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+            "--max-new-tokens",
+            "18446744073709551615"
+        ]
+    ));
+}
+
+/// Python uses the last of two top-level definitions: patch edits that one, not the first.
+#[test]
+fn with_two_top_level_create_profiler_definitions_patch_edits_the_last_one() {
+    let repo = copy_example();
+    let path = repo.path().join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).expect("read");
+    let start = text.find("def create_profiler(").expect("the factory");
+    let end = start + text[start..].find("\n\n\n").expect("its end");
+    let second = text[start..end].replace("active=3", "active=7");
+    fs::write(&path, format!("{text}\n\n{second}\n")).expect("write");
+    let out = patch(repo.path(), &[&README_ARGS[..], &["--json"]].concat())
+        .output()
+        .expect("runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let python = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "executor/utils/profiler_context.py")
+        .expect("the Python is edited");
+    let last_def = text.lines().count() + 2;
+    for edit in python["edits"].as_array().unwrap() {
+        assert!(
+            edit["line"].as_u64().unwrap() as usize >= last_def,
+            "an edit outside the last definition: {edit}"
+        );
+    }
+    assert!(python["diff"].as_str().unwrap().contains(
+        "-def create_profiler(enable_profiler=False, profile_save_path=\"prof\", active=7"
+    ));
+}

@@ -275,7 +275,6 @@ impl<'s> ParallelVisitorBuilder<'s> for Builder<'s> {
             local: Collected::default(),
             buf: Vec::new(),
             python: None,
-            yaml: None,
         })
     }
 }
@@ -288,7 +287,6 @@ struct Visitor<'s> {
     /// Read buffer, reused for every file of this thread.
     buf: Vec<u8>,
     python: Option<tree_sitter::Parser>,
-    yaml: Option<tree_sitter::Parser>,
 }
 
 impl Drop for Visitor<'_> {
@@ -416,8 +414,7 @@ impl Visitor<'_> {
         let Some(src) = utf8(bytes) else {
             return self.warn(&rel, "not valid UTF-8; skipped".to_owned());
         };
-        let parser = self.yaml.get_or_insert_with(yaml_configs::new_parser);
-        if let Some(read) = yaml_configs::read(parser, self.root, &rel, src) {
+        if let Some(read) = yaml_configs::read(self.root, &rel, src) {
             if let Some(error) = &read.config.error {
                 self.warn(&rel, error.clone());
             }

@@ -16,6 +16,7 @@ pub mod python;
 mod resolve;
 pub mod results;
 pub mod shell;
+pub mod yaml_blocks;
 
 pub use budget::Budget;
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};

@@ -40,10 +40,8 @@ pub struct Args {
     pub json: bool,
 }
 
-/// The largest token budget npuprof writes (far beyond any model's context).
-const MAX_TOKEN_BUDGET: u64 = 100_000_000;
-
 fn parse_budget(value: &str) -> Result<TokenBudget, String> {
+    use npuprof_patch::yaml::MAX_TOKEN_BUDGET;
     if value == "auto" {
         return Ok(TokenBudget::Auto);
     }
