@@ -7,7 +7,7 @@ use std::path::Path;
 use npuprof_target::config::key_line;
 use yaml_serde::Value;
 
-use crate::report::{DecodeForwards, Evidence, Profilable, RunConfig};
+use crate::report::{DecodeForwards, Evidence, EvidenceKind, Profilable, RunConfig};
 
 /// Whether `rel` (a `/`-separated path relative to the root) is
 /// `[<prefix>/]models/<model>/config/<file>` (the file may sit in a sub-folder); returns the model.
@@ -159,7 +159,7 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     let switch = enable_profiler_line.map(|line| Evidence {
         path: rel.to_owned(),
         line,
-        kind: "yaml_switch",
+        kind: EvidenceKind::YamlSwitch,
         text: line_text(src, line),
     });
     let config = RunConfig {

@@ -73,7 +73,7 @@ fn kinds_at<'a>(report: &'a RouteReport, path: &str) -> Vec<(usize, &'a str)> {
         .evidence
         .iter()
         .filter(|e| e.path == path)
-        .map(|e| (e.line, e.kind))
+        .map(|e| (e.line, e.kind.as_str()))
         .collect()
 }
 
@@ -100,7 +100,7 @@ fn recipes_mini_is_framework_with_live_chain_dead_path_and_configs() {
     let live: Vec<&str> = report
         .evidence
         .iter()
-        .filter(|e| e.path == engine && e.kind == "live_site")
+        .filter(|e| e.path == engine && e.kind.as_str() == "live_site")
         .map(|e| e.text.as_str())
         .collect();
     assert_eq!(
@@ -263,7 +263,7 @@ fn words_in_comments_and_strings_do_not_count() {
 fn vllm_env_var_is_framework_other() {
     let report = check_route("vllm_env", &fixture("vllm-env"), Route::FrameworkOther);
     assert_eq!(report.mechanisms.len(), 1);
-    assert_eq!(report.mechanisms[0].id, "vllm-torch-profiler");
+    assert_eq!(report.mechanisms[0].id.as_str(), "vllm-torch-profiler");
     assert!(report.mechanisms[0].knobs[0].starts_with("VLLM_TORCH_PROFILER_DIR="));
     assert_eq!(
         kinds_at(&report, "scripts/launch.sh"),
@@ -289,7 +289,7 @@ fn vllm_import_alone_is_framework_other() {
 #[test]
 fn sglang_env_var_is_framework_other() {
     let report = check_route("sglang_env", &fixture("sglang-env"), Route::FrameworkOther);
-    let ids: Vec<&str> = report.mechanisms.iter().map(|m| m.id).collect();
+    let ids: Vec<&str> = report.mechanisms.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(
         ids,
         ["sglang-torch-profiler"],
@@ -308,27 +308,27 @@ fn profile_stepped_in_a_loop_is_framework_other() {
         &fixture("profile-loop"),
         Route::FrameworkOther,
     );
-    assert_eq!(report.mechanisms[0].id, "torch-npu-profile-loop");
+    assert_eq!(report.mechanisms[0].id.as_str(), "torch-npu-profile-loop");
     assert!(kinds_at(&report, "bench.py").contains(&(18, "loop_step")));
 }
 
 #[test]
 fn dynamic_profile_is_framework_other() {
     let report = check_route("dynamic", &fixture("dynamic"), Route::FrameworkOther);
-    assert_eq!(report.mechanisms[0].id, "torch-npu-dynamic-profile");
+    assert_eq!(report.mechanisms[0].id.as_str(), "torch-npu-dynamic-profile");
 }
 
 #[test]
 fn mindspeed_profile_flag_is_framework_other() {
     let report = check_route("mindspeed", &fixture("mindspeed"), Route::FrameworkOther);
-    assert_eq!(report.mechanisms[0].id, "mindspeed-profile");
+    assert_eq!(report.mechanisms[0].id.as_str(), "mindspeed-profile");
     assert_eq!(kinds_at(&report, "arguments.py").len(), 5);
 }
 
 #[test]
 fn scattered_api_use_is_inject_with_evidence() {
     let report = check_route("scattered", &fixture("scattered"), Route::Inject);
-    let kinds: Vec<&str> = report.evidence.iter().map(|e| e.kind).collect();
+    let kinds: Vec<&str> = report.evidence.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(
         kinds,
         [
