@@ -315,7 +315,10 @@ fn profile_stepped_in_a_loop_is_framework_other() {
 #[test]
 fn dynamic_profile_is_framework_other() {
     let report = check_route("dynamic", &fixture("dynamic"), Route::FrameworkOther);
-    assert_eq!(report.mechanisms[0].id.as_str(), "torch-npu-dynamic-profile");
+    assert_eq!(
+        report.mechanisms[0].id.as_str(),
+        "torch-npu-dynamic-profile"
+    );
 }
 
 #[test]

@@ -88,6 +88,7 @@ fn call_text(callee: &Callee, argument: &str) -> String {
     }
 }
 
+/// The four user-code functions of the harness, each wired to the entry where it could be.
 fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<UserFunction> {
     let importable = analysis.importable.is_ok();
     let not_imported = analysis
@@ -96,10 +97,23 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
         .err()
         .cloned()
         .unwrap_or_default();
-    let mut out = Vec::new();
+    vec![
+        build_model(analysis, entry, importable, &not_imported),
+        make_prefill_inputs(analysis, entry, importable),
+        run_prefill(analysis, entry, importable),
+        run_decode_step(analysis, entry, importable, phase),
+    ]
+}
 
+/// The `build_model` function: the entry's model-construction function when it takes no arguments.
+fn build_model(
+    analysis: &EntryAnalysis,
+    entry: &str,
+    importable: bool,
+    not_imported: &str,
+) -> UserFunction {
     let build_doc = "Construct and return the model (weights loaded, on the NPU).";
-    out.push(match &analysis.build {
+    match &analysis.build {
         Some(b) if importable && b.required_params.is_empty() => wired(
             "build_model",
             "build_model()",
@@ -139,11 +153,14 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             ),
             None,
         ),
-    });
+    }
+}
 
+/// The `make_prefill_inputs` function: the entry's prefill input expression.
+fn make_prefill_inputs(analysis: &EntryAnalysis, entry: &str, importable: bool) -> UserFunction {
     let inputs_doc = "Return the input of the prefill forward (e.g. the prompt token ids).";
     let prefill_line = analysis.prefill.as_ref().map(|p| p.line);
-    out.push(match (&analysis.inputs, importable) {
+    match (&analysis.inputs, importable) {
         (Some(Ok(inputs)), true) => {
             let detail = if inputs.name.is_empty() {
                 "the prefill call takes no input".to_owned()
@@ -173,11 +190,14 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             "build and return the prefill input",
             prefill_line,
         ),
-    });
+    }
+}
 
+/// The `run_prefill` function: the entry's prefill call.
+fn run_prefill(analysis: &EntryAnalysis, entry: &str, importable: bool) -> UserFunction {
     let prefill_doc =
         "Run one prefill forward; return the decode state (e.g. the next tokens, KV cache).";
-    out.push(match (&analysis.prefill, &analysis.inputs, importable) {
+    match (&analysis.prefill, &analysis.inputs, importable) {
         (Some(p), Some(Ok(inputs)), true) => {
             let argument = if inputs.name.is_empty() { "" } else { "inputs" };
             let call = call_text(&p.callee, argument);
@@ -207,11 +227,19 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             &format!("run one prefill forward (no prefill call found in {entry})"),
             None,
         ),
-    });
+    }
+}
 
+/// The `run_decode_step` function: the entry's decode call.
+fn run_decode_step(
+    analysis: &EntryAnalysis,
+    entry: &str,
+    importable: bool,
+    phase: Phase,
+) -> UserFunction {
     let decode_doc = "Run one decode forward from `state`; return the next state.";
     let uses_decode = phase != Phase::Prefill;
-    out.push(match (&analysis.decode, importable) {
+    match (&analysis.decode, importable) {
         (Some(d), true) => {
             let call = call_text(&d.callee, "state");
             wired(
@@ -251,8 +279,7 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             }
             f
         }
-    });
-    out
+    }
 }
 
 /// The profilers of a phase mode.
