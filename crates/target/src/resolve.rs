@@ -305,6 +305,14 @@ fn locate(
         });
     }
     let config_path = format!("models/{}/config/{}", request.model, request.yaml);
+    if !is_yaml_name(request.yaml) {
+        let configs = list_configs(&model_dir.join("config"));
+        let hint = suggest(request.yaml, &configs);
+        return Err(TargetError::UnknownConfig {
+            path: config_path,
+            hint: format!(" (a run config is a .yaml file){hint}"),
+        });
+    }
     let config_text = match read(repo, &config_path) {
         Ok(text) => text,
         Err(TargetError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -924,13 +932,18 @@ pub fn list_configs(dir: &Path) -> Vec<String> {
             };
             if entry.path().is_dir() {
                 stack.push(child);
-            } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+            } else if is_yaml_name(&name) {
                 out.push(child);
             }
         }
     }
     out.sort();
     out
+}
+
+/// Whether a file name is a YAML file's (`.yaml`, `.yml`): run configs are.
+fn is_yaml_name(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml")
 }
 
 /// `; did you mean `x`?` for the closest candidates, else the list (at most 10 shown).
