@@ -231,7 +231,7 @@ fn route_model_walks_up_from_a_sub_directory() {
 #[test]
 fn did_you_mean_for_models_and_configs() {
     let repo = support::copy_example("recipes-mini");
-    std::fs::write(
+    fs::write(
         repo.path().join("models/deepseek-mini/config/README.md"),
         "### YAML Parameter Description\nBasic Config\n  model_name: x\n",
     )
