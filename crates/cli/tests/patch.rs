@@ -171,10 +171,10 @@ fn patch_writes_what_the_dry_run_shows() {
     );
 }
 
-/// Patching again with other options edits the current text; switching a phase back on asks for a
-/// revert first; revert restores the original.
+/// Patching again replaces the earlier patch (it starts from the originals), so a phase switched
+/// off before can be switched on again; revert restores the original.
 #[test]
-fn patch_twice_with_other_options() {
+fn patch_again_replaces_the_earlier_patch_and_can_switch_a_phase_back_on() {
     let repo = copy_example();
     let original = source_files(repo.path());
     let first = patch(
@@ -244,11 +244,28 @@ fn patch_twice_with_other_options() {
     )
     .output()
     .expect("runs");
-    assert_eq!(back_on.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&back_on.stderr).contains("run `npuprof revert` first"),
+    assert_eq!(
+        back_on.status.code(),
+        Some(0),
         "{}",
         String::from_utf8_lossy(&back_on.stderr)
+    );
+    let engine = "executor/utils/profiler_context.py";
+    let now = fs::read_to_string(repo.path().join(engine)).expect("engine");
+    let before = String::from_utf8(original[Path::new(engine)].clone()).expect("utf-8");
+    let prefill_call = r#"os.path.join(self.profile_save_path, "prof", "prefill")"#;
+    assert!(
+        before.contains(prefill_call),
+        "the example has a prefill call"
+    );
+    assert!(
+        now.contains(prefill_call),
+        "the prefill call is back:\n{now}"
+    );
+    assert_eq!(
+        now.matches("FakeContextManager()").count(),
+        before.matches("FakeContextManager()").count(),
+        "no phase is switched off any more"
     );
     let revert = Command::new(get_cargo_bin("npuprof"))
         .current_dir(repo.path())

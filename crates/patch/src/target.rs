@@ -127,8 +127,10 @@ pub fn patch_target(
                 return Err(refuse(
                     &profiled.factory_path,
                     format!(
-                        "no {} profiler call was found (a phase switched off earlier? run `npuprof revert` first)",
-                        phase.name()
+                        "no {} profiler call was found (`npuprof route --model {} --yaml {}` shows what the target holds)",
+                        phase.name(),
+                        target.model,
+                        target.yaml
                     ),
                 ));
             }

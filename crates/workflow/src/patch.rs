@@ -8,7 +8,7 @@ use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
 use npuprof_patch::target::{PatchRequest, Sources, files, patch_target};
-use npuprof_target::Target;
+use npuprof_target::{Overrides, Target};
 use serde::Serialize;
 
 use crate::WorkflowError;
@@ -42,11 +42,12 @@ pub struct EditReport {
 pub struct FileReport {
     /// Repository-relative path.
     pub path: String,
-    /// The unified diff (empty when the file does not change).
+    /// The unified diff from the file as it is now (empty when it does not change).
     pub diff: String,
     /// One line per change.
     pub changes: Vec<String>,
-    /// The byte-range edits, sorted.
+    /// The byte-range edits of the file as `revert` restores it (its original), sorted; empty
+    /// when the file already reads as patched.
     pub edits: Vec<EditReport>,
 }
 
@@ -76,7 +77,13 @@ pub struct PatchReport {
 /// Version of `patch --json`.
 pub const PATCH_SCHEMA_VERSION: u32 = 2;
 
-/// Computes the patch of a resolved target and, in [`Mode::Write`], applies it.
+/// The journal's name of the command that patches targets.
+const COMMAND: &str = "patch";
+
+/// Computes the patch of a resolved target and, in [`Mode::Write`], applies it. A repository
+/// patched before is patched again from its true originals (what `revert` restores), so the new
+/// window replaces the earlier one (a phase switched off before can be switched on again); the
+/// diffs and `changed` compare with the files as they are now.
 pub fn apply(
     target: &Target,
     request: &PatchRequest,
@@ -84,33 +91,71 @@ pub fn apply(
 ) -> Result<PatchReport, WorkflowError> {
     let repo = &target.repo;
     let mut tx = match mode {
-        Mode::Write => Transaction::begin(repo, "patch")?,
-        Mode::DryRun => Transaction::preview(repo, "patch")?,
+        Mode::Write => Transaction::begin(repo, COMMAND)?,
+        Mode::DryRun => Transaction::preview(repo, COMMAND)?,
     };
-    let mut sources = Sources::new();
-    for rel in files(target) {
-        sources.insert(rel.clone(), read_text(&tx, Path::new(&rel))?);
+    let originals = originals(&tx)?;
+    let resolved_over;
+    let base = if originals.is_empty() {
+        target
+    } else {
+        let request = npuprof_target::Request {
+            repo,
+            model: &target.model,
+            yaml: &target.yaml,
+            mode: Some(target.mode),
+        };
+        resolved_over = npuprof_target::resolve_over(&request, &originals)?;
+        &resolved_over
+    };
+    let (mut sources, mut current) = (Sources::new(), Sources::new());
+    for rel in files(base) {
+        let now = read_text(&tx, Path::new(&rel))?;
+        let text = originals.get(&rel).cloned().unwrap_or_else(|| now.clone());
+        sources.insert(rel.clone(), text);
+        current.insert(rel, now);
     }
-    let patch = patch_target(target, &sources, request).map_err(|e| WorkflowError::Patch {
+    let mut patch = patch_target(base, &sources, request).map_err(|e| WorkflowError::Patch {
         path: e.path,
         refusal: e.error,
     })?;
-    let reports: Vec<FileReport> = patch
-        .files
-        .iter()
-        .map(|f| file_report(&f.path, &sources[&f.path], &f.edits, f.changes.clone()))
-        .collect();
-    let changed = reports.iter().any(|f| !f.edits.is_empty());
-    let mut written = false;
-    if mode == Mode::Write && changed {
-        for file in patch.files.iter().filter(|f| !f.edits.is_empty()) {
-            tx.write_file(
-                Path::new(&file.path),
-                file.edits.apply(&sources[&file.path]).into_bytes(),
-            )?;
+    if !originals.is_empty() {
+        patch.warnings.insert(
+            0,
+            "the earlier patch is replaced: the changes listed are from the original files (what `npuprof revert` restores), the diff from the files as they are now".to_owned(),
+        );
+    }
+    let mut reports = Vec::new();
+    let mut writes = Vec::new();
+    for file in patch.files {
+        let (before, now) = (&sources[&file.path], &current[&file.path]);
+        let new = file.edits.apply(before);
+        if new == *now {
+            reports.push(file_report(
+                &file.path,
+                now,
+                &Edits::default(),
+                Vec::new(),
+                now,
+            ));
+            continue;
+        }
+        reports.push(file_report(
+            &file.path,
+            before,
+            &file.edits,
+            file.changes,
+            now,
+        ));
+        writes.push((file.path, new));
+    }
+    let changed = !writes.is_empty();
+    let written = mode == Mode::Write && changed;
+    if written {
+        for (path, new) in writes {
+            tx.write_file(Path::new(&path), new.into_bytes())?;
         }
         tx.commit()?;
-        written = true;
     }
     Ok(PatchReport {
         schema_version: PATCH_SCHEMA_VERSION,
@@ -125,15 +170,35 @@ pub fn apply(
     })
 }
 
+/// The true originals of the files earlier patches changed, as text, by `/`-separated path.
+fn originals(tx: &Transaction) -> Result<Overrides, WorkflowError> {
+    tx.originals(COMMAND)?
+        .into_iter()
+        .map(|(path, bytes)| {
+            let text =
+                String::from_utf8(bytes).map_err(|_| WorkflowError::NotUtf8(path.clone()))?;
+            Ok((npuprof_paths::slash(&path), text))
+        })
+        .collect()
+}
+
 fn read_text(tx: &Transaction, rel: &Path) -> Result<String, WorkflowError> {
     String::from_utf8(tx.read(rel)?).map_err(|_| WorkflowError::NotUtf8(rel.to_path_buf()))
 }
 
-fn file_report(path: &str, text: &str, edits: &Edits, changes: Vec<String>) -> FileReport {
+/// A file's report: its edits of `text` (the bytes `revert` restores) and the diff from `now`
+/// (the bytes on disk).
+fn file_report(
+    path: &str,
+    text: &str,
+    edits: &Edits,
+    changes: Vec<String>,
+    now: &str,
+) -> FileReport {
     let path = path.to_owned();
     let new = edits.apply(text);
     FileReport {
-        diff: unified_diff(&path, text, &new),
+        diff: unified_diff(&path, now, &new),
         path,
         changes,
         edits: edits
