@@ -7,7 +7,7 @@ use std::path::{Component, Path, PathBuf};
 use npuprof_journal::Transaction;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::inject::{
-    HarnessOptions, InjectError, Phase, WindowPlan, Wiring, new_file_diff, render_harness,
+    HarnessOptions, HarnessPhases, InjectError, WindowPlan, Wiring, new_file_diff, render_harness,
 };
 use serde::Serialize;
 
@@ -26,7 +26,7 @@ pub struct InjectRequest<'a> {
     /// Where to write the harness; `None` is `<entry stem>_profiled.py` next to the entry.
     pub out: Option<&'a Path>,
     /// The phases the harness profiles.
-    pub phase: Phase,
+    pub phase: HarnessPhases,
     /// Decode steps to record.
     pub decode_steps: u32,
     /// Dry run or write.
@@ -43,7 +43,7 @@ pub struct InjectReport {
     /// The harness, repository-relative.
     pub harness: String,
     /// The phases it profiles.
-    pub phase: Phase,
+    pub phase: HarnessPhases,
     /// Decode steps recorded.
     pub decode_steps: u32,
     /// Whether nothing was written.

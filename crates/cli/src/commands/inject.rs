@@ -8,7 +8,7 @@
 
 use std::path::PathBuf;
 
-use npuprof_patch::inject::Phase;
+use npuprof_patch::inject::HarnessPhases;
 use npuprof_workflow::inject::{InjectReport, InjectRequest, inject};
 use npuprof_workflow::patch::Mode;
 
@@ -28,13 +28,13 @@ pub enum PhaseArg {
     Separate,
 }
 
-impl From<PhaseArg> for Phase {
+impl From<PhaseArg> for HarnessPhases {
     fn from(phase: PhaseArg) -> Self {
         match phase {
-            PhaseArg::Decode => Phase::Decode,
-            PhaseArg::Prefill => Phase::Prefill,
-            PhaseArg::Both => Phase::Both,
-            PhaseArg::Separate => Phase::Separate,
+            PhaseArg::Decode => HarnessPhases::Decode,
+            PhaseArg::Prefill => HarnessPhases::Prefill,
+            PhaseArg::Both => HarnessPhases::Both,
+            PhaseArg::Separate => HarnessPhases::Separate,
         }
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::analyse::{Callee, EntryAnalysis};
-use super::{HarnessOptions, Phase};
+use super::{HarnessOptions, HarnessPhases};
 
 /// How one user-code function of the harness was filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,7 +89,11 @@ fn call_text(callee: &Callee, argument: &str) -> String {
 }
 
 /// The four user-code functions of the harness, each wired to the entry where it could be.
-fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<UserFunction> {
+fn user_functions(
+    analysis: &EntryAnalysis,
+    entry: &str,
+    phase: HarnessPhases,
+) -> Vec<UserFunction> {
     let importable = analysis.importable.is_ok();
     let not_imported = analysis
         .importable
@@ -235,10 +239,10 @@ fn run_decode_step(
     analysis: &EntryAnalysis,
     entry: &str,
     importable: bool,
-    phase: Phase,
+    phase: HarnessPhases,
 ) -> UserFunction {
     let decode_doc = "Run one decode forward from `state`; return the next state.";
-    let uses_decode = phase != Phase::Prefill;
+    let uses_decode = phase != HarnessPhases::Prefill;
     match (&analysis.decode, importable) {
         (Some(d), true) => {
             let call = call_text(&d.callee, "state");
@@ -283,7 +287,7 @@ fn run_decode_step(
 }
 
 /// The profilers of a phase mode.
-pub(super) fn windows(phase: Phase, decode_steps: u32) -> Vec<WindowPlan> {
+pub(super) fn windows(phase: HarnessPhases, decode_steps: u32) -> Vec<WindowPlan> {
     let prefill = WindowPlan {
         name: "prefill",
         save_subdir: "prefill",
@@ -297,15 +301,15 @@ pub(super) fn windows(phase: Phase, decode_steps: u32) -> Vec<WindowPlan> {
         step_calls: decode_steps + 1,
     };
     match phase {
-        Phase::Decode => vec![decode],
-        Phase::Prefill => vec![prefill],
-        Phase::Both => vec![WindowPlan {
+        HarnessPhases::Decode => vec![decode],
+        HarnessPhases::Prefill => vec![prefill],
+        HarnessPhases::Both => vec![WindowPlan {
             name: "both",
             save_subdir: "both",
             active: 1 + decode_steps,
             step_calls: decode_steps + 2,
         }],
-        Phase::Separate => vec![prefill, decode],
+        HarnessPhases::Separate => vec![prefill, decode],
     }
 }
 
@@ -398,13 +402,13 @@ pub(super) fn render(
     let functions = user_functions(analysis, entry, options.phase);
     let windows = windows(options.phase, options.decode_steps);
     let mode = match options.phase {
-        Phase::Decode => format!("decode: {} steps", options.decode_steps),
-        Phase::Prefill => "prefill: 1 forward".to_owned(),
-        Phase::Both => format!(
+        HarnessPhases::Decode => format!("decode: {} steps", options.decode_steps),
+        HarnessPhases::Prefill => "prefill: 1 forward".to_owned(),
+        HarnessPhases::Both => format!(
             "both: 1 prefill + {} decode steps in one timeline",
             options.decode_steps
         ),
-        Phase::Separate => format!(
+        HarnessPhases::Separate => format!(
             "separate: 1 prefill and {} decode steps, two profilers",
             options.decode_steps
         ),
@@ -498,7 +502,7 @@ entry = _load_entry()
     }
     out.push_str("\n\n# ---- profiling: correct by construction, no need to edit below ----\n");
     out.push_str(CHECK_BUDGET);
-    let uses_decode = options.phase != Phase::Prefill;
+    let uses_decode = options.phase != HarnessPhases::Prefill;
     out.push_str(
         "\n\ndef main():\n    model = build_model()\n    inputs = make_prefill_inputs()\n    # Warm-up outside the profiler: graph compilation, JIT and first-call allocation happen here.\n    state = run_prefill(model, inputs)\n",
     );
