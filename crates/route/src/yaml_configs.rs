@@ -72,7 +72,7 @@ pub(crate) struct ConfigRead {
 pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     let place = split_config_path(rel);
     let model = place.as_ref().map(|p| p.model.to_owned());
-    let value: Value = match yaml_serde::from_str(src) {
+    let value: Value = match npuprof_target::config::parse_yaml(src) {
         Ok(value) => value,
         Err(err) => {
             let config = RunConfig {
@@ -90,7 +90,10 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
                     reason: "the YAML does not parse".to_owned(),
                 },
                 decode_forwards: None,
-                error: Some(format!("invalid YAML: {err}")),
+                error: Some(match err {
+                    npuprof_target::TargetError::Yaml(detail) => format!("invalid YAML: {detail}"),
+                    other => other.to_string(),
+                }),
             };
             return Some(ConfigRead {
                 config,
@@ -113,7 +116,7 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
             &root.join(p.prefix),
             p.model,
             p.yaml,
-            src,
+            &value,
             None,
         )
         .ok()

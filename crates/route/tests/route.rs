@@ -504,3 +504,21 @@ fn missing_path_and_file_are_errors() {
             .ends_with("file.py: not a directory (route scans a repository directory)")
     );
 }
+
+/// route reads a run config as plan and patch do: a BOM is skipped and merge keys apply.
+#[test]
+fn run_configs_are_read_with_bom_and_merge_keys_like_the_target() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let yaml = "\u{feff}defaults: &defaults\n  max_new_tokens: 48\n  batch_size: 2\nmodel_config:\n  enable_profiler: False\n  next_n: 1\nscheduler_config:\n  <<: *defaults\n";
+    write(root, "models/m/config/run.yaml", yaml.as_bytes());
+    let report = npuprof_route::scan(root).expect("scan");
+    let [config] = report.configs.as_slice() else {
+        panic!("one config: {:?}", report.configs);
+    };
+    assert_eq!(config.error, None);
+    assert_eq!(
+        (config.max_new_tokens, config.next_n, config.enable_profiler),
+        (Some(48), Some(1), Some(false))
+    );
+}

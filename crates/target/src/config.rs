@@ -76,21 +76,25 @@ pub fn lookup<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
 
 /// Reads `text` with `keys`.
 pub fn read(text: &str, keys: &ConfigKeys) -> Result<RunConfig, TargetError> {
-    let value = parse_yaml(text)?;
+    Ok(read_value(&parse_yaml(text)?, keys))
+}
+
+/// The run config's values at `keys`, from its parsed document (see [`parse_yaml`]).
+pub fn read_value(value: &Value, keys: &ConfigKeys) -> RunConfig {
     let parent = &keys.switch[..keys.switch.len().saturating_sub(1)];
-    let has_switch_section = lookup(&value, parent).is_some_and(Value::is_mapping);
-    let switch = match lookup(&value, &keys.switch) {
+    let has_switch_section = lookup(value, parent).is_some_and(Value::is_mapping);
+    let switch = match lookup(value, &keys.switch) {
         None => Switch::Missing,
         Some(Value::Bool(b)) => Switch::Bool(*b),
         Some(other) => Switch::Other {
             truthy: python_truthy(other),
         },
     };
-    let budget = lookup(&value, &keys.budget).and_then(Value::as_u64);
+    let budget = lookup(value, &keys.budget).and_then(Value::as_u64);
     let draft_model = keys
         .draft
         .as_ref()
-        .and_then(|p| lookup(&value, p))
+        .and_then(|p| lookup(value, p))
         .and_then(Value::as_str)
         .filter(|d| !d.is_empty() && !d.eq_ignore_ascii_case("none"))
         .map(str::to_owned);
@@ -99,18 +103,18 @@ pub fn read(text: &str, keys: &ConfigKeys) -> Result<RunConfig, TargetError> {
         .and_then(|p| p.get("world_size"))
         .or_else(|| value.get("world_size"))
         .and_then(Value::as_u64);
-    Ok(RunConfig {
+    RunConfig {
         has_switch_section,
         switch,
         budget,
         effective_budget: budget.unwrap_or(keys.budget_default),
-        next_n: lookup(&value, &keys.next_n)
+        next_n: lookup(value, &keys.next_n)
             .and_then(Value::as_u64)
             .unwrap_or(0),
         draft_model,
         world_size,
-        model_name: model_name(&value),
-    })
+        model_name: model_name(value),
+    }
 }
 
 /// The launcher's `model_name`: `model_config.model_name`, else the top-level one, else `None`.

@@ -238,7 +238,7 @@ pub fn config_view(
     repo: &Path,
     model: &str,
     yaml: &str,
-    text: &str,
+    value: &yaml_serde::Value,
     mode: Option<RunMode>,
 ) -> Result<ConfigView, TargetError> {
     let mode = mode.unwrap_or_else(|| infer_mode(yaml));
@@ -252,7 +252,7 @@ pub fn config_view(
             "no target shape is defined for a {launcher:?} launcher"
         ))
     })?;
-    let config = config::read(text, &shape.config)?;
+    let config = config::read_value(value, &shape.config);
     let mut notes = Vec::new();
     let budget = budget(shape, model, mode, &config, &mut notes);
     if let Some(o) = shape.model_override(model) {
@@ -359,16 +359,16 @@ fn locate(
         }
         Err(e) => return Err(e),
     };
+    let value = config::parse_yaml(&config_text)?;
     let view = config_view(
         definitions,
         repo,
         request.model,
         request.yaml,
-        &config_text,
+        &value,
         request.mode,
     )?;
     let launch = launch(request, view.launcher, view.mode);
-    let value = config::parse_yaml(&config_text)?;
     let case = case_name(&config::model_name(&value), request.yaml);
     let mut notes = view.notes.clone();
     if let Some(other) = shared_case(&model_dir.join("config"), request.yaml, &case) {

@@ -76,8 +76,9 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
     let mut lines = Vec::new();
     for yaml in npuprof_target::list_configs(&dir) {
         let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
-        let view =
-            npuprof_target::config_view(Definitions::builtin(), repo, model, &yaml, &text, None);
+        let view = npuprof_target::config::parse_yaml(&text).and_then(|value| {
+            npuprof_target::config_view(Definitions::builtin(), repo, model, &yaml, &value, None)
+        });
         lines.push(match view {
             Ok(v) if v.config.has_switch_section => ConfigLine {
                 family: Some(v.shape.family),
