@@ -765,3 +765,45 @@ fn kill_at_every_write_step_of_collect_is_finished_by_revert_and_a_rerun() {
     }
     assert!(points >= 10, "only {points} write steps seen");
 }
+
+/// With two top-level `create_profiler` definitions Python uses the last; collect patches that
+/// one, so the run records exactly the window asked for (issue 13: it used to patch the first,
+/// say "clean, window 3–32" and record other steps).
+#[test]
+fn with_two_create_profiler_definitions_the_recorded_steps_are_the_window() {
+    let fixture = fixture("recipes-mini");
+    let path = fixture
+        .repo
+        .path()
+        .join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).unwrap();
+    let start = text.find("def create_profiler(").expect("the factory");
+    let end = start + text[start..].find("\n\n\n").expect("its end");
+    let second = text[start..end].replace("active=3", "active=7");
+    assert_ne!(second, text[start..end], "the copy differs from the first");
+    fs::write(&path, format!("{text}\n\n{second}\n")).unwrap();
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(
+            &[
+                &MTP[..],
+                &["--phase", "decode", "--decode-active", "5", "--json"],
+            ]
+            .concat(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["outcome"], "clean");
+    assert_eq!(
+        verified_runs(&report),
+        vec![("decode".to_owned(), 0, (3..8).collect::<Vec<u64>>())]
+    );
+    check_restored(fixture.repo.path(), &before);
+}
