@@ -512,7 +512,7 @@ fn run_configs_are_read_with_bom_and_merge_keys_like_the_target() {
     let root = tmp.path();
     let yaml = "\u{feff}defaults: &defaults\n  max_new_tokens: 48\n  batch_size: 2\nmodel_config:\n  enable_profiler: False\n  next_n: 1\nscheduler_config:\n  <<: *defaults\n";
     write(root, "models/m/config/run.yaml", yaml.as_bytes());
-    let report = npuprof_route::scan(root).expect("scan");
+    let report = scan(root).expect("scan");
     let [config] = report.configs.as_slice() else {
         panic!("one config: {:?}", report.configs);
     };
