@@ -5,7 +5,7 @@
 //! (`True`) stay as they are. After editing, old and new are parsed with yaml_serde and must differ
 //! in exactly the intended keys.
 
-use npuprof_python::{first_error, named_children, text};
+use npuprof_syntax::{first_error, named_children, text};
 use npuprof_target::yaml_blocks::{self, Block};
 use tree_sitter::{Node, Tree};
 use yaml_serde::{Mapping, Value};

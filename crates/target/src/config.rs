@@ -169,14 +169,14 @@ fn find_pair<'t>(
         if matches!(node.kind(), "block_mapping_pair" | "flow_pair") {
             let found = node
                 .child_by_field_name("key")
-                .map(|k| npuprof_python::text(k, src))
+                .map(|k| npuprof_syntax::text(k, src))
                 .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == key);
             if found {
                 return Some(node);
             }
             continue;
         }
-        let mut kids = npuprof_python::all_children(node);
+        let mut kids = npuprof_syntax::all_children(node);
         kids.reverse();
         stack.extend(kids);
     }

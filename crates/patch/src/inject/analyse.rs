@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use npuprof_python::{
+use npuprof_syntax::{
     arguments, callee, children, descendants_in_scope, first_error, kwarg, line, parse, text,
 };
 use serde::Serialize;

@@ -86,11 +86,11 @@ pub fn render_harness(
     }
     let analysis = analyse_entry(entry_source)?;
     let (text, wiring, windows) = render::render(&analysis, options);
-    let tree = npuprof_python::parse(&text).ok_or(InjectError::Unparseable)?;
+    let tree = npuprof_syntax::parse(&text).ok_or(InjectError::Unparseable)?;
     if tree.root_node().has_error() {
-        let bad = npuprof_python::first_error(tree.root_node());
+        let bad = npuprof_syntax::first_error(tree.root_node());
         return Err(InjectError::HarnessSyntax(
-            bad.map_or(1, npuprof_python::line),
+            bad.map_or(1, npuprof_syntax::line),
         ));
     }
     Ok(Harness {
