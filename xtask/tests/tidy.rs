@@ -113,15 +113,25 @@ fn libraries_never_print_or_write_files() {
 }
 
 #[test]
-fn only_the_binary_depends_on_clap() {
+fn only_the_binary_parses_arguments_or_erases_error_types() {
+    // Libraries return their own error enums (thiserror) so callers can tell failures apart;
+    // anyhow and clap belong to the binary.
     for dir in crates() {
         let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
         let deps = manifest.split("[dev-dependencies]").next().unwrap_or("");
-        assert!(
-            name(&dir) == "cli" || !deps.contains("\nclap"),
-            "{}: a library parses arguments (clap belongs to the binary)",
-            dir.display()
-        );
+        for (dependency, why) in [
+            ("\nclap", "parses arguments (clap belongs to the binary)"),
+            (
+                "\nanyhow",
+                "erases its error types (anyhow belongs to the binary)",
+            ),
+        ] {
+            assert!(
+                name(&dir) == "cli" || !deps.contains(dependency),
+                "{}: a library {why}",
+                dir.display()
+            );
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, bail};
+use npuprof_patch::target::{PatchRequest, TokenBudget};
 use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
 use npuprof_target::results::Results;
 use npuprof_target::{PdRole, Request, RunMode, Target};
@@ -110,24 +111,28 @@ impl TargetArgs {
         })
     }
 
+    /// The library request for `model` and `yaml` in `repo` (with `--pd-role`).
+    pub fn request<'a>(&self, repo: &'a Path, model: &'a str, yaml: &'a str) -> Request<'a> {
+        Request {
+            repo,
+            model,
+            yaml,
+            mode: self.pd_role.map(|role| RunMode::Online {
+                role: match role {
+                    PdRoleArg::Prefill => PdRole::Prefill,
+                    PdRoleArg::Decode => PdRole::Decode,
+                },
+            }),
+        }
+    }
+
     fn with_request<T>(
         &self,
         f: impl FnOnce(&Request<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {
         let repo = self.repo_root()?;
         let (model, yaml) = self.model_and_yaml(&repo)?;
-        let mode = self.pd_role.map(|role| RunMode::Online {
-            role: match role {
-                PdRoleArg::Prefill => PdRole::Prefill,
-                PdRoleArg::Decode => PdRole::Decode,
-            },
-        });
-        f(&Request {
-            repo: &repo,
-            model: &model,
-            yaml: &yaml,
-            mode,
-        })
+        f(&self.request(&repo, &model, &yaml))
     }
 }
 
@@ -218,9 +223,45 @@ impl WindowArgs {
         self.phase().into()
     }
 
+    /// The patch these flags ask for, with the token budget policy.
+    pub fn patch_request(&self, max_new_tokens: TokenBudget) -> anyhow::Result<PatchRequest> {
+        Ok(PatchRequest {
+            phases: self.phases(),
+            window: self.window()?,
+            max_new_tokens,
+        })
+    }
+
     /// Whether the collection guide's questions are still open (phase or decode steps not given).
     pub fn undecided(&self) -> bool {
         self.phase.is_none()
             || (self.phase != Some(PhaseArg::Prefill) && self.decode_active.is_none())
+    }
+}
+
+/// How `summary` and `compare` report: which phase, and in which forms.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportArgs {
+    /// Only this phase (`prefill`, `decode`, …).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Print the report as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a self-contained HTML page (inline SVG charts, no network) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Writes `html()` to the `--html` file, if one was given, and says so on stderr.
+    pub fn write_html(&self, html: impl FnOnce() -> String) -> anyhow::Result<()> {
+        let Some(file) = &self.html else {
+            return Ok(());
+        };
+        std::fs::write(file, html())
+            .with_context(|| format!("{}: cannot write the HTML page", file.display()))?;
+        anstream::eprintln!("npuprof: wrote {}", file.display());
+        Ok(())
     }
 }

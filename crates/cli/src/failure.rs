@@ -15,6 +15,7 @@ use npuprof_patch::inject::InjectError;
 use npuprof_route::RouteError;
 use npuprof_summary::SummaryError;
 use npuprof_verify::VerifyError;
+use npuprof_workflow::WorkflowError;
 use serde::Serialize;
 
 /// What kind of failure ended a command with exit 2.
@@ -148,6 +149,7 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
         .or_else(|| cause.downcast_ref::<InjectError>().map(inject))
         .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
         .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
+        .or_else(|| cause.downcast_ref::<WorkflowError>().and_then(workflow))
         .or_else(|| cause.downcast_ref::<io::Error>().map(io))
 }
 
@@ -233,6 +235,37 @@ fn summary(err: &SummaryError) -> Option<Classified> {
             ErrorCode::NotFound,
             Some("check --phase and --rank against the run directories"),
         )),
+    }
+}
+
+/// A library's error inside the workflow is classified as that library's; `None` when a
+/// cause (or nothing known) decides.
+fn workflow(err: &WorkflowError) -> Option<Classified> {
+    match err {
+        WorkflowError::Journal(err) => journal(err),
+        WorkflowError::Route(err) => Some(route(err)),
+        WorkflowError::Verify(err) => Some(verify(err)),
+        WorkflowError::Patch { refusal, .. } => Some(patch(refusal)),
+        WorkflowError::Harness(err) => Some(inject(&err.source)),
+        WorkflowError::InjectPath(err) => Some((
+            if err.missing {
+                ErrorCode::NotFound
+            } else {
+                ErrorCode::InvalidInput
+            },
+            Some("give --entry and --out as files inside the repository"),
+        )),
+        WorkflowError::NotUtf8(_)
+        | WorkflowError::NotADirectory(_)
+        | WorkflowError::OutsideRepository { .. } => Some((ErrorCode::InvalidInput, None)),
+        WorkflowError::Window(_) | WorkflowError::Unbounded { .. } => {
+            Some((ErrorCode::Usage, None))
+        }
+        WorkflowError::NotPlannable(_) => Some((ErrorCode::Refused, None)),
+        WorkflowError::Target(_)
+        | WorkflowError::Relocate(_)
+        | WorkflowError::Read { .. }
+        | WorkflowError::Collect(_) => None,
     }
 }
 

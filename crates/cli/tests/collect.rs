@@ -413,6 +413,7 @@ fn path_b_repositories_are_refused_unchanged() {
         report["error"]
     );
     assert!(report["runs"].as_array().unwrap().is_empty());
+    assert_eq!(report["revert"], "nothing", "nothing was changed");
     assert_eq!(source_files(fixture.repo.path()), before);
     assert!(!fixture.repo.path().join(".npuprof").exists());
 }
@@ -552,4 +553,257 @@ fn a_launch_that_deletes_the_journal_is_not_reported_restored() {
         stderr.contains("NOT restored") && stderr.contains("profiler_context.py"),
         "{stderr}"
     );
+}
+
+// ---- Issue 13: signals, concurrency and bounds of collect ----
+
+/// Whether process `pid` is still running (a zombie is not).
+fn alive(pid: &str) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// Sends `signal` to a collect whose launch sleeps, once the patch is applied and the launch
+/// has started: collect must stop the launch (its whole process group), revert, and exit 2
+/// well before the launch would have ended.
+fn check_signal_stops_collect_and_reverts(signal: &str) {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let pid_file = fixture.tmp.path().join("launch.pid");
+    let script = format!("echo $$ > '{}'; exec sleep 60", pid_file.display());
+    let started = Instant::now();
+    let child = fixture
+        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", &script]].concat())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let journal = fixture.repo.path().join(".npuprof/journal.json");
+    while !(journal.exists() && pid_file.exists()) && started.elapsed() < Duration::from_secs(30) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let launch_pid = fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    assert!(alive(&launch_pid), "SIG{signal}: the launch is not running");
+    let status = Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "SIG{signal} was swallowed: collect ran on"
+    );
+    let report = json(&output);
+    assert_eq!(output.status.code(), Some(2), "SIG{signal}: {report:#}");
+    assert!(
+        report["error"].as_str().unwrap().contains("interrupted"),
+        "SIG{signal}: {}",
+        report["error"]
+    );
+    assert_eq!(report["revert"], "reverted", "SIG{signal}");
+    let stopped = Instant::now();
+    while alive(&launch_pid) && stopped.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        !alive(&launch_pid),
+        "SIG{signal}: the launched command still runs"
+    );
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn sighup_during_collect_stops_the_launch_and_reverts() {
+    check_signal_stops_collect_and_reverts("HUP");
+}
+
+#[test]
+fn sigusr1_during_collect_stops_the_launch_and_reverts() {
+    check_signal_stops_collect_and_reverts("USR1");
+}
+
+#[test]
+fn sigquit_during_collect_stops_the_launch_and_reverts() {
+    check_signal_stops_collect_and_reverts("QUIT");
+}
+
+#[test]
+fn sigterm_stops_collect_and_is_not_swallowed() {
+    check_signal_stops_collect_and_reverts("TERM");
+}
+
+#[test]
+fn a_launch_that_runs_rm_rf_everything_is_not_reported_unchanged() {
+    let fixture = fixture("recipes-mini");
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", "rm -rf ./*"]].concat())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let report = json(&output);
+    assert_ne!(report["revert"], "reverted", "{report:#}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("NOT reverted") && stderr.contains("profiler_context.py"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("unchanged"), "{stderr}");
+}
+
+#[test]
+fn two_collects_at_once_leave_the_repository_as_it_was() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let children: Vec<_> = (0..2)
+        .map(|_| {
+            fixture
+                .collect(&[&MTP[..], &["--json"]].concat())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let mut clean = 0;
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        match output.status.code() {
+            Some(0) => clean += 1,
+            _ => assert!(
+                stderr.contains("another npuprof is working here"),
+                "{stderr}"
+            ),
+        }
+    }
+    assert!(clean >= 1, "neither collect ran");
+    check_restored(fixture.repo.path(), &before);
+}
+
+#[test]
+fn collect_decode_active_5000000000_is_refused_at_once() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let started = Instant::now();
+    let output = fixture
+        .collect(&[&MTP[..], &["--decode-active", "5000000000"]].concat())
+        .output()
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("5000000000"), "{stderr}");
+    check_restored(fixture.repo.path(), &before);
+}
+
+/// `collect` whose launch produces nothing: it patches, runs, fails and reverts, through the
+/// same write steps as a real run.
+const QUICK_COLLECT: [&str; 7] = [
+    "--model",
+    "deepseek-mini",
+    "--yaml",
+    "decode_mtp.yaml",
+    "--json",
+    "--",
+    "true",
+];
+
+/// Checks a quick collect ended as it should: no results, reverted.
+fn check_quick_collect(output: &Output, context: &str) {
+    let report = json(output);
+    assert_eq!(output.status.code(), Some(2), "{context}: {report:#}");
+    assert!(
+        report["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no new result directory")),
+        "{context}: {report:#}"
+    );
+    assert_eq!(report["revert"], "reverted", "{context}");
+}
+
+/// Runs `npuprof revert` in `repo` and checks it succeeded.
+fn check_revert_ok(repo: &Path, context: &str) {
+    let revert = Command::new(get_cargo_bin("npuprof"))
+        .current_dir(repo)
+        .arg("revert")
+        .output()
+        .unwrap();
+    assert!(
+        revert.status.success(),
+        "{context}, then revert: {}",
+        String::from_utf8_lossy(&revert.stderr)
+    );
+}
+
+#[test]
+fn kill_at_every_write_step_of_collect_is_finished_by_revert_and_a_rerun() {
+    let mut points = 0;
+    for n in 1.. {
+        let fixture = fixture("recipes-mini");
+        let before = source_files(fixture.repo.path());
+        let killed = fixture
+            .collect(&QUICK_COLLECT)
+            .env("NPUPROF_FAILPOINT", format!("any:{n}"))
+            .output()
+            .unwrap();
+        if killed.status.code().is_some() {
+            check_quick_collect(&killed, "not killed");
+            check_restored(fixture.repo.path(), &before);
+            break;
+        }
+        points = n;
+        let context = format!("collect killed at write step {n}");
+        check_revert_ok(fixture.repo.path(), &context);
+        check_restored(fixture.repo.path(), &before);
+        let rerun = fixture.collect(&QUICK_COLLECT).output().unwrap();
+        check_quick_collect(&rerun, &context);
+        check_restored(fixture.repo.path(), &before);
+    }
+    assert!(points >= 10, "only {points} write steps seen");
+}
+
+/// With two top-level `create_profiler` definitions Python uses the last; collect patches that
+/// one, so the run records exactly the window asked for (issue 13: it used to patch the first,
+/// say "clean, window 3–32" and record other steps).
+#[test]
+fn with_two_create_profiler_definitions_the_recorded_steps_are_the_window() {
+    let fixture = fixture("recipes-mini");
+    let path = fixture
+        .repo
+        .path()
+        .join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).unwrap();
+    let start = text.find("def create_profiler(").expect("the factory");
+    let end = start + text[start..].find("\n\n\n").expect("its end");
+    let second = text[start..end].replace("active=3", "active=7");
+    assert_ne!(second, text[start..end], "the copy differs from the first");
+    fs::write(&path, format!("{text}\n\n{second}\n")).unwrap();
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(
+            &[
+                &MTP[..],
+                &["--phase", "decode", "--decode-active", "5", "--json"],
+            ]
+            .concat(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report = json(&output);
+    assert_eq!(report["outcome"], "clean");
+    assert_eq!(
+        verified_runs(&report),
+        vec![("decode".to_owned(), 0, (3..8).collect::<Vec<u64>>())]
+    );
+    check_restored(fixture.repo.path(), &before);
 }

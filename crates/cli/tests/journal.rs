@@ -1,7 +1,8 @@
 //! `npuprof revert` / `npuprof status` through the binary (setup writes go through the
 //! `npuprof-journal` library), and the process-level guarantees of the journal: a kill at every
-//! write step of patch, revert and relocate is finished by re-running the command; two
-//! processes at once; the repository root found from a subdirectory.
+//! write step of patch, inject and revert is finished by re-running the command (relocate's in
+//! relocate.rs); two processes at once; the repository root found from a subdirectory; a run
+//! config past tree-sitter-yaml's row limit.
 
 mod support;
 
@@ -283,18 +284,19 @@ fn check_same(actual: &Files, expected: &Files, context: &str) {
     );
 }
 
-/// Kills `command` at its 1st, 2nd, ... write step (each time in a fresh copy prepared by
-/// `setup`), checks that `status` still works, then that re-running `command` ends in
-/// `expected` and that a final revert gives back `pristine`. Returns how many kill points
+/// Kills `command` at its 1st, 2nd, ... write step (each time in a fresh copy of `example`
+/// prepared by `setup`), checks that `status` still works, then that re-running `command` ends
+/// in `expected` and that a final revert gives back `pristine`. Returns how many kill points
 /// were checked.
 fn check_every_kill_point(
+    example: &str,
     setup: impl Fn(&Path),
     command: &[&str],
     expected: &Files,
     pristine: &Files,
 ) -> u64 {
     for n in 1.. {
-        let repo = support::copy_example("recipes-mini");
+        let repo = support::copy_example(example);
         setup(repo.path());
         if !run_killed_at(repo.path(), command, Some(n)) {
             return n - 1;
@@ -327,7 +329,7 @@ fn kill_at_every_write_step_of_patch_is_finished_by_rerunning_patch() {
     run_killed_at(reference.path(), &PATCH_ARGS, None);
     let patched = check_files(reference.path());
     assert_ne!(patched, pristine);
-    let points = check_every_kill_point(|_| {}, &PATCH_ARGS, &patched, &pristine);
+    let points = check_every_kill_point("recipes-mini", |_| {}, &PATCH_ARGS, &patched, &pristine);
     assert!(points >= 8, "only {points} write steps seen");
 }
 
@@ -345,7 +347,7 @@ fn kill_at_every_write_step_of_patch_keeps_hard_links_and_ends_byte_exact() {
     let patched = check_files(reference.path());
     let alias = Path::new("executor/utils/alias.py");
     assert_ne!(patched[alias], pristine[alias], "the hard link was split");
-    check_every_kill_point(link, &PATCH_ARGS, &patched, &pristine);
+    check_every_kill_point("recipes-mini", link, &PATCH_ARGS, &patched, &pristine);
 }
 
 #[test]
@@ -354,7 +356,7 @@ fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
     let patch = |repo: &Path| {
         run_killed_at(repo, &PATCH_ARGS, None);
     };
-    let points = check_every_kill_point(patch, &["revert"], &pristine, &pristine);
+    let points = check_every_kill_point("recipes-mini", patch, &["revert"], &pristine, &pristine);
     assert!(points >= 5, "only {points} write steps seen");
     // patch, too, works after a revert killed at any point.
     for n in 1..=points {
@@ -367,6 +369,50 @@ fn kill_at_every_write_step_of_revert_never_wedges_the_repository() {
             &check_files(repo.path()),
             &patched,
             &format!("revert killed at {n}, then patch"),
+        );
+    }
+}
+
+const INJECT_ARGS: [&str; 7] = [
+    "inject",
+    "--entry",
+    "infer.py",
+    "--phase",
+    "separate",
+    "--decode-steps",
+    "4",
+];
+
+#[test]
+fn kill_at_every_write_step_of_inject_is_finished_by_rerunning_inject() {
+    let reference = support::copy_example("plain-infer");
+    let pristine = check_files(reference.path());
+    run_killed_at(reference.path(), &INJECT_ARGS, None);
+    let injected = check_files(reference.path());
+    assert!(injected.contains_key(Path::new("infer_profiled.py")));
+    let points = check_every_kill_point("plain-infer", |_| {}, &INJECT_ARGS, &injected, &pristine);
+    assert!(points >= 6, "only {points} write steps seen");
+}
+
+#[test]
+fn kill_at_every_write_step_of_the_revert_of_inject_is_finished_by_rerunning_revert() {
+    let pristine = check_files(support::copy_example("plain-infer").path());
+    let inject = |repo: &Path| {
+        run_killed_at(repo, &INJECT_ARGS, None);
+    };
+    let points = check_every_kill_point("plain-infer", inject, &["revert"], &pristine, &pristine);
+    assert!(points >= 6, "only {points} write steps seen");
+    // inject, too, works after a revert killed at any point.
+    for n in 1..=points {
+        let repo = support::copy_example("plain-infer");
+        inject(repo.path());
+        let injected = check_files(repo.path());
+        assert!(run_killed_at(repo.path(), &["revert"], Some(n)));
+        run_killed_at(repo.path(), &INJECT_ARGS, None);
+        check_same(
+            &check_files(repo.path()),
+            &injected,
+            &format!("revert of inject killed at {n}, then inject"),
         );
     }
 }
@@ -446,4 +492,102 @@ fn revert_and_status_from_a_subdirectory_find_the_repository_root() {
     );
     run_killed_at(&sub, &["revert"], None);
     assert_eq!(check_files(repo.path()), pristine);
+}
+
+#[test]
+fn a_run_config_of_more_than_32767_lines_is_patched_and_reverted_byte_exact() {
+    let repo = support::copy_example("recipes-mini");
+    let config = repo
+        .path()
+        .join("models/deepseek-mini/config/decode_mtp.yaml");
+    let pad =
+        |side: &str| -> String { (0..16_400).map(|i| format!("{side}_{i}: {i}\n")).collect() };
+    let original = fs::read_to_string(&config).unwrap();
+    fs::write(
+        &config,
+        format!("{}{original}{}", pad("before"), pad("after")),
+    )
+    .unwrap();
+    let pristine = check_files(repo.path());
+    let old = fs::read_to_string(&config).unwrap();
+    assert!(old.lines().count() > 32_767);
+
+    run_killed_at(repo.path(), &PATCH_ARGS, None);
+    let new = fs::read_to_string(&config).unwrap();
+    let changed: Vec<(&str, &str)> = old
+        .lines()
+        .zip(new.lines())
+        .filter(|(a, b)| a != b)
+        .collect();
+    assert_eq!(old.lines().count(), new.lines().count());
+    assert_eq!(
+        changed
+            .iter()
+            .map(|(_, b)| b.split('#').next().unwrap().trim())
+            .collect::<Vec<_>>(),
+        ["enable_profiler: True", "max_new_tokens: 34"],
+        "{changed:?}"
+    );
+    check_revert_ok(repo.path());
+    assert_eq!(check_files(repo.path()), pristine);
+}
+
+/// Runs every command at once in `repo`; each must succeed or be refused by the lock.
+fn run_at_once(repo: &Path, commands: &[Vec<String>], round: usize) {
+    let children: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            npuprof(repo, &args)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, args) in children.into_iter().zip(commands) {
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success() || stderr.contains("another npuprof is working here"),
+            "round {round}, {args:?}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn patch_and_relocate_at_once_keep_every_entry_and_revert_restores_res() {
+    let repo = support::copy_example("recipes-mini");
+    let outside = tempfile::tempdir().unwrap();
+    let pristine = check_files(repo.path());
+    let res = repo.path().join("models/deepseek-mini/res");
+    for round in 0..6 {
+        let target = outside.path().join(format!("res{round}"));
+        let relocate: Vec<String> = ["relocate", "--model", "deepseek-mini", "--to"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([target.display().to_string()])
+            .collect();
+        let patch: Vec<String> = PATCH_ARGS.iter().map(|s| s.to_string()).collect();
+        run_at_once(repo.path(), &[patch, relocate], round);
+        let status = journal::status(repo.path()).unwrap().unwrap();
+        assert!(
+            status.iter().all(|s| s.matches_post_patch),
+            "round {round}: journal and files disagree: {status:?}"
+        );
+        let symlinked = fs::symlink_metadata(&res).is_ok_and(|m| m.file_type().is_symlink());
+        let recorded = status
+            .iter()
+            .any(|s| s.path == Path::new("models/deepseek-mini/res"));
+        assert_eq!(
+            symlinked, recorded,
+            "round {round}: relocation entry lost: {status:?}"
+        );
+        check_revert_ok(repo.path());
+        assert!(
+            !res.exists() && fs::symlink_metadata(&res).is_err(),
+            "round {round}: res left"
+        );
+        assert_eq!(check_files(repo.path()), pristine, "round {round}");
+    }
 }

@@ -106,7 +106,7 @@ fn inject_error() {
             "no-such.py",
             "--json",
         ],
-        "failed",
+        "not_found",
     );
 }
 

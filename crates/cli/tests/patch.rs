@@ -171,10 +171,10 @@ fn patch_writes_what_the_dry_run_shows() {
     );
 }
 
-/// Patching again with other options edits the current text; switching a phase back on asks for a
-/// revert first; revert restores the original.
+/// Patching again replaces the earlier patch (it starts from the originals), so a phase switched
+/// off before can be switched on again; revert restores the original.
 #[test]
-fn patch_twice_with_other_options() {
+fn patch_again_replaces_the_earlier_patch_and_can_switch_a_phase_back_on() {
     let repo = copy_example();
     let original = source_files(repo.path());
     let first = patch(
@@ -244,11 +244,28 @@ fn patch_twice_with_other_options() {
     )
     .output()
     .expect("runs");
-    assert_eq!(back_on.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&back_on.stderr).contains("run `npuprof revert` first"),
+    assert_eq!(
+        back_on.status.code(),
+        Some(0),
         "{}",
         String::from_utf8_lossy(&back_on.stderr)
+    );
+    let engine = "executor/utils/profiler_context.py";
+    let now = fs::read_to_string(repo.path().join(engine)).expect("engine");
+    let before = String::from_utf8(original[Path::new(engine)].clone()).expect("utf-8");
+    let prefill_call = r#"os.path.join(self.profile_save_path, "prof", "prefill")"#;
+    assert!(
+        before.contains(prefill_call),
+        "the example has a prefill call"
+    );
+    assert!(
+        now.contains(prefill_call),
+        "the prefill call is back:\n{now}"
+    );
+    assert_eq!(
+        now.matches("FakeContextManager()").count(),
+        before.matches("FakeContextManager()").count(),
+        "no phase is switched off any more"
     );
     let revert = Command::new(get_cargo_bin("npuprof"))
         .current_dir(repo.path())
@@ -420,4 +437,52 @@ fn diff_colour_only_when_forced_and_never_with_no_color() {
     assert!(forced.contains(ESC), "CLICOLOR_FORCE colours the diff");
     // NO_COLOR wins over everything.
     assert!(!dry_run_stdout(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains(ESC));
+}
+
+#[test]
+fn refuses_max_new_tokens_18446744073709551615() {
+    let repo = copy_example();
+    assert_cmd_snapshot!(check_refusal(
+        repo.path(),
+        &[
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+            "--max-new-tokens",
+            "18446744073709551615"
+        ]
+    ));
+}
+
+/// Python uses the last of two top-level definitions: patch edits that one, not the first.
+#[test]
+fn with_two_top_level_create_profiler_definitions_patch_edits_the_last_one() {
+    let repo = copy_example();
+    let path = repo.path().join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).expect("read");
+    let start = text.find("def create_profiler(").expect("the factory");
+    let end = start + text[start..].find("\n\n\n").expect("its end");
+    let second = text[start..end].replace("active=3", "active=7");
+    fs::write(&path, format!("{text}\n\n{second}\n")).expect("write");
+    let out = patch(repo.path(), &[&README_ARGS[..], &["--json"]].concat())
+        .output()
+        .expect("runs");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let python = report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "executor/utils/profiler_context.py")
+        .expect("the Python is edited");
+    let last_def = text.lines().count() + 2;
+    for edit in python["edits"].as_array().unwrap() {
+        assert!(
+            edit["line"].as_u64().unwrap() as usize >= last_def,
+            "an edit outside the last definition: {edit}"
+        );
+    }
+    assert!(python["diff"].as_str().unwrap().contains(
+        "-def create_profiler(enable_profiler=False, profile_save_path=\"prof\", active=7"
+    ));
 }

@@ -320,11 +320,17 @@ fn relocate_refuses_the_filesystem_root() {
 }
 
 #[test]
-fn relocate_refuses_a_target_inside_the_repository() {
+fn relocate_refuses_the_repository_root() {
     let fixture = fixture(&["a/log_0.log"]);
     let repo = fixture.repo.path().canonicalize().unwrap();
     check_target_refused(&fixture, &repo, &repo, "inside the repository");
-    // A relative --to, from inside the repository.
+    check_target_refused(&fixture, &repo, Path::new("."), "inside the repository");
+}
+
+#[test]
+fn a_relative_to_inside_the_repository_is_refused_and_leaves_no_directory() {
+    let fixture = fixture(&["a/log_0.log"]);
+    let repo = fixture.repo.path().canonicalize().unwrap();
     check_target_refused(
         &fixture,
         &repo.join("models"),
@@ -335,9 +341,13 @@ fn relocate_refuses_a_target_inside_the_repository() {
 }
 
 #[test]
-fn relocate_refuses_an_ancestor_of_res() {
+fn relocate_refuses_the_parent_of_res_and_its_ancestors_outside_the_repository() {
     let fixture = fixture(&["a/log_0.log"]);
     let repo = fixture.repo.path().canonicalize().unwrap();
+    // The parent of `res` is inside the repository; moving `res` there would be a cycle too.
+    let parent = repo.join("models/tiny");
+    check_target_refused(&fixture, &repo, &parent, "inside the repository");
+    check_target_refused(&fixture, &parent, Path::new("."), "inside the repository");
     check_target_refused(&fixture, &repo, repo.parent().unwrap(), "a cycle");
 }
 

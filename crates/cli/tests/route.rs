@@ -226,11 +226,21 @@ fn route_model_walks_up_from_a_sub_directory() {
     );
 }
 
-/// A misspelt model or config gets "did you mean" (not the whole list).
+/// A misspelt model or config gets "did you mean" (not the whole list); a file under config/
+/// that is not YAML (upstream keeps a README.md there) is not read as a run config.
 #[test]
 fn did_you_mean_for_models_and_configs() {
     let repo = support::copy_example("recipes-mini");
+    fs::write(
+        repo.path().join("models/deepseek-mini/config/README.md"),
+        "### YAML Parameter Description\nBasic Config\n  model_name: x\n",
+    )
+    .expect("readme");
     for (args, expected) in [
+        (
+            ["--model", "deepseek-mini", "--yaml", "README.md"],
+            "(a run config is a .yaml file); available: afd.yaml,",
+        ),
         (
             ["--model", "deepseek_mini", "--yaml", "decode_mtp.yaml"],
             "did you mean `deepseek-mini`?",

@@ -186,6 +186,32 @@ impl Transaction {
             .map_err(io_err("read", resolved.abs))
     }
 
+    /// The true originals (what `revert` restores) of the files `command` has modified and
+    /// that are not back to their original, by repository-relative path.
+    pub fn originals(&self, command: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+        let mut out = Vec::new();
+        for entry in self.journal.entries.iter().filter(|e| e.command == command) {
+            let Change::Modified {
+                original_sha256, ..
+            } = &entry.change
+            else {
+                continue;
+            };
+            let current = self
+                .fs
+                .read_file(&entry.path)
+                .map_err(io_err("read", self.fs.display(&entry.path)))?;
+            if current.is_some_and(|bytes| model::sha256_hex(&bytes) == *original_sha256) {
+                continue;
+            }
+            out.push((
+                entry.path.clone(),
+                model::read_original(&self.fs, original_sha256)?,
+            ));
+        }
+        Ok(out)
+    }
+
     /// Stages new content for an existing file; its true original is kept in the journal.
     pub fn write_file(&mut self, rel_path: &Path, new_bytes: Vec<u8>) -> Result<()> {
         let resolved = paths::resolve_existing(self.fs.path(), rel_path)?;

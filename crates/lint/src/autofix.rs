@@ -2,7 +2,7 @@
 //! the result. Text in, text out; the caller writes.
 
 use npuprof_patch::{Edit, Edits};
-use npuprof_python::{first_error, parse};
+use npuprof_syntax::{first_error, parse};
 
 use crate::finding::Finding;
 use crate::lint_source;

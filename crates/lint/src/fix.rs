@@ -2,7 +2,7 @@
 //! loop, and raise a `range(...)` loop bound, as byte-range edits (npuprof-patch's [`Edit`]).
 
 use npuprof_patch::Edit;
-use npuprof_python::{callee, positional, text};
+use npuprof_syntax::{callee, positional, text};
 use tree_sitter::Node;
 
 use crate::profile::FileContext;

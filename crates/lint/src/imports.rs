@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use npuprof_python::{named_children, text};
+use npuprof_syntax::{named_children, text};
 use tree_sitter::Node;
 
 /// Local name → fully qualified dotted path, from every import statement in the file.

@@ -27,7 +27,7 @@ pub use finding::Finding;
 pub use registry::{Code, RULES, Rule, Severity, markdown_table};
 pub use walk::{FileFix, LintError, Report, SCHEMA_VERSION, fix_paths, lint_paths, python_files};
 
-use npuprof_python::{first_error, named_children, parse};
+use npuprof_syntax::{first_error, named_children, parse};
 
 use crate::imports::Imports;
 use crate::profile::{FileContext, ProfileCall};

@@ -1,8 +1,8 @@
 //! Recognising `profile(...)` calls and reading their configuration: experimental config,
 //! schedule, trace handler and the high-volume switches.
 
-use npuprof_python::{callee, dotted, kwarg, positional, text};
 use npuprof_schedule::Schedule;
+use npuprof_syntax::{callee, dotted, kwarg, positional, text};
 use tree_sitter::Node;
 
 use crate::imports::Imports;

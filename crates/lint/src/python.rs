@@ -1,7 +1,7 @@
-//! lint's helpers over the tree-sitter Python syntax tree, on top of `npuprof-python`: scopes,
+//! lint's helpers over the tree-sitter Python syntax tree, on top of `npuprof-syntax`: scopes,
 //! splats and positions. Values of names are resolved in `resolve`.
 
-use npuprof_python::{arguments, kwarg};
+use npuprof_syntax::{arguments, kwarg};
 use tree_sitter::Node;
 
 /// The last segment of a dotted name (`c` for `a.b.c`).

@@ -10,7 +10,7 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 
-use npuprof_python::{
+use npuprof_syntax::{
     callee, descendants_in_scope, dotted, kwarg, line, named_children, positional, text,
 };
 use tree_sitter::Node;
@@ -924,7 +924,7 @@ pub(crate) fn function_name<'s>(def: Node<'_>, source: &'s str) -> &'s str {
 
 #[cfg(test)]
 mod tests {
-    use npuprof_python::{descendants_in_scope, parse};
+    use npuprof_syntax::{descendants_in_scope, parse};
 
     use super::*;
 

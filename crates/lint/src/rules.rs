@@ -1,7 +1,7 @@
 //! The rules: each turns what was read from the file into findings.
 
-use npuprof_python::{callee, descendants_in_scope, kwarg, positional, text};
 use npuprof_schedule::Action;
+use npuprof_syntax::{callee, descendants_in_scope, kwarg, positional, text};
 use tree_sitter::Node;
 
 use npuprof_patch::Edit;

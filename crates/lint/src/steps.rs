@@ -3,7 +3,7 @@
 //! i += 1`), and helpers one call deep that take the profiler and step it. When the count
 //! cannot be known, the error says why.
 
-use npuprof_python::{
+use npuprof_syntax::{
     callee, descendants_in_scope, dotted, is_definition, line, named_children, positional, text,
 };
 use tree_sitter::Node;
@@ -523,7 +523,7 @@ fn counted_condition<'t, 's>(
     let [left, right] = operands.as_slice() else {
         return None;
     };
-    let operator = npuprof_python::all_children(condition)
+    let operator = npuprof_syntax::all_children(condition)
         .into_iter()
         .find(|c| !c.is_named())
         .map(|o| text(o, source))?;

@@ -1,7 +1,7 @@
 //! Profiled windows (`with profile(...) as prof:` bodies and `prof.start()` … `prof.stop()`
 //! sequences) and where their profiler comes from.
 
-use npuprof_python::{callee, descendants_in_scope, dotted, named_children, positional, text};
+use npuprof_syntax::{callee, descendants_in_scope, dotted, named_children, positional, text};
 use tree_sitter::Node;
 
 use crate::profile::FileContext;

@@ -454,7 +454,7 @@ fn check_fix(fixture: &str, fixed_codes: &[Code]) {
     let fixed = fix_source(fixture, &source).expect("the fix is accepted");
     let applied: Vec<Code> = fixed.applied.iter().map(|f| f.code).collect();
     assert_eq!(applied, fixed_codes, "{fixture}");
-    let tree = npuprof_python::parse(&fixed.text).expect("a tree");
+    let tree = npuprof_syntax::parse(&fixed.text).expect("a tree");
     assert!(!tree.root_node().has_error(), "{}", fixed.text);
     assert!(
         fixed.remaining.iter().all(|f| !matches!(

@@ -1,7 +1,7 @@
 //! Edits of Python source that keep its layout: keyword arguments appended in the call's own
 //! style, a no-op method added to a class in the style of its siblings.
 
-use npuprof_python::{all_children, children, named_children, text};
+use npuprof_syntax::{all_children, children, named_children, text};
 use tree_sitter::Node;
 
 use crate::edit::Edit;

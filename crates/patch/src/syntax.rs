@@ -1,7 +1,7 @@
 //! Parsing with tree-sitter (Python or YAML) and describing syntax errors as `PatchError`s, on
-//! top of `npuprof-python`.
+//! top of `npuprof-syntax`.
 
-use npuprof_python::{all_children, first_error, parse_with};
+use npuprof_syntax::{all_children, first_error, parse_with};
 use tree_sitter::{Language, Node, Tree};
 
 use crate::error::PatchError;

@@ -15,6 +15,7 @@
 //!   refused and phase `both` patches prefill only (the budget is left alone: raising it would
 //!   change the benchmark). An explicit budget is always honoured.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use npuprof_schedule::{Phase, PhaseSelection, Schedule, Window};
@@ -126,8 +127,10 @@ pub fn patch_target(
                 return Err(refuse(
                     &profiled.factory_path,
                     format!(
-                        "no {} profiler call was found (a phase switched off earlier? run `npuprof revert` first)",
-                        phase.name()
+                        "no {} profiler call was found (`npuprof route --model {} --yaml {}` shows what the target holds)",
+                        phase.name(),
+                        target.model,
+                        target.yaml
                     ),
                 ));
             }
@@ -348,10 +351,11 @@ impl Facts {
     }
 }
 
-/// The planned edits of every Python file, by path.
+/// The planned edits of every Python file, by path, and each file's syntax tree (parsed once).
 struct Files<'s> {
     sources: &'s Sources,
     edits: BTreeMap<String, (Vec<Edit>, Vec<String>)>,
+    trees: RefCell<BTreeMap<String, Tree>>,
 }
 
 impl<'s> Files<'s> {
@@ -359,6 +363,7 @@ impl<'s> Files<'s> {
         Self {
             sources,
             edits: BTreeMap::new(),
+            trees: RefCell::new(BTreeMap::new()),
         }
     }
 
@@ -372,14 +377,21 @@ impl<'s> Files<'s> {
             })
     }
 
+    /// The file's text and tree (a cheap copy of the one parse of it).
     fn parsed(&self, path: &str) -> Result<(&'s str, Tree), TargetPatchError> {
         let source = self.text(path)?;
+        if let Some(tree) = self.trees.borrow().get(path) {
+            return Ok((source, tree.clone()));
+        }
         let tree =
             crate::syntax::parse_valid(source, &tree_sitter_python::LANGUAGE.into(), "Python")
                 .map_err(|error| TargetPatchError {
                     path: path.to_owned(),
                     error,
                 })?;
+        self.trees
+            .borrow_mut()
+            .insert(path.to_owned(), tree.clone());
         Ok((source, tree))
     }
 

@@ -1,16 +1,23 @@
 //! The YAML side of path A: switch the profiler on and set the token budget in a run config, at
-//! the key paths its target names, with byte-range edits located by tree-sitter-yaml. The file is never re-serialised:
-//! comments, alignment, blank lines and spelling (`True`) stay as they are. After editing, old and
-//! new are parsed with yaml_serde and must differ in exactly the intended keys.
+//! the key paths its target names, with byte-range edits located by tree-sitter-yaml in the
+//! top-level blocks that hold them (`npuprof_target::yaml_blocks`: a file of any length, never
+//! parsed whole). The file is never re-serialised: comments, alignment, blank lines and spelling
+//! (`True`) stay as they are. After editing, old and new are parsed with yaml_serde and must differ
+//! in exactly the intended keys.
 
-use npuprof_python::{named_children, text};
-use tree_sitter::{Language, Node};
+use npuprof_syntax::{first_error, named_children, text};
+use npuprof_target::yaml_blocks::{self, Block};
+use tree_sitter::{Node, Tree};
 use yaml_serde::{Mapping, Value};
 
 use crate::edit::{Edit, Edits};
 use crate::error::PatchError;
-use crate::syntax::parse_valid;
+use crate::syntax::syntax_error;
 use crate::text::{indentation, line_end, line_start, newline};
+
+/// The largest token budget npuprof writes (far beyond any model's context): a larger one is
+/// refused, whoever asks.
+pub const MAX_TOKEN_BUDGET: u64 = 100_000_000;
 
 /// What to do with the token budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,8 +61,77 @@ pub struct YamlPatch {
     pub changes: Vec<String>,
 }
 
-fn language() -> Language {
-    tree_sitter_yaml::LANGUAGE.into()
+/// A run config cut into its top-level blocks (a line scan), each parsed with tree-sitter-yaml
+/// only when needed: tree-sitter-yaml counts rows in 16 bits, so a file is never parsed whole.
+struct Document<'s> {
+    source: &'s str,
+    blocks: Vec<Block>,
+}
+
+impl<'s> Document<'s> {
+    /// Cuts `source` into blocks; a top level that is no block mapping is refused (after a
+    /// YAML syntax error, which is named first).
+    fn read(source: &'s str) -> Result<Self, PatchError> {
+        match yaml_blocks::blocks(source) {
+            Ok(blocks) if !blocks.is_empty() => Ok(Document { source, blocks }),
+            Ok(_) => {
+                parse_value(source)?;
+                Err(PatchError::Refused(
+                    "the config's top level is not a block mapping (`key: value` lines)".to_owned(),
+                ))
+            }
+            Err(e) => {
+                parse_value(source)?;
+                Err(PatchError::Refused(e.to_string()))
+            }
+        }
+    }
+
+    /// The parsed block of top-level `key`; a syntax error in it, or a block too long for
+    /// tree-sitter-yaml, is refused.
+    fn section(&self, key: &str) -> Result<Option<Tree>, PatchError> {
+        let Some(block) = yaml_blocks::find(&self.blocks, key) else {
+            return Ok(None);
+        };
+        let tree = self.parse(block)?;
+        if let Some(error) = first_error(tree.root_node()) {
+            return Err(syntax_error(self.source, error, "YAML"));
+        }
+        Ok(Some(tree))
+    }
+
+    fn parse(&self, block: &Block) -> Result<Tree, PatchError> {
+        yaml_blocks::parse(self.source, block).map_err(|e| PatchError::Refused(e.to_string()))
+    }
+
+    /// The first `Some` of `find` over the top-level blocks in file order, each parsed in turn
+    /// (for the file's conventions; a block tree-sitter-yaml cannot parse is passed over).
+    fn first<T>(&self, find: impl Fn(Node<'_>) -> Option<T>) -> Option<T> {
+        self.blocks
+            .iter()
+            .filter_map(|b| self.parse(b).ok())
+            .find_map(|tree| find(tree.root_node()))
+    }
+
+    /// The top-level keys, for messages.
+    fn keys(&self) -> String {
+        let keys: Vec<&str> = self
+            .blocks
+            .iter()
+            .filter_map(|b| b.key.as_deref())
+            .collect();
+        keys.join(", ")
+    }
+
+    /// Where a new top-level entry goes: after the last block's last line with content.
+    fn end(&self) -> usize {
+        self.blocks.last().map_or(0, |b| b.bytes.end)
+    }
+}
+
+/// The pair of top-level `key` in its block's tree.
+fn top_pair<'t>(source: &str, tree: &'t Tree, key: &str) -> Option<Node<'t>> {
+    find_pair(source, top_mapping(tree.root_node())?, key)
 }
 
 fn parse_value(source: &str) -> Result<Value, PatchError> {
@@ -75,26 +151,29 @@ fn parse_value(source: &str) -> Result<Value, PatchError> {
 pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlPatch, PatchError> {
     let (section, switch_key) = two_levels(options.switch)?;
     let (budget_section, budget_key) = two_levels(options.budget)?;
-    let tree = parse_valid(source, &language(), "YAML")?;
+    let doc = Document::read(source)?;
+    let model_tree = doc.section(section)?;
+    let budget_tree = if budget_section == section {
+        None
+    } else {
+        doc.section(budget_section)?
+    };
     let old_value = parse_value(source)?;
     let nl = newline(source);
-    let Some(top) = top_mapping(tree.root_node()) else {
-        return Err(PatchError::Refused(
-            "the config's top level is not a block mapping (`key: value` lines)".to_owned(),
-        ));
-    };
     let mut edits = Vec::new();
     let mut changes = Vec::new();
     let mut expected = old_value.clone();
-    let child_indent = nested_indent(source, top);
 
     {
-        let Some(model) = find_pair(source, top, section) else {
+        let Some(model) = model_tree
+            .as_ref()
+            .and_then(|t| top_pair(source, t, section))
+        else {
             return Err(PatchError::NotFound {
                 what: format!("{section} (the profiler switch lives in {section}.{switch_key})"),
                 found: format!(
                     "top-level keys {}; this config belongs to another pipeline",
-                    keys(source, top)
+                    doc.keys()
                 ),
             });
         };
@@ -103,11 +182,7 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
                 "{section} is not a block mapping; npuprof edits `key: value` blocks only"
             ))
         })?;
-        let spelling = boolean_spelling(
-            source,
-            tree.root_node(),
-            find_pair(source, mapping, switch_key),
-        );
+        let spelling = boolean_spelling(source, &doc, find_pair(source, mapping, switch_key));
         match find_pair(source, mapping, switch_key) {
             Some(pair) => {
                 let value = pair.child_by_field_name("value").ok_or_else(|| {
@@ -136,8 +211,15 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
         MaxNewTokens::Exactly(n) => (current != Some(n)).then_some(n),
     };
     if let Some(target) = target {
+        if target > MAX_TOKEN_BUDGET {
+            return Err(PatchError::Refused(format!(
+                "{budget_section}.{budget_key} {target} is more than npuprof writes \
+                 ({MAX_TOKEN_BUDGET} tokens)"
+            )));
+        }
         let new = target.to_string();
-        match find_pair(source, top, budget_section) {
+        let budget_tree = budget_tree.as_ref().or(model_tree.as_ref());
+        match budget_tree.and_then(|t| top_pair(source, t, budget_section)) {
             Some(scheduler) => {
                 let mapping = pair_mapping(scheduler).ok_or_else(|| {
                     PatchError::Refused(format!("{budget_section} is not a block mapping; npuprof edits `key: value` blocks only"))
@@ -160,14 +242,15 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
             }
             None => {
                 changes.push(format!("{budget_section}: added with {budget_key} {new}"));
-                let last_pair = named_children(top)
-                    .into_iter()
-                    .rfind(|n| n.kind() == "block_mapping_pair");
-                let at = content_end(source, last_pair.map_or(top.end_byte(), |p| p.end_byte()));
-                edits.push(Edit::insert(
+                let child_indent = doc
+                    .first(nested_indent(source))
+                    .unwrap_or_else(|| "  ".to_owned());
+                let at = content_end(source, doc.end());
+                insert_after(
+                    &mut edits,
                     at,
                     format!("{nl}{nl}{budget_section}:{nl}{child_indent}{budget_key}: {new}"),
-                ));
+                );
             }
         }
         set_value(
@@ -180,8 +263,12 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
 
     let edits = Edits::new(source, edits)?;
     let patched = edits.apply(source);
-    parse_valid(&patched, &language(), "YAML")
-        .map_err(|e| PatchError::Internal(format!("the patched YAML does not parse: {e}")))?;
+    let not_parsing =
+        |e: PatchError| PatchError::Internal(format!("the patched YAML does not parse: {e}"));
+    let new_doc = Document::read(&patched).map_err(not_parsing)?;
+    for key in [section, budget_section] {
+        new_doc.section(key).map_err(not_parsing)?;
+    }
     let new_value = parse_value(&patched)
         .map_err(|e| PatchError::Internal(format!("the patched YAML does not parse: {e}")))?;
     if new_value != expected {
@@ -190,6 +277,15 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
         ));
     }
     Ok(YamlPatch { edits, changes })
+}
+
+/// Inserts `text` at `at`, after what another edit already inserts there (the switch added to
+/// the last section).
+fn insert_after(edits: &mut Vec<Edit>, at: usize, text: String) {
+    match edits.iter_mut().find(|e| e.range == (at..at)) {
+        Some(edit) => edit.replacement.push_str(&text),
+        None => edits.push(Edit::insert(at, text)),
+    }
 }
 
 /// The document's top-level block mapping.
@@ -226,29 +322,19 @@ fn find_pair<'t>(source: &str, mapping: Node<'t>, key: &str) -> Option<Node<'t>>
         .find(|n| n.kind() == "block_mapping_pair" && key_text(source, *n) == Some(key))
 }
 
-fn keys(source: &str, mapping: Node<'_>) -> String {
-    let keys: Vec<&str> = named_children(mapping)
-        .into_iter()
-        .filter_map(|p| key_text(source, p))
-        .collect();
-    if keys.is_empty() {
-        "none".to_owned()
-    } else {
-        keys.join(", ")
+/// The indentation of the first nested mapping's keys in a block's tree.
+fn nested_indent(source: &str) -> impl Fn(Node<'_>) -> Option<String> {
+    move |root| {
+        named_children(top_mapping(root)?)
+            .into_iter()
+            .filter_map(pair_mapping)
+            .find_map(|m| {
+                named_children(m)
+                    .into_iter()
+                    .find(|n| n.kind() == "block_mapping_pair")
+            })
+            .map(|pair| pair_indent(source, pair))
     }
-}
-
-/// The indentation of the first nested mapping's keys (2 spaces when there is none).
-fn nested_indent(source: &str, top: Node<'_>) -> String {
-    named_children(top)
-        .into_iter()
-        .filter_map(pair_mapping)
-        .find_map(|m| {
-            named_children(m)
-                .into_iter()
-                .find(|n| n.kind() == "block_mapping_pair")
-        })
-        .map_or_else(|| "  ".to_owned(), |pair| pair_indent(source, pair))
 }
 
 /// The whitespace before a pair on its line (spaces matching its column otherwise).
@@ -305,12 +391,14 @@ fn replace_scalar(source: &str, value: Node<'_>, new: &str) -> Edit {
 
 /// How the file spells `true`: like the key's current value, else like the file's first boolean,
 /// else `True` (the recipes convention).
-fn boolean_spelling(source: &str, root: Node<'_>, pair: Option<Node<'_>>) -> &'static str {
+fn boolean_spelling(source: &str, doc: &Document<'_>, pair: Option<Node<'_>>) -> &'static str {
     let current = pair
         .and_then(|p| p.child_by_field_name("value"))
-        .filter(|v| is_boolean(source, *v));
-    let sample = current.or_else(|| first_boolean(source, root));
-    match sample.map(|n| text(n, source)) {
+        .filter(|v| is_boolean(source, *v))
+        .map(|v| text(v, source).to_owned());
+    let sample = current
+        .or_else(|| doc.first(|root| Some(text(first_boolean(source, root)?, source).to_owned())));
+    match sample.as_deref() {
         Some(s) if s.chars().all(|c| c.is_ascii_lowercase()) => "true",
         Some(s) if s.chars().all(|c| c.is_ascii_uppercase()) => "TRUE",
         _ => "True",

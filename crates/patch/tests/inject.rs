@@ -4,13 +4,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use npuprof_patch::inject::{Harness, HarnessOptions, InjectError, Phase, render_harness};
+use npuprof_patch::inject::{Harness, HarnessOptions, HarnessPhases, InjectError, render_harness};
 
-const PHASES: [(Phase, &str); 4] = [
-    (Phase::Decode, "decode"),
-    (Phase::Prefill, "prefill"),
-    (Phase::Both, "both"),
-    (Phase::Separate, "separate"),
+const PHASES: [(HarnessPhases, &str); 4] = [
+    (HarnessPhases::Decode, "decode"),
+    (HarnessPhases::Prefill, "prefill"),
+    (HarnessPhases::Both, "both"),
+    (HarnessPhases::Separate, "separate"),
 ];
 
 fn manifest_path(rel: &str) -> PathBuf {
@@ -23,7 +23,7 @@ fn read(rel: &str) -> String {
 }
 
 /// Renders the harness for an entry file (named like the CLI names it), 4 decode steps.
-fn check_harness(entry_rel: &str, phase: Phase) -> Harness {
+fn check_harness(entry_rel: &str, phase: HarnessPhases) -> Harness {
     let source = read(entry_rel);
     let name = entry_rel.rsplit('/').next().unwrap_or(entry_rel);
     let harness_name = format!("{}_profiled.py", name.trim_end_matches(".py"));
@@ -77,20 +77,26 @@ fn plain_infer_is_fully_wired_in_every_mode() {
     }
     insta::assert_snapshot!(wiring_summary(&check_harness(
         "../../examples/plain-infer/infer.py",
-        Phase::Decode
+        HarnessPhases::Decode
     )));
 }
 
 #[test]
 fn function_style_entry_is_wired_through_its_functions() {
-    let h = check_harness("tests/inject_fixtures/function_style.py", Phase::Decode);
+    let h = check_harness(
+        "tests/inject_fixtures/function_style.py",
+        HarnessPhases::Decode,
+    );
     assert!(h.wiring.iter().all(|w| w.wired), "{}", wiring_summary(&h));
     insta::assert_snapshot!(wiring_summary(&h));
 }
 
 #[test]
 fn unrecognised_pieces_become_marked_stubs() {
-    let h = check_harness("tests/inject_fixtures/unrecognised.py", Phase::Decode);
+    let h = check_harness(
+        "tests/inject_fixtures/unrecognised.py",
+        HarnessPhases::Decode,
+    );
     assert!(h.wiring.iter().all(|w| !w.wired), "{}", wiring_summary(&h));
     assert_eq!(
         h.text
@@ -104,7 +110,10 @@ fn unrecognised_pieces_become_marked_stubs() {
 
 #[test]
 fn an_entry_with_top_level_code_is_not_imported() {
-    let h = check_harness("tests/inject_fixtures/toplevel_code.py", Phase::Decode);
+    let h = check_harness(
+        "tests/inject_fixtures/toplevel_code.py",
+        HarnessPhases::Decode,
+    );
     assert!(
         !h.text.contains("_load_entry"),
         "importing would run the entry's inference"
@@ -116,7 +125,7 @@ fn an_entry_with_top_level_code_is_not_imported() {
 #[test]
 fn an_entry_with_a_syntax_error_is_refused() {
     let options = HarnessOptions {
-        phase: Phase::Decode,
+        phase: HarnessPhases::Decode,
         decode_steps: 4,
         entry_rel: "x.py",
         entry_display: "x.py",
@@ -229,10 +238,10 @@ fn harness_runs_and_steps_exactly_its_budget_in_every_mode() {
             );
         }
         let expected_active: Vec<u32> = match phase {
-            Phase::Decode => vec![4],
-            Phase::Prefill => vec![1],
-            Phase::Both => vec![5],
-            Phase::Separate => vec![1, 4],
+            HarnessPhases::Decode => vec![4],
+            HarnessPhases::Prefill => vec![1],
+            HarnessPhases::Both => vec![5],
+            HarnessPhases::Separate => vec![1, 4],
         };
         assert_eq!(
             h.windows.iter().map(|w| w.active).collect::<Vec<_>>(),

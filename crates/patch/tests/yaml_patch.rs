@@ -5,7 +5,7 @@ mod common;
 
 use common::{apply_checked, example_repo, fixtures, read, report};
 use npuprof_patch::PatchError;
-use npuprof_patch::yaml::{MaxNewTokens, YamlOptions, patch_run_config};
+use npuprof_patch::yaml::{MAX_TOKEN_BUDGET, MaxNewTokens, YamlOptions, patch_run_config};
 use npuprof_target::config::{RunConfig, Switch};
 use npuprof_target::definition::{ConfigKeys, Definitions};
 
@@ -242,4 +242,137 @@ fn every_fixture_with_every_policy() {
             }
         }
     }
+}
+
+/// `text` between `n` top-level keys before it and `n` after it (a run config of any length).
+fn surrounded(text: &str, n: usize) -> (String, usize) {
+    let before: String = (0..n).map(|i| format!("pad_before_{i}: {i}\n")).collect();
+    let after: String = (0..n).map(|i| format!("pad_after_{i}: {i}\n")).collect();
+    (format!("{before}{text}{after}"), before.len())
+}
+
+/// `text` with `n` more entries at the end of its top-level `section` block.
+fn section_grown(text: &str, section: &str, n: usize) -> String {
+    let start = text.find(&format!("\n{section}:")).expect("section") + 1;
+    let end = text[start..]
+        .find("\n\n")
+        .map_or(text.len(), |i| start + i + 1);
+    let grown: String = (0..n).map(|i| format!("  pad_{i}: {i}\n")).collect();
+    format!("{}{grown}{}", &text[..end], &text[end..])
+}
+
+/// The edits as (range, replacement), shifted by `by` bytes.
+fn shifted(edits: &npuprof_patch::Edits, by: usize) -> Vec<(std::ops::Range<usize>, String)> {
+    edits
+        .as_slice()
+        .iter()
+        .map(|e| (e.range.start + by..e.range.end + by, e.replacement.clone()))
+        .collect()
+}
+
+/// Past tree-sitter-yaml's 16-bit row counter, a config is patched with exactly the edits of
+/// the short file (shifted by the keys before it), and they invert exactly.
+#[test]
+fn a_config_of_more_than_32767_lines_is_patched_exactly() {
+    let decode_mtp = "models/deepseek-mini/config/decode_mtp.yaml";
+    let sources = [
+        (decode_mtp, repo_yaml(decode_mtp)),
+        ("missing_keys.yaml", fixture("missing_keys.yaml")),
+    ];
+    let policies = [MaxNewTokens::AtLeast(69), MaxNewTokens::Exactly(7)];
+    for ((name, small), policy) in sources.into_iter().zip(policies.into_iter().cycle()) {
+        let (big, offset) = surrounded(&small, 16_400);
+        assert!(big.lines().count() > 32_800);
+        let options = options("shared-engine", policy);
+        let want = patch_run_config(&small, &options).expect("short file");
+        let got = patch_run_config(&big, &options).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(!got.edits.is_empty(), "{name}");
+        assert_eq!(
+            shifted(&got.edits, 0),
+            shifted(&want.edits, offset),
+            "{name}"
+        );
+        let new = apply_checked(&big, &got.edits);
+        let again = patch_run_config(&new, &options).expect("second run");
+        assert!(again.edits.is_empty(), "{name}: {:?}", again.changes);
+    }
+}
+
+#[test]
+fn a_section_past_line_32768_is_found_and_a_missing_one_appended() {
+    let small = fixture("no_scheduler.yaml");
+    let (big, _) = surrounded(&small, 16_400);
+    let options = raise_to_69();
+    let patch = patch_run_config(&big, &options).expect("patch");
+    let new = apply_checked(&big, &patch.edits);
+    let config = read_run_config(&new);
+    assert_eq!(
+        (config.switch, config.budget),
+        (Switch::Bool(true), Some(69))
+    );
+    assert!(
+        new.ends_with("pad_after_16399: 16399\n\nscheduler_config:\n    max_new_tokens: 69\n"),
+        "{}",
+        &new[new.len() - 100..]
+    );
+}
+
+/// Only the blocks the edit needs must fit tree-sitter-yaml: a long block elsewhere is fine, a
+/// needed one is refused with its name and size.
+#[test]
+fn a_needed_top_level_block_longer_than_tree_sitter_counts_is_refused() {
+    let small = repo_yaml("models/deepseek-mini/config/decode_mtp.yaml");
+    let long_elsewhere = section_grown(&small, "data_config", 33_000);
+    let patch = patch_run_config(&long_elsewhere, &raise_to_69()).expect("patch");
+    assert_eq!(patch.edits.as_slice().len(), 2);
+
+    let long_needed = section_grown(&small, "scheduler_config", 33_000);
+    let err = patch_run_config(&long_needed, &raise_to_69()).expect_err("too long");
+    assert!(matches!(err, PatchError::Refused(_)), "{err}");
+    insta::assert_snapshot!(err.to_string());
+}
+
+/// Both insertions land at the end of the file: the switch goes into the last section, then the
+/// new budget section follows it.
+#[test]
+fn a_switch_missing_from_the_last_section_and_a_missing_budget_section_are_both_added() {
+    let source = "parallel_config:\n  world_size: 1\nmodel_config:\n  model_name: m\n";
+    insta::assert_snapshot!(check_yaml("last_section.yaml", source, &raise_to_69()));
+}
+
+/// The bound holds in the library, not only in the CLI's argument parser.
+#[test]
+fn max_new_tokens_18446744073709551615_is_refused_not_written() {
+    let source = repo_yaml("models/deepseek-mini/config/decode_mtp.yaml");
+    for policy in [
+        MaxNewTokens::Exactly(u64::MAX),
+        MaxNewTokens::AtLeast(u64::MAX),
+    ] {
+        let err =
+            patch_run_config(&source, &options("shared-engine", policy)).expect_err("refused");
+        assert_eq!(
+            err.to_string(),
+            "scheduler_config.max_new_tokens 18446744073709551615 is more than npuprof writes \
+             (100000000 tokens)"
+        );
+    }
+    let at_most = options("shared-engine", MaxNewTokens::Exactly(MAX_TOKEN_BUDGET));
+    check_yaml("decode_mtp.yaml", &source, &at_most);
+}
+
+#[test]
+fn a_run_config_with_a_bom_is_patched_and_keeps_its_bom() {
+    let source = format!("\u{feff}{}", fixture("missing_keys.yaml"));
+    let patch = patch_run_config(&source, &raise_to_69()).expect("a BOM is not a second document");
+    let new = apply_checked(&source, &patch.edits);
+    assert!(new.starts_with('\u{feff}'));
+    assert_eq!(
+        new.trim_start_matches('\u{feff}'),
+        apply_checked(
+            &source[3..],
+            &patch_run_config(&source[3..], &raise_to_69())
+                .unwrap()
+                .edits
+        )
+    );
 }

@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet, VecDeque};
 
 use crate::mechanisms::{MechanismsFound, env_mechanism};
 use crate::python::{Call, KeyUse, Returned};
-use crate::report::{ChainLink, DeadPath, Evidence, Mechanism, Route, Warning, Wrapper};
+use crate::report::{
+    ChainLink, DeadPath, Evidence, EvidenceKind, Mechanism, MechanismId, Route, Warning, Wrapper,
+};
 use crate::resolve::{DefId, Index, ReceiverType, Receivers, TORCH_PROFILE};
 use crate::shell::PROFILER_ENV_VARS;
 use crate::walk::{self, PyFile, ShellFile};
@@ -23,19 +25,19 @@ pub(crate) struct Classified {
 }
 
 /// The evidence kind of a torch_npu.profiler call, by its canonical name.
-fn api_kind(canonical: &str) -> Option<&'static str> {
+fn api_kind(canonical: &str) -> Option<EvidenceKind> {
     let rest = canonical.strip_prefix("torch_npu.profiler.")?;
     Some(match rest {
-        "profile" => "profile_call",
-        "schedule" => "schedule",
-        "_ExperimentalConfig" => "experimental_config",
-        "tensorboard_trace_handler" => "trace_handler",
-        r if r.starts_with("dynamic_profile") => "dynamic_profile",
-        _ => "profiler_api",
+        "profile" => EvidenceKind::ProfileCall,
+        "schedule" => EvidenceKind::Schedule,
+        "_ExperimentalConfig" => EvidenceKind::ExperimentalConfig,
+        "tensorboard_trace_handler" => EvidenceKind::TraceHandler,
+        r if r.starts_with("dynamic_profile") => EvidenceKind::DynamicProfile,
+        _ => EvidenceKind::ProfilerApi,
     })
 }
 
-fn evidence(path: &str, line: usize, kind: &'static str, text: &str) -> Evidence {
+fn evidence(path: &str, line: usize, kind: EvidenceKind, text: &str) -> Evidence {
     Evidence {
         path: path.to_owned(),
         line,
@@ -87,257 +89,328 @@ pub(crate) fn unreferenced_names_outside_prefilter(files: &[PyFile]) -> Vec<Stri
 pub(crate) fn classify(files: &[PyFile], shell: &[ShellFile]) -> Classified {
     let index = Index::new(files);
     let receivers = Receivers::new(&index);
-    let mut warnings = Vec::new();
+    let mut scan = Scan::new(files, &index, &receivers);
+    for f in 0..files.len() {
+        scan.imports(f);
+        scan.calls(f);
+        scan.keys(f);
+    }
+    scan.shell(shell);
+    scan.finish()
+}
 
-    // Dead: profiler-making definitions whose name is referenced nowhere.
-    let referenced: HashSet<&str> = files
-        .iter()
-        .flat_map(|file| file.facts.referenced.iter().map(String::as_str))
-        .collect();
-    let mut dead: Vec<DefId> = index
-        .makers
-        .iter()
-        .copied()
-        .filter(|&id| !referenced.contains(index.def(id).name.as_str()))
-        .filter(|&id| is_dead_candidate(&index, &receivers, id))
-        .collect();
-    dead.sort_unstable();
-    let dead_owner = |f: usize, func: Option<usize>| {
-        dead.iter()
-            .find(|&&(df, dd)| df == f && index.within(f, func, dd))
+/// The classification as it reads the files: the evidence and mechanisms found so far.
+struct Scan<'a> {
+    files: &'a [PyFile],
+    index: &'a Index<'a>,
+    receivers: &'a Receivers,
+    /// Profiler-making definitions whose name is referenced nowhere.
+    dead: Vec<DefId>,
+    /// What each dead definition does (evidence that does not count as live).
+    dead_uses: BTreeMap<DefId, Vec<Evidence>>,
+    live: Vec<Evidence>,
+    mechanisms: MechanismsFound,
+    /// Profiler-making classes with set_status and step.
+    wrappers: Vec<DefId>,
+    /// Where the call chains start: (file, call).
+    chain_starts: Vec<(usize, usize)>,
+    /// Wrapper classes whose set_status is called from outside.
+    wired: BTreeSet<DefId>,
+    warnings: Vec<Warning>,
+}
+
+impl<'a> Scan<'a> {
+    fn new(files: &'a [PyFile], index: &'a Index<'a>, receivers: &'a Receivers) -> Self {
+        let referenced: HashSet<&str> = files
+            .iter()
+            .flat_map(|file| file.facts.referenced.iter().map(String::as_str))
+            .collect();
+        let mut dead: Vec<DefId> = index
+            .makers
+            .iter()
             .copied()
-    };
-    let mut dead_uses: BTreeMap<DefId, Vec<Evidence>> = BTreeMap::new();
+            .filter(|&id| !referenced.contains(index.def(id).name.as_str()))
+            .filter(|&id| is_dead_candidate(index, receivers, id))
+            .collect();
+        dead.sort_unstable();
+        let mut wrappers: Vec<DefId> = index.makers.iter().copied().collect();
+        wrappers.retain(|&id| index.is_wrapper_class(id));
+        wrappers.sort_unstable();
+        Self {
+            files,
+            index,
+            receivers,
+            dead,
+            dead_uses: BTreeMap::new(),
+            live: Vec::new(),
+            mechanisms: MechanismsFound::default(),
+            wrappers,
+            chain_starts: Vec::new(),
+            wired: BTreeSet::new(),
+            warnings: Vec::new(),
+        }
+    }
 
-    let mut live = Vec::new();
-    let mut mechanisms = MechanismsFound::default();
+    /// The dead definition that `func` of file `f` lies in, if any.
+    fn dead_owner(&self, f: usize, func: Option<usize>) -> Option<DefId> {
+        self.dead
+            .iter()
+            .find(|&&(df, dd)| df == f && self.index.within(f, func, dd))
+            .copied()
+    }
 
-    // The wrapper: a profiler-making class with set_status and step, constructed and called.
-    let mut wrappers: Vec<DefId> = index.makers.iter().copied().collect();
-    wrappers.retain(|&id| index.is_wrapper_class(id));
-    wrappers.sort_unstable();
-    let mut chain_starts: Vec<(usize, usize)> = Vec::new();
-    let mut wired: BTreeSet<DefId> = BTreeSet::new();
+    /// Evidence of file `f` at `line`, with the line's text.
+    fn at(&self, f: usize, line: usize, kind: EvidenceKind) -> Evidence {
+        let file = &self.files[f];
+        evidence(&file.path, line, kind, &file.facts.line_text(line))
+    }
 
-    for (f, file) in files.iter().enumerate() {
+    /// Framework and torch_npu.profiler imports.
+    fn imports(&mut self, f: usize) {
+        let file = &self.files[f];
         let path = file.path.as_str();
         for (framework, import) in &file.facts.framework_imports {
             let id = if *framework == "vllm" {
-                "vllm-torch-profiler"
+                MechanismId::VllmTorchProfiler
             } else {
-                "sglang-torch-profiler"
+                MechanismId::SglangTorchProfiler
             };
-            mechanisms.add(id, path, String::new());
-            live.push(evidence(
-                path,
-                import.line,
-                "framework_import",
-                &import.text,
-            ));
+            self.mechanisms.add(id, path, String::new());
+            let kind = EvidenceKind::FrameworkImport;
+            self.live
+                .push(evidence(path, import.line, kind, &import.text));
         }
         for import in &file.facts.profiler_imports {
-            live.push(evidence(path, import.line, "profiler_import", &import.text));
+            let kind = EvidenceKind::ProfilerImport;
+            self.live
+                .push(evidence(path, import.line, kind, &import.text));
         }
-        for (c, call) in file.facts.calls.iter().enumerate() {
+    }
+
+    /// The calls of file `f`: profiler API calls, profile control, the wrapper's construction
+    /// and live sites, torch_npu profilers stepped in a loop.
+    fn calls(&mut self, f: usize) {
+        for (c, call) in self.files[f].facts.calls.iter().enumerate() {
             if let Some(kind) = api_kind(call.canonical()) {
-                let ev = evidence(path, call.line, kind, &file.facts.line_text(call.line));
-                match dead_owner(f, call.func) {
-                    Some(owner) => dead_uses.entry(owner).or_default().push(ev),
-                    None => {
-                        if kind == "dynamic_profile" {
-                            mechanisms.add("torch-npu-dynamic-profile", path, String::new());
-                        }
-                        live.push(ev);
-                    }
-                }
+                self.api_call(f, call, kind);
                 continue;
             }
             if matches!(call.name.as_str(), "start_profile" | "stop_profile")
                 && call.receiver.is_some()
             {
-                live.push(evidence(
-                    path,
-                    call.line,
-                    "profile_control",
-                    &file.facts.line_text(call.line),
-                ));
+                self.live
+                    .push(self.at(f, call.line, EvidenceKind::ProfileControl));
             }
-            let targets = index.resolve(f, call, &receivers);
-            // Constructions of the wrapper class outside it.
-            if call.receiver.is_none()
-                && let Some(&class) = targets.iter().find(|t| wrappers.contains(t))
-                && !(class.0 == f && index.within(f, call.func, class.1))
-            {
-                live.push(evidence(
-                    path,
-                    call.line,
-                    "manager",
-                    &file.facts.line_text(call.line),
-                ));
-                chain_starts.push((f, c));
-            }
-            match receivers.type_of(&index, f, call) {
-                Some(ReceiverType::Class(class))
-                    if wrappers.contains(&class)
-                        && (call.name == markers().phase_method || call.name == "step")
-                        && !(class.0 == f && index.within(f, call.func, class.1)) =>
-                {
-                    live.push(evidence(
-                        path,
-                        call.line,
-                        "live_site",
-                        &file.facts.line_text(call.line),
-                    ));
-                    chain_starts.push((f, c));
-                    if call.name == markers().phase_method {
-                        wired.insert(class);
-                    }
+            self.wrapper_construction(f, c, call);
+            self.stepped_receiver(f, c, call);
+        }
+    }
+
+    /// A torch_npu.profiler API call: live, or a use of the dead definition it lies in.
+    fn api_call(&mut self, f: usize, call: &Call, kind: EvidenceKind) {
+        let ev = self.at(f, call.line, kind);
+        match self.dead_owner(f, call.func) {
+            Some(owner) => self.dead_uses.entry(owner).or_default().push(ev),
+            None => {
+                if kind == EvidenceKind::DynamicProfile {
+                    let path = &self.files[f].path;
+                    let id = MechanismId::TorchNpuDynamicProfile;
+                    self.mechanisms.add(id, path, String::new());
                 }
-                Some(ReceiverType::Torch)
-                    if call.name == "step"
-                        && call.in_loop
-                        && dead_owner(f, call.func).is_none() =>
-                {
-                    live.push(evidence(
-                        path,
-                        call.line,
-                        "loop_step",
-                        &file.facts.line_text(call.line),
-                    ));
-                    // Where the stepped profiler comes from, then the step itself.
-                    let source = file
-                        .facts
-                        .assigns
-                        .iter()
-                        .find(|a| Some(&a.target) == call.receiver.as_ref());
-                    if let Some(assign) = source
-                        && !chain_starts.contains(&(f, assign.call))
-                    {
-                        chain_starts.push((f, assign.call));
-                    }
-                    chain_starts.push((f, c));
-                    mechanisms.add("torch-npu-profile-loop", path, String::new());
-                }
-                _ => {}
+                self.live.push(ev);
             }
         }
+    }
+
+    /// A construction of the wrapper class outside it.
+    fn wrapper_construction(&mut self, f: usize, c: usize, call: &Call) {
+        let targets = self.index.resolve(f, call, self.receivers);
+        if call.receiver.is_none()
+            && let Some(&class) = targets.iter().find(|t| self.wrappers.contains(t))
+            && !(class.0 == f && self.index.within(f, call.func, class.1))
+        {
+            self.live.push(self.at(f, call.line, EvidenceKind::Manager));
+            self.chain_starts.push((f, c));
+        }
+    }
+
+    /// `set_status`/`step` on a wrapper from outside it, or `step()` of a torch_npu profiler
+    /// inside a loop.
+    fn stepped_receiver(&mut self, f: usize, c: usize, call: &Call) {
+        let phase_method = &markers().phase_method;
+        match self.receivers.type_of(self.index, f, call) {
+            Some(ReceiverType::Class(class))
+                if self.wrappers.contains(&class)
+                    && (call.name == *phase_method || call.name == "step")
+                    && !(class.0 == f && self.index.within(f, call.func, class.1)) =>
+            {
+                self.live
+                    .push(self.at(f, call.line, EvidenceKind::LiveSite));
+                self.chain_starts.push((f, c));
+                if call.name == *phase_method {
+                    self.wired.insert(class);
+                }
+            }
+            Some(ReceiverType::Torch)
+                if call.name == "step"
+                    && call.in_loop
+                    && self.dead_owner(f, call.func).is_none() =>
+            {
+                self.live
+                    .push(self.at(f, call.line, EvidenceKind::LoopStep));
+                // Where the stepped profiler comes from, then the step itself.
+                let source = self.files[f]
+                    .facts
+                    .assigns
+                    .iter()
+                    .find(|a| Some(&a.target) == call.receiver.as_ref());
+                if let Some(assign) = source
+                    && !self.chain_starts.contains(&(f, assign.call))
+                {
+                    self.chain_starts.push((f, assign.call));
+                }
+                self.chain_starts.push((f, c));
+                let path = &self.files[f].path;
+                let id = MechanismId::TorchNpuProfileLoop;
+                self.mechanisms.add(id, path, String::new());
+            }
+            _ => {}
+        }
+    }
+
+    /// Keys of file `f`: the profiler switch, profiler environment variables, built-in
+    /// profilers' config options and launch flags.
+    fn keys(&mut self, f: usize) {
+        let file = &self.files[f];
+        let path = file.path.as_str();
+        let switch = &markers().switch_key;
         for key in &file.facts.keys {
             let value = key.value.as_str();
-            let switch = &markers().switch_key;
             let is_switch_flag = value
                 .strip_prefix("--")
                 .is_some_and(|f| f.replace('-', "_") == *switch);
             let kind = match (key.usage, value) {
-                (KeyUse::Lookup, v) if v == switch => "switch",
-                (KeyUse::Flag, _) if is_switch_flag => "switch",
+                (KeyUse::Lookup, v) if v == switch => EvidenceKind::Switch,
+                (KeyUse::Flag, _) if is_switch_flag => EvidenceKind::Switch,
                 (KeyUse::Lookup, v) if PROFILER_ENV_VARS.contains(&v) => {
-                    mechanisms.add(env_mechanism(v), path, String::new());
-                    "env_var"
+                    self.mechanisms.add(env_mechanism(v), path, String::new());
+                    EvidenceKind::EnvVar
                 }
                 (KeyUse::Lookup, "torch_profiler_dir") | (KeyUse::Flag, "--profiler-config") => {
-                    mechanisms.add("vllm-torch-profiler", path, String::new());
-                    "profiler_config"
+                    let id = MechanismId::VllmTorchProfiler;
+                    self.mechanisms.add(id, path, String::new());
+                    EvidenceKind::ProfilerConfig
                 }
                 (KeyUse::Flag, v) if v == "--profile" || v.starts_with("--profile-") => {
-                    mechanisms.add("mindspeed-profile", path, v.to_owned());
-                    "cli_flag"
+                    let id = MechanismId::MindspeedProfile;
+                    self.mechanisms.add(id, path, v.to_owned());
+                    EvidenceKind::CliFlag
                 }
                 _ => continue,
             };
-            live.push(evidence(path, key.line, kind, &key.text));
+            self.live.push(evidence(path, key.line, kind, &key.text));
         }
-    }
-    for script in shell {
-        for assignment in &script.assignments {
-            let ev = evidence(&script.path, assignment.line, "env_var", &assignment.text);
-            mechanisms.add(env_mechanism(assignment.name), &script.path, String::new());
-            live.push(ev);
-        }
-    }
-    // MindSpeed is switched by `--profile` itself; other `--profile-*` flags alone are not it.
-    if mechanisms
-        .0
-        .get("mindspeed-profile")
-        .is_some_and(|(_, knobs)| !knobs.contains("--profile"))
-    {
-        mechanisms.0.remove("mindspeed-profile");
     }
 
-    // The wrapper that is wired (prefer one); its definitions as evidence.
-    let wrapper_id = wired
-        .iter()
-        .next()
-        .copied()
-        .or_else(|| wrappers.first().copied());
-    let wrapper = wrapper_id.map(|id| wrapper_of(&index, id));
-    if let (Some(id), Some(w)) = (wrapper_id, &wrapper) {
-        let text = index.facts(id.0).line_text(w.class_line);
-        live.push(evidence(&w.path, w.class_line, "wrapper", &text));
-        if let Some(factory) = factory_of(&index, id) {
-            let def = index.def(factory);
-            let text = index.facts(factory.0).line_text(def.line);
-            live.push(evidence(
-                &files[factory.0].path,
-                def.line,
-                "wrapper_factory",
-                &text,
-            ));
+    /// Profiler environment variables set in shell scripts.
+    fn shell(&mut self, shell: &[ShellFile]) {
+        for script in shell {
+            for assignment in &script.assignments {
+                let kind = EvidenceKind::EnvVar;
+                let ev = evidence(&script.path, assignment.line, kind, &assignment.text);
+                let id = env_mechanism(assignment.name);
+                self.mechanisms.add(id, &script.path, String::new());
+                self.live.push(ev);
+            }
         }
-        if wired.is_empty() {
-            warnings.push(Warning {
+    }
+
+    /// The wrapper that is wired (preferring one), with its definitions as evidence.
+    fn wrapper(&mut self) -> Option<Wrapper> {
+        let id = self
+            .wired
+            .iter()
+            .next()
+            .copied()
+            .or_else(|| self.wrappers.first().copied())?;
+        let w = wrapper_of(self.index, id);
+        let text = self.index.facts(id.0).line_text(w.class_line);
+        let kind = EvidenceKind::Wrapper;
+        self.live.push(evidence(&w.path, w.class_line, kind, &text));
+        if let Some(factory) = factory_of(self.index, id) {
+            let line = self.index.def(factory).line;
+            self.live
+                .push(self.at(factory.0, line, EvidenceKind::WrapperFactory));
+        }
+        if self.wired.is_empty() {
+            self.warnings.push(Warning {
                 path: w.path.clone(),
                 message: format!(
                     "{} is defined but its set_status is never called: the profiler is not wired into a loop",
                     w.class
                 ),
             });
+        } else {
+            let id = MechanismId::RecipesProfilerManager;
+            self.mechanisms.add(id, &w.path, String::new());
+        }
+        Some(w)
+    }
+
+    /// The decision and its report.
+    fn finish(mut self) -> Classified {
+        // MindSpeed is switched by `--profile` itself; other `--profile-*` flags alone are not it.
+        if self
+            .mechanisms
+            .0
+            .get(&MechanismId::MindspeedProfile)
+            .is_some_and(|(_, knobs)| !knobs.contains("--profile"))
+        {
+            self.mechanisms.0.remove(&MechanismId::MindspeedProfile);
+        }
+        let wrapper = self.wrapper();
+        let route = if !self.wired.is_empty() {
+            Route::Framework
+        } else if !self.mechanisms.0.is_empty() {
+            Route::FrameworkOther
+        } else {
+            Route::Inject
+        };
+        let call_chain = call_chain(self.index, self.receivers, &self.chain_starts);
+        let dead_paths = self.dead_paths();
+        self.live.sort();
+        self.live.dedup();
+        let reason = reason(route, wrapper.as_ref(), &self.mechanisms, &self.live);
+        Classified {
+            route,
+            reason,
+            wrapper,
+            mechanisms: self.mechanisms.into_list(),
+            evidence: self.live,
+            call_chain,
+            dead_paths,
+            warnings: self.warnings,
         }
     }
-    if !wired.is_empty()
-        && let Some(w) = &wrapper
-    {
-        mechanisms.add("recipes-profiler-manager", &w.path, String::new());
-    }
 
-    let route = if !wired.is_empty() {
-        Route::Framework
-    } else if !mechanisms.0.is_empty() {
-        Route::FrameworkOther
-    } else {
-        Route::Inject
-    };
-
-    let call_chain = call_chain(&index, &receivers, &chain_starts);
-    let dead_paths = dead
-        .iter()
-        .map(|&id| {
-            let def = index.def(id);
-            DeadPath {
-                path: files[id.0].path.clone(),
-                line: def.line,
-                function: def.qualname.clone(),
-                reason: "creates a torch_npu profiler but is never called or referenced".to_owned(),
-                uses: {
-                    let mut uses = dead_uses.remove(&id).unwrap_or_default();
-                    uses.sort();
-                    uses
-                },
-            }
-        })
-        .collect();
-
-    live.sort();
-    live.dedup();
-    let reason = reason(route, wrapper.as_ref(), &mechanisms, &live);
-    Classified {
-        route,
-        reason,
-        wrapper,
-        mechanisms: mechanisms.into_list(),
-        evidence: live,
-        call_chain,
-        dead_paths,
-        warnings,
+    /// Each dead definition with what it does.
+    fn dead_paths(&mut self) -> Vec<DeadPath> {
+        let dead = std::mem::take(&mut self.dead);
+        dead.into_iter()
+            .map(|id| {
+                let def = self.index.def(id);
+                let mut uses = self.dead_uses.remove(&id).unwrap_or_default();
+                uses.sort();
+                DeadPath {
+                    path: self.files[id.0].path.clone(),
+                    line: def.line,
+                    function: def.qualname.clone(),
+                    reason: "creates a torch_npu profiler but is never called or referenced"
+                        .to_owned(),
+                    uses,
+                }
+            })
+            .collect()
     }
 }
 
@@ -492,7 +565,7 @@ fn reason(
             w.class, w.path
         ),
         (Route::FrameworkOther, _) => {
-            let ids: Vec<&str> = mechanisms.0.keys().copied().collect();
+            let ids: Vec<&str> = mechanisms.0.keys().map(|id| id.as_str()).collect();
             format!("built-in profiling mechanism found: {}", ids.join(", "))
         }
         _ => {
@@ -501,7 +574,10 @@ fn reason(
                 .filter(|e| {
                     matches!(
                         e.kind,
-                        "profile_call" | "trace_handler" | "schedule" | "profiler_import"
+                        EvidenceKind::ProfileCall
+                            | EvidenceKind::TraceHandler
+                            | EvidenceKind::Schedule
+                            | EvidenceKind::ProfilerImport
                     )
                 })
                 .count();

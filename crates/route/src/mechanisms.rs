@@ -2,25 +2,25 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::report::Mechanism;
+use crate::report::{Mechanism, MechanismId};
 
 /// The mechanism an environment variable belongs to.
-pub(crate) fn env_mechanism(var: &str) -> &'static str {
+pub(crate) fn env_mechanism(var: &str) -> MechanismId {
     if var.starts_with("VLLM") {
-        "vllm-torch-profiler"
+        MechanismId::VllmTorchProfiler
     } else {
-        "sglang-torch-profiler"
+        MechanismId::SglangTorchProfiler
     }
 }
 
 /// Mechanisms found: id → (paths, extra knobs).
 #[derive(Default)]
 pub(crate) struct MechanismsFound(
-    pub(crate) BTreeMap<&'static str, (BTreeSet<String>, BTreeSet<String>)>,
+    pub(crate) BTreeMap<MechanismId, (BTreeSet<String>, BTreeSet<String>)>,
 );
 
 impl MechanismsFound {
-    pub(crate) fn add(&mut self, id: &'static str, path: &str, knob: String) {
+    pub(crate) fn add(&mut self, id: MechanismId, path: &str, knob: String) {
         let (paths, knobs) = self.0.entry(id).or_default();
         paths.insert(path.to_owned());
         if !knob.is_empty() {
@@ -49,9 +49,9 @@ impl MechanismsFound {
 }
 
 /// Description and standard knobs of each mechanism.
-fn describe(id: &str) -> (&'static str, Vec<String>) {
+fn describe(id: MechanismId) -> (&'static str, Vec<String>) {
     let (description, knobs): (&'static str, &[&str]) = match id {
-        "recipes-profiler-manager" => (
+        MechanismId::RecipesProfilerManager => (
             "cann-recipes style ProfilerManager wired into the engine's forward",
             &[
                 "model_config.enable_profiler: True in the run YAML",
@@ -59,28 +59,28 @@ fn describe(id: &str) -> (&'static str, Vec<String>) {
                 "create_profiler defaults active/skip_first: the decode window (npuprof patch sets them)",
             ],
         ),
-        "vllm-torch-profiler" => (
+        MechanismId::VllmTorchProfiler => (
             "vLLM / vLLM-Ascend built-in torch profiler",
             &[
                 "VLLM_TORCH_PROFILER_DIR=<dir> (environment, before the engine starts)",
                 "LLM.start_profile() / LLM.stop_profile(), or POST /start_profile and /stop_profile on the server",
             ],
         ),
-        "sglang-torch-profiler" => (
+        MechanismId::SglangTorchProfiler => (
             "SGLang built-in torch profiler",
             &[
                 "SGLANG_TORCH_PROFILER_DIR=<dir> (environment, before the server starts)",
                 "POST /start_profile and /stop_profile on the server",
             ],
         ),
-        "mindspeed-profile" => ("MindSpeed --profile switch", &[]),
-        "torch-npu-dynamic-profile" => (
+        MechanismId::MindspeedProfile => ("MindSpeed --profile switch", &[]),
+        MechanismId::TorchNpuDynamicProfile => (
             "torch_npu dynamic_profile (dp.init(<dir>) + dp.step() in the loop)",
             &[
                 "<dir>/profiler_config.json, written by dp.init: edit it while the job runs to start a capture",
             ],
         ),
-        _ => (
+        MechanismId::TorchNpuProfileLoop => (
             "torch_npu.profiler.profile stepped inside a loop",
             &[
                 "the schedule(...) arguments of that profile call (skip_first, warmup, active, repeat)",

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use crate::report::{Mechanism, Next, Route, RunConfig};
+use crate::report::{Mechanism, MechanismId, Next, Route, RunConfig};
 use crate::yaml_configs::split_config_path;
 
 /// The next step: `npuprof patch` on a profilable config (framework), the mechanism's knobs
@@ -18,10 +18,15 @@ pub(crate) fn next_step(
     match route {
         Route::Framework => framework(&root.display().to_string(), configs),
         Route::FrameworkOther => {
-            let mechanism = mechanisms.iter().find(|m| m.id != "recipes-profiler-manager");
+            let mechanism = mechanisms.iter().find(|m| m.id != MechanismId::RecipesProfilerManager);
             match mechanism {
-                Some(m) if m.id == "vllm-torch-profiler" || m.id == "sglang-torch-profiler" => {
-                    let var = if m.id.starts_with("vllm") {
+                Some(m)
+                    if matches!(
+                        m.id,
+                        MechanismId::VllmTorchProfiler | MechanismId::SglangTorchProfiler
+                    ) =>
+                {
+                    let var = if m.id == MechanismId::VllmTorchProfiler {
                         "VLLM_TORCH_PROFILER_DIR"
                     } else {
                         "SGLANG_TORCH_PROFILER_DIR"

@@ -84,14 +84,82 @@ pub struct Evidence {
     pub path: String,
     /// 1-based line.
     pub line: usize,
-    /// What this line shows; one of: `wrapper`, `wrapper_factory`, `manager`, `live_site`,
-    /// `switch`, `yaml_switch`, `profile_call`, `schedule`, `experimental_config`,
-    /// `trace_handler`, `profiler_import`, `loop_step`, `dynamic_profile`, `env_var`,
-    /// `cli_flag`, `profiler_config`, `profile_control` (`start_profile`/`stop_profile` calls),
-    /// `framework_import` (`import vllm` / `sglang`: their built-in profiler is available).
-    pub kind: &'static str,
+    /// What this line shows.
+    pub kind: EvidenceKind,
     /// The source line, trimmed.
     pub text: String,
+}
+
+/// What a line of evidence shows. Declared in the order of the names, so that evidence sorts
+/// by name within a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidenceKind {
+    /// A launch flag of a built-in profiler (`--profile…`).
+    CliFlag,
+    /// A `torch_npu.profiler.dynamic_profile` call.
+    DynamicProfile,
+    /// A profiler environment variable (read in Python or set in a script).
+    EnvVar,
+    /// A `_ExperimentalConfig(...)` call.
+    ExperimentalConfig,
+    /// `import vllm` / `sglang`: their built-in profiler is available.
+    FrameworkImport,
+    /// A live call site of the wrapper (`set_status`/`step` outside it).
+    LiveSite,
+    /// `step()` of a torch_npu profiler inside a loop.
+    LoopStep,
+    /// A construction of the wrapper class outside it.
+    Manager,
+    /// Another `torch_npu.profiler` API call.
+    ProfilerApi,
+    /// A `torch_npu.profiler.profile(...)` call.
+    ProfileCall,
+    /// `start_profile`/`stop_profile` calls.
+    ProfileControl,
+    /// A built-in profiler's config option.
+    ProfilerConfig,
+    /// An import of `torch_npu.profiler`.
+    ProfilerImport,
+    /// A `schedule(...)` call.
+    Schedule,
+    /// The profiler switch read in code.
+    Switch,
+    /// A `tensorboard_trace_handler(...)` call.
+    TraceHandler,
+    /// The wrapper class.
+    Wrapper,
+    /// The factory the wrapper builds its profilers with.
+    WrapperFactory,
+    /// The profiler switch in a run config.
+    YamlSwitch,
+}
+
+impl EvidenceKind {
+    /// Its name in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CliFlag => "cli_flag",
+            Self::DynamicProfile => "dynamic_profile",
+            Self::EnvVar => "env_var",
+            Self::ExperimentalConfig => "experimental_config",
+            Self::FrameworkImport => "framework_import",
+            Self::LiveSite => "live_site",
+            Self::LoopStep => "loop_step",
+            Self::Manager => "manager",
+            Self::ProfilerApi => "profiler_api",
+            Self::ProfileCall => "profile_call",
+            Self::ProfileControl => "profile_control",
+            Self::ProfilerConfig => "profiler_config",
+            Self::ProfilerImport => "profiler_import",
+            Self::Schedule => "schedule",
+            Self::Switch => "switch",
+            Self::TraceHandler => "trace_handler",
+            Self::Wrapper => "wrapper",
+            Self::WrapperFactory => "wrapper_factory",
+            Self::YamlSwitch => "yaml_switch",
+        }
+    }
 }
 
 /// The recipes-style wrapper (`executor/utils/profiler_context.py`).
@@ -112,15 +180,47 @@ pub struct Wrapper {
 /// A built-in profiling mechanism and how to drive it.
 #[derive(Debug, Clone, Serialize)]
 pub struct Mechanism {
-    /// Stable identifier: `recipes-profiler-manager`, `vllm-torch-profiler`, `sglang-torch-profiler`,
-    /// `mindspeed-profile`, `torch-npu-dynamic-profile`, `torch-npu-profile-loop`.
-    pub id: &'static str,
+    /// Stable identifier.
+    pub id: MechanismId,
     /// What it is, in a few words.
     pub description: &'static str,
     /// What to set to use it (env vars, flags, config keys, code parameters).
     pub knobs: Vec<String>,
     /// Files where it was found, sorted.
     pub paths: Vec<String>,
+}
+
+/// A built-in profiling mechanism. Declared in the order of the identifiers, so that reports
+/// list them by identifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MechanismId {
+    /// MindSpeed's `--profile` switch.
+    MindspeedProfile,
+    /// The cann-recipes style ProfilerManager wired into the engine's forward.
+    RecipesProfilerManager,
+    /// SGLang's built-in torch profiler.
+    SglangTorchProfiler,
+    /// torch_npu's `dynamic_profile`.
+    TorchNpuDynamicProfile,
+    /// A `torch_npu.profiler.profile` stepped inside a loop.
+    TorchNpuProfileLoop,
+    /// vLLM's (and vLLM-Ascend's) built-in torch profiler.
+    VllmTorchProfiler,
+}
+
+impl MechanismId {
+    /// Its identifier in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::MindspeedProfile => "mindspeed-profile",
+            Self::RecipesProfilerManager => "recipes-profiler-manager",
+            Self::SglangTorchProfiler => "sglang-torch-profiler",
+            Self::TorchNpuDynamicProfile => "torch-npu-dynamic-profile",
+            Self::TorchNpuProfileLoop => "torch-npu-profile-loop",
+            Self::VllmTorchProfiler => "vllm-torch-profiler",
+        }
+    }
 }
 
 /// One end of a call-chain link.

@@ -262,20 +262,6 @@ fn is_skipped_dir(entry: &DirEntry) -> bool {
     SKIPPED_DIRS.contains(&name.as_ref()) || entry.path().join("pyvenv.cfg").is_file()
 }
 
-/// The relative, `/`-separated form of `path`.
-pub(crate) fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let parts: Vec<String> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.is_empty() {
-        ".".to_owned()
-    } else {
-        parts.join("/")
-    }
-}
-
 struct Builder<'s> {
     root: &'s Path,
     shared: &'s Mutex<Collected>,
@@ -289,7 +275,6 @@ impl<'s> ParallelVisitorBuilder<'s> for Builder<'s> {
             local: Collected::default(),
             buf: Vec::new(),
             python: None,
-            yaml: None,
         })
     }
 }
@@ -302,7 +287,6 @@ struct Visitor<'s> {
     /// Read buffer, reused for every file of this thread.
     buf: Vec<u8>,
     python: Option<tree_sitter::Parser>,
-    yaml: Option<tree_sitter::Parser>,
 }
 
 impl Drop for Visitor<'_> {
@@ -362,7 +346,7 @@ impl Visitor<'_> {
         let Some(kind) = kind_of(path) else {
             return;
         };
-        let rel = relative(self.root, path);
+        let rel = npuprof_paths::relative(self.root, path);
         let mut bytes = std::mem::take(&mut self.buf);
         self.read_and_visit(rel, path, kind, &mut bytes);
         self.buf = bytes;
@@ -430,8 +414,7 @@ impl Visitor<'_> {
         let Some(src) = utf8(bytes) else {
             return self.warn(&rel, "not valid UTF-8; skipped".to_owned());
         };
-        let parser = self.yaml.get_or_insert_with(yaml_configs::new_parser);
-        if let Some(read) = yaml_configs::read(parser, self.root, &rel, src) {
+        if let Some(read) = yaml_configs::read(self.root, &rel, src) {
             if let Some(error) = &read.config.error {
                 self.warn(&rel, error.clone());
             }
@@ -504,14 +487,14 @@ fn walk_warning(root: &Path, err: &ignore::Error) -> Warning {
     }
     match err {
         ignore::Error::Loop { ancestor, child } => Warning {
-            path: relative(root, child),
+            path: npuprof_paths::relative(root, child),
             message: format!(
                 "symlink loop: points back to {}; not followed",
-                relative(root, ancestor)
+                npuprof_paths::relative(root, ancestor)
             ),
         },
         other => Warning {
-            path: path.map_or_else(|| ".".to_owned(), |p| relative(root, p)),
+            path: path.map_or_else(|| ".".to_owned(), |p| npuprof_paths::relative(root, p)),
             message: format!("cannot read: {}", io_message(other)),
         },
     }

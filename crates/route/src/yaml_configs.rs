@@ -1,21 +1,13 @@
-//! Run configurations: values read with yaml_serde, line numbers from the tree-sitter-yaml tree.
+//! Run configurations: values read with yaml_serde, line numbers from
+//! `npuprof_target::config::key_line` (the top-level block holding a key, parsed with
+//! tree-sitter-yaml).
 
 use std::path::Path;
 
-use tree_sitter::{Node, Parser};
+use npuprof_target::config::key_line;
 use yaml_serde::Value;
 
-use crate::report::{DecodeForwards, Evidence, Profilable, RunConfig};
-
-/// A tree-sitter parser set up for YAML.
-pub(crate) fn new_parser() -> Parser {
-    let mut parser = Parser::new();
-    // The grammar is compiled in; a version mismatch would be a build defect caught by every test.
-    parser
-        .set_language(&tree_sitter_yaml::LANGUAGE.into())
-        .expect("tree-sitter-yaml is compatible with the tree-sitter runtime");
-    parser
-}
+use crate::report::{DecodeForwards, Evidence, EvidenceKind, Profilable, RunConfig};
 
 /// Whether `rel` (a `/`-separated path relative to the root) is
 /// `[<prefix>/]models/<model>/config/<file>` (the file may sit in a sub-folder); returns the model.
@@ -77,10 +69,10 @@ pub(crate) struct ConfigRead {
 
 /// Reads one YAML file. Returns `None` for a YAML file outside `models/*/config/` that turns
 /// out to have no top-level `model_config`.
-pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
+pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     let place = split_config_path(rel);
     let model = place.as_ref().map(|p| p.model.to_owned());
-    let value: Value = match yaml_serde::from_str(src) {
+    let value: Value = match npuprof_target::config::parse_yaml(src) {
         Ok(value) => value,
         Err(err) => {
             let config = RunConfig {
@@ -98,7 +90,10 @@ pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Op
                     reason: "the YAML does not parse".to_owned(),
                 },
                 decode_forwards: None,
-                error: Some(format!("invalid YAML: {err}")),
+                error: Some(match err {
+                    npuprof_target::TargetError::Yaml(detail) => format!("invalid YAML: {detail}"),
+                    other => other.to_string(),
+                }),
             };
             return Some(ConfigRead {
                 config,
@@ -115,19 +110,13 @@ pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Op
     if model.is_none() && model_config.is_none() {
         return None;
     }
-    let tree = parser.parse(src, None);
-    let line_of = |path: &[&str]| {
-        tree.as_ref()
-            .and_then(|t| key_line(t.root_node(), src, path))
-    };
-
     let view = place.as_ref().and_then(|p| {
         npuprof_target::config_view(
             npuprof_target::Definitions::builtin(),
             &root.join(p.prefix),
             p.model,
             p.yaml,
-            src,
+            &value,
             None,
         )
         .ok()
@@ -136,12 +125,9 @@ pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Op
         || &npuprof_target::Definitions::builtin().shapes[0].config,
         |v| &v.shape.config,
     );
-    fn strings(path: &[String]) -> Vec<&str> {
-        path.iter().map(String::as_str).collect()
-    }
     let switch_value = npuprof_target::config::lookup(&value, &keys.switch);
     let enable_profiler = switch_value.and_then(Value::as_bool);
-    let enable_profiler_line = line_of(&strings(&keys.switch));
+    let enable_profiler_line = key_line(src, &keys.switch);
     let max_new_tokens =
         npuprof_target::config::lookup(&value, &keys.budget).and_then(Value::as_u64);
     let next_n = npuprof_target::config::lookup(&value, &keys.next_n).and_then(Value::as_u64);
@@ -172,11 +158,11 @@ pub(crate) fn read(parser: &mut Parser, root: &Path, rel: &str, src: &str) -> Op
             ),
         }
     };
-    let budget_line = line_of(&strings(&keys.budget));
+    let budget_line = key_line(src, &keys.budget);
     let switch = enable_profiler_line.map(|line| Evidence {
         path: rel.to_owned(),
         line,
-        kind: "yaml_switch",
+        kind: EvidenceKind::YamlSwitch,
         text: line_text(src, line),
     });
     let config = RunConfig {
@@ -255,35 +241,4 @@ fn line_text(src: &str, line: usize) -> String {
         .unwrap_or_default()
         .trim()
         .to_owned()
-}
-
-/// The 1-based line of the key at `path` (e.g. `["model_config", "enable_profiler"]`).
-fn key_line(root: Node, src: &str, path: &[&str]) -> Option<usize> {
-    let (first, rest) = path.split_first()?;
-    let pair = find_pair(root, src, first)?;
-    if rest.is_empty() {
-        return Some(pair.start_position().row + 1);
-    }
-    key_line(pair.child_by_field_name("value")?, src, rest)
-}
-
-/// The first mapping pair with key `key` below `node`, not looking inside other pairs.
-fn find_pair<'t>(node: Node<'t>, src: &str, key: &str) -> Option<Node<'t>> {
-    let mut stack = vec![node];
-    while let Some(node) = stack.pop() {
-        if matches!(node.kind(), "block_mapping_pair" | "flow_pair") {
-            let found = node
-                .child_by_field_name("key")
-                .and_then(|k| k.utf8_text(src.as_bytes()).ok())
-                .is_some_and(|k| k.trim().trim_matches(|c| c == '"' || c == '\'') == key);
-            if found {
-                return Some(node);
-            }
-            continue;
-        }
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev());
-    }
-    None
 }

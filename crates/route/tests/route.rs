@@ -73,7 +73,7 @@ fn kinds_at<'a>(report: &'a RouteReport, path: &str) -> Vec<(usize, &'a str)> {
         .evidence
         .iter()
         .filter(|e| e.path == path)
-        .map(|e| (e.line, e.kind))
+        .map(|e| (e.line, e.kind.as_str()))
         .collect()
 }
 
@@ -100,7 +100,7 @@ fn recipes_mini_is_framework_with_live_chain_dead_path_and_configs() {
     let live: Vec<&str> = report
         .evidence
         .iter()
-        .filter(|e| e.path == engine && e.kind == "live_site")
+        .filter(|e| e.path == engine && e.kind.as_str() == "live_site")
         .map(|e| e.text.as_str())
         .collect();
     assert_eq!(
@@ -263,7 +263,7 @@ fn words_in_comments_and_strings_do_not_count() {
 fn vllm_env_var_is_framework_other() {
     let report = check_route("vllm_env", &fixture("vllm-env"), Route::FrameworkOther);
     assert_eq!(report.mechanisms.len(), 1);
-    assert_eq!(report.mechanisms[0].id, "vllm-torch-profiler");
+    assert_eq!(report.mechanisms[0].id.as_str(), "vllm-torch-profiler");
     assert!(report.mechanisms[0].knobs[0].starts_with("VLLM_TORCH_PROFILER_DIR="));
     assert_eq!(
         kinds_at(&report, "scripts/launch.sh"),
@@ -289,7 +289,7 @@ fn vllm_import_alone_is_framework_other() {
 #[test]
 fn sglang_env_var_is_framework_other() {
     let report = check_route("sglang_env", &fixture("sglang-env"), Route::FrameworkOther);
-    let ids: Vec<&str> = report.mechanisms.iter().map(|m| m.id).collect();
+    let ids: Vec<&str> = report.mechanisms.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(
         ids,
         ["sglang-torch-profiler"],
@@ -308,27 +308,30 @@ fn profile_stepped_in_a_loop_is_framework_other() {
         &fixture("profile-loop"),
         Route::FrameworkOther,
     );
-    assert_eq!(report.mechanisms[0].id, "torch-npu-profile-loop");
+    assert_eq!(report.mechanisms[0].id.as_str(), "torch-npu-profile-loop");
     assert!(kinds_at(&report, "bench.py").contains(&(18, "loop_step")));
 }
 
 #[test]
 fn dynamic_profile_is_framework_other() {
     let report = check_route("dynamic", &fixture("dynamic"), Route::FrameworkOther);
-    assert_eq!(report.mechanisms[0].id, "torch-npu-dynamic-profile");
+    assert_eq!(
+        report.mechanisms[0].id.as_str(),
+        "torch-npu-dynamic-profile"
+    );
 }
 
 #[test]
 fn mindspeed_profile_flag_is_framework_other() {
     let report = check_route("mindspeed", &fixture("mindspeed"), Route::FrameworkOther);
-    assert_eq!(report.mechanisms[0].id, "mindspeed-profile");
+    assert_eq!(report.mechanisms[0].id.as_str(), "mindspeed-profile");
     assert_eq!(kinds_at(&report, "arguments.py").len(), 5);
 }
 
 #[test]
 fn scattered_api_use_is_inject_with_evidence() {
     let report = check_route("scattered", &fixture("scattered"), Route::Inject);
-    let kinds: Vec<&str> = report.evidence.iter().map(|e| e.kind).collect();
+    let kinds: Vec<&str> = report.evidence.iter().map(|e| e.kind.as_str()).collect();
     assert_eq!(
         kinds,
         [
@@ -499,5 +502,23 @@ fn missing_path_and_file_are_errors() {
     assert!(
         err.to_string()
             .ends_with("file.py: not a directory (route scans a repository directory)")
+    );
+}
+
+/// route reads a run config as plan and patch do: a BOM is skipped and merge keys apply.
+#[test]
+fn run_configs_are_read_with_bom_and_merge_keys_like_the_target() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path();
+    let yaml = "\u{feff}defaults: &defaults\n  max_new_tokens: 48\n  batch_size: 2\nmodel_config:\n  enable_profiler: False\n  next_n: 1\nscheduler_config:\n  <<: *defaults\n";
+    write(root, "models/m/config/run.yaml", yaml.as_bytes());
+    let report = scan(root).expect("scan");
+    let [config] = report.configs.as_slice() else {
+        panic!("one config: {:?}", report.configs);
+    };
+    assert_eq!(config.error, None);
+    assert_eq!(
+        (config.max_new_tokens, config.next_n, config.enable_profiler),
+        (Some(48), Some(1), Some(false))
     );
 }

@@ -1,5 +1,5 @@
 //! npuprof-schedule: `torch_npu.profiler.schedule(...)` simulated with torch_npu's own arithmetic
-//! (reference: torch-npu-output.md §7 and §8): clamping of the arguments, the [`Action`] at each
+//! (its `schedule` function and action controller): clamping of the arguments, the [`Action`] at each
 //! step number, the recorded steps (the `Step Id`s of the output), the `step()` call that closes
 //! the last cycle, and the warnings torch_npu prints when the profiler stops ([`Schedule::run`]).
 //!

@@ -4,9 +4,9 @@
 //! {…(ms)}, "Communication Bandwidth Info": {…}}, "Total Op Info": {…}}}}`. The operators are
 //! summed (the vendor's `Total Op Info` entries are skipped, they repeat the sum).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SummaryError;
@@ -53,22 +53,13 @@ struct TimeInfo {
     idle_ms: f64,
 }
 
-/// step → category (`p2p`, `collective`) → operator → times.
-type CommFile = BTreeMap<String, BTreeMap<String, BTreeMap<String, OpEntry>>>;
-
-/// Reads and sums a `communication.json`.
+/// Reads and sums a `communication.json` in one streaming pass: each operator is added as it is
+/// read, so memory does not grow with the number of steps or operators.
 pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
     let file = std::fs::File::open(path).map_err(|source| SummaryError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    let parsed: CommFile =
-        serde_json::from_reader(std::io::BufReader::new(file)).map_err(|source| {
-            SummaryError::Json {
-                path: path.to_path_buf(),
-                source,
-            }
-        })?;
     let mut sum = Communication {
         ops: 0,
         elapse_us: 0.0,
@@ -78,24 +69,89 @@ pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
         idle_us: 0.0,
         wait_ratio: None,
     };
-    let ops = parsed
-        .values()
-        .flat_map(BTreeMap::values)
-        .flat_map(|ops| ops.iter())
-        .filter(|(name, _)| name.as_str() != TOTAL_OP_INFO);
-    for (_, op) in ops {
-        let time = op.time.as_ref();
-        let ms = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
-        sum.ops += 1;
-        sum.elapse_us += ms(|t| t.elapse_ms);
-        sum.transit_us += ms(|t| t.transit_ms);
-        sum.wait_us += ms(|t| t.wait_ms);
-        sum.synchronization_us += ms(|t| t.synchronization_ms);
-        sum.idle_us += ms(|t| t.idle_ms);
-    }
+    let mut reader = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    let json = |source| SummaryError::Json {
+        path: path.to_path_buf(),
+        source,
+    };
+    Level::Steps
+        .sum_into(&mut sum)
+        .deserialize(&mut reader)
+        .map_err(json)?;
+    reader.end().map_err(json)?;
     let moving = sum.wait_us + sum.transit_us;
     sum.wait_ratio = (moving > 0.0).then(|| sum.wait_us / moving);
     Ok(sum)
+}
+
+impl Communication {
+    /// Adds one operator's times (in ms).
+    fn add(&mut self, time: Option<&TimeInfo>) {
+        let ms = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
+        self.ops += 1;
+        self.elapse_us += ms(|t| t.elapse_ms);
+        self.transit_us += ms(|t| t.transit_ms);
+        self.wait_us += ms(|t| t.wait_ms);
+        self.synchronization_us += ms(|t| t.synchronization_ms);
+        self.idle_us += ms(|t| t.idle_ms);
+    }
+}
+
+/// The nesting of the file: step → category (`p2p`, `collective`) → operator → times.
+#[derive(Debug, Clone, Copy)]
+enum Level {
+    Steps,
+    Categories,
+    Operators,
+}
+
+impl Level {
+    fn sum_into(self, sum: &mut Communication) -> Summing<'_> {
+        Summing { level: self, sum }
+    }
+}
+
+/// Reads one level of the file's maps, adding every operator below it to `sum`.
+struct Summing<'s> {
+    level: Level,
+    sum: &'s mut Communication,
+}
+
+impl<'de> DeserializeSeed<'de> for Summing<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Summing<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.level {
+            Level::Steps => "an object of steps",
+            Level::Categories => "an object of communication categories",
+            Level::Operators => "an object of communication operators",
+        })
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match self.level {
+                Level::Steps => map.next_value_seed(Level::Categories.sum_into(self.sum))?,
+                Level::Categories => map.next_value_seed(Level::Operators.sum_into(self.sum))?,
+                Level::Operators if key == TOTAL_OP_INFO => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Level::Operators => {
+                    let op: OpEntry = map.next_value()?;
+                    self.sum.add(op.time.as_ref());
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -136,5 +192,18 @@ mod tests {
             message.contains("not a torch_npu communication.json"),
             "{message}"
         );
+    }
+
+    #[test]
+    fn operators_of_every_step_are_summed_and_a_wrong_shape_is_an_error() {
+        let op = r#""a@g": {"Communication Time Info": {"Elapse Time(ms)": 1.0, "Wait Time(ms)": 0.25}}"#;
+        let steps: Vec<String> = (0..50)
+            .map(|i| format!(r#""step{i}": {{"collective": {{{op}}}, "p2p": {{}}}}"#))
+            .collect();
+        let comm = comm_of(&format!("{{{}}}", steps.join(",")));
+        let comm = comm.map(|c| (c.ops, c.elapse_us, c.wait_us));
+        assert_eq!(comm.ok(), Some((50, 50_000.0, 12_500.0)));
+        assert!(comm_of(r#"{"step1": ["not", "an", "object"]}"#).is_err());
+        assert!(comm_of(r#"{"step1": {}} trailing"#).is_err());
     }
 }

@@ -105,7 +105,7 @@ pub fn summarize_run(
     Ok(RunSummary {
         phase,
         rank,
-        dir: relative(dir, root),
+        dir: npuprof_paths::relative(root, dir),
         step_stats: StepStats::of(&steps),
         comm_share: time_split.as_ref().map(|s| s.communication_not_overlapped),
         time_split,
@@ -160,23 +160,9 @@ pub(crate) fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
         _ => {
             notes.push(format!(
                 "{} is unreadable or not JSON: rank taken from its name",
-                relative(info, dir)
+                npuprof_paths::relative(dir, info)
             ));
             file_rank
         }
-    }
-}
-
-/// `path` relative to `root`, `/`-separated; `.` for the root itself.
-pub(crate) fn relative(path: &Path, root: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let parts: Vec<_> = rel
-        .components()
-        .map(|c| c.as_os_str().to_string_lossy().into_owned())
-        .collect();
-    if parts.is_empty() {
-        ".".to_owned()
-    } else {
-        parts.join("/")
     }
 }

@@ -6,6 +6,7 @@ use yaml_serde::Value;
 
 use crate::definition::ConfigKeys;
 use crate::error::TargetError;
+use crate::yaml_blocks;
 
 /// A YAML key path, printed `a.b.c`.
 pub fn dotted(path: &[String]) -> String {
@@ -75,21 +76,25 @@ pub fn lookup<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
 
 /// Reads `text` with `keys`.
 pub fn read(text: &str, keys: &ConfigKeys) -> Result<RunConfig, TargetError> {
-    let value = parse_yaml(text)?;
+    Ok(read_value(&parse_yaml(text)?, keys))
+}
+
+/// The run config's values at `keys`, from its parsed document (see [`parse_yaml`]).
+pub fn read_value(value: &Value, keys: &ConfigKeys) -> RunConfig {
     let parent = &keys.switch[..keys.switch.len().saturating_sub(1)];
-    let has_switch_section = lookup(&value, parent).is_some_and(Value::is_mapping);
-    let switch = match lookup(&value, &keys.switch) {
+    let has_switch_section = lookup(value, parent).is_some_and(Value::is_mapping);
+    let switch = match lookup(value, &keys.switch) {
         None => Switch::Missing,
         Some(Value::Bool(b)) => Switch::Bool(*b),
         Some(other) => Switch::Other {
             truthy: python_truthy(other),
         },
     };
-    let budget = lookup(&value, &keys.budget).and_then(Value::as_u64);
+    let budget = lookup(value, &keys.budget).and_then(Value::as_u64);
     let draft_model = keys
         .draft
         .as_ref()
-        .and_then(|p| lookup(&value, p))
+        .and_then(|p| lookup(value, p))
         .and_then(Value::as_str)
         .filter(|d| !d.is_empty() && !d.eq_ignore_ascii_case("none"))
         .map(str::to_owned);
@@ -98,18 +103,18 @@ pub fn read(text: &str, keys: &ConfigKeys) -> Result<RunConfig, TargetError> {
         .and_then(|p| p.get("world_size"))
         .or_else(|| value.get("world_size"))
         .and_then(Value::as_u64);
-    Ok(RunConfig {
+    RunConfig {
         has_switch_section,
         switch,
         budget,
         effective_budget: budget.unwrap_or(keys.budget_default),
-        next_n: lookup(&value, &keys.next_n)
+        next_n: lookup(value, &keys.next_n)
             .and_then(Value::as_u64)
             .unwrap_or(0),
         draft_model,
         world_size,
-        model_name: model_name(&value),
-    })
+        model_name: model_name(value),
+    }
 }
 
 /// The launcher's `model_name`: `model_config.model_name`, else the top-level one, else `None`.
@@ -136,16 +141,19 @@ fn python_truthy(value: &Value) -> bool {
     }
 }
 
-/// The 1-based line of the key at `path` in YAML `text`, found with tree-sitter-yaml.
+/// The 1-based line of the key at `path` in YAML `text`: the top-level block holding it is found
+/// by a line scan and parsed alone with tree-sitter-yaml (so the file may be of any length).
 pub fn key_line(text: &str, path: &[String]) -> Option<usize> {
-    let language = tree_sitter_yaml::LANGUAGE.into();
-    let tree = npuprof_python::parse_with(text, &language).ok()?;
+    let (first, _) = path.split_first()?;
+    let blocks = yaml_blocks::blocks(text).ok()?;
+    let block = yaml_blocks::find(&blocks, first)?;
+    let tree = yaml_blocks::parse(text, block).ok()?;
     let mut node = tree.root_node();
-    for key in path {
-        node = find_pair(node, text, key)?;
-        if key != path.last()? {
+    for (depth, key) in path.iter().enumerate() {
+        if depth > 0 {
             node = node.child_by_field_name("value")?;
         }
+        node = find_pair(node, text, key)?;
     }
     Some(node.start_position().row + 1)
 }
@@ -161,14 +169,14 @@ fn find_pair<'t>(
         if matches!(node.kind(), "block_mapping_pair" | "flow_pair") {
             let found = node
                 .child_by_field_name("key")
-                .map(|k| npuprof_python::text(k, src))
+                .map(|k| npuprof_syntax::text(k, src))
                 .is_some_and(|k| k.trim().trim_matches(['"', '\'']) == key);
             if found {
                 return Some(node);
             }
             continue;
         }
-        let mut kids = npuprof_python::all_children(node);
+        let mut kids = npuprof_syntax::all_children(node);
         kids.reverse();
         stack.extend(kids);
     }
@@ -197,12 +205,20 @@ mod tests {
     }
 
     #[test]
-    fn merge_keys_and_a_bom_are_read() {
-        let text =
-            "\u{feff}base: &b\n  next_n: 2\nmodel_config:\n  <<: *b\n  enable_profiler: False\n";
+    fn merge_keys_are_applied_when_reading_next_n() {
+        let text = "base: &b\n  next_n: 2\nmodel_config:\n  <<: *b\n  enable_profiler: False\n";
         let c = read(text, &keys("shared-engine")).unwrap();
         assert_eq!(c.next_n, 2);
         assert_eq!(c.switch, Switch::Bool(false));
+    }
+
+    #[test]
+    fn a_bom_is_read_not_refused_as_a_second_document() {
+        let text = "\u{feff}model_config:\n  next_n: 1\n  enable_profiler: True\n";
+        let c = read(text, &keys("shared-engine")).unwrap();
+        assert_eq!((c.next_n, c.switch), (1, Switch::Bool(true)));
+        let path = ["model_config".to_owned(), "next_n".to_owned()];
+        assert_eq!(key_line(text, &path), Some(2));
     }
 
     #[test]
@@ -226,5 +242,26 @@ mod tests {
         assert_eq!(none.draft_model, None);
         let dspark = read("model_config:\n  draft_model_type: dspark\n", &k).unwrap();
         assert_eq!(dspark.draft_model.as_deref(), Some("dspark"));
+    }
+
+    #[test]
+    fn key_line_finds_keys_past_tree_sitter_yamls_row_limit() {
+        let pad =
+            |name: &str| -> String { (0..20_000).map(|i| format!("{name}_{i}: {i}\n")).collect() };
+        let text = format!(
+            "{}model_config:\n  enable_profiler: False\n{}scheduler_config: {{max_new_tokens: 8}}\n",
+            pad("a"),
+            pad("b")
+        );
+        let path = |p: &str| p.split('.').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(
+            key_line(&text, &path("model_config.enable_profiler")),
+            Some(20_002)
+        );
+        assert_eq!(
+            key_line(&text, &path("scheduler_config.max_new_tokens")),
+            Some(40_003)
+        );
+        assert_eq!(key_line(&text, &path("scheduler_config.block_size")), None);
     }
 }

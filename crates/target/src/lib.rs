@@ -16,12 +16,13 @@ pub mod python;
 mod resolve;
 pub mod results;
 pub mod shell;
+pub mod yaml_blocks;
 
 pub use budget::Budget;
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};
 pub use error::TargetError;
 pub use resolve::{
-    ConfigView, Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, PdRole,
-    PhaseTarget, Profiled, Request, RunMode, Target, config_view, list_configs, locate_results,
-    no_decode_budget, resolve, resolve_with,
+    ConfigView, Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, Overrides,
+    PdRole, PhaseTarget, Profiled, Request, RunMode, Target, config_view, list_configs,
+    locate_results, no_decode_budget, resolve, resolve_over, resolve_with,
 };

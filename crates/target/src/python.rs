@@ -7,8 +7,8 @@
 //!
 //! Pure functions of one file's text; byte ranges refer to that text.
 
-use npuprof_python::{callee, dotted, line, named_children, text};
 pub use npuprof_schedule::Phase;
+use npuprof_syntax::{callee, dotted, line, named_children, text};
 use serde::Serialize;
 use tree_sitter::{Node, Tree};
 
@@ -265,12 +265,12 @@ pub struct FileFacts {
 
 /// Parses Python source (`None` when the parser cannot run at all).
 pub fn parse(source: &str) -> Option<Tree> {
-    npuprof_python::parse(source)
+    npuprof_syntax::parse(source)
 }
 
 /// The line of the first syntax error, if any.
 pub fn syntax_error_line(tree: &Tree) -> Option<usize> {
-    npuprof_python::first_error(tree.root_node()).map(line)
+    npuprof_syntax::first_error(tree.root_node()).map(line)
 }
 
 /// The factories of one file.
@@ -368,7 +368,7 @@ fn factory(def: Node<'_>, class: Option<String>, source: &str) -> Option<Factory
     }
     let save_parameter = keyword(profile, "on_trace_ready", source)
         .filter(|h| h.kind() == "call")
-        .and_then(|h| npuprof_python::positional(h).into_iter().next())
+        .and_then(|h| npuprof_syntax::positional(h).into_iter().next())
         .filter(|a| is_param(*a))
         .map(|a| text(a, source).to_owned());
     let enable_parameter = descendants(body)
@@ -379,7 +379,7 @@ fn factory(def: Node<'_>, class: Option<String>, source: &str) -> Option<Factory
         .map(|c| text(c, source).to_owned());
     let disabled = descendants(body)
         .into_iter()
-        .filter(|n| n.kind() == "call" && npuprof_python::arguments(*n).is_empty())
+        .filter(|n| n.kind() == "call" && npuprof_syntax::arguments(*n).is_empty())
         .filter_map(|n| callee(n, source))
         .find(|c| !c.contains('.') && c.chars().next().is_some_and(char::is_uppercase));
     Some(Factory {
@@ -405,7 +405,7 @@ fn is_profile_call(call: Node<'_>, source: &str) -> bool {
 }
 
 fn keyword<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
-    npuprof_python::kwarg(call, name, source)
+    npuprof_syntax::kwarg(call, name, source)
 }
 
 fn parameters(def: Node<'_>, source: &str) -> Vec<Parameter> {
@@ -485,7 +485,7 @@ fn site(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Opti
             )
         })
         .collect();
-    let args = npuprof_python::arguments(call);
+    let args = npuprof_syntax::arguments(call);
     let arguments_end = args
         .last()
         .map_or(list.start_byte() + 1, |a: &Node<'_>| a.end_byte());
@@ -642,7 +642,7 @@ fn path_literals(node: Node<'_>, source: &str) -> Vec<String> {
         .into_iter()
         .map(|p| p.name)
         .collect();
-    let args: Vec<String> = npuprof_python::positional(node)
+    let args: Vec<String> = npuprof_syntax::positional(node)
         .into_iter()
         .map(|a| string_literals(a, source).join("/"))
         .collect();
@@ -757,7 +757,7 @@ pub fn script_toggles(tree: &Tree, source: &str) -> Vec<ScriptToggle> {
         let (name, first) = match node.kind() {
             "call" => (
                 callee(node, source).unwrap_or_default(),
-                npuprof_python::positional(node).into_iter().next(),
+                npuprof_syntax::positional(node).into_iter().next(),
             ),
             "subscript" => (
                 node.child_by_field_name("value")

@@ -2,6 +2,7 @@
 //! shared engine; the run config is read through the chosen shape's key paths; the Python is
 //! matched by structure in the shape's files.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use npuprof_schedule::Phase;
@@ -237,7 +238,7 @@ pub fn config_view(
     repo: &Path,
     model: &str,
     yaml: &str,
-    text: &str,
+    value: &yaml_serde::Value,
     mode: Option<RunMode>,
 ) -> Result<ConfigView, TargetError> {
     let mode = mode.unwrap_or_else(|| infer_mode(yaml));
@@ -251,7 +252,7 @@ pub fn config_view(
             "no target shape is defined for a {launcher:?} launcher"
         ))
     })?;
-    let config = config::read(text, &shape.config)?;
+    let config = config::read_value(value, &shape.config);
     let mut notes = Vec::new();
     let budget = budget(shape, model, mode, &config, &mut notes);
     if let Some(o) = shape.model_override(model) {
@@ -274,10 +275,44 @@ pub fn resolve(request: &Request<'_>) -> Result<Target, TargetError> {
     resolve_with(Definitions::builtin(), request)
 }
 
+/// File texts that stand in for the files on disk, by repository-relative path (`/`-separated):
+/// the true originals of files npuprof has patched.
+pub type Overrides = BTreeMap<String, String>;
+
+/// Resolves `request` as if the files in `overrides` held those texts: the target of the
+/// repository as it was before npuprof patched it.
+pub fn resolve_over(request: &Request<'_>, overrides: &Overrides) -> Result<Target, TargetError> {
+    let files = Files {
+        repo: request.repo,
+        overrides: Some(overrides),
+    };
+    resolve_files(Definitions::builtin(), request, files)
+}
+
+/// The repository's files as resolution reads them: from disk, unless overridden.
+#[derive(Debug, Clone, Copy)]
+struct Files<'a> {
+    repo: &'a Path,
+    overrides: Option<&'a Overrides>,
+}
+
+impl Files<'_> {
+    fn read(self, rel: &str) -> Result<String, TargetError> {
+        match self.overrides.and_then(|o| o.get(rel)) {
+            Some(text) => Ok(text.clone()),
+            None => read(self.repo, rel),
+        }
+    }
+}
+
 /// Where the results of `request`'s run land, read from its run config alone (no Python): what
 /// `verify` and `summary` need to find the newest result.
 pub fn locate_results(request: &Request<'_>) -> Result<Results, TargetError> {
-    Ok(locate(Definitions::builtin(), request)?.results)
+    let files = Files {
+        repo: request.repo,
+        overrides: None,
+    };
+    Ok(locate(Definitions::builtin(), request, files)?.results)
 }
 
 /// What a request resolves to without reading any Python.
@@ -294,6 +329,7 @@ struct Located {
 fn locate(
     definitions: &'static Definitions,
     request: &Request<'_>,
+    files: Files<'_>,
 ) -> Result<Located, TargetError> {
     let repo = request.repo;
     let model_dir = repo.join("models").join(request.model);
@@ -305,7 +341,15 @@ fn locate(
         });
     }
     let config_path = format!("models/{}/config/{}", request.model, request.yaml);
-    let config_text = match read(repo, &config_path) {
+    if !is_yaml_name(request.yaml) {
+        let configs = list_configs(&model_dir.join("config"));
+        let hint = suggest(request.yaml, &configs);
+        return Err(TargetError::UnknownConfig {
+            path: config_path,
+            hint: format!(" (a run config is a .yaml file){hint}"),
+        });
+    }
+    let config_text = match files.read(&config_path) {
         Ok(text) => text,
         Err(TargetError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Err(TargetError::UnknownConfig {
@@ -315,16 +359,16 @@ fn locate(
         }
         Err(e) => return Err(e),
     };
+    let value = config::parse_yaml(&config_text)?;
     let view = config_view(
         definitions,
         repo,
         request.model,
         request.yaml,
-        &config_text,
+        &value,
         request.mode,
     )?;
     let launch = launch(request, view.launcher, view.mode);
-    let value = config::parse_yaml(&config_text)?;
     let case = case_name(&config::model_name(&value), request.yaml);
     let mut notes = view.notes.clone();
     if let Some(other) = shared_case(&model_dir.join("config"), request.yaml, &case) {
@@ -363,6 +407,18 @@ pub fn resolve_with(
     definitions: &'static Definitions,
     request: &Request<'_>,
 ) -> Result<Target, TargetError> {
+    let files = Files {
+        repo: request.repo,
+        overrides: None,
+    };
+    resolve_files(definitions, request, files)
+}
+
+fn resolve_files(
+    definitions: &'static Definitions,
+    request: &Request<'_>,
+    files: Files<'_>,
+) -> Result<Target, TargetError> {
     let repo = request.repo;
     let Located {
         config_path,
@@ -372,7 +428,7 @@ pub fn resolve_with(
         value,
         results,
         mut notes,
-    } = locate(definitions, request)?;
+    } = locate(definitions, request, files)?;
     let (mode, shape) = (view.mode, view.shape);
     let mut evidence = vec![launcher_evidence(request.model, view.launcher)];
     let Results {
@@ -389,7 +445,7 @@ pub fn resolve_with(
                 toggle: m.toggle,
                 instruction: m.instruction.clone(),
             },
-            None => detect_toggle(repo, request.model, &value, &mut evidence)
+            None => detect_toggle(files, request.model, &value, &mut evidence)
                 .unwrap_or_else(|| no_toggle(request.model, &shape.config.switch)),
         };
         return Ok(Target {
@@ -423,7 +479,7 @@ pub fn resolve_with(
             });
         }
     }
-    let (factory_path, factory, factory_tree, redefined) = find_factory(repo, shape)?;
+    let (factory_path, factory, factory_tree, redefined) = find_factory(files, shape)?;
     notes.extend(redefined);
     evidence.push(Evidence {
         what: format!("profiler factory {}", qualified(&factory)),
@@ -431,7 +487,7 @@ pub fn resolve_with(
         line: factory.line,
     });
     let phases = find_sites(
-        repo,
+        files,
         request.model,
         shape,
         &factory_path,
@@ -582,7 +638,7 @@ fn shared_case(config_dir: &Path, yaml: &str, case: &str) -> Option<String> {
 /// A model without a settable switch: the toggle its scripts expose, found by structure (a
 /// flag the run config's `model_args` can carry, a command-line flag, an environment variable).
 fn detect_toggle(
-    repo: &Path,
+    files: Files<'_>,
     model: &str,
     config: &yaml_serde::Value,
     evidence: &mut Vec<Evidence>,
@@ -590,8 +646,8 @@ fn detect_toggle(
     let model_args = config
         .get("model_args")
         .is_some_and(yaml_serde::Value::is_mapping);
-    for rel in python_files(repo, &format!("models/{model}")) {
-        let Ok(source) = read(repo, &rel) else {
+    for rel in python_files(files.repo, &format!("models/{model}")) {
+        let Ok(source) = files.read(&rel) else {
             continue;
         };
         if !source.to_ascii_lowercase().contains("prof") {
@@ -670,9 +726,9 @@ fn qualified(factory: &Factory) -> String {
 /// than once.
 type FoundFactory = (String, Factory, String, Option<String>);
 
-fn find_factory(repo: &Path, shape: &Shape) -> Result<FoundFactory, TargetError> {
+fn find_factory(files: Files<'_>, shape: &Shape) -> Result<FoundFactory, TargetError> {
     for rel in &shape.factory_files {
-        let Ok(source) = read(repo, rel) else {
+        let Ok(source) = files.read(rel) else {
             continue;
         };
         let tree = parse_checked(rel, &source)?;
@@ -716,7 +772,7 @@ fn parse_checked(rel: &str, source: &str) -> Result<tree_sitter::Tree, TargetErr
 
 /// The phase calls: in the factory's files, or in the model's own loop when it has one.
 fn find_sites(
-    repo: &Path,
+    files: Files<'_>,
     model: &str,
     shape: &Shape,
     factory_path: &str,
@@ -725,8 +781,8 @@ fn find_sites(
 ) -> Result<Vec<PhaseTarget>, TargetError> {
     let mut found = Vec::new();
     if shape.sites == SiteScope::ModelDirElseFactoryFiles {
-        for rel in python_files(repo, &format!("models/{model}")) {
-            let Ok(source) = read(repo, &rel) else {
+        for rel in python_files(files.repo, &format!("models/{model}")) {
+            let Ok(source) = files.read(&rel) else {
                 continue;
             };
             if !source.contains(&factory.name) {
@@ -924,13 +980,18 @@ pub fn list_configs(dir: &Path) -> Vec<String> {
             };
             if entry.path().is_dir() {
                 stack.push(child);
-            } else if name.ends_with(".yaml") || name.ends_with(".yml") {
+            } else if is_yaml_name(&name) {
                 out.push(child);
             }
         }
     }
     out.sort();
     out
+}
+
+/// Whether a file name is a YAML file's (`.yaml`, `.yml`): run configs are.
+fn is_yaml_name(name: &str) -> bool {
+    name.ends_with(".yaml") || name.ends_with(".yml")
 }
 
 /// `; did you mean `x`?` for the closest candidates, else the list (at most 10 shown).

@@ -1,4 +1,4 @@
-//! Log lines torch_npu prints (reference §7): parser failures, root causes, schedule warnings.
+//! Log lines torch_npu prints: parser failures, root causes, schedule warnings.
 
 use std::io::BufRead;
 
@@ -213,7 +213,7 @@ pub fn scan_log<R: BufRead>(mut reader: R) -> std::io::Result<LogScan> {
     Ok(scan)
 }
 
-/// The parser a failed task depends on (reference §7), if any.
+/// The parser a failed task depends on (torch_npu's parse task graph), if any.
 pub fn parent_task(task: &str) -> Option<&'static str> {
     match task {
         "KernelViewParser" | "MemoryViewParser" | "IntegrateParser" => Some("CANNExportParser"),

@@ -1,5 +1,5 @@
 //! verify on the complete real 2-rank run (vendored) and on the variations real torch_npu output
-//! shows (reference §10): Level0 traces without `CANN`, un-prefixed pipeline metric columns,
+//! shows: Level0 traces without `CANN`, un-prefixed pipeline metric columns,
 //! 2023 `_wait` schedule keys, one rank or a subset of ranks, `distributed_args`.
 
 mod common;

@@ -10,6 +10,13 @@ use common::*;
 use npuprof_verify::finding::{Code, Severity};
 use npuprof_verify::{NoProgress, Options, PhaseSelection, VerifyReport, verify};
 
+/// A copy of the real rank-0 run in a new temp directory (kept alive by the first element).
+fn fresh_real_run() -> (tempfile::TempDir, Run) {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    (tmp, run)
+}
+
 fn good_result_dir(root: &Path) -> ResultDir {
     let res = ResultDir::new(root, "qwen", "20260725", "qwen_dense");
     res.add_run("prefill", 0);
@@ -70,8 +77,7 @@ fn real_sample_files_as_shipped_in_a_bare_run_directory() {
 
 #[test]
 fn level0_header_with_level2_recorded_is_an_error_that_does_not_advise_level1() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.write(
         "kernel_details.csv",
         fs::read(level0_kernel_details()).unwrap_or_default(),
@@ -97,8 +103,7 @@ fn level0_header_with_level2_recorded_is_an_error_that_does_not_advise_level1() 
 
 #[test]
 fn level0_recorded_run_is_explained_not_failed() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.write(
         "kernel_details.csv",
         fs::read(level0_kernel_details()).unwrap_or_default(),
@@ -121,8 +126,7 @@ fn level0_recorded_run_is_explained_not_failed() {
 
 #[test]
 fn minimal_header_without_profiler_info_says_level0_or_no_experimental_config() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.write(
         "kernel_details.csv",
         fs::read(level0_kernel_details()).unwrap_or_default(),
@@ -149,8 +153,7 @@ fn minimal_header_without_profiler_info_says_level0_or_no_experimental_config() 
 
 #[test]
 fn block_num_spelling_is_accepted() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.write(
         "kernel_details.csv",
         edited_kernel_details(|i, l| {
@@ -166,8 +169,7 @@ fn block_num_spelling_is_accepted() {
 
 #[test]
 fn empty_column_and_empty_step_ids_are_reported() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.write(
         "kernel_details.csv",
         edited_kernel_details(|i, l| match i {
@@ -195,8 +197,7 @@ fn empty_column_and_empty_step_ids_are_reported() {
 
 #[test]
 fn missing_metric_columns_are_named() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.write(
         "kernel_details.csv",
         edited_kernel_details(|i, l| {
@@ -214,8 +215,7 @@ fn missing_metric_columns_are_named() {
 
 #[test]
 fn truncated_kernel_details_has_malformed_rows() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     let text = fs::read(level2_output("kernel_details.csv")).unwrap_or_default();
     run.write("kernel_details.csv", &text[..text.len() / 2]);
     let report = run_verify(&run.dir, |_| {});
@@ -223,8 +223,7 @@ fn truncated_kernel_details_has_malformed_rows() {
 }
 
 fn trace_variant(bytes: Vec<u8>) -> (tempfile::TempDir, VerifyReport) {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (tmp, run) = fresh_real_run();
     run.write("trace_view.json", bytes);
     let report = run_verify(&run.dir, |_| {});
     (tmp, report)
@@ -291,8 +290,7 @@ fn trace_without_device_processes() {
 
 #[test]
 fn trace_temp_leftover_and_missing_trace() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.remove("trace_view.json");
     run.write("trace_view_temp.json", trace_host_only());
     let report = run_verify(&run.dir, |_| {});
@@ -530,8 +528,7 @@ fn missing_phase_and_ranks_are_named() {
 
 #[test]
 fn ranks_option_and_communication_files() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     run.remove("communication.json");
     let report = run_verify(&run.dir, |o| o.world_size = Some(2));
     check_codes(
@@ -545,8 +542,7 @@ fn ranks_option_and_communication_files() {
 
 #[test]
 fn steps_and_compilation_inside_the_window() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     // Spread the real kernels over steps 13..=16; step 13 is 20× slower in step_trace_time.
     run.write(
         "kernel_details.csv",
@@ -614,8 +610,7 @@ fn db_only_export_is_accepted() {
 
 #[test]
 fn no_output_dir_and_run_logs() {
-    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let run = real_run(&tmp.path().join("r_ascend_pt"), 0);
+    let (_tmp, run) = fresh_real_run();
     let _ = fs::remove_dir_all(run.out());
     run.write_log(
         "profiler_2026.log",

@@ -16,7 +16,7 @@ use npuprof_summary::compare::{Change, KernelDelta, PhaseComparison};
 use npuprof_summary::units::{duration, fit, signed};
 use npuprof_summary::{Comparison, Options};
 
-use crate::commands::summary::write_html;
+use crate::args::ReportArgs;
 use crate::exit::Exit;
 use crate::output::print_json;
 
@@ -27,24 +27,18 @@ pub struct Args {
     pub base: PathBuf,
     /// The new run to judge against the base.
     pub new: PathBuf,
-    /// Only this phase (`prefill`, `decode`, …).
-    #[arg(long, value_name = "PHASE")]
-    pub phase: Option<String>,
     /// Kernel deltas listed per phase in the terminal, by type and by name.
     #[arg(long, value_name = "N", default_value_t = 8)]
     pub top: usize,
-    /// Print the comparison as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write a self-contained HTML page (inline SVG charts, no network) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    /// The phase and the forms of the report.
+    #[command(flatten)]
+    pub report: ReportArgs,
 }
 
 /// Runs `npuprof compare`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let options = Options {
-        phase: args.phase.clone(),
+        phase: args.report.phase.clone(),
         rank: None,
         top: None,
     };
@@ -57,10 +51,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             comparison.unmatched.join(", ")
         );
     }
-    if let Some(file) = &args.html {
-        write_html(file, &npuprof_summary::html::render_comparison(&comparison))?;
-    }
-    if args.json {
+    args.report
+        .write_html(|| npuprof_summary::html::render_comparison(&comparison))?;
+    if args.report.json {
         print_json(&comparison)?;
     } else {
         let text = human(&comparison, args.top);

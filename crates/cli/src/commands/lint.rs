@@ -6,13 +6,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
-use anyhow::{Context, bail};
 use npuprof_lint::{FileFix, Finding, Report, Severity};
 use npuprof_patch::diff::unified_diff;
 
 use crate::exit::Exit;
 use crate::output::{print_json, stderr_colored, stdout_colored};
-use npuprof_journal::Transaction;
 
 /// Arguments of `npuprof lint`.
 #[derive(Debug, clap::Args)]
@@ -120,30 +118,12 @@ fn print_diff(fixes: &[FileFix], report: &Report) -> anyhow::Result<Exit> {
     })
 }
 
-/// Writes the fixed files through one journaled transaction on `repo`.
+/// Writes the fixed files through one journaled transaction on `repo`, then says what changed.
 fn apply(repo: &Path, fixes: &[FileFix]) -> anyhow::Result<()> {
     if fixes.is_empty() {
         return Ok(());
     }
-    let root = repo
-        .canonicalize()
-        .with_context(|| format!("cannot open the repository `{}`", repo.display()))?;
-    let mut tx = Transaction::begin(&root, "lint --fix")?;
-    for fix in fixes {
-        let absolute = fix
-            .path
-            .canonicalize()
-            .with_context(|| format!("cannot resolve `{}`", fix.path.display()))?;
-        let Ok(rel) = absolute.strip_prefix(&root) else {
-            bail!(
-                "`{}` is outside the repository `{}`: give `--repo` the directory that holds it",
-                fix.path.display(),
-                repo.display()
-            );
-        };
-        tx.write_file(rel, fix.fixed.text.clone().into_bytes())?;
-    }
-    tx.commit()?;
+    npuprof_workflow::lint_fix::apply(repo, fixes)?;
     for fix in fixes {
         for finding in &fix.fixed.applied {
             anstream::eprintln!(

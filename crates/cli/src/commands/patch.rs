@@ -10,17 +10,10 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::Path;
 
 use anstyle::{AnsiColor, Style};
-use anyhow::Context as _;
-use npuprof_journal::Transaction;
-use npuprof_patch::Edits;
-use npuprof_patch::diff::unified_diff;
-use npuprof_patch::plan::Plan;
-use npuprof_patch::target::{PatchRequest, Sources, TokenBudget, files, patch_target};
-use npuprof_target::Target;
-use serde::Serialize;
+use npuprof_patch::target::TokenBudget;
+use npuprof_workflow::patch::{Mode, PatchReport};
 
 use super::plan::compact_steps;
 use crate::args::{TargetArgs, WindowArgs};
@@ -47,10 +40,8 @@ pub struct Args {
     pub json: bool,
 }
 
-/// The largest token budget npuprof writes (far beyond any model's context).
-const MAX_TOKEN_BUDGET: u64 = 100_000_000;
-
 fn parse_budget(value: &str) -> Result<TokenBudget, String> {
+    use npuprof_patch::yaml::MAX_TOKEN_BUDGET;
     if value == "auto" {
         return Ok(TokenBudget::Auto);
     }
@@ -62,127 +53,8 @@ fn parse_budget(value: &str) -> Result<TokenBudget, String> {
     }
 }
 
-/// Whether `execute` only computes (dry run) or also writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Compute the edits and the diff; change nothing.
-    DryRun,
-    /// Write the changed files through one journaled transaction.
-    Write,
-}
-
-/// One edit, for `--json`.
-#[derive(Debug, Serialize)]
-pub struct EditReport {
-    /// Byte offset where the replaced range starts (in the file as it was).
-    pub start: usize,
-    /// Byte offset where it ends (exclusive).
-    pub end: usize,
-    /// 1-based line of `start`.
-    pub line: usize,
-    /// The replaced text.
-    pub original: String,
-    /// The new text.
-    pub replacement: String,
-}
-
-/// One file of the patch.
-#[derive(Debug, Serialize)]
-pub struct FileReport {
-    /// Repository-relative path.
-    pub path: String,
-    /// The unified diff (empty when the file does not change).
-    pub diff: String,
-    /// One line per change.
-    pub changes: Vec<String>,
-    /// The byte-range edits, sorted.
-    pub edits: Vec<EditReport>,
-}
-
-/// What `patch` computed (and, in write mode, wrote).
-#[derive(Debug, Serialize)]
-pub struct Report {
-    /// Version of this JSON schema.
-    pub schema_version: u32,
-    /// The canonical repository root.
-    pub repo: String,
-    /// The model.
-    pub model: String,
-    /// The profiling family (`shared-engine`, `legacy-runner`).
-    pub family: npuprof_target::Family,
-    /// Every file considered: the Python files, then the run config.
-    pub files: Vec<FileReport>,
-    /// The plan as it runs with the patched files.
-    pub plan: Plan,
-    /// Whether any file changes.
-    pub changed: bool,
-    /// Whether the changes were written (false for a dry run or when nothing changes).
-    pub written: bool,
-    /// Things to know (a phase that will not be captured, a small budget).
-    pub warnings: Vec<String>,
-}
-
-/// Version of `patch --json`.
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// Computes the patch of a resolved target and, in [`Mode::Write`], applies it; prints nothing
-/// (for `collect`).
-pub fn execute_target(
-    target: &Target,
-    window: &WindowArgs,
-    max_new_tokens: TokenBudget,
-    mode: Mode,
-) -> anyhow::Result<Report> {
-    let repo = &target.repo;
-    let request = PatchRequest {
-        phases: window.phases(),
-        window: window.window()?,
-        max_new_tokens,
-    };
-    let mut tx = match mode {
-        Mode::Write => Transaction::begin(repo, "patch")?,
-        Mode::DryRun => Transaction::preview(repo, "patch")?,
-    };
-    let mut sources = Sources::new();
-    for rel in files(target) {
-        sources.insert(rel.clone(), read_text(&tx, Path::new(&rel))?);
-    }
-    let patch = patch_target(target, &sources, &request)
-        .map_err(|e| anyhow::anyhow!("refusing to patch `{}`: {e}; nothing was changed", e.path))?;
-    let reports: Vec<FileReport> = patch
-        .files
-        .iter()
-        .map(|f| file_report(&f.path, &sources[&f.path], &f.edits, f.changes.clone()))
-        .collect();
-    let changed = reports.iter().any(|f| !f.edits.is_empty());
-    let mut written = false;
-    if mode == Mode::Write && changed {
-        for file in &patch.files {
-            if !file.edits.is_empty() {
-                tx.write_file(
-                    Path::new(&file.path),
-                    file.edits.apply(&sources[&file.path]).into_bytes(),
-                )?;
-            }
-        }
-        tx.commit()?;
-        written = true;
-    }
-    Ok(Report {
-        schema_version: SCHEMA_VERSION,
-        repo: repo.display().to_string(),
-        model: target.model.clone(),
-        family: target.family,
-        files: reports,
-        plan: patch.plan,
-        changed,
-        written,
-        warnings: patch.warnings,
-    })
-}
-
 /// Resolves the target of `args` and patches it.
-pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
+pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<PatchReport> {
     let target = args
         .target
         .resolve()
@@ -192,7 +64,8 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<Report> {
     if !args.dry_run && crate::ask::should_ask(&window, args.json) {
         crate::ask::ask_window(&mut window, &target)?;
     }
-    execute_target(&target, &window, args.max_new_tokens, mode)
+    let request = window.patch_request(args.max_new_tokens)?;
+    Ok(npuprof_workflow::patch::apply(&target, &request, mode)?)
 }
 
 /// A repository without a built-in profiler gets the `inject` command route proposes.
@@ -211,33 +84,6 @@ fn with_path_b_hint(args: &TargetArgs, error: anyhow::Error) -> anyhow::Error {
             ))
         }
         _ => error,
-    }
-}
-
-fn read_text(tx: &Transaction, rel: &Path) -> anyhow::Result<String> {
-    let bytes = tx.read(rel)?;
-    String::from_utf8(bytes)
-        .with_context(|| format!("`{}` is not UTF-8; refusing to edit it", rel.display()))
-}
-
-fn file_report(path: &str, text: &str, edits: &Edits, changes: Vec<String>) -> FileReport {
-    let path = path.to_owned();
-    let new = edits.apply(text);
-    FileReport {
-        diff: unified_diff(&path, text, &new),
-        path,
-        changes,
-        edits: edits
-            .as_slice()
-            .iter()
-            .map(|e| EditReport {
-                start: e.range.start,
-                end: e.range.end,
-                line: e.line_in(text),
-                original: text[e.range.clone()].to_owned(),
-                replacement: e.replacement.clone(),
-            })
-            .collect(),
     }
 }
 
@@ -292,7 +138,7 @@ fn colored_diff(diff: &str, color: bool) -> String {
 }
 
 /// The human summary (stderr).
-fn summary(report: &Report, dry_run: bool) -> String {
+fn summary(report: &PatchReport, dry_run: bool) -> String {
     let mut out = String::new();
     for file in &report.files {
         if file.changes.is_empty() {

@@ -9,11 +9,10 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use anyhow::bail;
-use npuprof_patch::plan::{PhasePlan, Plan, PlanRequest, PrefillWindow};
-use npuprof_patch::schedule::{Phase, Schedule};
-use npuprof_target::Target;
-use serde::Serialize;
+use npuprof_patch::plan::PhasePlan;
+use npuprof_patch::schedule::Schedule;
+use npuprof_schedule::MAX_WINDOW_STEPS;
+use npuprof_workflow::plan::{PlanReport, plan_schedule, plan_target};
 
 use crate::args::{TargetArgs, WindowArgs};
 use crate::exit::Exit;
@@ -42,45 +41,23 @@ pub struct Args {
     pub skip_first_wait: i64,
     /// Judge the decode window after exactly this many `step()` calls (default: what the config
     /// guarantees, else the window's minimum).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=MAX_SIMULATED_STEPS))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=MAX_WINDOW_STEPS))]
     pub step_calls: Option<u64>,
     /// Print the plan as JSON on stdout.
     #[arg(long)]
     pub json: bool,
 }
 
-/// The largest window `plan` simulates step by step.
-const MAX_SIMULATED_STEPS: u64 = 1_000_000;
-
-/// Version of `plan --json`.
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// The plan and what it was computed for.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    /// Version of this JSON schema.
-    pub schema_version: u32,
-    /// The plan.
-    #[serde(flatten)]
-    pub plan: Plan,
-    /// The run config, relative to the repository, or null.
-    pub config_path: Option<String>,
-    /// The model's profiling family, when a run config was named.
-    pub family: Option<npuprof_target::Family>,
-}
-
-impl Report {
-    /// Whether every planned window closes cleanly.
-    pub fn clean(&self) -> bool {
-        self.plan.phases.iter().all(|p| p.closes_cleanly)
-    }
-}
-
 /// Computes the plan without printing.
-pub fn execute(args: &Args) -> anyhow::Result<Report> {
+pub fn execute(args: &Args) -> anyhow::Result<PlanReport> {
     if args.target.names_config() {
         let target = args.target.resolve()?;
-        return target_plan(&target, args);
+        return Ok(plan_target(
+            &target,
+            args.window.phases(),
+            args.window.window()?,
+            args.step_calls,
+        )?);
     }
     let decode = Schedule::clamped(
         args.wait,
@@ -92,70 +69,11 @@ pub fn execute(args: &Args) -> anyhow::Result<Report> {
             .map_or(0, |s| i64::try_from(s).unwrap_or(i64::MAX)),
         args.skip_first_wait,
     );
-    check_bounded(&decode, args.step_calls)?;
-    let plan = Plan::new(&PlanRequest {
-        phases: args.window.phases(),
-        prefill: PrefillWindow::ENGINE,
-        decode,
-        decode_step_calls: args.step_calls,
-        config: None,
-    });
-    Ok(Report {
-        schema_version: SCHEMA_VERSION,
-        plan,
-        config_path: None,
-        family: None,
-    })
-}
-
-/// The plan of a resolved target: its real windows (the decode one as requested), its budget.
-pub fn target_plan(target: &Target, args: &Args) -> anyhow::Result<Report> {
-    let Some(profiled) = target.profiled() else {
-        bail!(
-            "model `{}` has no profiler switch npuprof can plan (family {}); see `npuprof route --model {} --yaml {}`",
-            target.model,
-            target.family.letter(),
-            target.model,
-            target.yaml
-        );
-    };
-    let site = |phase| profiled.phase(phase).map(|p| &p.site);
-    let Some(mut request) = npuprof_patch::target::plan_request(
-        profiled,
-        site(Phase::Prefill),
-        site(Phase::Decode),
+    Ok(plan_schedule(
         args.window.phases(),
-        Some(args.window.window()?),
-        &profiled.config,
-    ) else {
-        bail!(
-            "model `{}` has no decode profiler call to plan",
-            target.model
-        );
-    };
-    request.decode_step_calls = args.step_calls;
-    check_bounded(&request.decode, args.step_calls)?;
-    Ok(Report {
-        schema_version: SCHEMA_VERSION,
-        plan: Plan::new(&request),
-        config_path: Some(target.config_path.clone()),
-        family: Some(target.family),
-    })
-}
-
-fn check_bounded(decode: &Schedule, step_calls: Option<u64>) -> anyhow::Result<()> {
-    let window = decode
-        .skip_first
-        .saturating_add(decode.repeat.max(1).saturating_mul(decode.cycle()));
-    if window > MAX_SIMULATED_STEPS
-        || (decode.repeat == 0 && step_calls.is_some_and(|e| e > MAX_SIMULATED_STEPS))
-    {
-        bail!(
-            "a decode window over {MAX_SIMULATED_STEPS} steps is not simulated (skip_first + repeat × \
-             (wait + warmup + active) = {window}); no inference run profiles that many steps"
-        );
-    }
-    Ok(())
+        decode,
+        args.step_calls,
+    )?)
 }
 
 /// Runs `npuprof plan`.
@@ -211,7 +129,7 @@ fn verdict(phase: &PhasePlan) -> String {
 }
 
 /// The compact human table.
-pub fn human(report: &Report) -> String {
+pub fn human(report: &PlanReport) -> String {
     let plan = &report.plan;
     let mut out = String::new();
     let _ = writeln!(

@@ -146,7 +146,7 @@ fn human(report: &RouteReport) -> String {
             let _ = writeln!(
                 s,
                 "  {} ({}) in {}",
-                m.id,
+                m.id.as_str(),
                 m.description,
                 m.paths.join(", ")
             );
@@ -183,7 +183,14 @@ fn human(report: &RouteReport) -> String {
     if !report.evidence.is_empty() {
         let _ = writeln!(s, "\nevidence ({}):", report.evidence.len());
         for e in report.evidence.iter().take(MAX_HUMAN_EVIDENCE) {
-            let _ = writeln!(s, "  {}:{} [{}] {}", e.path, e.line, e.kind, e.text);
+            let _ = writeln!(
+                s,
+                "  {}:{} [{}] {}",
+                e.path,
+                e.line,
+                e.kind.as_str(),
+                e.text
+            );
         }
         if report.evidence.len() > MAX_HUMAN_EVIDENCE {
             let more = report.evidence.len() - MAX_HUMAN_EVIDENCE;

@@ -25,7 +25,7 @@ struct TargetReport<'t> {
 }
 
 /// One run config of a model, for `route --model M --json`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 struct ConfigLine {
     yaml: String,
     family: Option<npuprof_target::Family>,
@@ -76,8 +76,9 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
     let mut lines = Vec::new();
     for yaml in npuprof_target::list_configs(&dir) {
         let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
-        let view =
-            npuprof_target::config_view(Definitions::builtin(), repo, model, &yaml, &text, None);
+        let view = npuprof_target::config::parse_yaml(&text).and_then(|value| {
+            npuprof_target::config_view(Definitions::builtin(), repo, model, &yaml, &value, None)
+        });
         lines.push(match view {
             Ok(v) if v.config.has_switch_section => ConfigLine {
                 family: Some(v.shape.family),
@@ -90,21 +91,13 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
             },
             Ok(_) => ConfigLine {
                 yaml,
-                family: None,
-                switch: None,
-                max_new_tokens: None,
-                decode_forwards: None,
-                rule: None,
                 error: Some("no profiler switch (another pipeline)".to_owned()),
+                ..ConfigLine::default()
             },
             Err(e) => ConfigLine {
                 yaml,
-                family: None,
-                switch: None,
-                max_new_tokens: None,
-                decode_forwards: None,
-                rule: None,
                 error: Some(e.to_string()),
+                ..ConfigLine::default()
             },
         });
     }

@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::pipe::Pipe;
@@ -30,27 +30,21 @@ pub struct Args {
     /// The repository and run config whose newest result to summarise.
     #[command(flatten)]
     pub target: crate::args::TargetArgs,
-    /// Only this phase (`prefill`, `decode`, …).
-    #[arg(long, value_name = "PHASE")]
-    pub phase: Option<String>,
     /// Only this rank.
     #[arg(long, value_name = "N")]
     pub rank: Option<u32>,
     /// Kernel groups to keep per run, by name and by type.
     #[arg(long, value_name = "N", default_value_t = 15)]
     pub top: usize,
-    /// Print the summary as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write a self-contained HTML page (inline SVG charts, no network) to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    /// The phase and the forms of the report.
+    #[command(flatten)]
+    pub report: crate::args::ReportArgs,
 }
 
 /// Runs `npuprof summary`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let options = Options {
-        phase: args.phase.clone(),
+        phase: args.report.phase.clone(),
         rank: args.rank,
         top: Some(args.top),
     };
@@ -59,10 +53,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         None => newest_result(&args.target)?,
     };
     let summary = npuprof_summary::summarize(&path, &options)?;
-    if let Some(file) = &args.html {
-        write_html(file, &npuprof_summary::html::render_summary(&summary))?;
-    }
-    if args.json {
+    args.report
+        .write_html(|| npuprof_summary::html::render_summary(&summary))?;
+    if args.report.json {
         print_json(&summary)?;
     } else {
         crate::output::stdout().write_all(human(&summary).as_bytes())?;
@@ -84,14 +77,6 @@ pub fn newest_result(target: &crate::args::TargetArgs) -> anyhow::Result<PathBuf
                 .map_or_else(String::new, |r| format!("/{r}<i>"))
         )
     })
-}
-
-/// Writes an HTML page and says so on stderr.
-pub fn write_html(file: &Path, html: &str) -> anyhow::Result<()> {
-    std::fs::write(file, html)
-        .map_err(|e| anyhow::anyhow!("{}: cannot write the HTML page: {e}", file.display()))?;
-    anstream::eprintln!("npuprof: wrote {}", file.display());
-    Ok(())
 }
 
 /// Terminal width the report keeps to.

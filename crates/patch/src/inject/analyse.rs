@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use npuprof_python::{
+use npuprof_syntax::{
     arguments, callee, children, descendants_in_scope, first_error, kwarg, line, parse, text,
 };
 use serde::Serialize;
@@ -11,6 +11,7 @@ use tree_sitter::Node;
 
 use super::InjectError;
 use super::syntax::required_params;
+use crate::schedule::Phase;
 
 /// What was recognised in the entry script. Every `Err` / `None` becomes a stub in the harness.
 #[derive(Debug, Clone)]
@@ -487,12 +488,6 @@ fn assigned_call<'t>(node: Node<'t>, source: &str) -> Option<(Node<'t>, String, 
         .child_by_field_name("right")
         .filter(|r| r.kind() == "call")?;
     Some((node, text(left, source).to_owned(), right))
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Prefill,
-    Decode,
 }
 
 /// Whether `call` is a prefill/decode forward on `model_var`, and how it is called.

@@ -14,10 +14,10 @@ pub use analyse::{BuildFunction, Callee, EntryAnalysis, ForwardCall, Inputs, ana
 pub use diff::new_file_diff;
 pub use render::{WindowPlan, Wiring};
 
-/// Which phases the harness profiles.
+/// Which phases the harness profiles, and how (one timeline or two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Phase {
+pub enum HarnessPhases {
     /// Decode steps only (`active = N`).
     Decode,
     /// One prefill forward (`active = 1`).
@@ -32,7 +32,7 @@ pub enum Phase {
 #[derive(Debug, Clone)]
 pub struct HarnessOptions<'a> {
     /// The phase mode.
-    pub phase: Phase,
+    pub phase: HarnessPhases,
     /// Decode steps recorded (≥ 1).
     pub decode_steps: u32,
     /// The entry script's path relative to the harness's directory, `/`-separated.
@@ -86,11 +86,11 @@ pub fn render_harness(
     }
     let analysis = analyse_entry(entry_source)?;
     let (text, wiring, windows) = render::render(&analysis, options);
-    let tree = npuprof_python::parse(&text).ok_or(InjectError::Unparseable)?;
+    let tree = npuprof_syntax::parse(&text).ok_or(InjectError::Unparseable)?;
     if tree.root_node().has_error() {
-        let bad = npuprof_python::first_error(tree.root_node());
+        let bad = npuprof_syntax::first_error(tree.root_node());
         return Err(InjectError::HarnessSyntax(
-            bad.map_or(1, npuprof_python::line),
+            bad.map_or(1, npuprof_syntax::line),
         ));
     }
     Ok(Harness {

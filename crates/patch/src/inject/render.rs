@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use super::analyse::{Callee, EntryAnalysis};
-use super::{HarnessOptions, Phase};
+use super::{HarnessOptions, HarnessPhases};
 
 /// How one user-code function of the harness was filled in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -88,7 +88,12 @@ fn call_text(callee: &Callee, argument: &str) -> String {
     }
 }
 
-fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<UserFunction> {
+/// The four user-code functions of the harness, each wired to the entry where it could be.
+fn user_functions(
+    analysis: &EntryAnalysis,
+    entry: &str,
+    phase: HarnessPhases,
+) -> Vec<UserFunction> {
     let importable = analysis.importable.is_ok();
     let not_imported = analysis
         .importable
@@ -96,10 +101,23 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
         .err()
         .cloned()
         .unwrap_or_default();
-    let mut out = Vec::new();
+    vec![
+        build_model(analysis, entry, importable, &not_imported),
+        make_prefill_inputs(analysis, entry, importable),
+        run_prefill(analysis, entry, importable),
+        run_decode_step(analysis, entry, importable, phase),
+    ]
+}
 
+/// The `build_model` function: the entry's model-construction function when it takes no arguments.
+fn build_model(
+    analysis: &EntryAnalysis,
+    entry: &str,
+    importable: bool,
+    not_imported: &str,
+) -> UserFunction {
     let build_doc = "Construct and return the model (weights loaded, on the NPU).";
-    out.push(match &analysis.build {
+    match &analysis.build {
         Some(b) if importable && b.required_params.is_empty() => wired(
             "build_model",
             "build_model()",
@@ -139,11 +157,14 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             ),
             None,
         ),
-    });
+    }
+}
 
+/// The `make_prefill_inputs` function: the entry's prefill input expression.
+fn make_prefill_inputs(analysis: &EntryAnalysis, entry: &str, importable: bool) -> UserFunction {
     let inputs_doc = "Return the input of the prefill forward (e.g. the prompt token ids).";
     let prefill_line = analysis.prefill.as_ref().map(|p| p.line);
-    out.push(match (&analysis.inputs, importable) {
+    match (&analysis.inputs, importable) {
         (Some(Ok(inputs)), true) => {
             let detail = if inputs.name.is_empty() {
                 "the prefill call takes no input".to_owned()
@@ -173,11 +194,14 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             "build and return the prefill input",
             prefill_line,
         ),
-    });
+    }
+}
 
+/// The `run_prefill` function: the entry's prefill call.
+fn run_prefill(analysis: &EntryAnalysis, entry: &str, importable: bool) -> UserFunction {
     let prefill_doc =
         "Run one prefill forward; return the decode state (e.g. the next tokens, KV cache).";
-    out.push(match (&analysis.prefill, &analysis.inputs, importable) {
+    match (&analysis.prefill, &analysis.inputs, importable) {
         (Some(p), Some(Ok(inputs)), true) => {
             let argument = if inputs.name.is_empty() { "" } else { "inputs" };
             let call = call_text(&p.callee, argument);
@@ -207,11 +231,19 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             &format!("run one prefill forward (no prefill call found in {entry})"),
             None,
         ),
-    });
+    }
+}
 
+/// The `run_decode_step` function: the entry's decode call.
+fn run_decode_step(
+    analysis: &EntryAnalysis,
+    entry: &str,
+    importable: bool,
+    phase: HarnessPhases,
+) -> UserFunction {
     let decode_doc = "Run one decode forward from `state`; return the next state.";
-    let uses_decode = phase != Phase::Prefill;
-    out.push(match (&analysis.decode, importable) {
+    let uses_decode = phase != HarnessPhases::Prefill;
+    match (&analysis.decode, importable) {
         (Some(d), true) => {
             let call = call_text(&d.callee, "state");
             wired(
@@ -251,12 +283,11 @@ fn user_functions(analysis: &EntryAnalysis, entry: &str, phase: Phase) -> Vec<Us
             }
             f
         }
-    });
-    out
+    }
 }
 
 /// The profilers of a phase mode.
-pub(super) fn windows(phase: Phase, decode_steps: u32) -> Vec<WindowPlan> {
+pub(super) fn windows(phase: HarnessPhases, decode_steps: u32) -> Vec<WindowPlan> {
     let prefill = WindowPlan {
         name: "prefill",
         save_subdir: "prefill",
@@ -270,15 +301,15 @@ pub(super) fn windows(phase: Phase, decode_steps: u32) -> Vec<WindowPlan> {
         step_calls: decode_steps + 1,
     };
     match phase {
-        Phase::Decode => vec![decode],
-        Phase::Prefill => vec![prefill],
-        Phase::Both => vec![WindowPlan {
+        HarnessPhases::Decode => vec![decode],
+        HarnessPhases::Prefill => vec![prefill],
+        HarnessPhases::Both => vec![WindowPlan {
             name: "both",
             save_subdir: "both",
             active: 1 + decode_steps,
             step_calls: decode_steps + 2,
         }],
-        Phase::Separate => vec![prefill, decode],
+        HarnessPhases::Separate => vec![prefill, decode],
     }
 }
 
@@ -371,13 +402,13 @@ pub(super) fn render(
     let functions = user_functions(analysis, entry, options.phase);
     let windows = windows(options.phase, options.decode_steps);
     let mode = match options.phase {
-        Phase::Decode => format!("decode: {} steps", options.decode_steps),
-        Phase::Prefill => "prefill: 1 forward".to_owned(),
-        Phase::Both => format!(
+        HarnessPhases::Decode => format!("decode: {} steps", options.decode_steps),
+        HarnessPhases::Prefill => "prefill: 1 forward".to_owned(),
+        HarnessPhases::Both => format!(
             "both: 1 prefill + {} decode steps in one timeline",
             options.decode_steps
         ),
-        Phase::Separate => format!(
+        HarnessPhases::Separate => format!(
             "separate: 1 prefill and {} decode steps, two profilers",
             options.decode_steps
         ),
@@ -471,7 +502,7 @@ entry = _load_entry()
     }
     out.push_str("\n\n# ---- profiling: correct by construction, no need to edit below ----\n");
     out.push_str(CHECK_BUDGET);
-    let uses_decode = options.phase != Phase::Prefill;
+    let uses_decode = options.phase != HarnessPhases::Prefill;
     out.push_str(
         "\n\ndef main():\n    model = build_model()\n    inputs = make_prefill_inputs()\n    # Warm-up outside the profiler: graph compilation, JIT and first-call allocation happen here.\n    state = run_prefill(model, inputs)\n",
     );

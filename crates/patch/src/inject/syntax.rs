@@ -1,6 +1,6 @@
-//! inject's own reading of function definitions, on top of `npuprof-python`.
+//! inject's own reading of function definitions, on top of `npuprof-syntax`.
 
-use npuprof_python::{children, text};
+use npuprof_syntax::{children, text};
 use tree_sitter::Node;
 
 /// The names of a function's parameters that have no default (not `*args`/`**kwargs`).

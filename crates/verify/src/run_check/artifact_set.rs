@@ -1,5 +1,5 @@
-//! The artifact set a run's recorded configuration writes (reference §3 and §10), and one
-//! finding per severity for what is absent.
+//! The artifact set a run's recorded configuration writes (as torch_npu's writers and real
+//! output show), and one finding per severity for what is absent.
 
 use std::path::Path;
 

@@ -52,7 +52,7 @@ fn has_split_metrics(scan: &KernelScan) -> bool {
 
 /// Metric columns expected for an `_aic_metrics` value, each as its accepted spellings: chips
 /// with the AIC/AIV split write `aic_*`/`aiv_*` pairs, the others the un-prefixed names
-/// (reference §10). `None`: the group's names are not known.
+/// (both seen in real output). `None`: the group's names are not known.
 fn metric_columns(aic_metrics: &str) -> Option<&'static [&'static [&'static str]]> {
     match aic_metrics {
         "ACL_AICORE_PIPE_UTILIZATION" => Some(&[

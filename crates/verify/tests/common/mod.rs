@@ -121,7 +121,7 @@ pub fn trace_trailing_comma() -> Vec<u8> {
     t
 }
 
-/// Headers the samples do not include (reference §5 and torch_npu's writers).
+/// Headers the samples do not include (from torch_npu's writers).
 pub const OPERATOR_DETAILS_HEADER: &str = "Name,Input Shapes,Call Stack,Host Self Duration(us),Host Total Duration(us),Device Self Duration(us),Device Total Duration(us),Device Self Duration With AICore(us),Device Total Duration With AICore(us)\n";
 /// memory_record.csv header.
 pub const MEMORY_RECORD_HEADER: &str = "Component,Timestamp(us),Total Allocated(MB),Total Reserved(MB),Total Active(MB),Stream Ptr,Device Type\n";
@@ -361,7 +361,7 @@ pub enum DbVariant {
     TruncatedStaleHeader,
 }
 
-/// A profiler database made with SQLite (the table names of real exports, reference §10).
+/// A profiler database made with SQLite (the table names of real exports).
 pub fn profiler_db(variant: DbVariant) -> Vec<u8> {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("p.db");
@@ -528,7 +528,7 @@ pub fn rewrite_csv_columns(bytes: &[u8], rename: impl Fn(&str) -> Option<String>
     out.into_inner().unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// The pipeline-metric header of chips without the AIC/AIV split (reference §10): `aic_`/`aiv_`
+/// The pipeline-metric header of chips without the AIC/AIV split: `aic_`/`aiv_`
 /// prefixes dropped (the AIC column kept where both exist), no `Mix Block Dim`, no `Context ID`.
 pub fn unprefixed_pipe_column(name: &str) -> Option<String> {
     match name {

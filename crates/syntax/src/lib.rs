@@ -1,4 +1,4 @@
-//! npuprof-python: small helpers over tree-sitter-python syntax trees, shared by npuprof's
+//! npuprof-syntax: small helpers over tree-sitter syntax trees (mostly Python's), shared by npuprof's
 //! readers (lint) and refactors (patch, inject). Pure functions of a tree and its source text.
 //!
 //! - [`parse`]: parsing and locating syntax errors;
@@ -6,7 +6,7 @@
 //! - [`call`]: dotted names, callees and the arguments of calls.
 //!
 //! Every helper takes `(node, source)` in that order. The [`tree`] helpers and
-//! [`first_error`] do not depend on the grammar (patch also uses them on YAML trees).
+//! [`first_error`] do not depend on the grammar (patch and target also use them on YAML trees).
 
 pub mod call;
 #[cfg(test)]

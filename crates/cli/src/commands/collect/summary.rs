@@ -1,0 +1,183 @@
+//! The human summary of a collect: outcome, route, window, each run with its verdict per phase ×
+//! rank and the error findings with their next actions, what became of the repository; then
+//! what the profile says and what to run next.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use npuprof_verify::{Severity, VerifyReport};
+use npuprof_workflow::collect::{CollectReport, Restored, RunReport};
+
+use crate::commands::plan::compact_steps;
+
+/// Error findings listed in the human summary (all of them are in `--json`).
+const MAX_LISTED_ERRORS: usize = 8;
+
+/// The summary of the workflow.
+pub fn render(report: &CollectReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "collect: {}", report.outcome.describe());
+    if let Some(route) = &report.route {
+        let _ = writeln!(s, "  route: {} (path {})", route.route.as_str(), route.path);
+    }
+    if let Some(patch) = &report.patch {
+        for phase in &patch.plan.phases {
+            let _ = writeln!(
+                s,
+                "  window: {} records steps {} (active {}, skip_first {})",
+                phase.phase.name(),
+                compact_steps(&phase.window_steps),
+                phase.active,
+                phase.skip_first
+            );
+        }
+    }
+    for (index, run) in report.runs.iter().enumerate() {
+        write_run(&mut s, index, run);
+        if let Some(verdict) = report.verify.get(index) {
+            write_verdict(&mut s, verdict, index + 1 == report.verify.len(), run);
+        }
+    }
+    if let Some(relocated) = &report.relocate {
+        let target = relocated.target.path.display();
+        let _ = writeln!(
+            s,
+            "  output relocated to {target} (kept after revert: the results stay there)"
+        );
+    }
+    if let Some(error) = &report.error {
+        let _ = writeln!(s, "  stopped: {error}");
+    }
+    let _ = writeln!(
+        s,
+        "  repository: {}",
+        match report.revert {
+            Restored::Reverted => "restored byte for byte".to_owned(),
+            Restored::Kept => "patch kept (--keep-patch); undo with `npuprof revert`".to_owned(),
+            Restored::Nothing => "unchanged".to_owned(),
+            Restored::Refused => format!(
+                "not reverted (files changed during the run): run `npuprof revert --repo {}`",
+                report.repo
+            ),
+            Restored::Failed =>
+                format!("NOT restored: run `npuprof revert --repo {}`", report.repo),
+        }
+    );
+    s
+}
+
+/// What the profile says (`npuprof summary` of the last run's result directory), then what to
+/// run next; empty when no run wrote a result.
+pub fn profile(report: &CollectReport) -> String {
+    let Some(dir) = report.runs.last().and_then(|r| r.result_dir.as_deref()) else {
+        return String::new();
+    };
+    let mut text =
+        match npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default()) {
+            Ok(summary) => format!("\n{}", crate::commands::summary::human(&summary)),
+            Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
+        };
+    let shown = npuprof_target::shell::quote(&relative(dir));
+    let _ = writeln!(
+        text,
+        "next: npuprof summary {shown} --html summary.html   (the full report, one self-contained page)"
+    );
+    text
+}
+
+/// One launch: how it ended and where its results are.
+fn write_run(s: &mut String, index: usize, run: &RunReport) {
+    let ended = match (run.exit_code, run.signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "unknown".to_owned(),
+    };
+    let _ = writeln!(
+        s,
+        "  run {}: {ended} after {:.1}s{}{}",
+        index + 1,
+        run.duration_secs,
+        if run.timed_out { " (timed out)" } else { "" },
+        if run.interrupted {
+            " (interrupted)"
+        } else {
+            ""
+        }
+    );
+    if let Some(dir) = &run.result_dir {
+        let _ = writeln!(s, "    results: {}", relative(dir));
+    }
+}
+
+/// One run's verdict: a line per phase × rank, then (for the last run) its error findings.
+fn write_verdict(s: &mut String, verdict: &VerifyReport, last: bool, run: &RunReport) {
+    let _ = writeln!(
+        s,
+        "    verify: {} error(s), {} warning(s)",
+        verdict.count(Severity::Error),
+        verdict.count(Severity::Warning)
+    );
+    for summary in &verdict.runs {
+        let errors = verdict
+            .findings
+            .iter()
+            .filter(|f| {
+                f.severity == Severity::Error && f.phase == summary.phase && f.rank == summary.rank
+            })
+            .count();
+        let _ = writeln!(
+            s,
+            "      {} rank {}: {}, steps {}",
+            summary.phase.as_deref().unwrap_or("-"),
+            summary
+                .rank
+                .map_or_else(|| "?".to_owned(), |r| r.to_string()),
+            if errors == 0 {
+                "ok".to_owned()
+            } else {
+                format!("{errors} error(s)")
+            },
+            compact_steps(&summary.steps.kernel_details)
+        );
+    }
+    let errors: Vec<_> = verdict
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect();
+    if !last {
+        let mut codes: Vec<&str> = errors.iter().map(|f| f.code.as_str()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        if !codes.is_empty() {
+            let _ = writeln!(s, "      codes: {}", codes.join(", "));
+        }
+        return;
+    }
+    for finding in errors.iter().take(MAX_LISTED_ERRORS) {
+        let _ = writeln!(s, "      {}: {}", finding.code.as_str(), finding.message);
+        let _ = writeln!(s, "        next: {}", finding.next_action);
+    }
+    if errors.len() > MAX_LISTED_ERRORS {
+        let _ = writeln!(
+            s,
+            "      ... and {} more (all in --json, or `npuprof verify {}`)",
+            errors.len() - MAX_LISTED_ERRORS,
+            run.result_dir.as_deref().unwrap_or("<result dir>")
+        );
+    }
+}
+
+/// `path` relative to the current directory when it is below it.
+fn relative(path: &str) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            Path::new(path)
+                .strip_prefix(cwd)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| path.to_owned(), |p| p.display().to_string())
+}

@@ -1,0 +1,90 @@
+//! What `collect` reports: its `--json` document and the closed sets in it.
+
+use npuprof_relocate::RelocateReport;
+use npuprof_route::RouteReport;
+use npuprof_verify::VerifyReport;
+use serde::Serialize;
+
+use super::launch::RunReport;
+use crate::patch::PatchReport;
+
+/// How collect ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The profile verified clean (exit 0).
+    Clean,
+    /// It ran, and verify found errors (exit 1).
+    VerifyErrors,
+    /// The workflow could not run, or the repository could not be restored (exit 2).
+    #[default]
+    Failed,
+}
+
+impl Outcome {
+    /// The exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Clean => 0,
+            Outcome::VerifyErrors => 1,
+            Outcome::Failed => 2,
+        }
+    }
+
+    /// Its name in the summary.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Outcome::Clean => "clean",
+            Outcome::VerifyErrors => "verify errors",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// What became of the repository at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Restored {
+    /// Every change reverted, the bytes checked.
+    Reverted,
+    /// `--keep-patch`: the changes stay, `npuprof revert` undoes them.
+    Kept,
+    /// Files changed during the run: not reverted (run `npuprof revert`).
+    Refused,
+    /// The revert failed, or the bytes differ from the originals.
+    Failed,
+    /// Nothing was changed.
+    #[default]
+    Nothing,
+}
+
+/// The `collect --json` document.
+#[derive(Debug, Default, Serialize)]
+pub struct CollectReport {
+    /// How collect ended (`clean` exit 0, `verify_errors` exit 1, `failed` exit 2).
+    pub outcome: Outcome,
+    /// The exit code.
+    pub exit_code: u8,
+    /// Why collect stopped early, when it did.
+    pub error: Option<String>,
+    /// The canonical repository.
+    pub repo: String,
+    /// The model.
+    pub model: String,
+    /// The profiling family.
+    pub family: Option<npuprof_target::Family>,
+    /// The run config, relative to the repository.
+    pub config: String,
+    /// `npuprof route`'s report.
+    pub route: Option<RouteReport>,
+    /// `npuprof patch`'s report (diffs, plan, warnings).
+    pub patch: Option<PatchReport>,
+    /// Every launch, in order (a second one after a relocation).
+    pub runs: Vec<RunReport>,
+    /// `npuprof verify`'s report for each run that produced a result directory.
+    pub verify: Vec<VerifyReport>,
+    /// The relocation, when verify diagnosed the bad-output-filesystem case.
+    pub relocate: Option<RelocateReport>,
+    /// What became of the repository.
+    pub revert: Restored,
+}

@@ -1,0 +1,91 @@
+//! Why a workflow stopped.
+
+use std::path::PathBuf;
+
+use npuprof_journal::JournalError;
+use npuprof_patch::PatchError;
+use npuprof_relocate::RelocateError;
+use npuprof_route::RouteError;
+use npuprof_schedule::WindowError;
+use npuprof_target::TargetError;
+use npuprof_verify::VerifyError;
+
+/// Why a workflow stopped. A library's error is kept whole (its message and its kind), so the
+/// binary classifies it as it would the library's own.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkflowError {
+    /// The journal refused or failed.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// The repository could not be routed.
+    #[error(transparent)]
+    Route(#[from] RouteError),
+    /// The target could not be resolved.
+    #[error(transparent)]
+    Target(#[from] TargetError),
+    /// The window is out of bounds.
+    #[error(transparent)]
+    Window(#[from] WindowError),
+    /// The run could not be verified.
+    #[error(transparent)]
+    Verify(#[from] VerifyError),
+    /// The output could not be relocated.
+    #[error(transparent)]
+    Relocate(#[from] RelocateError),
+    /// An `inject` path cannot be used.
+    #[error(transparent)]
+    InjectPath(#[from] crate::inject::PathError),
+    /// The harness could not be rendered.
+    #[error(transparent)]
+    Harness(#[from] crate::inject::HarnessError),
+    /// A file could not be patched; nothing was changed.
+    #[error("refusing to patch `{path}`: {refusal}; nothing was changed")]
+    Patch {
+        /// The file, relative to the repository.
+        path: String,
+        /// Why (in the message, so not a source).
+        refusal: PatchError,
+    },
+    /// A file to edit is not UTF-8.
+    #[error("`{}` is not UTF-8; refusing to edit it", .0.display())]
+    NotUtf8(PathBuf),
+    /// A file to change is outside the repository that journals it.
+    #[error(
+        "`{}` is outside the repository `{}`: give `--repo` the directory that holds it",
+        path.display(),
+        repo.display()
+    )]
+    OutsideRepository {
+        /// The file.
+        path: PathBuf,
+        /// The repository.
+        repo: PathBuf,
+    },
+    /// The repository is not a directory.
+    #[error("the repository `{}` is not a directory", .0.display())]
+    NotADirectory(PathBuf),
+    /// A file could not be read.
+    #[error("cannot read `{}`", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The plan asks for more steps than are simulated.
+    #[error(
+        "a decode window over {limit} steps is not simulated (skip_first + repeat × (wait + warmup + active) = {steps}); no inference run profiles that many steps"
+    )]
+    Unbounded {
+        /// The window's steps.
+        steps: u64,
+        /// The largest simulated.
+        limit: u64,
+    },
+    /// The target has nothing to plan or patch.
+    #[error("{0}")]
+    NotPlannable(String),
+    /// `collect` stopped (the message says why); every change is reverted.
+    #[error(transparent)]
+    Collect(#[from] crate::collect::Stop),
+}

@@ -1,0 +1,216 @@
+//! Applying a target's patch through the journal: the files read inside the transaction, the
+//! edits computed on exactly those bytes, every changed file written at once (or none).
+
+use std::path::Path;
+
+use npuprof_journal::Transaction;
+use npuprof_patch::Edits;
+use npuprof_patch::diff::unified_diff;
+use npuprof_patch::plan::Plan;
+use npuprof_patch::target::{PatchRequest, Sources, files, patch_target};
+use npuprof_target::{Overrides, Target};
+use serde::Serialize;
+
+use crate::WorkflowError;
+
+/// Whether [`apply`] only computes (dry run) or also writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Compute the edits and the diff; change nothing.
+    DryRun,
+    /// Write the changed files through one journaled transaction.
+    Write,
+}
+
+/// One edit, for `--json`.
+#[derive(Debug, Serialize)]
+pub struct EditReport {
+    /// Byte offset where the replaced range starts (in the file as it was).
+    pub start: usize,
+    /// Byte offset where it ends (exclusive).
+    pub end: usize,
+    /// 1-based line of `start`.
+    pub line: usize,
+    /// The replaced text.
+    pub original: String,
+    /// The new text.
+    pub replacement: String,
+}
+
+/// One file of the patch.
+#[derive(Debug, Serialize)]
+pub struct FileReport {
+    /// Repository-relative path.
+    pub path: String,
+    /// The unified diff from the file as it is now (empty when it does not change).
+    pub diff: String,
+    /// One line per change.
+    pub changes: Vec<String>,
+    /// The byte-range edits of the file as `revert` restores it (its original), sorted; empty
+    /// when the file already reads as patched.
+    pub edits: Vec<EditReport>,
+}
+
+/// What a patch computed (and, in write mode, wrote): `patch --json`.
+#[derive(Debug, Serialize)]
+pub struct PatchReport {
+    /// Version of this JSON schema.
+    pub schema_version: u32,
+    /// The canonical repository root.
+    pub repo: String,
+    /// The model.
+    pub model: String,
+    /// The profiling family (`shared-engine`, `legacy-runner`).
+    pub family: npuprof_target::Family,
+    /// Every file considered: the Python files, then the run config.
+    pub files: Vec<FileReport>,
+    /// The plan as it runs with the patched files.
+    pub plan: Plan,
+    /// Whether any file changes.
+    pub changed: bool,
+    /// Whether the changes were written (false for a dry run or when nothing changes).
+    pub written: bool,
+    /// Things to know (a phase that will not be captured, a small budget).
+    pub warnings: Vec<String>,
+}
+
+/// Version of `patch --json`.
+pub const PATCH_SCHEMA_VERSION: u32 = 2;
+
+/// The journal's name of the command that patches targets.
+const COMMAND: &str = "patch";
+
+/// Computes the patch of a resolved target and, in [`Mode::Write`], applies it. A repository
+/// patched before is patched again from its true originals (what `revert` restores), so the new
+/// window replaces the earlier one (a phase switched off before can be switched on again); the
+/// diffs and `changed` compare with the files as they are now.
+pub fn apply(
+    target: &Target,
+    request: &PatchRequest,
+    mode: Mode,
+) -> Result<PatchReport, WorkflowError> {
+    let repo = &target.repo;
+    let mut tx = match mode {
+        Mode::Write => Transaction::begin(repo, COMMAND)?,
+        Mode::DryRun => Transaction::preview(repo, COMMAND)?,
+    };
+    let originals = originals(&tx)?;
+    let resolved_over;
+    let base = if originals.is_empty() {
+        target
+    } else {
+        let request = npuprof_target::Request {
+            repo,
+            model: &target.model,
+            yaml: &target.yaml,
+            mode: Some(target.mode),
+        };
+        resolved_over = npuprof_target::resolve_over(&request, &originals)?;
+        &resolved_over
+    };
+    let (mut sources, mut current) = (Sources::new(), Sources::new());
+    for rel in files(base) {
+        let now = read_text(&tx, Path::new(&rel))?;
+        let text = originals.get(&rel).cloned().unwrap_or_else(|| now.clone());
+        sources.insert(rel.clone(), text);
+        current.insert(rel, now);
+    }
+    let mut patch = patch_target(base, &sources, request).map_err(|e| WorkflowError::Patch {
+        path: e.path,
+        refusal: e.error,
+    })?;
+    if !originals.is_empty() {
+        patch.warnings.insert(
+            0,
+            "the earlier patch is replaced: the changes listed are from the original files (what `npuprof revert` restores), the diff from the files as they are now".to_owned(),
+        );
+    }
+    let mut reports = Vec::new();
+    let mut writes = Vec::new();
+    for file in patch.files {
+        let (before, now) = (&sources[&file.path], &current[&file.path]);
+        let new = file.edits.apply(before);
+        if new == *now {
+            reports.push(file_report(
+                &file.path,
+                now,
+                &Edits::default(),
+                Vec::new(),
+                now,
+            ));
+            continue;
+        }
+        reports.push(file_report(
+            &file.path,
+            before,
+            &file.edits,
+            file.changes,
+            now,
+        ));
+        writes.push((file.path, new));
+    }
+    let changed = !writes.is_empty();
+    let written = mode == Mode::Write && changed;
+    if written {
+        for (path, new) in writes {
+            tx.write_file(Path::new(&path), new.into_bytes())?;
+        }
+        tx.commit()?;
+    }
+    Ok(PatchReport {
+        schema_version: PATCH_SCHEMA_VERSION,
+        repo: repo.display().to_string(),
+        model: target.model.clone(),
+        family: target.family,
+        files: reports,
+        plan: patch.plan,
+        changed,
+        written,
+        warnings: patch.warnings,
+    })
+}
+
+/// The true originals of the files earlier patches changed, as text, by `/`-separated path.
+fn originals(tx: &Transaction) -> Result<Overrides, WorkflowError> {
+    tx.originals(COMMAND)?
+        .into_iter()
+        .map(|(path, bytes)| {
+            let text =
+                String::from_utf8(bytes).map_err(|_| WorkflowError::NotUtf8(path.clone()))?;
+            Ok((npuprof_paths::slash(&path), text))
+        })
+        .collect()
+}
+
+fn read_text(tx: &Transaction, rel: &Path) -> Result<String, WorkflowError> {
+    String::from_utf8(tx.read(rel)?).map_err(|_| WorkflowError::NotUtf8(rel.to_path_buf()))
+}
+
+/// A file's report: its edits of `text` (the bytes `revert` restores) and the diff from `now`
+/// (the bytes on disk).
+fn file_report(
+    path: &str,
+    text: &str,
+    edits: &Edits,
+    changes: Vec<String>,
+    now: &str,
+) -> FileReport {
+    let path = path.to_owned();
+    let new = edits.apply(text);
+    FileReport {
+        diff: unified_diff(&path, now, &new),
+        path,
+        changes,
+        edits: edits
+            .as_slice()
+            .iter()
+            .map(|e| EditReport {
+                start: e.range.start,
+                end: e.range.end,
+                line: e.line_in(text),
+                original: text[e.range.clone()].to_owned(),
+                replacement: e.replacement.clone(),
+            })
+            .collect(),
+    }
+}

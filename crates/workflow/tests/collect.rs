@@ -1,0 +1,424 @@
+//! `collect` driven without processes: a fake [`Launcher`] stands in for the model run (it
+//! writes a real vendored profile, nothing, or misbehaves) and an observer records the events.
+//! Every case checks what became of the repository's bytes.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use npuprof_patch::target::{PatchRequest, TokenBudget};
+use npuprof_schedule::{Phase, PhaseSelection, Window};
+use npuprof_target::Target;
+use npuprof_workflow::WorkflowError;
+use npuprof_workflow::collect::{
+    CollectReport, CollectRequest, Event, Interrupt, Launch, Launcher, Observer, Outcome, Restored,
+    RunReport, Stop, collect,
+};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A private copy of the bundled recipes-mini repository.
+fn recipes_mini() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(workspace().join("examples/recipes-mini/."))
+        .arg(dir.path())
+        .status()
+        .expect("cp");
+    assert!(status.success());
+    dir
+}
+
+/// Every file under `root` except npuprof's journal, with its bytes.
+fn files(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).expect("read dir").flatten() {
+            let path = entry.path();
+            if path.file_name().is_some_and(|n| n == ".npuprof") {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(root).expect("below root").to_path_buf();
+                out.insert(rel, fs::read(&path).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+const MODEL: &str = "deepseek-mini";
+const YAML: &str = "decode_mtp.yaml";
+
+/// What the fake run does.
+enum Behaviour {
+    /// Writes the vendored real two-rank profile as the decode phase's result.
+    RealProfile,
+    /// Exits 0 and writes nothing.
+    Nothing,
+    /// Appends a line to the run config (a user's or the model's edit during the run).
+    EditsConfig,
+    /// Deletes npuprof's journal directory.
+    DeletesJournal,
+    /// Is interrupted (Ctrl-C) while it runs.
+    Interrupted,
+}
+
+struct FakeLauncher {
+    behaviour: Behaviour,
+    /// The case directory a real run of the target would write (today's).
+    case_dir: PathBuf,
+    /// Where it writes the decode phase's profile.
+    result: PathBuf,
+    launches: Vec<Launch>,
+}
+
+impl FakeLauncher {
+    fn new(behaviour: Behaviour, target: &Target) -> Self {
+        let phase = target
+            .results
+            .phase_path(Phase::Decode)
+            .expect("decode is profiled");
+        let case_dir = target
+            .repo
+            .join(&target.results.res_dir)
+            .join(npuprof_journal::now_compact().get(..8).expect("a date"))
+            .join(&target.results.case);
+        Self {
+            behaviour,
+            result: case_dir.join(phase),
+            case_dir,
+            launches: Vec::new(),
+        }
+    }
+}
+
+impl Launcher for FakeLauncher {
+    fn launch(&mut self, launch: &Launch, interrupt: &Interrupt) -> Result<RunReport, Stop> {
+        self.launches.push(launch.clone());
+        let repo = launch.cwd.ancestors().find(|d| d.join("models").is_dir());
+        let repo = repo.expect("the launch runs inside the repository");
+        let mut report = RunReport::exited(&launch.argv, 0, Duration::from_millis(5));
+        match self.behaviour {
+            Behaviour::RealProfile => {
+                fs::create_dir_all(&self.result).expect("result dir");
+                let real =
+                    workspace().join("crates/verify/tests/data/runs/msinsight-text-level1/.");
+                let status = Command::new("cp")
+                    .arg("-a")
+                    .arg(real)
+                    .arg(&self.result)
+                    .status()
+                    .expect("cp");
+                assert!(status.success());
+            }
+            Behaviour::Nothing => {}
+            Behaviour::EditsConfig => {
+                let config = repo.join(format!("models/{MODEL}/config/{YAML}"));
+                let mut text = fs::read_to_string(&config).expect("config");
+                text.push_str("# edited during the run\n");
+                fs::write(config, text).expect("write");
+            }
+            Behaviour::DeletesJournal => {
+                fs::remove_dir_all(repo.join(".npuprof")).expect("journal");
+            }
+            Behaviour::Interrupted => {
+                interrupt.raise();
+                report.exit_code = None;
+                report.signal = Some(15);
+                report.interrupted = true;
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// Records every event by name.
+#[derive(Default)]
+struct Recorder(Vec<String>);
+
+impl Observer for Recorder {
+    fn event(&mut self, event: Event<'_>) {
+        self.0.push(
+            match event {
+                Event::Patched(_) => "patched",
+                Event::Launching { .. } => "launching",
+                Event::LaunchFailed { .. } => "launch-failed",
+                Event::Relocating => "relocating",
+                Event::Reverting => "reverting",
+                Event::NotReverted(_) => "not-reverted",
+                Event::RevertFailed(_) => "revert-failed",
+                Event::NotRestored { .. } => "not-restored",
+            }
+            .to_owned(),
+        );
+    }
+}
+
+struct Case {
+    repo: tempfile::TempDir,
+    before: BTreeMap<PathBuf, Vec<u8>>,
+    target: Target,
+}
+
+fn case() -> Case {
+    let repo = recipes_mini();
+    let before = files(repo.path());
+    let target = npuprof_target::resolve(&request(repo.path())).expect("target");
+    Case {
+        repo,
+        before,
+        target,
+    }
+}
+
+fn request(repo: &Path) -> npuprof_target::Request<'_> {
+    npuprof_target::Request {
+        repo,
+        model: MODEL,
+        yaml: YAML,
+        mode: None,
+    }
+}
+
+impl Case {
+    /// Runs collect of the decode phase with a fake run of `behaviour`.
+    fn collect(
+        &self,
+        behaviour: Behaviour,
+        keep_patch: bool,
+    ) -> (Result<CollectReport, WorkflowError>, FakeLauncher, Recorder) {
+        let canonical = self.repo.path().canonicalize().expect("canonical");
+        let mut launcher = FakeLauncher::new(behaviour, &self.target);
+        let mut recorder = Recorder::default();
+        let request = CollectRequest {
+            target: request(&canonical),
+            patch: PatchRequest {
+                phases: PhaseSelection::Decode,
+                window: Window::new(5, None).expect("window"),
+                max_new_tokens: TokenBudget::Auto,
+            },
+            keep_patch,
+            timeout: None,
+            launch: None,
+        };
+        let result = collect(
+            &request,
+            &mut launcher,
+            &mut recorder,
+            &Interrupt::default(),
+        );
+        (result, launcher, recorder)
+    }
+
+    /// The repository's files are what they were before (the run's results aside).
+    fn check_restored(&self) {
+        let mut after = files(self.repo.path());
+        after.retain(|path, _| !path.starts_with(format!("models/{MODEL}/res")));
+        assert_eq!(
+            after, self.before,
+            "the repository was not restored byte for byte"
+        );
+        assert!(!self.repo.path().join(".npuprof").exists(), "journal left");
+    }
+}
+
+#[test]
+fn a_real_profile_is_verified_and_the_repository_restored() {
+    let case = case();
+    let (result, launcher, events) = case.collect(Behaviour::RealProfile, false);
+    let report = result.expect("collect");
+    assert_eq!(events.0, ["patched", "launching", "reverting"]);
+    assert_eq!(report.revert, Restored::Reverted);
+    let [verdict] = report.verify.as_slice() else {
+        panic!("one verify, got {}", report.verify.len());
+    };
+    let mut ranks: Vec<_> = verdict.runs.iter().map(|r| r.rank).collect();
+    ranks.sort_unstable();
+    assert_eq!(
+        ranks,
+        [Some(0), Some(1)],
+        "both ranks of the real run verified"
+    );
+    assert_eq!(
+        report.outcome,
+        if verdict.ok {
+            Outcome::Clean
+        } else {
+            Outcome::VerifyErrors
+        }
+    );
+    assert_eq!(
+        report.runs[0].result_dir.as_deref().map(Path::new),
+        Some(launcher.case_dir.canonicalize().expect("dir")).as_deref(),
+        "the run's result directory is the case directory it wrote"
+    );
+    case.check_restored();
+}
+
+#[test]
+fn the_targets_own_launch_command_runs_from_its_directory() {
+    let case = case();
+    let (_, launcher, _) = case.collect(Behaviour::Nothing, false);
+    let [launch] = launcher.launches.as_slice() else {
+        panic!("one launch, got {:?}", launcher.launches);
+    };
+    assert_eq!(launch.argv, case.target.launch.argv);
+    assert_eq!(
+        launch.cwd,
+        case.repo
+            .path()
+            .canonicalize()
+            .expect("canonical")
+            .join(&case.target.launch.cwd)
+    );
+}
+
+#[test]
+fn a_run_without_results_fails_and_reverts() {
+    let case = case();
+    let (result, _, events) = case.collect(Behaviour::Nothing, false);
+    let report = result.expect("collect");
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.exit_code, 2);
+    let error = report.error.expect("an error");
+    assert!(
+        error.contains("produced no new result directory"),
+        "{error}"
+    );
+    assert!(report.verify.is_empty());
+    assert_eq!(events.0, ["patched", "launching", "reverting"]);
+    assert_eq!(report.revert, Restored::Reverted);
+    case.check_restored();
+}
+
+#[test]
+fn a_file_edited_during_the_run_is_not_reverted_over() {
+    let case = case();
+    let (result, _, events) = case.collect(Behaviour::EditsConfig, false);
+    let report = result.expect("collect");
+    assert_eq!(report.revert, Restored::Refused);
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(
+        events.0.contains(&"not-reverted".to_owned()),
+        "{:?}",
+        events.0
+    );
+    let config = case
+        .repo
+        .path()
+        .join(format!("models/{MODEL}/config/{YAML}"));
+    let text = fs::read_to_string(config).expect("config");
+    assert!(
+        text.ends_with("# edited during the run\n"),
+        "the edit is kept"
+    );
+    assert!(
+        case.repo.path().join(".npuprof").exists(),
+        "the journal stays for revert"
+    );
+}
+
+#[test]
+fn a_run_that_deletes_the_journal_is_not_reported_restored() {
+    let case = case();
+    let (result, _, events) = case.collect(Behaviour::DeletesJournal, false);
+    let report = result.expect("collect");
+    assert_eq!(report.revert, Restored::Failed);
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(
+        events.0.contains(&"not-restored".to_owned()),
+        "{:?}",
+        events.0
+    );
+}
+
+#[test]
+fn an_interrupted_run_stops_and_reverts() {
+    let case = case();
+    let (result, _, _) = case.collect(Behaviour::Interrupted, false);
+    let report = result.expect("collect");
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert!(report.runs[0].interrupted);
+    let error = report.error.expect("an error");
+    assert!(error.starts_with("interrupted"), "{error}");
+    assert_eq!(report.revert, Restored::Reverted);
+    case.check_restored();
+}
+
+#[test]
+fn keep_patch_leaves_the_journal_and_the_patch() {
+    let case = case();
+    let (result, _, events) = case.collect(Behaviour::RealProfile, true);
+    let report = result.expect("collect");
+    assert_eq!(report.revert, Restored::Kept);
+    assert!(!events.0.contains(&"reverting".to_owned()));
+    let status = npuprof_journal::status(case.repo.path()).expect("status");
+    assert!(status.is_some_and(|entries| !entries.is_empty()));
+}
+
+#[test]
+fn existing_changes_are_refused_before_anything_runs() {
+    let case = case();
+    let (first, _, _) = case.collect(Behaviour::Nothing, true);
+    assert_eq!(first.expect("collect").revert, Restored::Kept);
+    let (second, launcher, events) = case.collect(Behaviour::RealProfile, false);
+    assert!(
+        matches!(second, Err(WorkflowError::Collect(Stop::AlreadyChanged(_)))),
+        "{second:?}"
+    );
+    assert!(launcher.launches.is_empty() && events.0.is_empty());
+}
+
+#[test]
+fn a_repository_without_a_profiler_is_refused_unchanged() {
+    let repo = tempfile::tempdir().expect("temp dir");
+    let config = repo.path().join("models/m/config");
+    fs::create_dir_all(&config).expect("dirs");
+    fs::write(config.join("run.yaml"), "a: 1\n").expect("config");
+    fs::write(repo.path().join("infer.py"), "print('hi')\n").expect("entry");
+    let before = files(repo.path());
+    let mut launcher = FakeLauncher {
+        behaviour: Behaviour::Nothing,
+        case_dir: PathBuf::new(),
+        result: PathBuf::new(),
+        launches: Vec::new(),
+    };
+    let request = CollectRequest {
+        target: npuprof_target::Request {
+            repo: repo.path(),
+            model: "m",
+            yaml: "run.yaml",
+            mode: None,
+        },
+        patch: PatchRequest {
+            phases: PhaseSelection::Both,
+            window: Window::new(3, None).expect("window"),
+            max_new_tokens: TokenBudget::Auto,
+        },
+        keep_patch: false,
+        timeout: None,
+        launch: None,
+    };
+    let report = collect(
+        &request,
+        &mut launcher,
+        &mut Recorder::default(),
+        &Interrupt::default(),
+    )
+    .expect("collect");
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.revert, Restored::Nothing, "{:?}", report.error);
+    let error = report.error.expect("an error");
+    assert!(error.contains("collect automates path A only"), "{error}");
+    assert!(launcher.launches.is_empty());
+    assert_eq!(files(repo.path()), before);
+}
