@@ -4,9 +4,11 @@
 //! through [`CsvRows`].
 //!
 //! The fast path works as the trace scanner does: stage 1 classifies 64 bytes at a time into
-//! quote, comma and line-end bitmasks ([`crate::simd`]), finds the bytes inside quotes with a
-//! prefix XOR of the quotes, and keeps one bitmask of the separators outside quotes; records and
-//! fields are then read off the set bits. Quotes are judged on the way: the quote parity agrees
+//! quote, comma and line-end bitmasks (`simd.rs`), finds the bytes inside quotes with a
+//! prefix XOR of the quotes, and keeps per block the separators and the line ends outside
+//! quotes and the separators followed by a quoted field; records and fields are then read off
+//! the set bits, and only the fields asked for are split (the others are counted with a
+//! popcount). Quotes are judged on the way: the quote parity agrees
 //! with the csv crate as long as every quoted field is `"…"` from separator to separator with
 //! only doubled quotes inside, which is how torch_npu writes them. From the first quote that
 //! breaks this rule, the rest of the buffer is read by `csv_core` (the csv crate's own parser,
@@ -64,7 +66,7 @@ pub struct Record<'a> {
     spans: &'a [(u32, u32)],
     len: usize,
     byte: u64,
-    /// `\n` before `counted_from` in the file, and the buffer from there to the record's start.
+    /// The `\n` bytes of the file before `uncounted`, the bytes from there to the record's start.
     lines: u64,
     uncounted: &'a [u8],
 }
@@ -184,7 +186,7 @@ pub struct CsvRows<R> {
     quoted: Vec<u32>,
     scratch: Vec<u8>,
     ends: Vec<usize>,
-    /// `\n` in the file before buffer index `counted`… (`counted` is an index into `buf`).
+    /// The `\n` bytes of the file before `buf[counted]` (the rest are counted when needed).
     lines: u64,
     counted: usize,
 }

@@ -8,7 +8,7 @@
 //!
 //! It validates all of JSON: containers, keys, colons, commas, numbers and literals, escape
 //! sequences and control characters in strings, and UTF-8. It works the way simdjson does:
-//! stage 1 ([`blocks`], with [`crate::simd`]) classifies 64 bytes at a time into bitmasks (quotes,
+//! stage 1 ([`blocks`], with `simd.rs`) classifies 64 bytes at a time into bitmasks (quotes,
 //! backslashes, structural characters, whitespace) and derives where strings and tokens are;
 //! stage 2 ([`fast`]) visits only the structural positions and feeds the [`grammar`], which also
 //! recognises `process_name` metadata events (`"ph":"M"`, `"name":"process_name"`, `args.name`).
