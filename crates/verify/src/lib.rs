@@ -3,7 +3,7 @@
 //! Given a recipes result directory, a phase directory, a run directory or any parent of run
 //! directories, [`verify`] derives the expected artifact set from each run's `profiler_info`,
 //! streams the large files (trace_view.json with a purpose-built scanner, kernel_details.csv
-//! with the csv crate), reads the logs, and returns findings with evidence and a next action.
+//! with the SIMD CSV splitter of [`csv_rows`]), reads the logs, and returns findings with evidence and a next action.
 //! It reads files and never writes or prints.
 
 pub mod csv_rows;
