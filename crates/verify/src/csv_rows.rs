@@ -7,8 +7,9 @@
 //! quote, comma and line-end bitmasks (`simd.rs`), finds the bytes inside quotes with a
 //! prefix XOR of the quotes, and keeps per block the separators and the line ends outside
 //! quotes and the separators followed by a quoted field; records and fields are then read off
-//! the set bits, and only the fields asked for are split (the others are counted with a
-//! popcount). Quotes are judged on the way: the quote parity agrees
+//! the set bits, and only the fields asked for are split (the first ones, or those at given
+//! columns: the separators between them are passed without recording a field, the ones after
+//! the last are counted with a popcount). Quotes are judged on the way: the quote parity agrees
 //! with the csv crate as long as every quoted field is `"…"` from separator to separator with
 //! only doubled quotes inside, which is how torch_npu writes them. From the first quote that
 //! breaks this rule, the rest of the buffer is read by `csv_core` (the csv crate's own parser,
@@ -82,7 +83,8 @@ impl<'a> Record<'a> {
         self.len == 0
     }
 
-    /// Field `i`, unquoted (`None` past the fields split: see [`CsvRows::next_record_split`]).
+    /// Field `i`, unquoted (`None` past the fields split: see [`CsvRows::next_record_split`]);
+    /// of a record read by [`CsvRows::next_record_columns`], the field at its `i`-th column.
     #[inline]
     pub fn get(&self, i: usize) -> Option<&'a [u8]> {
         let &(start, end) = self.spans.get(i)?;
@@ -157,6 +159,44 @@ enum Step {
     Scalar,
     /// No more records.
     End,
+}
+
+/// Which fields of a record are split.
+#[derive(Debug, Clone, Copy)]
+enum Pick<'c> {
+    /// The first ones.
+    First(usize),
+    /// Those at these columns.
+    Columns(&'c [usize]),
+}
+
+/// What [`CsvRows::split_columns`] found.
+enum Split {
+    /// The record's line end and number of fields.
+    Found(usize, usize),
+    /// The bitmasks end inside the record.
+    OutOfBits,
+    /// A record the column jumps do not handle: split it field by field.
+    Irregular,
+}
+
+/// Keeps the spans of the fields at `columns`, in that order, up to the first one missing.
+fn keep_columns(spans: &mut Vec<(u32, u32)>, columns: &[usize]) {
+    if columns.iter().enumerate().all(|(j, &c)| c >= j) {
+        // In place: `spans[c]` is read before anything at `c` or past it is written.
+        let mut kept = 0;
+        for &c in columns {
+            let Some(&span) = spans.get(c) else { break };
+            spans[kept] = span;
+            kept += 1;
+        }
+        spans.truncate(kept);
+    } else {
+        *spans = columns
+            .iter()
+            .map_while(|&c| spans.get(c).copied())
+            .collect();
+    }
 }
 
 /// A streaming CSV reader: [`CsvRows::next_record`] until `None`.
@@ -240,10 +280,32 @@ impl<R: Read> CsvRows<R> {
     /// counted in [`Record::len`] but [`Record::get`] gives `None` for them (they may be split
     /// all the same). Faster when only the first columns are needed.
     pub fn next_record_split(&mut self, want: usize) -> Result<Option<Record<'_>>, CsvError> {
+        self.next_picked(Pick::First(want))
+    }
+
+    /// The next record with only the fields at `columns` split: [`Record::get`]`(j)` is the
+    /// field at `columns[j]`, and `None` from the first of `columns` past the record's fields;
+    /// [`Record::len`] is the record's number of fields. With increasing `columns`, the
+    /// separators between them are skipped a popcount at a time instead of one by one: faster
+    /// than [`CsvRows::next_record_split`] when the columns wanted are few and far apart.
+    pub fn next_record_columns(
+        &mut self,
+        columns: &[usize],
+    ) -> Result<Option<Record<'_>>, CsvError> {
+        self.next_picked(Pick::Columns(columns))
+    }
+
+    fn next_picked(&mut self, pick: Pick<'_>) -> Result<Option<Record<'_>>, CsvError> {
         let start = loop {
             let step = match self.mode {
-                Mode::Fast => self.fast_record(want)?,
-                Mode::ScalarUntilRefill | Mode::Scalar => self.scalar_record()?,
+                Mode::Fast => self.fast_record(pick)?,
+                Mode::ScalarUntilRefill | Mode::Scalar => {
+                    let step = self.scalar_record()?;
+                    if let (Step::Record(_), Pick::Columns(columns)) = (&step, pick) {
+                        keep_columns(&mut self.spans, columns);
+                    }
+                    step
+                }
             };
             match step {
                 Step::Record(start) => break start,
@@ -350,15 +412,31 @@ impl<R: Read> CsvRows<R> {
         }
     }
 
-    /// Reads the record at `pos` from the bitmasks, splitting its first `want` fields.
-    fn fast_record(&mut self, want: usize) -> Result<Step, CsvError> {
+    /// Reads the record at `pos` from the bitmasks, splitting the fields `pick` asks for.
+    fn fast_record(&mut self, pick: Pick<'_>) -> Result<Step, CsvError> {
         let pos = self.pos;
         // Taken out of `self`, so the loop keeps lengths and pointers in registers.
         let mut spans = std::mem::take(&mut self.spans);
         let mut quoted = std::mem::take(&mut self.quoted);
         spans.clear();
         quoted.clear();
-        let found = self.split(pos, want.max(1), &mut spans, &mut quoted);
+        let (found, compact) = match pick {
+            Pick::First(want) => (self.split(pos, want.max(1), &mut spans, &mut quoted), None),
+            Pick::Columns(columns) => {
+                match self.split_columns(pos, columns, &mut spans, &mut quoted) {
+                    Split::Found(end, fields) => (Some((end, fields)), None),
+                    Split::OutOfBits => (None, None),
+                    Split::Irregular => {
+                        // A blank line or a short record: split the usual way, then pick.
+                        spans.clear();
+                        quoted.clear();
+                        let want = columns.iter().max().map_or(1, |c| c.saturating_add(1));
+                        let found = self.split(pos, want, &mut spans, &mut quoted);
+                        (found, Some(columns))
+                    }
+                }
+            }
+        };
         let step = match found {
             None => Ok(self.out_of_bits()),
             Some((end, _)) if end >= self.first_bad => Ok(Step::Scalar),
@@ -367,6 +445,9 @@ impl<R: Read> CsvRows<R> {
                 self.pos = end + 1;
                 self.fields = fields;
                 self.unquote(&mut spans, &quoted);
+                if let Some(columns) = compact {
+                    keep_columns(&mut spans, columns);
+                }
                 Ok(Step::Record(pos))
             }
         };
@@ -439,6 +520,109 @@ impl<R: Read> CsvRows<R> {
             k += 1;
             block = *masks.get(k)?;
             bits = block.all;
+        }
+    }
+
+    /// Splits the fields at `columns` of the record whose reading starts at `pos` into `spans`
+    /// (the indices of those that open with a quote into `quoted`), jumping over the
+    /// separators between them with popcounts; returns the index of its line end and its number
+    /// of fields. [`Split::Irregular`] when `columns` do not increase or when a line end comes
+    /// before the last of them (a blank line, a short record).
+    #[inline(always)]
+    fn split_columns(
+        &self,
+        pos: usize,
+        columns: &[usize],
+        spans: &mut Vec<(u32, u32)>,
+        quoted: &mut Vec<u32>,
+    ) -> Split {
+        let (buf, masks, stage_start) = (&self.buf[..self.len], &self.seps[..], self.stage_start);
+        let rel = pos - stage_start;
+        let mut k = rel / 64;
+        let mut block = masks.get(k).copied().unwrap_or_default();
+        let mut bits = block.all & (u64::MAX << (rel % 64));
+        // Moves to the next block with separators, or returns: the bitmasks end in the record.
+        macro_rules! next_block {
+            () => {
+                while bits == 0 {
+                    k += 1;
+                    let Some(next) = masks.get(k) else {
+                        return Split::OutOfBits;
+                    };
+                    block = *next;
+                    bits = block.all;
+                }
+            };
+        }
+        // The field `next` starts at `start`.
+        let (mut next, mut start) = (0_usize, pos);
+        let mut start_quoted = buf.get(pos) == Some(&b'"');
+        loop {
+            // Blank lines (the `\n` of a CRLF among them) before the record.
+            next_block!();
+            let low = bits & bits.wrapping_neg();
+            if block.terms & low == 0
+                || stage_start + k * 64 + low.trailing_zeros() as usize != start
+            {
+                break;
+            }
+            bits ^= low;
+            start += 1;
+            start_quoted = block.quoted_next & low != 0;
+        }
+        for &column in columns {
+            let Some(mut skip) = column.checked_sub(next) else {
+                return Split::Irregular;
+            };
+            // Pass the `skip` separators that end the fields before `column`, a bit at a time
+            // (`count_ones` is no single instruction on the baseline x86-64 target).
+            while skip > 0 {
+                next_block!();
+                let low = bits & bits.wrapping_neg();
+                if block.terms & low != 0 {
+                    return Split::Irregular;
+                }
+                bits ^= low;
+                skip -= 1;
+                if skip == 0 {
+                    start = stage_start + k * 64 + low.trailing_zeros() as usize + 1;
+                    start_quoted = block.quoted_next & low != 0;
+                }
+            }
+            next_block!();
+            let low = bits & bits.wrapping_neg();
+            bits ^= low;
+            let end = stage_start + k * 64 + low.trailing_zeros() as usize;
+            if start_quoted {
+                quoted.push(spans.len() as u32);
+            }
+            spans.push((start as u32, end as u32));
+            next = column + 1;
+            start = end + 1;
+            start_quoted = block.quoted_next & low != 0;
+            if block.terms & low != 0 {
+                return if spans.len() == columns.len() {
+                    Split::Found(end, next)
+                } else {
+                    Split::Irregular
+                };
+            }
+        }
+        // Count the remaining fields: separators up to the line end.
+        let mut fields = next + 1;
+        loop {
+            let terms = block.terms & bits;
+            if terms != 0 {
+                let below = terms & terms.wrapping_neg();
+                fields += (bits & (below - 1)).count_ones() as usize;
+                return Split::Found(
+                    stage_start + k * 64 + terms.trailing_zeros() as usize,
+                    fields,
+                );
+            }
+            fields += bits.count_ones() as usize;
+            bits = 0;
+            next_block!();
         }
     }
 

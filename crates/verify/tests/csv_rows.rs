@@ -53,10 +53,51 @@ fn ours_split(
     out
 }
 
+/// The records read with only the fields at `columns` split: those fields, the field count,
+/// the line and the byte offset.
+fn ours_columns(
+    text: &[u8],
+    engine: CsvEngine,
+    columns: &[usize],
+    chunk: usize,
+) -> Vec<(Vec<Vec<u8>>, usize, u64, u64)> {
+    let mut rows = CsvRows::with_chunk(text, engine, 1 << 20, chunk);
+    let mut out = Vec::new();
+    while let Ok(Some(r)) = rows.next_record_columns(columns) {
+        let fields = (0..columns.len()).map_while(|j| r.get(j).map(<[u8]>::to_vec));
+        out.push((fields.collect(), r.len(), r.line(), r.byte()));
+    }
+    out
+}
+
+/// The csv crate's fields at `columns`, up to the first one a record lacks.
+fn csv_crate_columns(want: &[Rec], columns: &[usize]) -> Vec<(Vec<Vec<u8>>, usize, u64, u64)> {
+    want.iter()
+        .map(|(f, line, byte)| {
+            let picked = columns.iter().map_while(|&c| f.get(c).cloned()).collect();
+            (picked, f.len(), *line, *byte)
+        })
+        .collect()
+}
+
+/// Column sets to pick: adjacent, far apart, past most records, unordered, none.
+const COLUMN_SETS: [&[usize]; 5] = [&[1, 2], &[0, 3, 9], &[2, 70, 71], &[3, 1], &[]];
+
 /// Every engine in reads of each size gives the csv crate's records, also when it splits only
-/// the first fields.
+/// the first fields or only some columns.
 fn check_engines(text: &[u8], chunks: &[usize]) {
     let want = csv_crate(text);
+    for columns in COLUMN_SETS {
+        let picked = csv_crate_columns(&want, columns);
+        for engine in [CsvEngine::Simd, CsvEngine::Portable] {
+            let chunk = chunks[0];
+            assert_eq!(
+                ours_columns(text, engine, columns, chunk),
+                picked,
+                "{engine:?} picking {columns:?} in reads of {chunk}"
+            );
+        }
+    }
     for split in [1, 2, 5] {
         let prefix: Vec<_> = want
             .iter()
