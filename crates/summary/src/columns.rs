@@ -1,6 +1,7 @@
 //! Finding CSV columns by name: header spellings vary across torch_npu and CANN versions, so
 //! every column is looked up by its accepted names, never by position.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::path::Path;
 
@@ -87,11 +88,34 @@ pub(crate) fn text(field: &[u8]) -> &str {
     std::str::from_utf8(field.trim_ascii()).unwrap_or("")
 }
 
-/// A field as text, invalid UTF-8 replaced.
-pub(crate) fn lossy(field: &[u8]) -> std::borrow::Cow<'_, str> {
-    match std::str::from_utf8(field) {
-        Ok(text) => std::borrow::Cow::Borrowed(text),
-        Err(_) => String::from_utf8_lossy(field),
+/// The bytes of [`text`]`(field)`, without a UTF-8 validation for ASCII.
+#[inline]
+pub(crate) fn text_bytes(field: &[u8]) -> &[u8] {
+    let trimmed = field.trim_ascii();
+    if trimmed.is_ascii() {
+        trimmed
+    } else {
+        text(trimmed).as_bytes()
+    }
+}
+
+/// The bytes of a field read as a kernel name: invalid UTF-8 replaced, then surrounding
+/// whitespace (`str::trim`) removed; borrowed for ASCII.
+#[inline]
+pub(crate) fn name_key(field: &[u8]) -> Cow<'_, [u8]> {
+    if field.is_ascii() {
+        // The ASCII characters `char::is_whitespace` accepts.
+        let blank = |b: &u8| matches!(b, b'\t'..=b'\r' | b' ');
+        let start = field.iter().position(|b| !blank(b)).unwrap_or(field.len());
+        let end = field
+            .iter()
+            .rposition(|b| !blank(b))
+            .map_or(start, |i| i + 1);
+        return Cow::Borrowed(&field[start..end]);
+    }
+    match String::from_utf8_lossy(field) {
+        Cow::Borrowed(text) => Cow::Borrowed(text.trim().as_bytes()),
+        Cow::Owned(text) => Cow::Owned(text.trim().as_bytes().to_vec()),
     }
 }
 
@@ -132,8 +156,52 @@ fn plain_decimal(text: &[u8]) -> Option<f64> {
     Some(if negative { -value } else { value })
 }
 
+/// A decimal as torch_npu writes durations and ratios (digits, then optionally `.` and
+/// digits; at most 19 bytes, so the digits cannot overflow): the value [`plain_decimal`] gives,
+/// in one pass without its checks. `None` for anything else.
+#[inline]
+fn short_decimal(field: &[u8]) -> Option<f64> {
+    if field.len() > 19 {
+        return None;
+    }
+    let (mut mantissa, mut rest) = (0_u64, field);
+    while let [digit @ b'0'..=b'9', tail @ ..] = rest {
+        mantissa = mantissa * 10 + u64::from(digit - b'0');
+        rest = tail;
+    }
+    if rest.len() == field.len() {
+        return None;
+    }
+    let decimals = match rest {
+        [] => 0,
+        [b'.', fraction @ ..] => {
+            for &digit in fraction {
+                if !digit.is_ascii_digit() {
+                    return None;
+                }
+                mantissa = mantissa * 10 + u64::from(digit - b'0');
+            }
+            fraction.len()
+        }
+        _ => return None,
+    };
+    if mantissa > 1 << 53 {
+        return None;
+    }
+    Some(mantissa as f64 / POW10[decimals])
+}
+
 /// A numeric field: `None` when empty or `N/A`, `Err(())` when it is something else.
+#[inline]
 pub(crate) fn number(field: &[u8]) -> Result<Option<f64>, ()> {
+    if let Some(value) = short_decimal(field) {
+        return Ok(Some(value));
+    }
+    other_number(field)
+}
+
+/// [`number`] of a field that is not a [`short_decimal`].
+fn other_number(field: &[u8]) -> Result<Option<f64>, ()> {
     if let Some(value) = plain_decimal(field.trim_ascii()) {
         return Ok(Some(value));
     }
@@ -162,20 +230,24 @@ pub(crate) fn next<'a>(
     rows: &'a mut CsvRows<File>,
     path: &Path,
 ) -> Result<Option<Record<'a>>, SummaryError> {
-    next_split(rows, path, usize::MAX)
+    rows.next_record().map_err(|source| csv_error(path, source))
 }
 
-/// [`next`] splitting only the first `want` fields (see [`CsvRows::next_record_split`]).
-pub(crate) fn next_split<'a>(
+/// [`next`] splitting only the fields at `columns` (see [`CsvRows::next_record_columns`]).
+pub(crate) fn next_columns<'a>(
     rows: &'a mut CsvRows<File>,
     path: &Path,
-    want: usize,
+    columns: &[usize],
 ) -> Result<Option<Record<'a>>, SummaryError> {
-    rows.next_record_split(want)
-        .map_err(|source| SummaryError::Csv {
-            path: path.to_path_buf(),
-            source,
-        })
+    rows.next_record_columns(columns)
+        .map_err(|source| csv_error(path, source))
+}
+
+fn csv_error(path: &Path, source: npuprof_verify::csv_rows::CsvError) -> SummaryError {
+    SummaryError::Csv {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// Reads the header record of a CSV file opened with [`open`].
@@ -190,24 +262,55 @@ pub(crate) fn read_header(rows: &mut CsvRows<File>, path: &Path) -> Result<Heade
     }
 }
 
-/// The error for a field that must be a number.
+/// The error for `field`, at column `column`, that must be a number.
 pub(crate) fn bad_number(
     path: &Path,
     record: &Record<'_>,
     header: &Header,
-    index: usize,
+    column: usize,
+    field: &[u8],
 ) -> SummaryError {
     SummaryError::BadNumber {
         path: path.to_path_buf(),
         line: record.line(),
-        column: header.name(index).to_owned(),
-        value: text(record.get(index).unwrap_or_default()).to_owned(),
+        column: header.name(column).to_owned(),
+        value: text(field).to_owned(),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// The fast paths give what the simple reading gives: `str::parse` for numbers,
+        /// `from_utf8_lossy` then `str::trim` for names, `from_utf8` of the trimmed bytes for
+        /// text.
+        #[test]
+        fn fast_paths_agree_with_the_simple_reading(
+            digits in "[0-9]{0,22}(\\.[0-9]{0,22})?",
+            bytes in prop::collection::vec(
+                prop::sample::select(&b"ab.09-+eE \t\r\n\x0b\x0c\x1c\xc2\xa0\x85\xe3\x80\x80\xff"[..]),
+                0..24,
+            ),
+        ) {
+            for field in [digits.as_bytes(), &bytes] {
+                let want = std::str::from_utf8(field).ok().and_then(|t| t.parse::<f64>().ok());
+                if let Some(fast) = short_decimal(field) {
+                    prop_assert_eq!(Some(fast), want);
+                }
+                if let Ok(Some(value)) = number(field) {
+                    let text = std::str::from_utf8(field.trim_ascii()).unwrap_or_default();
+                    prop_assert_eq!(Some(value), text.parse::<f64>().ok());
+                }
+                let name = String::from_utf8_lossy(field);
+                prop_assert_eq!(&*name_key(field), name.trim().as_bytes());
+                prop_assert_eq!(text_bytes(field), text(field).as_bytes());
+            }
+        }
+    }
 
     #[test]
     fn plain_decimals_parse_exactly_as_str_parse() {

@@ -91,7 +91,12 @@ pub struct KernelTable {
     pub pipe: Option<PipeShares>,
 }
 
+/// The columns of `kernel_details.csv` read, as positions among the fields picked from each row.
 struct KernelColumns {
+    /// The columns read, increasing (the fields picked from each row).
+    picks: Vec<usize>,
+    /// Column 0 (a blank line reads as one empty field).
+    first: usize,
     name: usize,
     duration: usize,
     kind: Option<usize>,
@@ -101,23 +106,28 @@ struct KernelColumns {
 
 impl KernelColumns {
     fn new(header: &Header, path: &Path) -> Result<Self, SummaryError> {
-        Ok(Self {
-            name: header.require(path, &["Name", "Op Name"])?,
-            duration: header.require(path, &["Duration(us)", "Task Duration(us)"])?,
-            kind: header.find(&["Type", "OP Type", "Task Type"]),
-            core: header.find(&["Accelerator Core", "Core Type"]),
-            pipe: PipeColumns::new(header),
-        })
-    }
-
-    /// How many leading fields a row must have split to read every column used.
-    fn split(&self) -> usize {
-        [Some(self.name), Some(self.duration), self.kind, self.core]
+        let name = header.require(path, &["Name", "Op Name"])?;
+        let duration = header.require(path, &["Duration(us)", "Task Duration(us)"])?;
+        let kind = header.find(&["Type", "OP Type", "Task Type"]);
+        let core = header.find(&["Accelerator Core", "Core Type"]);
+        let pipe = PipeColumns::new(header);
+        let mut picks: Vec<usize> = [Some(0), Some(name), Some(duration), kind, core]
             .into_iter()
             .flatten()
-            .chain(self.pipe.iter().flat_map(PipeColumns::indices))
-            .max()
-            .map_or(1, |c| c + 1)
+            .chain(pipe.iter().flat_map(PipeColumns::indices))
+            .collect();
+        picks.sort_unstable();
+        picks.dedup();
+        let slot = |column: usize| picks.binary_search(&column).unwrap_or_default();
+        Ok(Self {
+            first: slot(0),
+            name: slot(name),
+            duration: slot(duration),
+            kind: kind.map(slot),
+            core: core.map(slot),
+            pipe: pipe.map(|p| p.remap(slot)),
+            picks,
+        })
     }
 }
 
@@ -128,6 +138,9 @@ struct Acc {
     count: u64,
     total_us: f64,
     pipe: PipeSums,
+    /// For a name: the index of the type group of `kind`, once looked up (most rows of a name
+    /// have its first row's type, so their type needs no hash lookup).
+    kind_group: Option<usize>,
 }
 
 /// A word-at-a-time multiplicative hash (FxHash's step) for the short kernel names: no
@@ -163,34 +176,53 @@ impl Hasher for WordHash {
 /// Sums keyed by a string, with the cap: an index (one hash lookup per row) into the sums.
 #[derive(Default)]
 struct Groups {
-    index: HashMap<Box<str>, usize, BuildHasherDefault<WordHash>>,
+    /// Keyed by the bytes of the key (valid UTF-8), so rows are looked up without a `String`.
+    index: HashMap<Box<[u8]>, usize, BuildHasherDefault<WordHash>>,
     accs: Vec<(Box<str>, Acc)>,
     capped: bool,
 }
 
 impl Groups {
-    /// The accumulator of `key`, created with `kind` and `core` on first sight.
-    fn entry(&mut self, key: &str, kind: &str, core: &str) -> &mut Acc {
-        if let Some(i) = self.index.get(key).copied() {
-            return &mut self.accs[i].1;
+    /// The accumulator of `key`, created on first sight with the text of the `kind` and `core`
+    /// fields.
+    fn entry<K, C>(&mut self, key: &K, kind: &C, core: &C) -> &mut Acc
+    where
+        K: AsRef<[u8]> + ?Sized,
+        C: AsRef<[u8]> + ?Sized,
+    {
+        let i = self.position(key.as_ref(), kind.as_ref(), core.as_ref());
+        &mut self.accs[i].1
+    }
+
+    /// The index of the accumulator of `key` (see [`Groups::entry`]).
+    #[inline]
+    fn position(&mut self, key: &[u8], kind: &[u8], core: &[u8]) -> usize {
+        match self.index.get(key) {
+            Some(&i) => i,
+            None => self.insert(key, kind, core),
         }
+    }
+
+    #[cold]
+    fn insert(&mut self, key: &[u8], kind: &[u8], core: &[u8]) -> usize {
+        let key = String::from_utf8_lossy(key);
         let key = if self.accs.len() < MAX_GROUPS {
-            key
+            &*key
         } else {
             self.capped = true;
             OTHER
         };
         let next = self.accs.len();
-        let i = *self.index.entry(key.into()).or_insert(next);
+        let i = *self.index.entry(key.as_bytes().into()).or_insert(next);
         if i == next {
             let acc = Acc {
-                kind: kind.to_owned(),
-                core: core.to_owned(),
+                kind: columns::text(kind).to_owned(),
+                core: columns::text(core).to_owned(),
                 ..Acc::default()
             };
             self.accs.push((key.into(), acc));
         }
-        &mut self.accs[i].1
+        i
     }
 
     fn sorted(self) -> Vec<(String, Acc)> {
@@ -217,30 +249,44 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
     let mut kinds = Groups::default();
     let mut phase_pipe = PipeSums::default();
     let (mut rows, mut total_us) = (0_u64, 0.0_f64);
-    let split = cols.split();
-    while let Some(record) = columns::next_split(&mut reader, path, split)? {
-        if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
+    while let Some(record) = columns::next_columns(&mut reader, path, &cols.picks)? {
+        if record.len() == 1 && columns::text(record.get(cols.first).unwrap_or_default()).is_empty()
+        {
             continue; // a blank line
         }
         header.check_len(path, &record)?;
-        let field = |i: Option<usize>| i.and_then(|i| record.get(i)).map_or("", columns::text);
-        let duration = columns::number(record.get(cols.duration).unwrap_or_default())
+        let field = |i: Option<usize>| i.and_then(|i| record.get(i)).unwrap_or_default();
+        let duration_field = record.get(cols.duration).unwrap_or_default();
+        let duration = columns::number(duration_field)
             .ok()
             .flatten()
-            .ok_or_else(|| columns::bad_number(path, &record, &header, cols.duration))?;
-        let name = columns::lossy(record.get(cols.name).unwrap_or_default());
-        let (kind, core) = (field(cols.kind), field(cols.core));
+            .ok_or_else(|| {
+                let column = cols.picks[cols.duration];
+                columns::bad_number(path, &record, &header, column, duration_field)
+            })?;
+        let name = columns::name_key(record.get(cols.name).unwrap_or_default());
+        let (kind, core) = (columns::text_bytes(field(cols.kind)), field(cols.core));
         let ratios = cols.pipe.as_ref().and_then(|p| p.row(|i| record.get(i)));
-        let by_kind = kinds.entry(kind, kind, core);
-        by_kind.count += 1;
-        by_kind.total_us += duration;
-        let by_name = names.entry(name.trim(), kind, core);
+        let by_name = names.entry(&*name, kind, core);
         by_name.count += 1;
         by_name.total_us += duration;
         if let Some(ratios) = ratios {
             by_name.pipe.add(duration, ratios);
             phase_pipe.add(duration, ratios);
         }
+        let same_kind = by_name.kind.as_bytes() == kind;
+        let by_kind = match by_name.kind_group.filter(|_| same_kind) {
+            Some(i) => &mut kinds.accs[i].1,
+            None => {
+                let i = kinds.position(kind, kind, core);
+                if same_kind {
+                    by_name.kind_group = Some(i);
+                }
+                &mut kinds.accs[i].1
+            }
+        };
+        by_kind.count += 1;
+        by_kind.total_us += duration;
         rows += 1;
         total_us += duration;
     }

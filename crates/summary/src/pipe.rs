@@ -117,16 +117,28 @@ impl PipeColumns {
         self.by_pipe.iter().flatten().copied()
     }
 
+    /// The same columns, each moved to `to(column)` (its position among the fields picked).
+    pub(crate) fn remap(&self, to: impl Fn(usize) -> usize) -> Self {
+        Self {
+            by_pipe: self
+                .by_pipe
+                .each_ref()
+                .map(|cols| cols.iter().map(|&c| to(c)).collect()),
+        }
+    }
+
     /// The row's ratio per pipe; `None` when no ratio column holds a number (e.g. `N/A` for
     /// communication and AI CPU rows). Text that is not a number counts as no value.
     pub(crate) fn row<'a>(&self, field: impl Fn(usize) -> Option<&'a [u8]>) -> Option<[f64; 4]> {
-        let mut any = false;
-        let ratios = self.by_pipe.each_ref().map(|cols| {
-            cols.iter()
-                .filter_map(|i| columns::number(field(*i)?).ok().flatten())
-                .inspect(|_| any = true)
-                .fold(0.0_f64, f64::max)
-        });
+        let (mut any, mut ratios) = (false, [0.0_f64; 4]);
+        for (ratio, cols) in ratios.iter_mut().zip(&self.by_pipe) {
+            for &i in cols {
+                if let Some(Ok(Some(value))) = field(i).map(columns::number) {
+                    *ratio = ratio.max(value);
+                    any = true;
+                }
+            }
+        }
         any.then_some(ratios)
     }
 }

@@ -141,11 +141,14 @@ pub fn read_steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
         header.check_len(path, &record)?;
         let optional = |index: Option<usize>| -> Result<Option<f64>, SummaryError> {
             let Some(i) = index else { return Ok(None) };
-            columns::number(record.get(i).unwrap_or_default())
-                .map_err(|()| columns::bad_number(path, &record, &header, i))
+            let field = record.get(i).unwrap_or_default();
+            columns::number(field)
+                .map_err(|()| columns::bad_number(path, &record, &header, i, field))
         };
         let required = |i: usize| -> Result<f64, SummaryError> {
-            optional(Some(i))?.ok_or_else(|| columns::bad_number(path, &record, &header, i))
+            optional(Some(i))?.ok_or_else(|| {
+                columns::bad_number(path, &record, &header, i, record.get(i).unwrap_or_default())
+            })
         };
         let step = match cols
             .step
@@ -153,7 +156,8 @@ pub fn read_steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
         {
             None | Some("") => None,
             Some(t) => Some(t.parse::<u64>().map_err(|_| {
-                columns::bad_number(path, &record, &header, cols.step.unwrap_or_default())
+                let i = cols.step.unwrap_or_default();
+                columns::bad_number(path, &record, &header, i, record.get(i).unwrap_or_default())
             })?),
         };
         let computing_us = required(cols.computing)?;
