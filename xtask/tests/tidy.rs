@@ -240,15 +240,17 @@ fn architecture_md_maps_every_crate() {
 #[test]
 fn architecture_md_line_counts_are_true() {
     let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
-    let mut largest = (String::new(), 0usize);
+    let (mut binary, mut largest_library) = (0usize, 0usize);
     for dir in crates() {
         let krate = name(&dir);
         let actual: usize = rust_files(&dir.join("src"))
             .iter()
             .map(|f| fs::read_to_string(f).expect("source").lines().count())
             .sum();
-        if actual > largest.1 {
-            largest = (krate.clone(), actual);
+        if krate == "cli" {
+            binary = actual;
+        } else {
+            largest_library = largest_library.max(actual);
         }
         let row = format!("| {krate} | ");
         let listed: usize = text
@@ -262,7 +264,11 @@ fn architecture_md_line_counts_are_true() {
             "ARCHITECTURE.md says {krate} has {listed} lines; it has {actual}"
         );
     }
-    assert_ne!(largest.0, "cli", "the binary became the largest crate");
+    // The binary parses arguments and prints; logic that grows it belongs in a library.
+    assert!(
+        binary * 3 <= largest_library * 2,
+        "the binary ({binary} lines) is over two thirds of the largest library ({largest_library})"
+    );
 }
 
 #[test]

@@ -93,7 +93,11 @@ fn clean_run_is_verified_and_reverted() {
 /// Runs a clean `collect --json` and returns its report after checking the exit code and that
 /// the repository was restored byte for byte.
 fn check_clean_collect(args: &[&str]) -> Value {
-    let fixture = fixture("recipes-mini");
+    check_clean_collect_in(&fixture("recipes-mini"), args)
+}
+
+/// [`check_clean_collect`] in a prepared fixture.
+fn check_clean_collect_in(fixture: &Fixture, args: &[&str]) -> Value {
     let before = source_files(fixture.repo.path());
     let output = fixture
         .collect(&[args, &["--json"]].concat())
@@ -540,19 +544,26 @@ fn switchless_pipelines_are_refused_with_their_toggle() {
 /// "unchanged" — the bytes decide, and it names the files still patched.
 #[test]
 fn a_launch_that_deletes_the_journal_is_not_reported_restored() {
+    let report = check_destructive_launch("rm -rf .npuprof", "NOT restored");
+    assert_eq!(report["revert"], "failed", "{report:#}");
+}
+
+/// Runs collect with a launch that runs `script` (which damages the repository): exit 2, and
+/// stderr says `says` and names the file still patched, never "unchanged".
+fn check_destructive_launch(script: &str, says: &str) -> Value {
     let fixture = fixture("recipes-mini");
     let output = fixture
-        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", "rm -rf .npuprof"]].concat())
+        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", script]].concat())
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    let report = json(&output);
-    assert_eq!(report["revert"], "failed", "{report:#}");
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.contains("NOT restored") && stderr.contains("profiler_context.py"),
+        stderr.contains(says) && stderr.contains("profiler_context.py"),
         "{stderr}"
     );
+    assert!(!stderr.contains("unchanged"), "{stderr}");
+    json(&output)
 }
 
 // ---- Issue 13: signals, concurrency and bounds of collect ----
@@ -638,20 +649,8 @@ fn sigterm_stops_collect_and_is_not_swallowed() {
 
 #[test]
 fn a_launch_that_runs_rm_rf_everything_is_not_reported_unchanged() {
-    let fixture = fixture("recipes-mini");
-    let output = fixture
-        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", "rm -rf ./*"]].concat())
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    let report = json(&output);
+    let report = check_destructive_launch("rm -rf ./*", "NOT reverted");
     assert_ne!(report["revert"], "reverted", "{report:#}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("NOT reverted") && stderr.contains("profiler_context.py"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("unchanged"), "{stderr}");
 }
 
 #[test]
@@ -772,38 +771,13 @@ fn kill_at_every_write_step_of_collect_is_finished_by_revert_and_a_rerun() {
 #[test]
 fn with_two_create_profiler_definitions_the_recorded_steps_are_the_window() {
     let fixture = fixture("recipes-mini");
-    let path = fixture
-        .repo
-        .path()
-        .join("executor/utils/profiler_context.py");
-    let text = fs::read_to_string(&path).unwrap();
-    let start = text.find("def create_profiler(").expect("the factory");
-    let end = start + text[start..].find("\n\n\n").expect("its end");
-    let second = text[start..end].replace("active=3", "active=7");
-    assert_ne!(second, text[start..end], "the copy differs from the first");
-    fs::write(&path, format!("{text}\n\n{second}\n")).unwrap();
-    let before = source_files(fixture.repo.path());
-    let output = fixture
-        .collect(
-            &[
-                &MTP[..],
-                &["--phase", "decode", "--decode-active", "5", "--json"],
-            ]
-            .concat(),
-        )
-        .output()
-        .unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    support::append_second_create_profiler(fixture.repo.path());
+    let report = check_clean_collect_in(
+        &fixture,
+        &[&MTP[..], &["--phase", "decode", "--decode-active", "5"]].concat(),
     );
-    let report = json(&output);
-    assert_eq!(report["outcome"], "clean");
     assert_eq!(
         verified_runs(&report),
         vec![("decode".to_owned(), 0, (3..8).collect::<Vec<u64>>())]
     );
-    check_restored(fixture.repo.path(), &before);
 }

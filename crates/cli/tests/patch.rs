@@ -461,10 +461,7 @@ fn with_two_top_level_create_profiler_definitions_patch_edits_the_last_one() {
     let repo = copy_example();
     let path = repo.path().join("executor/utils/profiler_context.py");
     let text = fs::read_to_string(&path).expect("read");
-    let start = text.find("def create_profiler(").expect("the factory");
-    let end = start + text[start..].find("\n\n\n").expect("its end");
-    let second = text[start..end].replace("active=3", "active=7");
-    fs::write(&path, format!("{text}\n\n{second}\n")).expect("write");
+    support::append_second_create_profiler(repo.path());
     let out = patch(repo.path(), &[&README_ARGS[..], &["--json"]].concat())
         .output()
         .expect("runs");

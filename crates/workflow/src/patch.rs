@@ -119,35 +119,31 @@ pub fn apply(
         path: e.path,
         refusal: e.error,
     })?;
-    if !originals.is_empty() {
-        patch.warnings.insert(
-            0,
-            "the earlier patch is replaced: the changes listed are from the original files (what `npuprof revert` restores), the diff from the files as they are now".to_owned(),
-        );
-    }
     let mut reports = Vec::new();
     let mut writes = Vec::new();
     for file in patch.files {
         let (before, now) = (&sources[&file.path], &current[&file.path]);
         let new = file.edits.apply(before);
-        if new == *now {
-            reports.push(file_report(
-                &file.path,
-                now,
-                &Edits::default(),
-                Vec::new(),
-                now,
-            ));
-            continue;
+        let unchanged = new == *now;
+        reports.push(FileReport {
+            diff: unified_diff(&file.path, now, &new),
+            changes: if unchanged { Vec::new() } else { file.changes },
+            edits: if unchanged {
+                Vec::new()
+            } else {
+                edit_reports(before, &file.edits)
+            },
+            path: file.path.clone(),
+        });
+        if !unchanged {
+            writes.push((file.path, new));
         }
-        reports.push(file_report(
-            &file.path,
-            before,
-            &file.edits,
-            file.changes,
-            now,
-        ));
-        writes.push((file.path, new));
+    }
+    if !originals.is_empty() && !writes.is_empty() {
+        patch.warnings.insert(
+            0,
+            "the earlier patch is replaced: the changes listed are from the original files (what `npuprof revert` restores), the diff from the files as they are now".to_owned(),
+        );
     }
     let changed = !writes.is_empty();
     let written = mode == Mode::Write && changed;
@@ -186,31 +182,17 @@ fn read_text(tx: &Transaction, rel: &Path) -> Result<String, WorkflowError> {
     String::from_utf8(tx.read(rel)?).map_err(|_| WorkflowError::NotUtf8(rel.to_path_buf()))
 }
 
-/// A file's report: its edits of `text` (the bytes `revert` restores) and the diff from `now`
-/// (the bytes on disk).
-fn file_report(
-    path: &str,
-    text: &str,
-    edits: &Edits,
-    changes: Vec<String>,
-    now: &str,
-) -> FileReport {
-    let path = path.to_owned();
-    let new = edits.apply(text);
-    FileReport {
-        diff: unified_diff(&path, now, &new),
-        path,
-        changes,
-        edits: edits
-            .as_slice()
-            .iter()
-            .map(|e| EditReport {
-                start: e.range.start,
-                end: e.range.end,
-                line: e.line_in(text),
-                original: text[e.range.clone()].to_owned(),
-                replacement: e.replacement.clone(),
-            })
-            .collect(),
-    }
+/// The edits of `text`, with their lines and the bytes they replace.
+fn edit_reports(text: &str, edits: &Edits) -> Vec<EditReport> {
+    edits
+        .as_slice()
+        .iter()
+        .map(|e| EditReport {
+            start: e.range.start,
+            end: e.range.end,
+            line: e.line_in(text),
+            original: text[e.range.clone()].to_owned(),
+            replacement: e.replacement.clone(),
+        })
+        .collect()
 }

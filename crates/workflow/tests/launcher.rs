@@ -14,25 +14,29 @@ fn launch(script: &str, timeout: Option<Duration>) -> Launch {
     }
 }
 
+/// Every line arrives, also the last ones written just before the command exits (run many
+/// times: the lines race the exit).
 #[test]
 fn output_lines_reach_the_observer_and_the_exit_code_is_kept() {
-    let mut lines = Vec::new();
-    let mut finished = false;
-    let report = ProcessLauncher::new(|output| match output {
-        Output::Line(line) => lines.push(line),
-        Output::Finished => finished = true,
-        Output::Tick(_) => {}
-    })
-    .launch(
-        &launch("echo one; echo two >&2; exit 3", None),
-        &Interrupt::default(),
-    )
-    .expect("launch");
-    lines.sort();
-    assert_eq!(lines, ["one", "two"]);
-    assert!(finished);
-    assert_eq!(report.exit_code, Some(3));
-    assert!(!report.timed_out && !report.interrupted);
+    for _ in 0..20 {
+        let mut lines = Vec::new();
+        let mut finished = false;
+        let report = ProcessLauncher::new(|output| match output {
+            Output::Line(line) => lines.push(line),
+            Output::Finished => finished = true,
+            Output::Tick(_) => {}
+        })
+        .launch(
+            &launch("echo one; echo two >&2; exit 3", None),
+            &Interrupt::default(),
+        )
+        .expect("launch");
+        lines.sort();
+        assert_eq!(lines, ["one", "two"]);
+        assert!(finished);
+        assert_eq!(report.exit_code, Some(3));
+        assert!(!report.timed_out && !report.interrupted);
+    }
 }
 
 /// A child of the launched shell (as the ranks of a launcher are) is stopped with it.

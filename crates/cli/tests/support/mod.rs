@@ -83,3 +83,15 @@ fn files_where(root: &Path, skip: fn(&Path) -> bool) -> BTreeMap<PathBuf, Vec<u8
     }
     files
 }
+
+/// Appends a copy of `create_profiler` (its default `active=3` made `active=7`) to the
+/// example's engine: Python uses the last of two top-level definitions.
+pub fn append_second_create_profiler(repo: &Path) {
+    let path = repo.join("executor/utils/profiler_context.py");
+    let text = fs::read_to_string(&path).expect("read");
+    let start = text.find("def create_profiler(").expect("the factory");
+    let end = start + text[start..].find("\n\n\n").expect("its end");
+    let second = text[start..end].replace("active=3", "active=7");
+    assert_ne!(second, text[start..end], "the copy differs from the first");
+    fs::write(&path, format!("{text}\n\n{second}\n")).expect("write");
+}

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
@@ -19,6 +20,8 @@ use super::Stop;
 const GRACE: Duration = Duration::from_secs(5);
 /// How often the child is polled.
 pub const POLL: Duration = Duration::from_millis(50);
+/// How long the output still in the pipes is read after the command ended.
+const LAST_LINES: Duration = Duration::from_secs(2);
 
 /// Raised by SIGINT, SIGTERM, SIGHUP (terminal closed), SIGQUIT or SIGUSR1 while `collect` runs
 /// (once [`Interrupt::on_signals`] installed the handlers): every later signal only raises it
@@ -162,12 +165,12 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
             (self.on_output)(Output::Tick(start.elapsed()));
             std::thread::sleep(POLL);
         };
-        self.drain(&lines);
-        (self.on_output)(Output::Finished);
         if terminated_at.is_some() {
             // Stragglers of the group (ranks started by the launcher) must not outlive it.
             let _ = kill_process_group(group, Signal::KILL);
         }
+        self.drain_to_end(&lines);
+        (self.on_output)(Output::Finished);
         Ok(RunReport {
             command: argv.clone(),
             exit_code: status.code(),
@@ -181,9 +184,23 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
 }
 
 impl<F: FnMut(Output)> ProcessLauncher<F> {
-    fn drain(&mut self, lines: &std::sync::mpsc::Receiver<String>) {
+    /// Passes on the lines that have arrived.
+    fn drain(&mut self, lines: &Receiver<String>) {
         while let Ok(line) = lines.try_recv() {
             (self.on_output)(Output::Line(line));
+        }
+    }
+
+    /// Passes on the lines still in the pipes after the command ended: until both pipes close,
+    /// or for at most [`LAST_LINES`] when a process the command left behind holds them open.
+    fn drain_to_end(&mut self, lines: &Receiver<String>) {
+        let deadline = Instant::now() + LAST_LINES;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => (self.on_output)(Output::Line(line)),
+                Err(RecvTimeoutError::Disconnected | RecvTimeoutError::Timeout) => break,
+            }
         }
     }
 }
@@ -194,7 +211,7 @@ fn rounded_secs(duration: Duration) -> f64 {
 }
 
 /// The child's stdout and stderr, line by line, through one channel.
-fn forward_lines(child: &mut std::process::Child) -> std::sync::mpsc::Receiver<String> {
+fn forward_lines(child: &mut std::process::Child) -> Receiver<String> {
     let (send, receive) = std::sync::mpsc::channel();
     let out = child
         .stdout
