@@ -60,10 +60,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.rows == 0 || args.runs == 0 {
         bail!("--rows and --runs must be positive");
     }
-    // The venv is `bench/verify/../venv`: the directory must exist for the path to resolve.
-    let verify_out = target_dir(&root).join("bench/verify");
-    fs::create_dir_all(&verify_out)?;
-    let py = pandas_python(&verify_out)
+    let py = pandas_python(&target_dir(&root).join("bench"))
         .map_err(|why| anyhow::anyhow!("the reference needs pandas: {why}"))?;
     let sample = root.join(SAMPLE);
     let kernel_sample = fs::read(sample.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"))?;

@@ -90,7 +90,8 @@ struct Inputs {
 /// Runs the verify benchmark.
 pub fn run(args: &Args) -> anyhow::Result<()> {
     let root = workspace_root();
-    let out = target_dir(&root).join("bench/verify");
+    let bench = target_dir(&root).join("bench");
+    let out = bench.join("verify");
     if args.clean {
         if out.exists() {
             fs::remove_dir_all(&out).with_context(|| format!("removing {}", out.display()))?;
@@ -131,7 +132,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let npuprof = build_npuprof(&root)?;
     let inputs = generate(&root, &out, args)?;
-    let pandas = pandas_python(&out);
+    let pandas = pandas_python(&bench);
     println!("load average at the start: {}", load_average());
     let mut bench = Bench {
         runs: args.runs,
@@ -231,9 +232,9 @@ fn link_or_copy(src: &Path, dst: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A Python with pandas and pyarrow: the system one, else `target/bench/venv` (created and
-/// filled with pip when missing). `Err` says why there is none.
-pub(crate) fn pandas_python(out: &Path) -> Result<PathBuf, String> {
+/// A Python with pandas and pyarrow: the system one, else `<bench>/venv` (created and filled
+/// with pip when missing; `bench` is `target/bench`). `Err` says why there is none.
+pub(crate) fn pandas_python(bench: &Path) -> Result<PathBuf, String> {
     let has_pandas = |python: &Path| {
         Command::new(python)
             .args(["-c", "import pandas, pyarrow"])
@@ -245,7 +246,7 @@ pub(crate) fn pandas_python(out: &Path) -> Result<PathBuf, String> {
     if has_pandas(&system) {
         return Ok(system);
     }
-    let venv = out.join("../venv");
+    let venv = bench.join("venv");
     let python = venv.join("bin/python");
     if has_pandas(&python) {
         return Ok(python);
