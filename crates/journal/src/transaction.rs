@@ -186,8 +186,9 @@ impl Transaction {
             .map_err(io_err("read", resolved.abs))
     }
 
-    /// The true originals (what `revert` restores) of the files `command` has modified and
-    /// that are not back to their original, by repository-relative path.
+    /// The true originals (what `revert` restores) of the modified files whose last change was
+    /// `command`'s (a file another command wrote since is left out) and that are not back to
+    /// their original, by repository-relative path.
     pub fn originals(&self, command: &str) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         let mut out = Vec::new();
         for entry in self.journal.entries.iter().filter(|e| e.command == command) {
