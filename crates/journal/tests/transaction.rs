@@ -296,3 +296,28 @@ fn renames_and_symlinks_are_undone_in_reverse_order() {
     check_revert_ok(repo.path());
     assert_eq!(snapshot_tree(repo.path()), before);
 }
+
+/// `originals` gives the true original of each file `command` wrote last, however many times it
+/// wrote it, and leaves out files another command wrote since and files back to their original.
+#[test]
+fn originals_are_the_true_ones_of_the_files_the_command_wrote_last() {
+    let repo = repo_with(&[("a.py", b"a0\n"), ("b.py", b"b0\n"), ("c.py", b"c0\n")]);
+    let root = repo.path();
+    patch(
+        root,
+        "patch",
+        &[("a.py", b"a1\n"), ("b.py", b"b1\n"), ("c.py", b"c1\n")],
+    );
+    patch(root, "patch", &[("a.py", b"a2\n")]);
+    patch(root, "lint --fix", &[("b.py", b"b2\n")]);
+    patch(root, "patch", &[("c.py", b"c0\n")]);
+    let tx = Transaction::preview(root, "patch").unwrap();
+    let originals = tx.originals("patch").unwrap();
+    assert_eq!(
+        originals,
+        [(Path::new("a.py").to_path_buf(), b"a0\n".to_vec())]
+    );
+    let lint = tx.originals("lint --fix").unwrap();
+    assert_eq!(lint, [(Path::new("b.py").to_path_buf(), b"b0\n".to_vec())]);
+    check_revert_ok(root);
+}
