@@ -179,28 +179,58 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
         .copied()
         .filter(|n| matches!(n.kind(), "for_statement" | "while_statement"))
         .collect();
-    let mut decode_loop = None;
-    for l in &loops {
-        let loop_nodes = descendants_in_scope(*l);
-        let candidates: Vec<(Node<'_>, String, Node<'_>)> = loop_nodes
-            .iter()
-            .filter_map(|n| assigned_call(*n, source))
-            .filter(|(_, _, call)| {
-                forward_kind(*call, source, &model_var, &functions, Phase::Decode).is_some()
-            })
-            .collect();
-        if let Some((_, result, call)) = candidates.first() {
-            decode_loop = Some(*l);
-            let (callee, model_first) =
-                forward_kind(*call, source, &model_var, &functions, Phase::Decode)
-                    .unwrap_or((Callee::Direct, false));
-            let extra = non_model_args(*call, source, &model_var);
+    let driver = Driver {
+        source,
+        model_var: &model_var,
+        functions: &functions,
+        nodes: &nodes,
+        loops: &loops,
+    };
+    let decode_loop = driver.find_decode(&mut analysis);
+    driver.find_prefill(decode_loop, &globals, &mut analysis);
+    Ok(analysis)
+}
+
+/// The function that drives the model, as the analysis reads it.
+struct Driver<'d, 't> {
+    source: &'d str,
+    /// The variable holding the model.
+    model_var: &'d str,
+    /// The module's functions by name.
+    functions: &'d HashMap<String, Node<'t>>,
+    /// The driver's nodes (not entering nested definitions).
+    nodes: &'d [Node<'t>],
+    /// Its `for` and `while` loops.
+    loops: &'d [Node<'t>],
+}
+
+impl<'t> Driver<'_, 't> {
+    fn forward(&self, call: Node<'t>, phase: Phase) -> Option<(Callee, bool)> {
+        forward_kind(call, self.source, self.model_var, self.functions, phase)
+    }
+
+    /// The first loop that calls a decode forward (returned), and that call when it threads its
+    /// result (`state = f(model, state)`), else why not.
+    fn find_decode(&self, analysis: &mut EntryAnalysis) -> Option<Node<'t>> {
+        let source = self.source;
+        for l in self.loops {
+            let Some((_, result, call)) = descendants_in_scope(*l)
+                .iter()
+                .filter_map(|n| assigned_call(*n, source))
+                .find(|(_, _, call)| self.forward(*call, Phase::Decode).is_some())
+            else {
+                continue;
+            };
+            let (callee, model_first) = self
+                .forward(call, Phase::Decode)
+                .unwrap_or((Callee::Direct, false));
+            let extra = non_model_args(call, source, self.model_var);
             let threaded = extra.len() == 1
                 && extra[0].kind() == "identifier"
                 && text(extra[0], source) == result;
             let found = ForwardCall {
-                source: text(*call, source).to_owned(),
-                line: line(*call),
+                source: text(call, source).to_owned(),
+                line: line(call),
                 callee,
                 model_first,
                 result: result.clone(),
@@ -213,35 +243,52 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
                     found.source, found.line
                 ));
             }
-            break;
+            return Some(*l);
         }
+        None
     }
-    let limit = decode_loop.map_or(usize::MAX, |l| l.start_byte());
-    let prefill = nodes
-        .iter()
-        .rev()
-        .filter(|n| {
-            n.end_byte() <= limit
-                && !loops
-                    .iter()
-                    .any(|l| l.start_byte() <= n.start_byte() && n.end_byte() <= l.end_byte())
-        })
-        .filter_map(|n| assigned_call(*n, source))
-        .find(|(_, _, call)| {
-            forward_kind(*call, source, &model_var, &functions, Phase::Prefill).is_some()
-        });
-    if let Some((_, result, call)) = prefill {
-        let (callee, model_first) =
-            forward_kind(call, source, &model_var, &functions, Phase::Prefill)
-                .unwrap_or((Callee::Direct, false));
-        let extra = non_model_args(call, source, &model_var);
+
+    /// The last prefill forward before the decode loop (outside every loop), with its input.
+    fn find_prefill(
+        &self,
+        decode_loop: Option<Node<'t>>,
+        globals: &HashSet<String>,
+        analysis: &mut EntryAnalysis,
+    ) {
+        let source = self.source;
+        let limit = decode_loop.map_or(usize::MAX, |l| l.start_byte());
+        let inside_a_loop = |n: &Node<'_>| {
+            self.loops
+                .iter()
+                .any(|l| l.start_byte() <= n.start_byte() && n.end_byte() <= l.end_byte())
+        };
+        let Some((_, result, call)) = self
+            .nodes
+            .iter()
+            .rev()
+            .filter(|n| n.end_byte() <= limit && !inside_a_loop(n))
+            .filter_map(|n| assigned_call(*n, source))
+            .find(|(_, _, call)| self.forward(*call, Phase::Prefill).is_some())
+        else {
+            return;
+        };
+        let (callee, model_first) = self
+            .forward(call, Phase::Prefill)
+            .unwrap_or((Callee::Direct, false));
+        let extra = non_model_args(call, source, self.model_var);
         analysis.inputs = Some(match extra.as_slice() {
             [] => Ok(Inputs {
                 name: String::new(),
                 line: line(call),
                 expression: "None".to_owned(),
             }),
-            [input] => resolve_inputs(*input, &nodes, source, &globals, &mut analysis.entry_args),
+            [input] => resolve_inputs(
+                *input,
+                self.nodes,
+                source,
+                globals,
+                &mut analysis.entry_args,
+            ),
             _ => Err(format!(
                 "`{}` takes {} input argument(s); the harness passes one",
                 text(call, source),
@@ -265,7 +312,6 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
             analysis.decode = None;
         }
     }
-    Ok(analysis)
 }
 
 /// The definition inside a possibly decorated definition.
