@@ -12,6 +12,8 @@ pub struct StatusLine {
     terminal: bool,
     last: String,
     drawn: bool,
+    /// A line arrived since the last draw.
+    fresh: bool,
     elapsed: Duration,
 }
 
@@ -25,6 +27,7 @@ impl StatusLine {
             terminal: std::io::stderr().is_terminal(),
             last: String::new(),
             drawn: false,
+            fresh: false,
             elapsed: Duration::ZERO,
         }
     }
@@ -38,12 +41,14 @@ impl StatusLine {
             Output::Line(line) => {
                 if !line.trim().is_empty() {
                     self.last = line;
-                    self.draw();
+                    self.fresh = true;
                 }
             }
             Output::Tick(elapsed) => {
                 self.elapsed = elapsed;
-                if self.terminal && (!self.drawn || elapsed.as_millis() % 1000 < POLL.as_millis()) {
+                // At most one redraw per poll, however fast the run writes.
+                let second = elapsed.as_millis() % 1000 < POLL.as_millis();
+                if self.terminal && (self.fresh || !self.drawn || second) {
                     self.draw();
                 }
             }
@@ -71,5 +76,6 @@ impl StatusLine {
         let _ = write!(err, "\r\x1b[2K{head}{tail}");
         let _ = err.flush();
         self.drawn = true;
+        self.fresh = false;
     }
 }
