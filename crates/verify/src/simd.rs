@@ -1,16 +1,20 @@
 //! The classification of 64-byte blocks into bitmasks (bit `i` is byte `i` of the block) for
-//! the two streaming scanners: JSON ([`crate::trace_scan`]) and CSV ([`crate::csv_rows`]). Each
-//! has a portable byte-by-byte version and a vector version (AVX2, else SSE2) with `std::arch`,
+//! the two streaming scanners: JSON ([`crate::trace_scan`]) and CSV ([`crate::csv_rows`]), and
+//! the compaction of a block's marked bytes (the JSON scanner's structural "kinds"). Each has a
+//! portable byte-by-byte version and vector versions (AVX-512, AVX2, SSE2) with `std::arch`,
 //! chosen at run time. This is the only module of the workspace that allows `unsafe`: unaligned
-//! vector loads from a `&[u8; 64]` and calls of `#[target_feature]` functions after the feature
-//! was detected. Each `unsafe` block states why it is sound.
+//! vector loads and stores of `[u8; 64]` arrays and calls of `#[target_feature]` functions after
+//! the feature was detected. Each `unsafe` block states why it is sound.
 #![allow(unsafe_code)]
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128i, __m256i, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128, _mm_movemask_epi8,
-    _mm_or_si128, _mm_set1_epi8, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
+    __m128i, __m256i, __m512i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128,
+    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm256_and_si256, _mm256_cmpeq_epi8,
+    _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
+    _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512, _mm512_mask_blend_epi8,
+    _mm512_maskz_compress_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_set1_epi8,
+    _mm512_storeu_si512, _mm512_sub_epi8,
 };
 
 /// The JSON classes of the bytes of a block.
@@ -28,6 +32,16 @@ pub(crate) struct Masks {
     pub ctrl: u64,
     /// 0x80 and above.
     pub hi: u64,
+    /// `0` to `9`.
+    pub digit: u64,
+    /// `0`.
+    pub zero: u64,
+    /// `-`.
+    pub minus: u64,
+    /// `.`.
+    pub dot: u64,
+    /// `_`.
+    pub underscore: u64,
 }
 
 /// The bits of the bytes of `block` for which `class` holds.
@@ -50,6 +64,39 @@ pub(crate) fn classify_portable(block: &[u8; 64]) -> Masks {
         ws: portable_bits(block, |b| matches!(b, b' ' | b'\n' | b'\r' | b'\t')),
         ctrl: portable_bits(block, |b| b < 0x20),
         hi: portable_bits(block, |b| b >= 0x80),
+        digit: portable_bits(block, |b| b.is_ascii_digit()),
+        zero: portable_bits(block, |b| b == b'0'),
+        minus: portable_bits(block, |b| b == b'-'),
+        dot: portable_bits(block, |b| b == b'.'),
+        underscore: portable_bits(block, |b| b == b'_'),
+    }
+}
+
+/// Writes the bytes of `block` marked in `mask`, in order, to the start of `out` (the rest of
+/// `out` is left unspecified), with the bytes marked in `starts` written as `n` and those in
+/// `suspects` as `x` (which wins).
+pub(crate) fn kinds_portable(
+    block: &[u8; 64],
+    mask: u64,
+    starts: u64,
+    suspects: u64,
+    out: &mut [u8; 64],
+) {
+    let mut bits = mask;
+    for o in out.iter_mut() {
+        if bits == 0 {
+            break;
+        }
+        let i = bits.trailing_zeros();
+        let bit = 1u64 << i;
+        *o = if suspects & bit != 0 {
+            b'x'
+        } else if starts & bit != 0 {
+            b'n'
+        } else {
+            block[i as usize]
+        };
+        bits &= bits - 1;
     }
 }
 
@@ -89,7 +136,10 @@ pub(crate) fn prefix_xor(mut x: u64) -> u64 {
 /// The vector unit found at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Simd {
-    /// 32 bytes per instruction.
+    /// 64 bytes per instruction, with byte compaction (AVX-512 BW and VBMI2, with `popcnt`,
+    /// `bmi1`, `bmi2` and `lzcnt`).
+    Avx512,
+    /// 32 bytes per instruction (AVX2, with `popcnt`, `bmi1` and `lzcnt`).
     Avx2,
     /// 16 bytes per instruction (every x86_64 has it).
     Sse2,
@@ -100,7 +150,17 @@ impl Simd {
     pub(crate) fn detect() -> Option<Self> {
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx2") {
+            let bits = std::arch::is_x86_feature_detected!("popcnt")
+                && std::arch::is_x86_feature_detected!("bmi1")
+                && std::arch::is_x86_feature_detected!("lzcnt");
+            if bits
+                && std::arch::is_x86_feature_detected!("bmi2")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vbmi2")
+            {
+                return Some(Simd::Avx512);
+            }
+            if bits && std::arch::is_x86_feature_detected!("avx2") {
                 return Some(Simd::Avx2);
             }
             Some(Simd::Sse2)
@@ -109,20 +169,74 @@ impl Simd {
         None
     }
 
+    /// Every vector unit of this CPU, best first (for the tests that compare them).
+    #[cfg(test)]
+    pub(crate) fn available() -> Vec<Self> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let best = Self::detect().unwrap_or(Simd::Sse2);
+            [Simd::Avx512, Simd::Avx2, Simd::Sse2]
+                .into_iter()
+                .skip_while(|s| *s != best)
+                .collect()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Vec::new()
+    }
+
+    /// Calls the kernel for this vector unit with `arg`.
+    #[inline(always)]
+    pub(crate) fn dispatch_kernel<A>(self, kernels: Kernels<A>, arg: A) {
+        match self {
+            // SAFETY: a `Simd::Avx512` is only made by `detect` after `is_x86_feature_detected!`
+            // found AVX-512 BW and VBMI2, and `Kernels::avx512` needs no more than that.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { (kernels.avx512)(arg) },
+            // SAFETY: likewise for AVX2.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { (kernels.avx2)(arg) },
+            _ => (kernels.baseline)(arg),
+        }
+    }
+
     /// Classifies one block for JSON.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn classify(self, block: &[u8; 64]) -> Masks {
         #[cfg(target_arch = "x86_64")]
-        return self.dispatch(block, classify_avx2, classify_sse2);
+        return self.dispatch(block, classify_avx512, classify_avx2, classify_sse2);
         #[cfg(not(target_arch = "x86_64"))]
         classify_portable(block)
+    }
+
+    /// [`kinds_portable`], with byte compaction where the CPU has it.
+    #[inline(always)]
+    pub(crate) fn kinds(
+        self,
+        block: &[u8; 64],
+        mask: u64,
+        starts: u64,
+        suspects: u64,
+        out: &mut [u8; 64],
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if self == Simd::Avx512 {
+            // SAFETY: a `Simd::Avx512` is only made by `detect` after `is_x86_feature_detected!`
+            // found AVX-512 BW and VBMI2 on this CPU.
+            return unsafe { kinds_avx512(block, mask, starts, suspects, out) };
+        }
+        kinds_portable(block, mask, starts, suspects, out);
     }
 
     /// Classifies one block for CSV.
     #[inline]
     pub(crate) fn classify_csv(self, block: &[u8; 64]) -> CsvMasks {
         #[cfg(target_arch = "x86_64")]
-        return self.dispatch(block, classify_csv_avx2, classify_csv_sse2);
+        return self.dispatch(
+            block,
+            classify_csv_avx512,
+            classify_csv_avx2,
+            classify_csv_sse2,
+        );
         #[cfg(not(target_arch = "x86_64"))]
         classify_csv_portable(block)
     }
@@ -133,10 +247,14 @@ impl Simd {
     fn dispatch<M>(
         self,
         block: &[u8; 64],
+        avx512: unsafe fn(&[u8; 64]) -> M,
         avx2: unsafe fn(&[u8; 64]) -> M,
         sse2: unsafe fn(&[u8; 64]) -> M,
     ) -> M {
         match self {
+            // SAFETY: a `Simd::Avx512` is only made by `detect` after `is_x86_feature_detected!`
+            // found AVX-512 BW (and VBMI2) on this CPU.
+            Simd::Avx512 => unsafe { avx512(block) },
             // SAFETY: a `Simd::Avx2` is only made by `detect` after `is_x86_feature_detected!`
             // found AVX2 on this CPU.
             Simd::Avx2 => unsafe { avx2(block) },
@@ -146,9 +264,25 @@ impl Simd {
     }
 }
 
+/// One function compiled for each vector unit: each is a `#[target_feature]` function that
+/// inlines the same code, so the classification inlined into it uses the unit's instructions
+/// and the bit-manipulation extensions every CPU with that unit has (`popcnt`, `bmi1`,
+/// `lzcnt`; `bmi2` with AVX-512). [`Simd::dispatch_kernel`] calls the one for the unit found.
+pub(crate) struct Kernels<A> {
+    /// Enables at most `avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt`.
+    #[cfg(target_arch = "x86_64")]
+    pub avx512: unsafe fn(A),
+    /// Enables at most `avx2,popcnt,bmi1,lzcnt`.
+    #[cfg(target_arch = "x86_64")]
+    pub avx2: unsafe fn(A),
+    /// Enables nothing.
+    pub baseline: fn(A),
+}
+
 /// The two 32-byte halves of a block.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 fn load_avx2(block: &[u8; 64]) -> (__m256i, __m256i) {
     // SAFETY: `block` holds 64 readable bytes; the loads are unaligned loads of bytes 0..32 and
     // 32..64.
@@ -163,6 +297,7 @@ fn load_avx2(block: &[u8; 64]) -> (__m256i, __m256i) {
 /// The top bits of the bytes of both halves.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 fn bits_avx2(a: __m256i, b: __m256i) -> u64 {
     u64::from(_mm256_movemask_epi8(a) as u32) | (u64::from(_mm256_movemask_epi8(b) as u32) << 32)
 }
@@ -170,6 +305,7 @@ fn bits_avx2(a: __m256i, b: __m256i) -> u64 {
 /// The bytes equal to `c`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 fn eq_avx2(a: __m256i, b: __m256i, c: u8) -> u64 {
     let c = _mm256_set1_epi8(c as i8);
     bits_avx2(_mm256_cmpeq_epi8(a, c), _mm256_cmpeq_epi8(b, c))
@@ -211,6 +347,7 @@ fn eq_sse2(v: [__m128i; 4], c: u8) -> u64 {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
+#[inline]
 fn classify_avx2(block: &[u8; 64]) -> Masks {
     let (a, b) = load_avx2(block);
     let eq = |c| eq_avx2(a, b, c);
@@ -226,7 +363,23 @@ fn classify_avx2(block: &[u8; 64]) -> Masks {
         // Signed compare: bytes >= 0x80 are negative and come out too; `hi` removes them.
         ctrl: bits_avx2(_mm256_cmpgt_epi8(curly, a), _mm256_cmpgt_epi8(curly, b)) & !hi,
         hi,
+        digit: bits_avx2(digits_avx2(a), digits_avx2(b)),
+        zero: eq(b'0'),
+        minus: eq(b'-'),
+        dot: eq(b'.'),
+        underscore: eq(b'_'),
     }
+}
+
+/// All ones in the bytes that are ASCII digits (signed compares: bytes >= 0x80 are negative).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn digits_avx2(x: __m256i) -> __m256i {
+    _mm256_and_si256(
+        _mm256_cmpgt_epi8(x, _mm256_set1_epi8(b'0' as i8 - 1)),
+        _mm256_cmpgt_epi8(_mm256_set1_epi8(b'9' as i8 + 1), x),
+    )
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -244,6 +397,73 @@ fn classify_sse2(block: &[u8; 64]) -> Masks {
         ws: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t'),
         ctrl: bits_sse2(v.map(|x| _mm_cmpgt_epi8(curly, x))) & !hi,
         hi,
+        digit: bits_sse2(v.map(|x| {
+            _mm_and_si128(
+                _mm_cmpgt_epi8(x, _mm_set1_epi8(b'0' as i8 - 1)),
+                _mm_cmpgt_epi8(_mm_set1_epi8(b'9' as i8 + 1), x),
+            )
+        })),
+        zero: eq(b'0'),
+        minus: eq(b'-'),
+        dot: eq(b'.'),
+        underscore: eq(b'_'),
+    }
+}
+
+/// A block in one register.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn load_avx512(block: &[u8; 64]) -> __m512i {
+    // SAFETY: `block` holds 64 readable bytes; the load is unaligned.
+    unsafe { _mm512_loadu_si512(block.as_ptr().cast::<__m512i>()) }
+}
+
+/// The bytes equal to `c`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn eq_avx512(v: __m512i, c: u8) -> u64 {
+    _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn classify_avx512(block: &[u8; 64]) -> Masks {
+    let v = load_avx512(block);
+    let eq = |c| eq_avx512(v, c);
+    let curly = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+    let digit = _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8));
+    Masks {
+        quote: eq(b'"'),
+        backslash: eq(b'\\'),
+        op: eq(b':') | eq(b',') | eq_avx512(curly, b'{') | eq_avx512(curly, b'}'),
+        ws: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t'),
+        ctrl: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+        hi: _mm512_movepi8_mask(v),
+        digit: _mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10)),
+        zero: eq(b'0'),
+        minus: eq(b'-'),
+        dot: eq(b'.'),
+        underscore: eq(b'_'),
+    }
+}
+
+/// [`kinds_portable`] with one compaction instruction.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,avx512vbmi2")]
+#[inline]
+fn kinds_avx512(block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
+    let v = load_avx512(block);
+    let v = _mm512_mask_blend_epi8(starts, v, _mm512_set1_epi8(b'n' as i8));
+    let v = _mm512_mask_blend_epi8(suspects, v, _mm512_set1_epi8(b'x' as i8));
+    // SAFETY: `out` holds 64 writable bytes; the store is unaligned.
+    unsafe {
+        _mm512_storeu_si512(
+            out.as_mut_ptr().cast::<__m512i>(),
+            _mm512_maskz_compress_epi8(mask, v),
+        );
     }
 }
 
@@ -252,6 +472,18 @@ fn classify_sse2(block: &[u8; 64]) -> Masks {
 fn classify_csv_avx2(block: &[u8; 64]) -> CsvMasks {
     let (a, b) = load_avx2(block);
     let eq = |c| eq_avx2(a, b, c);
+    CsvMasks {
+        quote: eq(b'"'),
+        comma: eq(b','),
+        term: eq(b'\n') | eq(b'\r'),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+fn classify_csv_avx512(block: &[u8; 64]) -> CsvMasks {
+    let v = load_avx512(block);
+    let eq = |c| eq_avx512(v, c);
     CsvMasks {
         quote: eq(b'"'),
         comma: eq(b','),
@@ -288,10 +520,7 @@ mod tests {
 
     #[test]
     fn vector_and_portable_classification_agree() {
-        let Some(simd) = Simd::detect() else {
-            return;
-        };
-        for unit in [simd, Simd::Sse2] {
+        for unit in Simd::available() {
             for block in blocks() {
                 assert_eq!(unit.classify(&block), classify_portable(&block), "{unit:?}");
                 assert_eq!(

@@ -305,6 +305,46 @@ proptest! {
     }
 }
 
+/// A trace that repeats a few events many times, as torch_npu's traces do, so that the block
+/// scanner takes most of them by the shapes it learnt.
+fn repeated_trace(strings: &'static str) -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::collection::vec(event(strings), 1..4),
+        prop::collection::vec(any::<prop::sample::Index>(), 8..80),
+    )
+        .prop_map(|(events, picks)| {
+            let seq: Vec<&str> = picks.iter().map(|i| i.get(&events).as_str()).collect();
+            format!("[{}]", seq.join(", ")).into_bytes()
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// Events taken by their shape are judged exactly as the reference judges them: on the valid
+    /// trace, and after one byte is changed, inserted or removed in a later copy of an event.
+    #[test]
+    fn repeated_events_with_one_change_agree_with_the_reference(
+        doc in repeated_trace(STRINGS),
+        pos in any::<prop::sample::Index>(),
+        op in 0u8..3,
+        byte in prop::sample::select(MUTATION_BYTES.to_vec()),
+    ) {
+        let scan = check_engines(&doc, &[64, 1000]);
+        prop_assert_eq!(scan.state, TraceState::Complete);
+        prop_assert_eq!(&scan.process_names, &serde_process_names(&doc));
+        let mut m = doc;
+        let i = m.len() / 3 + pos.index(m.len() - m.len() / 3);
+        match op {
+            0 => m.insert(i, byte),
+            1 => m[i] = byte,
+            _ => { m.remove(i); }
+        }
+        let scan = check_engines(&m, &[64, 1000]);
+        check_validity(&m, &scan);
+    }
+}
+
 /// String contents for generated traces: serde_json writes `"`, `\`, newlines, tabs and control
 /// bytes as escapes (`\"`, `\\`, `\n`, `\t`, `\u0001`) and the rest as UTF-8 of 1 to 4 bytes.
 const STRINGS: &str = "[a-zA-Z0-9 :\"\\\\/_.\n\t\u{1}é€😀-]{0,10}";

@@ -1,8 +1,9 @@
 //! Stage 1: classify 64 bytes at a time into bitmasks (bit `i` is byte `i` of the block), and
 //! derive from them, carrying state from block to block, which quotes are real, which bytes are
-//! inside strings, and where the structural characters and scalar tokens start.
+//! inside strings, where the structural characters and scalar tokens start, and which bytes
+//! stage 2 must not take on trust (see [`Block::suspects`]).
 
-use crate::simd::{Masks, Simd, classify_portable, prefix_xor};
+use crate::simd::{Masks, Simd, classify_portable, kinds_portable, prefix_xor};
 
 /// How blocks are classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,11 +15,22 @@ pub(super) enum Classifier {
 }
 
 impl Classifier {
-    #[inline]
+    #[inline(always)]
     fn classify(self, block: &[u8; 64]) -> Masks {
         match self {
             Classifier::Simd(simd) => simd.classify(block),
             Classifier::Portable => classify_portable(block),
+        }
+    }
+
+    /// Writes the kinds of the block's structural positions (see [`Block::kinds`]) to the
+    /// start of `out`.
+    #[inline(always)]
+    pub(super) fn kinds(self, block: &[u8; 64], b: &Block, out: &mut [u8; 64]) {
+        let mask = b.kinds();
+        match self {
+            Classifier::Simd(simd) => simd.kinds(block, mask, b.starts, b.suspects, out),
+            Classifier::Portable => kinds_portable(block, mask, b.starts, b.suspects, out),
         }
     }
 }
@@ -38,6 +50,23 @@ pub(super) struct Block {
     /// Bytes outside strings that are not whitespace, structural characters or quotes: the
     /// bytes of scalar tokens (and stray bytes).
     pub other: u64,
+    /// The first byte of each scalar token (a subset of `structurals`).
+    pub starts: u64,
+    /// Bytes that a matched event shape cannot vouch for: in scalar tokens, every byte that is
+    /// not part of a plain number (`-`? digits without a leading zero, then `.` and digits at
+    /// most once; literals, exponents and stray bytes included), and the closing quote of
+    /// every string that may be `"process_name"` (12 bytes with `_` at index 7). Conservative:
+    /// a byte whose verdict depends on the next block is suspect.
+    pub suspects: u64,
+}
+
+impl Block {
+    /// The structural positions stage 2 walks: the structural characters, the quotes, the
+    /// token starts, and the suspects (which lie inside tokens or on quotes).
+    #[inline(always)]
+    pub(super) fn kinds(&self) -> u64 {
+        self.structurals | self.suspects
+    }
 }
 
 /// The state stage 1 carries from one block to the next.
@@ -49,6 +78,15 @@ pub(super) struct Stage1 {
     escaped_next: bool,
     /// The previous block ended inside a run of other bytes.
     other_prev: bool,
+    /// Bit 0 set when the last byte of the previous block was a digit, a `-`, a `.` in a
+    /// token, a quote, an `_` (the masks of the previous block, shifted down).
+    prev_digit: u64,
+    prev_minus: u64,
+    prev_dot: u64,
+    prev_quotes: u64,
+    prev_underscore: u64,
+    /// The carry out of the previous block's walk over the digits after a `.`.
+    dot_carry: u64,
 }
 
 impl Stage1 {
@@ -75,9 +113,16 @@ impl Stage1 {
         escaped
     }
 
-    /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces).
+    /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces); `next` is the
+    /// byte after them, when known.
     #[inline(always)]
-    pub(super) fn block(&mut self, classifier: Classifier, bytes: &[u8; 64], n: usize) -> Block {
+    pub(super) fn block(
+        &mut self,
+        classifier: Classifier,
+        bytes: &[u8; 64],
+        n: usize,
+        next: Option<u8>,
+    ) -> Block {
         let m = classifier.classify(bytes);
         let escaped = if m.backslash == 0 && !self.escaped_next {
             0
@@ -91,13 +136,71 @@ impl Stage1 {
         let other = !(m.ws | m.op | m.quote) & !in_string;
         let other_start = other & !((other << 1) | u64::from(self.other_prev));
         self.other_prev = (other >> (n - 1)) & 1 == 1;
+        let suspects = self.scalar_suspects(&m, other, other_start, n, next)
+            | self.name_candidates(quotes, m.underscore, n);
         Block {
             structurals: (m.op & !in_string) | quotes | other_start,
             ctrl_in_string: m.ctrl & content,
             escapes: m.backslash & !escaped & content,
             hi: m.hi,
             other,
+            starts: other_start,
+            suspects,
         }
+    }
+
+    /// The token bytes (`tokens`, starting at `starts`) that are not part of a plain number;
+    /// `next` is the byte after the block's `n` bytes, when known.
+    #[inline(always)]
+    fn scalar_suspects(
+        &mut self,
+        m: &Masks,
+        tokens: u64,
+        starts: u64,
+        n: usize,
+        next: Option<u8>,
+    ) -> u64 {
+        let digit = m.digit & tokens;
+        let dot = m.dot & tokens;
+        let minus = m.minus & tokens;
+        // The next byte is a digit (a digit after a token byte continues the token); when the
+        // byte after the block is unknown, it counts as not a digit here and as a digit below,
+        // whichever makes a suspect.
+        let last = n - 1;
+        let next_is_digit = next.is_some_and(|b| b.is_ascii_digit());
+        let next_digit = (digit >> 1) | (u64::from(next_is_digit) << last);
+        let unknown = u64::from(next.is_none()) << last;
+        let prev_digit = (digit << 1) | self.prev_digit;
+        let prev_minus = (minus << 1) | self.prev_minus;
+        // From each `.`, a carry runs up through the digits after it and lands on the first
+        // byte that is not one: a second `.` there means two in one token.
+        let after_dot = (dot << 1) | self.prev_dot;
+        let (sum, c1) = after_dot.overflowing_add(digit);
+        let (sum, c2) = sum.overflowing_add(self.dot_carry);
+        self.dot_carry = u64::from(c1 | c2);
+        self.prev_digit = (digit >> last) & 1;
+        self.prev_minus = (minus >> last) & 1;
+        self.prev_dot = (dot >> last) & 1;
+        (tokens & !(digit | dot | minus))
+            | (minus & !(starts & next_digit))
+            | (dot & !(prev_digit & next_digit))
+            | (sum & !digit & dot)
+            // A leading zero before a digit.
+            | (m.zero & tokens & (starts | prev_minus) & (next_digit | unknown))
+    }
+
+    /// The closing quotes of strings that are 12 bytes long with `_` at index 7, as
+    /// `"process_name"` is.
+    #[inline(always)]
+    fn name_candidates(&mut self, quotes: u64, underscore: u64, n: usize) -> u64 {
+        let cand = quotes
+            & ((underscore << 5) | (self.prev_underscore >> (64 - 5)))
+            & ((quotes << 13) | (self.prev_quotes >> (64 - 13)));
+        // Keep the previous block's bytes as if it were a whole block ending at byte `n - 1`.
+        let shift = 64 - n;
+        self.prev_quotes = quotes << shift;
+        self.prev_underscore = underscore << shift;
+        cand
     }
 }
 
@@ -112,7 +215,7 @@ mod tests {
         let mut block = [b' '; 64];
         block[..text.len()].copy_from_slice(text);
         let mut s = Stage1::default();
-        let b = s.block(Classifier::Portable, &block, 64);
+        let b = s.block(Classifier::Portable, &block, 64, None);
         let quote_bits: Vec<u32> = (0..64).filter(|i| b.structurals & (1 << i) != 0).collect();
         // The opening quote, the closing quote at 9, then `c` starts a run of other bytes.
         assert_eq!(quote_bits, vec![0, 9, 10]);

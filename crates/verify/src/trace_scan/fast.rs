@@ -1,13 +1,19 @@
-//! The block scanner: stage 1 ([`super::blocks`]) turns a piece of input into one structural
-//! bitmask per 64 bytes and finds the first error inside strings (a control character or a bad
-//! escape) and in UTF-8; stage 2 walks only the set bits and feeds the grammar. Pieces are at
-//! most [`PIECE`] bytes, so the bitmasks stay in the L1 cache and memory does not grow.
+//! The block scanner: stage 1 ([`super::blocks`]) turns a piece of input into one mask of
+//! structural positions per 64 bytes, writes their kinds (the byte, `n` for a token, `x` for a
+//! suspect) one after another, and finds the first error inside strings (a control character or
+//! a bad escape) and in UTF-8. Stage 2 reads the kinds: a run of top-level events whose kinds
+//! equal shapes the grammar accepted before ([`super::shapes`]) is taken whole, without a branch
+//! per structural character; anything else walks the positions one by one through the grammar,
+//! and an event the grammar accepts teaches its shape. Pieces are at most [`PIECE`] bytes, so
+//! the masks and kinds stay in the L1 and L2 caches and memory does not grow.
 
 use super::TraceScan;
 use super::blocks::{Classifier, Stage1};
 use super::grammar::{CAPTURE_LIMIT, Grammar, LexAtEnd};
+use super::shapes::Shapes;
 use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
 use super::utf8::Utf8Stream;
+use crate::simd::Kernels;
 
 /// Bytes classified before stage 2 walks them.
 const PIECE: usize = 64 << 10;
@@ -43,13 +49,40 @@ pub(super) struct BlockScanner {
     lex: Lex,
     /// The content of a string that started in an earlier piece, up to one byte past the limit.
     capture: Vec<u8>,
-    structurals: Vec<u64>,
-    /// The positions of the set bits of `structurals` (with room to spare for [`flatten`]).
-    positions: Vec<u32>,
+    /// Stage 1's output for the piece.
+    piece: Structure,
+    shapes: Shapes,
+}
+
+/// Stage 1's view of a piece: where its structural positions are and what they are.
+#[derive(Debug)]
+struct Structure {
+    /// The structural positions, one mask per block.
+    masks: Vec<u64>,
+    /// `counts[k]`: the structural positions before block `k` (one more entry than blocks).
+    counts: Vec<u32>,
+    /// The kind of each structural position, in order (with 64 bytes to spare).
+    kinds: Vec<u8>,
     /// Stage 1's scalar-token bytes, one mask per block.
     others: Vec<u64>,
 }
 
+impl Structure {
+    /// The number of structural positions.
+    fn len(&self) -> usize {
+        self.counts.last().map_or(0, |&n| n as usize)
+    }
+
+    /// The byte index of structural position `q` (which exists).
+    fn position(&self, q: usize) -> usize {
+        let k = self.counts.partition_point(|&c| c as usize <= q) - 1;
+        let mut bits = self.masks[k];
+        for _ in self.counts[k] as usize..q {
+            bits &= bits - 1;
+        }
+        k * 64 + bits.trailing_zeros() as usize
+    }
+}
 /// Runs the escape automaton from `state` over `buf[from..]` until the sequence is complete:
 /// `Err` with the index of the offending byte, or the state at the end (`Escape::None` when the
 /// sequence completed).
@@ -85,59 +118,72 @@ fn token_end(others: &[u64], i: usize, end: usize) -> usize {
     (k * 64 + delims.trailing_zeros() as usize).min(end)
 }
 
-/// Writes the positions of the set bits of `masks` (block `k` at `64 * k`) into `out`, in
-/// order, and returns how many there are. Eight positions are written at a time whatever the
-/// count (simdjson's flattening: no branch per bit); `out` must have 72 slots to spare past
-/// the last position.
-fn flatten(masks: &[u64], out: &mut [u32]) -> usize {
-    let mut n = 0;
-    for (k, &mask) in masks.iter().enumerate() {
-        let base = (k * 64) as u32;
-        let count = mask.count_ones() as usize;
-        let mut bits = mask;
-        let mut written = 0;
-        while written < count {
-            let Some(dst) = out.get_mut(n + written..n + written + 8) else {
-                return n;
-            };
-            for d in dst {
-                *d = base + bits.trailing_zeros();
-                bits &= bits.wrapping_sub(1);
-            }
-            written += 8;
-        }
-        n += count;
-    }
-    n
-}
-
-/// The structural positions of a piece, in order.
+/// The structural positions of a piece in order, read off the masks, with their index.
 struct Cursor<'a> {
-    positions: &'a [u32],
-    /// The next one.
-    p: usize,
+    masks: &'a [u64],
+    counts: &'a [u32],
+    /// Positions at or past it are not taken.
+    limit: usize,
+    /// The block of the next position and its bits not taken yet.
+    k: usize,
+    bits: u64,
+    /// The index of the next position.
+    q: usize,
 }
 
 impl<'a> Cursor<'a> {
-    /// The positions in `from..limit`, from all the positions of the piece.
-    fn new(positions: &'a [u32], from: usize, limit: usize) -> Self {
-        let end = positions.partition_point(|&x| (x as usize) < limit);
-        let positions = &positions[..end];
-        let p = positions.partition_point(|&x| (x as usize) < from);
-        Self { positions, p }
+    /// The positions in `from..limit`.
+    fn new(s: &'a Structure, from: usize, limit: usize) -> Self {
+        let mut cur = Self {
+            masks: &s.masks,
+            counts: &s.counts,
+            limit,
+            k: 0,
+            bits: s.masks.first().copied().unwrap_or(0),
+            q: 0,
+        };
+        cur.skip_before(from);
+        cur
     }
 
     /// The next position, without taking it.
     #[inline(always)]
     fn peek(&mut self) -> Option<usize> {
-        self.positions.get(self.p).map(|&x| x as usize)
+        while self.bits == 0 {
+            self.k += 1;
+            self.bits = *self.masks.get(self.k)?;
+        }
+        let i = self.k * 64 + self.bits.trailing_zeros() as usize;
+        (i < self.limit).then_some(i)
     }
 
     #[inline(always)]
     fn next(&mut self) -> Option<usize> {
-        let i = *self.positions.get(self.p)?;
-        self.p += 1;
-        Some(i as usize)
+        let i = self.peek()?;
+        self.bits &= self.bits - 1;
+        self.q += 1;
+        Some(i)
+    }
+
+    /// Drops the positions before `j`.
+    #[inline(always)]
+    fn skip_before(&mut self, j: usize) {
+        while self.peek().is_some_and(|i| i < j) {
+            self.bits &= self.bits - 1;
+            self.q += 1;
+        }
+    }
+
+    /// Moves on to the position with index `q` (not before the next one).
+    fn seek(&mut self, q: usize) {
+        while self.k + 1 < self.counts.len() - 1 && self.counts[self.k + 1] as usize <= q {
+            self.k += 1;
+        }
+        self.bits = self.masks[self.k];
+        for _ in self.counts[self.k] as usize..q {
+            self.bits &= self.bits - 1;
+        }
+        self.q = q;
     }
 }
 
@@ -160,13 +206,21 @@ fn flow(ok: bool) -> Flow {
 /// Stage 2 over one piece.
 struct Walk<'a> {
     buf: &'a [u8],
-    others: &'a [u64],
+    structure: &'a Structure,
     base: u64,
     limit: usize,
     cur: Cursor<'a>,
     grammar: &'a mut Grammar,
     capture: &'a mut Vec<u8>,
     lex: &'a mut Lex,
+    /// The kinds of the piece's structural positions (with bytes to spare past `kinds_len`).
+    kinds: &'a [u8],
+    /// How many there are; 0 when events are not matched against shapes (the piece holds an
+    /// error).
+    kinds_len: usize,
+    shapes: &'a mut Shapes,
+    /// The index of the `{` of the top-level event the grammar is reading.
+    event: Option<usize>,
 }
 
 impl Walk<'_> {
@@ -176,9 +230,9 @@ impl Walk<'_> {
             let at = self.base + i as u64;
             let flow = match self.buf[i] {
                 b'"' => self.string(i),
-                b'{' => flow(self.grammar.open(at, true)),
+                b'{' => self.object(i),
                 b'[' => flow(self.grammar.open(at, false)),
-                b'}' => flow(self.grammar.close(at, true)),
+                b'}' => self.close_object(at),
                 b']' => flow(self.grammar.close(at, false)),
                 b',' => flow(self.grammar.comma(at)),
                 b':' => flow(self.grammar.colon(at)),
@@ -191,6 +245,73 @@ impl Walk<'_> {
             }
         }
         true
+    }
+
+    /// A `{` at `i`: the events from there that have known shapes are taken whole; the grammar
+    /// reads the rest.
+    #[inline(always)]
+    fn object(&mut self, i: usize) -> Flow {
+        let mut at = self.base + i as u64;
+        if self.kinds_len > 0 && self.grammar.at_event_slot() {
+            let q = self.cur.q - 1;
+            let next = self.known_events(q);
+            if next != q {
+                // Taken up to index `next`: the grammar goes on from there.
+                self.cur.seek(next);
+                if next >= self.kinds_len || self.kinds[next] != b'{' {
+                    return Flow::Next;
+                }
+                // A `,` was taken and the event after it has a new shape.
+                let Some(j) = self.cur.next() else {
+                    return Flow::Next;
+                };
+                at = self.base + j as u64;
+            }
+            self.event = Some(self.cur.q - 1);
+        }
+        flow(self.grammar.open(at, true))
+    }
+
+    /// Takes the run of events with known shapes from the `{` with index `q`, each with the `,`
+    /// after it when an event follows; returns the index of the first position not taken.
+    #[inline(always)]
+    fn known_events(&mut self, q: usize) -> usize {
+        let mut next = q;
+        let mut events = 0;
+        let mut last = 0;
+        let mut comma = None;
+        while let Some(len) = self.shapes.find(self.kinds, next, self.kinds_len) {
+            events += 1;
+            last = next + len - 1;
+            next += len;
+            comma = None;
+            if next + 2 > self.kinds_len || self.kinds[next..next + 2] != *b",{" {
+                break;
+            }
+            comma = Some(next);
+            next += 1;
+        }
+        if events > 0 {
+            let at = |q| self.base + self.structure.position(q) as u64;
+            self.grammar.skip_events(events, at(last), comma.map(at));
+        }
+        next
+    }
+
+    /// A `}` at `at`; when it ends an event the grammar read from its `{`, the event's shape is
+    /// learnt.
+    #[inline(always)]
+    fn close_object(&mut self, at: u64) -> Flow {
+        if !self.grammar.close(at, true) {
+            return Flow::Fail;
+        }
+        if let Some(start) = self.event
+            && self.grammar.after_event()
+        {
+            self.shapes.learn(&self.kinds[start..self.cur.q]);
+            self.event = None;
+        }
+        Flow::Next
     }
 
     /// A string opening at `i`; after a key, also the usual `:` and a string or scalar value.
@@ -257,17 +378,37 @@ impl Walk<'_> {
         if !self.grammar.scalar_start(at) {
             return Flow::Fail;
         }
-        let j = token_end(self.others, i + 1, self.limit);
+        let j = token_end(&self.structure.others, i + 1, self.limit);
         let dfa = ScalarDfa::new().feed(&self.buf[i..j]);
         if j == self.limit {
             *self.lex = Lex::Scalar { start: at, dfa };
             return Flow::End;
         }
+        // Suspects inside the token are structural positions too.
+        self.cur.skip_before(j);
         let ok = self
             .grammar
             .scalar_end(at, self.base + j as u64 - 1, dfa.accepts());
         flow(ok)
     }
+}
+
+/// [`BlockScanner::piece`] compiled for each vector unit (see [`Kernels`]): everything it
+/// calls down to the classification and compaction is `#[inline(always)]`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt")]
+fn piece_avx512((scanner, buf): (&mut BlockScanner, &[u8])) {
+    scanner.piece(buf);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
+fn piece_avx2((scanner, buf): (&mut BlockScanner, &[u8])) {
+    scanner.piece(buf);
+}
+
+fn piece_baseline((scanner, buf): (&mut BlockScanner, &[u8])) {
+    scanner.piece(buf);
 }
 
 impl BlockScanner {
@@ -281,9 +422,13 @@ impl BlockScanner {
             escape: Escape::None,
             lex: Lex::Normal,
             capture: Vec::with_capacity(CAPTURE_LIMIT + 1),
-            structurals: Vec::with_capacity(PIECE / 64),
-            positions: vec![0; PIECE + 72],
-            others: Vec::with_capacity(PIECE / 64),
+            piece: Structure {
+                masks: Vec::with_capacity(PIECE / 64),
+                counts: Vec::with_capacity(PIECE / 64 + 1),
+                kinds: vec![0; PIECE + 64],
+                others: Vec::with_capacity(PIECE / 64),
+            },
+            shapes: Shapes::default(),
         }
     }
 
@@ -295,12 +440,24 @@ impl BlockScanner {
         for piece in buf.chunks(PIECE) {
             if self.grammar.failed() {
                 self.offset += piece.len() as u64;
+            } else if let Classifier::Simd(simd) = self.classifier {
+                simd.dispatch_kernel(
+                    Kernels {
+                        #[cfg(target_arch = "x86_64")]
+                        avx512: piece_avx512,
+                        #[cfg(target_arch = "x86_64")]
+                        avx2: piece_avx2,
+                        baseline: piece_baseline,
+                    },
+                    (self, piece),
+                );
             } else {
                 self.piece(piece);
             }
         }
     }
 
+    #[inline(always)]
     fn piece(&mut self, buf: &[u8]) {
         let base = self.offset;
         self.offset += buf.len() as u64;
@@ -324,11 +481,14 @@ impl BlockScanner {
         }
     }
 
-    /// Classifies `buf` into `self.structurals`; returns the first error inside a string and
-    /// whether any byte is 0x80 or above.
+    /// Classifies `buf` into `self.piece`; returns the first error inside a string and whether
+    /// any byte is 0x80 or above.
+    #[inline(always)]
     fn stage1(&mut self, buf: &[u8]) -> (Option<Stop>, bool) {
-        self.structurals.clear();
-        self.others.clear();
+        self.piece.masks.clear();
+        self.piece.others.clear();
+        self.piece.counts.clear();
+        self.piece.counts.push(0);
         let mut stop: Option<Stop> = None;
         let mut hi = 0u64;
         if self.escape != Escape::None {
@@ -345,30 +505,48 @@ impl BlockScanner {
         }
         let mut chunks = buf.chunks_exact(64);
         let mut index = 0usize;
+        let mut count = 0usize;
         for chunk in &mut chunks {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
-            let b = self.stage1.block(self.classifier, block, 64);
-            self.structurals.push(b.structurals);
-            self.others.push(b.other);
-            hi |= b.hi;
-            if (b.ctrl_in_string | b.escapes) != 0 {
-                self.string_errors(buf, index, b.ctrl_in_string, b.escapes, &mut stop);
-            }
+            hi |= self.block(buf, block, 64, index, &mut count, &mut stop);
             index += 64;
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
-            let b = self.stage1.block(self.classifier, &block, rest.len());
-            self.structurals.push(b.structurals);
-            self.others.push(b.other);
-            hi |= b.hi;
-            if (b.ctrl_in_string | b.escapes) != 0 {
-                self.string_errors(buf, index, b.ctrl_in_string, b.escapes, &mut stop);
-            }
+            hi |= self.block(buf, &block, rest.len(), index, &mut count, &mut stop);
         }
         (stop, hi != 0)
+    }
+
+    /// Stage 1 of the block at `index` of `buf` (its first `n` bytes are real): its masks and
+    /// kinds join the piece's (`count` kinds so far); returns its bytes 0x80 and above.
+    #[inline(always)]
+    fn block(
+        &mut self,
+        buf: &[u8],
+        block: &[u8; 64],
+        n: usize,
+        index: usize,
+        count: &mut usize,
+        stop: &mut Option<Stop>,
+    ) -> u64 {
+        let b = self
+            .stage1
+            .block(self.classifier, block, n, buf.get(index + n).copied());
+        // A piece has at most one kind per byte and the buffer 64 bytes to spare.
+        let out = self.piece.kinds[*count..][..64].as_mut_array::<64>();
+        self.classifier.kinds(block, &b, out.expect("64 bytes"));
+        let mask = b.kinds();
+        *count += mask.count_ones() as usize;
+        self.piece.masks.push(mask);
+        self.piece.others.push(b.other);
+        self.piece.counts.push(*count as u32);
+        if (b.ctrl_in_string | b.escapes) != 0 {
+            self.string_errors(buf, index, b.ctrl_in_string, b.escapes, stop);
+        }
+        b.hi
     }
 
     /// Checks the escape sequences and control characters of the block at `index`, keeping
@@ -407,12 +585,11 @@ impl BlockScanner {
         }
     }
 
-    /// Walks the structural bits before `limit`; `false` once the grammar failed.
+    /// Walks the structural positions before `limit`; `false` once the grammar failed.
     fn stage2(&mut self, buf: &[u8], base: u64, limit: usize) -> bool {
-        let count = flatten(&self.structurals, &mut self.positions);
         let mut from = 0usize;
         if let Lex::Scalar { start, dfa } = self.lex {
-            let j = token_end(&self.others, 0, limit);
+            let j = token_end(&self.piece.others, 0, limit);
             let dfa = dfa.feed(&buf[..j]);
             if j == limit {
                 self.lex = Lex::Scalar { start, dfa };
@@ -427,15 +604,24 @@ impl BlockScanner {
             }
             from = j;
         }
+        let kinds_len = if limit == buf.len() {
+            self.piece.len()
+        } else {
+            0
+        };
         let mut w = Walk {
             buf,
-            others: &self.others,
+            structure: &self.piece,
             base,
             limit,
-            cur: Cursor::new(&self.positions[..count], from, limit),
+            cur: Cursor::new(&self.piece, from, limit),
             grammar: &mut self.grammar,
             capture: &mut self.capture,
             lex: &mut self.lex,
+            kinds: &self.piece.kinds,
+            kinds_len,
+            shapes: &mut self.shapes,
+            event: None,
         };
         if *w.lex == Lex::String {
             // A string that started in an earlier piece: its closing quote comes first.
@@ -462,5 +648,83 @@ impl BlockScanner {
             },
         };
         self.grammar.finish(lex, self.offset)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace_scan::reference::ReferenceScanner;
+
+    /// Scans `doc` in one piece with each classifier; checks the result against the reference
+    /// scanner's and returns the events matched by shape.
+    fn matched(doc: &[u8]) -> Vec<u64> {
+        let mut reference = ReferenceScanner::new();
+        reference.feed(doc);
+        let want = reference.finish();
+        let simd = crate::simd::Simd::detect();
+        let classifiers = simd
+            .into_iter()
+            .map(Classifier::Simd)
+            .chain([Classifier::Portable]);
+        classifiers
+            .map(|c| {
+                let mut s = BlockScanner::new(c);
+                s.feed(doc);
+                let matched = s.shapes.matched;
+                assert_eq!(s.finish(), want, "{c:?}");
+                matched
+            })
+            .collect()
+    }
+
+    fn event(value: &str) -> String {
+        format!(
+            r#"{{"ph": "X", "name": "aten::add", "ts": "17.5", "dur": -0.25, "args": {{"id": {value}}}}}"#
+        )
+    }
+
+    #[test]
+    fn repeated_events_are_matched_by_shape() {
+        let doc = format!("[{}]", vec![event("10"); 100].join(", "));
+        for matched in matched(doc.as_bytes()) {
+            // The first event teaches the shape; the others match it.
+            assert_eq!(matched, 99);
+        }
+    }
+
+    #[test]
+    fn an_event_with_a_token_that_is_not_a_plain_number_is_read_by_the_grammar() {
+        for value in [
+            "true", "null", "1e5", "-0.5E-3", "01", "-01", "00", "1.2.3", "1.", "-", ".5", "1-2",
+            "0x1", "+1", "--1", "1..2", "'a'",
+        ] {
+            let doc = format!(
+                "[{}]",
+                [event("1"), event("1"), event(value), event("2")].join(",")
+            );
+            for matched in matched(doc.as_bytes()) {
+                let valid = serde_json::from_str::<serde_json::Value>(value).is_ok();
+                // The second event matches; the fourth after a valid third.
+                assert_eq!(matched, if valid { 2 } else { 1 }, "{value}");
+            }
+        }
+    }
+
+    #[test]
+    fn process_name_events_are_read_by_the_grammar() {
+        let meta = |name: &str| {
+            format!(r#"{{"ph": "M", "name": "process_name", "args": {{"name": "{name}"}}}}"#)
+        };
+        let doc = format!(
+            "[{}]",
+            [meta("A"), meta("B"), meta("A"), meta("C")].join(",")
+        );
+        for matched in matched(doc.as_bytes()) {
+            assert_eq!(matched, 0);
+        }
+        let mut s = BlockScanner::new(Classifier::Portable);
+        s.feed(doc.as_bytes());
+        assert_eq!(s.finish().process_names, ["A", "B", "C"]);
     }
 }

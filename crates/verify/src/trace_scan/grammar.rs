@@ -128,6 +128,33 @@ impl Grammar {
         )
     }
 
+    /// Whether the next value is a top-level event: in the top array, a value expected.
+    #[inline(always)]
+    pub(super) fn at_event_slot(&self) -> bool {
+        self.depth == 1
+            && self.top_is_array
+            && matches!(self.expect, Expect::Value | Expect::ValueOrClose)
+    }
+
+    /// Whether a top-level event has just ended.
+    #[inline(always)]
+    pub(super) fn after_event(&self) -> bool {
+        self.depth == 1 && self.top_is_array && self.expect == Expect::CommaOrClose
+    }
+
+    /// `events` top-level events, each of which the grammar accepted on an event of the same
+    /// shape, were read from [`Grammar::at_event_slot`]; the last ends with its byte at `last`,
+    /// and a `,` at `comma` follows it when given. Their strings hold no `process_name`.
+    pub(super) fn skip_events(&mut self, events: u64, last: u64, comma: Option<u64>) {
+        self.events += events;
+        self.last_event_end = last + 1;
+        self.expect = Expect::CommaOrClose;
+        if let Some(comma) = comma {
+            self.expect = Expect::Value;
+            self.last_comma = comma;
+        }
+    }
+
     /// Whether a `:` comes next.
     #[inline(always)]
     pub(super) fn expects_colon(&self) -> bool {

@@ -21,6 +21,7 @@ mod blocks;
 mod fast;
 mod grammar;
 mod reference;
+mod shapes;
 mod tokens;
 mod utf8;
 
@@ -97,8 +98,8 @@ pub enum Engine {
 
 #[derive(Debug)]
 enum Inner {
-    Blocks(BlockScanner),
-    Reference(ReferenceScanner),
+    Blocks(Box<BlockScanner>),
+    Reference(Box<ReferenceScanner>),
 }
 
 /// The incremental scanner: feed chunks, then [`TraceScanner::finish`].
@@ -122,12 +123,14 @@ impl TraceScanner {
     /// A scanner with the given implementation, at offset 0.
     pub fn with_engine(engine: Engine) -> Self {
         let inner = match engine {
-            Engine::Simd => Inner::Blocks(BlockScanner::new(
+            Engine::Simd => Inner::Blocks(Box::new(BlockScanner::new(
                 crate::simd::Simd::detect()
                     .map_or(blocks::Classifier::Portable, blocks::Classifier::Simd),
-            )),
-            Engine::Portable => Inner::Blocks(BlockScanner::new(blocks::Classifier::Portable)),
-            Engine::Reference => Inner::Reference(ReferenceScanner::new()),
+            ))),
+            Engine::Portable => {
+                Inner::Blocks(Box::new(BlockScanner::new(blocks::Classifier::Portable)))
+            }
+            Engine::Reference => Inner::Reference(Box::new(ReferenceScanner::new())),
         };
         Self { inner }
     }
