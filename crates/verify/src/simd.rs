@@ -184,47 +184,32 @@ impl Simd {
         Vec::new()
     }
 
-    /// Calls the kernel for this vector unit with `arg`.
+    /// Calls the kernel for this vector unit with `arg`, and the unit's classifier.
+    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) fn dispatch_kernel<A>(self, kernels: Kernels<A>, arg: A) {
         match self {
             // SAFETY: a `Simd::Avx512` is only made by `detect` after `is_x86_feature_detected!`
-            // found AVX-512 BW and VBMI2, and `Kernels::avx512` needs no more than that.
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => unsafe { (kernels.avx512)(arg) },
+            // found AVX-512 BW and VBMI2 and the bit-manipulation extensions, all that
+            // `Kernels::avx512` may enable.
+            Simd::Avx512 => unsafe { (kernels.avx512)(Avx512(()), arg) },
             // SAFETY: likewise for AVX2.
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => unsafe { (kernels.avx2)(arg) },
-            _ => (kernels.baseline)(arg),
+            Simd::Avx2 => unsafe { (kernels.avx2)(Avx2(()), arg) },
+            Simd::Sse2 => (kernels.sse2)(Sse2(()), arg),
         }
     }
 
-    /// Classifies one block for JSON.
-    #[inline(always)]
-    pub(crate) fn classify(self, block: &[u8; 64]) -> Masks {
+    /// Classifies one block for JSON with this unit.
+    #[cfg(test)]
+    fn classify(self, block: &[u8; 64]) -> Masks {
         #[cfg(target_arch = "x86_64")]
-        return self.dispatch(block, classify_avx512, classify_avx2, classify_sse2);
+        match self {
+            Simd::Avx512 => Avx512(()).classify(block),
+            Simd::Avx2 => Avx2(()).classify(block),
+            Simd::Sse2 => Sse2(()).classify(block),
+        }
         #[cfg(not(target_arch = "x86_64"))]
         classify_portable(block)
-    }
-
-    /// [`kinds_portable`], with byte compaction where the CPU has it.
-    #[inline(always)]
-    pub(crate) fn kinds(
-        self,
-        block: &[u8; 64],
-        mask: u64,
-        starts: u64,
-        suspects: u64,
-        out: &mut [u8; 64],
-    ) {
-        #[cfg(target_arch = "x86_64")]
-        if self == Simd::Avx512 {
-            // SAFETY: a `Simd::Avx512` is only made by `detect` after `is_x86_feature_detected!`
-            // found AVX-512 BW and VBMI2 on this CPU.
-            return unsafe { kinds_avx512(block, mask, starts, suspects, out) };
-        }
-        kinds_portable(block, mask, starts, suspects, out);
     }
 
     /// Classifies one block for CSV.
@@ -264,19 +249,103 @@ impl Simd {
     }
 }
 
-/// One function compiled for each vector unit: each is a `#[target_feature]` function that
-/// inlines the same code, so the classification inlined into it uses the unit's instructions
-/// and the bit-manipulation extensions every CPU with that unit has (`popcnt`, `bmi1`,
-/// `lzcnt`; `bmi2` with AVX-512). [`Simd::dispatch_kernel`] calls the one for the unit found.
+/// A JSON block classifier. The vector ones are tokens that prove that the CPU has their unit
+/// ([`Simd::dispatch_kernel`] makes them), so that code generic over the classifier compiles to
+/// one version per unit, with no choice left per block.
+pub(crate) trait JsonBlocks: Copy {
+    /// The classes of the bytes of `block`.
+    fn classify(self, block: &[u8; 64]) -> Masks;
+    /// [`kinds_portable`], with byte compaction where the unit has it.
+    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]);
+}
+
+/// Byte by byte.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Portable;
+
+impl JsonBlocks for Portable {
+    #[inline(always)]
+    fn classify(self, block: &[u8; 64]) -> Masks {
+        classify_portable(block)
+    }
+
+    #[inline(always)]
+    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
+        kinds_portable(block, mask, starts, suspects, out);
+    }
+}
+
+/// AVX-512 BW and VBMI2 (with `popcnt`, `bmi1`, `bmi2` and `lzcnt`) were detected.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx512(());
+
+#[cfg(target_arch = "x86_64")]
+impl JsonBlocks for Avx512 {
+    #[inline(always)]
+    fn classify(self, block: &[u8; 64]) -> Masks {
+        // SAFETY: an `Avx512` token is only made after AVX-512 BW was detected.
+        unsafe { classify_avx512(block) }
+    }
+
+    #[inline(always)]
+    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
+        // SAFETY: an `Avx512` token is only made after AVX-512 BW and VBMI2 were detected.
+        unsafe { kinds_avx512(block, mask, starts, suspects, out) }
+    }
+}
+
+/// AVX2 (with `popcnt`, `bmi1` and `lzcnt`) was detected.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Avx2(());
+
+#[cfg(target_arch = "x86_64")]
+impl JsonBlocks for Avx2 {
+    #[inline(always)]
+    fn classify(self, block: &[u8; 64]) -> Masks {
+        // SAFETY: an `Avx2` token is only made after AVX2 was detected.
+        unsafe { classify_avx2(block) }
+    }
+
+    #[inline(always)]
+    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
+        kinds_portable(block, mask, starts, suspects, out);
+    }
+}
+
+/// SSE2, which every x86_64 CPU has.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sse2(());
+
+#[cfg(target_arch = "x86_64")]
+impl JsonBlocks for Sse2 {
+    #[inline(always)]
+    fn classify(self, block: &[u8; 64]) -> Masks {
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        unsafe { classify_sse2(block) }
+    }
+
+    #[inline(always)]
+    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
+        kinds_portable(block, mask, starts, suspects, out);
+    }
+}
+
+/// One function compiled for each vector unit, called with the unit's classifier: each is a
+/// `#[target_feature]` function around the same `#[inline(always)]` code generic over
+/// [`JsonBlocks`], so that the classification inlined into it uses the unit's instructions and
+/// the bit-manipulation extensions that come with it. [`Simd::dispatch_kernel`] calls the one
+/// for the unit found.
+#[cfg(target_arch = "x86_64")]
 pub(crate) struct Kernels<A> {
-    /// Enables at most `avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt`.
-    #[cfg(target_arch = "x86_64")]
-    pub avx512: unsafe fn(A),
-    /// Enables at most `avx2,popcnt,bmi1,lzcnt`.
-    #[cfg(target_arch = "x86_64")]
-    pub avx2: unsafe fn(A),
+    /// May enable `avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt`, no more.
+    pub avx512: unsafe fn(Avx512, A),
+    /// May enable `avx2,popcnt,bmi1,lzcnt`, no more.
+    pub avx2: unsafe fn(Avx2, A),
     /// Enables nothing.
-    pub baseline: fn(A),
+    pub sse2: fn(Sse2, A),
 }
 
 /// The two 32-byte halves of a block.

@@ -3,7 +3,7 @@
 //! inside strings, where the structural characters and scalar tokens start, and which bytes
 //! stage 2 must not take on trust (see [`Block::suspects`]).
 
-use crate::simd::{Masks, Simd, classify_portable, kinds_portable, prefix_xor};
+use crate::simd::{JsonBlocks, Masks, Simd, prefix_xor};
 
 /// How blocks are classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,27 +12,6 @@ pub(super) enum Classifier {
     Simd(Simd),
     /// Byte by byte.
     Portable,
-}
-
-impl Classifier {
-    #[inline(always)]
-    fn classify(self, block: &[u8; 64]) -> Masks {
-        match self {
-            Classifier::Simd(simd) => simd.classify(block),
-            Classifier::Portable => classify_portable(block),
-        }
-    }
-
-    /// Writes the kinds of the block's structural positions (see [`Block::kinds`]) to the
-    /// start of `out`.
-    #[inline(always)]
-    pub(super) fn kinds(self, block: &[u8; 64], b: &Block, out: &mut [u8; 64]) {
-        let mask = b.kinds();
-        match self {
-            Classifier::Simd(simd) => simd.kinds(block, mask, b.starts, b.suspects, out),
-            Classifier::Portable => kinds_portable(block, mask, b.starts, b.suspects, out),
-        }
-    }
 }
 
 /// What stage 1 found in one block.
@@ -118,7 +97,7 @@ impl Stage1 {
     #[inline(always)]
     pub(super) fn block(
         &mut self,
-        classifier: Classifier,
+        classifier: impl JsonBlocks,
         bytes: &[u8; 64],
         n: usize,
         next: Option<u8>,
@@ -215,7 +194,7 @@ mod tests {
         let mut block = [b' '; 64];
         block[..text.len()].copy_from_slice(text);
         let mut s = Stage1::default();
-        let b = s.block(Classifier::Portable, &block, 64, None);
+        let b = s.block(crate::simd::Portable, &block, 64, None);
         let quote_bits: Vec<u32> = (0..64).filter(|i| b.structurals & (1 << i) != 0).collect();
         // The opening quote, the closing quote at 9, then `c` starts a run of other bytes.
         assert_eq!(quote_bits, vec![0, 9, 10]);

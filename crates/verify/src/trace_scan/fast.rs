@@ -13,7 +13,9 @@ use super::grammar::{CAPTURE_LIMIT, Grammar, LexAtEnd};
 use super::shapes::Shapes;
 use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
 use super::utf8::Utf8Stream;
-use crate::simd::Kernels;
+#[cfg(target_arch = "x86_64")]
+use crate::simd::{Avx2, Avx512, Kernels, Sse2};
+use crate::simd::{JsonBlocks, Portable};
 
 /// Bytes classified before stage 2 walks them.
 const PIECE: usize = 64 << 10;
@@ -176,9 +178,10 @@ impl<'a> Cursor<'a> {
 
     /// Moves on to the position with index `q` (not before the next one).
     fn seek(&mut self, q: usize) {
-        while self.k + 1 < self.counts.len() - 1 && self.counts[self.k + 1] as usize <= q {
-            self.k += 1;
-        }
+        // The last block that starts at or before position `q` (blocks are never skipped past
+        // the last one).
+        let blocks = self.masks.len();
+        self.k += self.counts[self.k + 1..blocks].partition_point(|&c| c as usize <= q);
         self.bits = self.masks[self.k];
         for _ in self.counts[self.k] as usize..q {
             self.bits &= self.bits - 1;
@@ -397,18 +400,19 @@ impl Walk<'_> {
 /// calls down to the classification and compaction is `#[inline(always)]`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt")]
-fn piece_avx512((scanner, buf): (&mut BlockScanner, &[u8])) {
-    scanner.piece(buf);
+fn piece_avx512(classifier: Avx512, (scanner, buf): (&mut BlockScanner, &[u8])) {
+    scanner.piece(classifier, buf);
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
-fn piece_avx2((scanner, buf): (&mut BlockScanner, &[u8])) {
-    scanner.piece(buf);
+fn piece_avx2(classifier: Avx2, (scanner, buf): (&mut BlockScanner, &[u8])) {
+    scanner.piece(classifier, buf);
 }
 
-fn piece_baseline((scanner, buf): (&mut BlockScanner, &[u8])) {
-    scanner.piece(buf);
+#[cfg(target_arch = "x86_64")]
+fn piece_sse2(classifier: Sse2, (scanner, buf): (&mut BlockScanner, &[u8])) {
+    scanner.piece(classifier, buf);
 }
 
 impl BlockScanner {
@@ -440,28 +444,28 @@ impl BlockScanner {
         for piece in buf.chunks(PIECE) {
             if self.grammar.failed() {
                 self.offset += piece.len() as u64;
-            } else if let Classifier::Simd(simd) = self.classifier {
-                simd.dispatch_kernel(
-                    Kernels {
-                        #[cfg(target_arch = "x86_64")]
-                        avx512: piece_avx512,
-                        #[cfg(target_arch = "x86_64")]
-                        avx2: piece_avx2,
-                        baseline: piece_baseline,
-                    },
-                    (self, piece),
-                );
             } else {
-                self.piece(piece);
+                match self.classifier {
+                    #[cfg(target_arch = "x86_64")]
+                    Classifier::Simd(simd) => simd.dispatch_kernel(
+                        Kernels {
+                            avx512: piece_avx512,
+                            avx2: piece_avx2,
+                            sse2: piece_sse2,
+                        },
+                        (self, piece),
+                    ),
+                    _ => self.piece(Portable, piece),
+                }
             }
         }
     }
 
     #[inline(always)]
-    fn piece(&mut self, buf: &[u8]) {
+    fn piece(&mut self, classifier: impl JsonBlocks, buf: &[u8]) {
         let base = self.offset;
         self.offset += buf.len() as u64;
-        let (stop, hi) = self.stage1(buf);
+        let (stop, hi) = self.stage1(classifier, buf);
         // (where stage 2 stops, the error offset, why)
         let mut end = stop.map(|s| (s.at, base + s.at as u64, s.reason));
         if (hi || self.utf8.pending())
@@ -484,7 +488,7 @@ impl BlockScanner {
     /// Classifies `buf` into `self.piece`; returns the first error inside a string and whether
     /// any byte is 0x80 or above.
     #[inline(always)]
-    fn stage1(&mut self, buf: &[u8]) -> (Option<Stop>, bool) {
+    fn stage1(&mut self, classifier: impl JsonBlocks, buf: &[u8]) -> (Option<Stop>, bool) {
         self.piece.masks.clear();
         self.piece.others.clear();
         self.piece.counts.clear();
@@ -508,14 +512,22 @@ impl BlockScanner {
         let mut count = 0usize;
         for chunk in &mut chunks {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
-            hi |= self.block(buf, block, 64, index, &mut count, &mut stop);
+            hi |= self.block(classifier, buf, block, 64, index, &mut count, &mut stop);
             index += 64;
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
-            hi |= self.block(buf, &block, rest.len(), index, &mut count, &mut stop);
+            hi |= self.block(
+                classifier,
+                buf,
+                &block,
+                rest.len(),
+                index,
+                &mut count,
+                &mut stop,
+            );
         }
         (stop, hi != 0)
     }
@@ -523,8 +535,10 @@ impl BlockScanner {
     /// Stage 1 of the block at `index` of `buf` (its first `n` bytes are real): its masks and
     /// kinds join the piece's (`count` kinds so far); returns its bytes 0x80 and above.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn block(
         &mut self,
+        classifier: impl JsonBlocks,
         buf: &[u8],
         block: &[u8; 64],
         n: usize,
@@ -534,10 +548,11 @@ impl BlockScanner {
     ) -> u64 {
         let b = self
             .stage1
-            .block(self.classifier, block, n, buf.get(index + n).copied());
+            .block(classifier, block, n, buf.get(index + n).copied());
         // A piece has at most one kind per byte and the buffer 64 bytes to spare.
         let out = self.piece.kinds[*count..][..64].as_mut_array::<64>();
-        self.classifier.kinds(block, &b, out.expect("64 bytes"));
+        let out = out.expect("64 bytes");
+        classifier.kinds(block, b.kinds(), b.starts, b.suspects, out);
         let mask = b.kinds();
         *count += mask.count_ones() as usize;
         self.piece.masks.push(mask);

@@ -20,14 +20,21 @@ struct Shape {
     /// The bytes of the last chunk that belong to the shape.
     tail: [u64; 4],
     len: usize,
-    /// The index of the shape of the event that came after this one last time.
-    next: usize,
 }
 
 /// The chunk of `bytes` as words.
 #[inline(always)]
 fn words(bytes: &[u8; CHUNK]) -> [u64; 4] {
     std::array::from_fn(|i| u64::from_le_bytes(std::array::from_fn(|j| bytes[8 * i + j])))
+}
+
+/// A hash of the first [`CHUNK`] bytes of `bytes` (which has at least that many), as an index
+/// of [`Shapes::by_prefix`].
+#[inline(always)]
+fn prefix_hash(bytes: &[u8]) -> usize {
+    let w = words(bytes[..CHUNK].try_into().unwrap_or(&[0; CHUNK]));
+    let mixed = w[0] ^ w[1].rotate_left(17) ^ w[2].rotate_left(31) ^ w[3].rotate_left(47);
+    (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
 
 impl Shape {
@@ -88,12 +95,22 @@ impl Shape {
     }
 }
 
-/// The kept shapes, and which one the last event had.
+/// No shape (in [`Shapes::last`] and [`Shapes::after`]).
+const NONE: u8 = u8::MAX;
+
+/// The kept shapes, and which ones the last events had.
 #[derive(Debug)]
 pub(super) struct Shapes {
     list: Vec<Shape>,
-    /// The index of the last event's shape (`usize::MAX` when it had none).
-    last: usize,
+    /// The indexes of the shapes of the two last events, the last one first ([`NONE`] when an
+    /// event had none).
+    last: [u8; 2],
+    /// `after[a * MAX_SHAPES + b]`: the shape of the event that came after events of shapes
+    /// `a` then `b` last time; `after[MAX_SHAPES * MAX_SHAPES + b]`: after an event of shape
+    /// `b` (see [`Shapes::slot`]).
+    after: Box<[u8]>,
+    /// The shape last matched or learnt, by a hash of its first [`CHUNK`] bytes.
+    by_prefix: [u8; 256],
     /// The next slot to reuse once the list is full.
     evict: usize,
     /// Events matched (for the tests that check that matching happens).
@@ -105,7 +122,9 @@ impl Default for Shapes {
     fn default() -> Self {
         Self {
             list: Vec::with_capacity(MAX_SHAPES),
-            last: usize::MAX,
+            last: [NONE; 2],
+            after: vec![NONE; (MAX_SHAPES + 1) * MAX_SHAPES + 1].into_boxed_slice(),
+            by_prefix: [NONE; 256],
             evict: 0,
             #[cfg(test)]
             matched: 0,
@@ -115,44 +134,80 @@ impl Default for Shapes {
 
 impl Shapes {
     /// The length of a kept shape that the first `len` bytes of `kinds` have at `at`; bytes
-    /// of `kinds` past `len` may be read, and do not count. The shape that followed the last
-    /// event's shape last time is tried first: events come in repeating sequences.
+    /// of `kinds` past `len` may be read, and do not count. Events come in repeating
+    /// sequences: the shape that came after the two last events' shapes last time is tried
+    /// first, then the one that came after the last event's, then the last one with the same
+    /// first bytes, then every shape.
     #[inline(always)]
     pub(super) fn find(&mut self, kinds: &[u8], at: usize, len: usize) -> Option<usize> {
         let room = len - at;
-        let fits = |s: &Shape| s.len <= room && s.at(kinds, at);
-        let guess = self.list.get(self.last).map_or(usize::MAX, |s| s.next);
-        let i = if self.list.get(guess).is_some_and(fits) {
-            self.last = guess;
-            guess
-        } else {
-            let Some(i) = self.list.iter().position(fits) else {
-                self.last = usize::MAX;
-                return None;
-            };
-            self.follow(i);
-            i
+        let fits = |i: u8| {
+            self.list
+                .get(usize::from(i))
+                .is_some_and(|s| s.len <= room && s.at(kinds, at))
         };
+        let (two, one) = (
+            self.slot(self.last[1], self.last[0]),
+            self.slot(NONE, self.last[0]),
+        );
+        let prefix = kinds.get(at..at + CHUNK).map(prefix_hash);
+        let i = if fits(self.after[two]) {
+            self.after[two]
+        } else if fits(self.after[one]) {
+            self.after[one]
+        } else if let Some(h) = prefix
+            && fits(self.by_prefix[h])
+        {
+            self.by_prefix[h]
+        } else {
+            match (0..self.list.len() as u8).find(|&i| fits(i)) {
+                Some(i) => i,
+                None => {
+                    self.last = [NONE; 2];
+                    return None;
+                }
+            }
+        };
+        if let Some(h) = prefix
+            && self.list[usize::from(i)].len >= CHUNK
+        {
+            self.by_prefix[h] = i;
+        }
+        self.follow(i);
         #[cfg(test)]
         {
             self.matched += 1;
         }
-        Some(self.list[i].len)
+        Some(self.list[usize::from(i)].len)
+    }
+
+    /// The index in [`Shapes::after`] of what came after shapes `a` then `b`.
+    fn slot(&self, a: u8, b: u8) -> usize {
+        if b == NONE {
+            // The last entry, never written: after no shape, nothing is predicted.
+            return (MAX_SHAPES + 1) * MAX_SHAPES;
+        }
+        usize::from(a.min(MAX_SHAPES as u8)) * MAX_SHAPES + usize::from(b)
     }
 
     /// The last event had the shape at `i` (which it matched, or was learnt from).
-    fn follow(&mut self, i: usize) {
-        if let Some(prev) = self.list.get_mut(self.last) {
-            prev.next = i;
+    fn follow(&mut self, i: u8) {
+        let (two, one) = (
+            self.slot(self.last[1], self.last[0]),
+            self.slot(NONE, self.last[0]),
+        );
+        if self.last[0] != NONE {
+            self.after[two] = i;
+            self.after[one] = i;
         }
-        self.last = i;
+        self.last = [i, self.last[0]];
     }
 
     /// Keeps the shape of an event the grammar accepted, unless it holds a suspect or is too
     /// long; once the list is full, the slots are reused in turn.
     pub(super) fn learn(&mut self, kinds: &[u8]) {
         if kinds.len() > MAX_LEN || kinds.contains(&b'x') {
-            self.last = usize::MAX;
+            self.last = [NONE; 2];
             return;
         }
         let i = if self.list.len() < MAX_SHAPES {
@@ -163,8 +218,10 @@ impl Shapes {
             self.evict
         };
         self.list[i].set(kinds);
-        self.list[i].next = usize::MAX;
-        self.follow(i);
+        if let Some(first) = kinds.get(..CHUNK) {
+            self.by_prefix[prefix_hash(first)] = i as u8;
+        }
+        self.follow(i as u8);
     }
 }
 
@@ -216,16 +273,21 @@ mod tests {
     }
 
     #[test]
-    fn the_shape_that_followed_last_time_is_tried_first() {
+    fn what_came_after_the_last_shapes_is_remembered() {
         let mut shapes = Shapes::default();
         for shape in [&br#"{"":n}"#[..], br#"{"":""}"#, br#"{}"#] {
             shapes.learn(shape);
         }
-        // `{}` was followed by nothing yet; after `{"":n}` came `{"":""}`.
+        // 0, 1, 2 were learnt in this order; now 0 again.
         assert_eq!(shapes.find(br#"{"":n}"#, 0, 6), Some(6));
-        assert_eq!(shapes.last, 0);
-        assert_eq!(shapes.list[0].next, 1);
+        assert_eq!(shapes.last, [0, 2]);
+        assert_eq!(shapes.after[shapes.slot(0, 1)], 2);
+        assert_eq!(shapes.after[shapes.slot(NONE, 1)], 2);
+        assert_eq!(shapes.after[shapes.slot(2, 0)], NONE);
+        assert_eq!(shapes.after[shapes.slot(1, 2)], 0);
+        assert_eq!(shapes.after[shapes.slot(NONE, 0)], 1);
         assert_eq!(shapes.find(br#"{}"#, 0, 2), Some(2));
-        assert_eq!(shapes.list[1].next, 2);
+        assert_eq!(shapes.after[shapes.slot(NONE, 0)], 2);
+        assert_eq!(shapes.after[shapes.slot(2, 0)], 2);
     }
 }
