@@ -13,8 +13,8 @@ use std::arch::x86_64::{
     _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm256_and_si256, _mm256_cmpeq_epi8,
     _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
     _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512, _mm512_mask_blend_epi8,
-    _mm512_maskz_compress_epi8, _mm512_movepi8_mask, _mm512_or_si512, _mm512_set1_epi8,
-    _mm512_storeu_si512, _mm512_sub_epi8,
+    _mm512_maskz_compress_epi8, _mm512_maskz_permutex2var_epi8, _mm512_movepi8_mask,
+    _mm512_set1_epi8, _mm512_storeu_si512, _mm512_test_epi8_mask,
 };
 
 /// The JSON classes of the bytes of a block.
@@ -136,8 +136,8 @@ pub(crate) fn prefix_xor(mut x: u64) -> u64 {
 /// The vector unit found at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Simd {
-    /// 64 bytes per instruction, with byte compaction (AVX-512 BW and VBMI2, with `popcnt`,
-    /// `bmi1`, `bmi2` and `lzcnt`).
+    /// 64 bytes per instruction, with table lookups and byte compaction (AVX-512 BW, VBMI
+    /// and VBMI2, with `popcnt`, `bmi1`, `bmi2` and `lzcnt`).
     Avx512,
     /// 32 bytes per instruction (AVX2, with `popcnt`, `bmi1` and `lzcnt`).
     Avx2,
@@ -156,6 +156,7 @@ impl Simd {
             if bits
                 && std::arch::is_x86_feature_detected!("bmi2")
                 && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512vbmi")
                 && std::arch::is_x86_feature_detected!("avx512vbmi2")
             {
                 return Some(Simd::Avx512);
@@ -190,7 +191,7 @@ impl Simd {
     pub(crate) fn dispatch_kernel<A>(self, kernels: Kernels<A>, arg: A) {
         match self {
             // SAFETY: a `Simd::Avx512` is only made by `detect` after `is_x86_feature_detected!`
-            // found AVX-512 BW and VBMI2 and the bit-manipulation extensions, all that
+            // found AVX-512 BW, VBMI and VBMI2 and the bit-manipulation extensions, all that
             // `Kernels::avx512` may enable.
             Simd::Avx512 => unsafe { (kernels.avx512)(Avx512(()), arg) },
             // SAFETY: likewise for AVX2.
@@ -275,7 +276,7 @@ impl JsonBlocks for Portable {
     }
 }
 
-/// AVX-512 BW and VBMI2 (with `popcnt`, `bmi1`, `bmi2` and `lzcnt`) were detected.
+/// AVX-512 BW, VBMI and VBMI2 (with `popcnt`, `bmi1`, `bmi2` and `lzcnt`) were detected.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Avx512(());
@@ -284,7 +285,7 @@ pub(crate) struct Avx512(());
 impl JsonBlocks for Avx512 {
     #[inline(always)]
     fn classify(self, block: &[u8; 64]) -> Masks {
-        // SAFETY: an `Avx512` token is only made after AVX-512 BW was detected.
+        // SAFETY: an `Avx512` token is only made after AVX-512 BW and VBMI were detected.
         unsafe { classify_avx512(block) }
     }
 
@@ -340,7 +341,7 @@ impl JsonBlocks for Sse2 {
 /// for the unit found.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Kernels<A> {
-    /// May enable `avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt`, no more.
+    /// May enable `avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt`, no more.
     pub avx512: unsafe fn(Avx512, A),
     /// May enable `avx2,popcnt,bmi1,lzcnt`, no more.
     pub avx2: unsafe fn(Avx2, A),
@@ -496,26 +497,67 @@ fn eq_avx512(v: __m512i, c: u8) -> u64 {
     _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8))
 }
 
+/// The class bits of the ASCII bytes, for [`classify_avx512`]'s table lookup.
+const CLASS_QUOTE: u8 = 1;
+const CLASS_BACKSLASH: u8 = 2;
+const CLASS_OP: u8 = 4;
+const CLASS_WS: u8 = 8;
+const CLASS_DIGIT: u8 = 16;
+const CLASS_MINUS: u8 = 32;
+const CLASS_DOT: u8 = 64;
+const CLASS_UNDERSCORE: u8 = 128;
+
+/// The class bits of each ASCII byte.
+static ASCII_CLASSES: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'"' => CLASS_QUOTE,
+            b'\\' => CLASS_BACKSLASH,
+            b'{' | b'}' | b'[' | b']' | b',' | b':' => CLASS_OP,
+            b' ' | b'\n' | b'\r' | b'\t' => CLASS_WS,
+            b'0'..=b'9' => CLASS_DIGIT,
+            b'-' => CLASS_MINUS,
+            b'.' => CLASS_DOT,
+            b'_' => CLASS_UNDERSCORE,
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// One table lookup gives every byte's class bits (bytes 0x80 and above get none), then one
+/// test per class.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512bw")]
+#[target_feature(enable = "avx512bw,avx512vbmi")]
 #[inline]
 fn classify_avx512(block: &[u8; 64]) -> Masks {
     let v = load_avx512(block);
-    let eq = |c| eq_avx512(v, c);
-    let curly = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
-    let digit = _mm512_sub_epi8(v, _mm512_set1_epi8(b'0' as i8));
+    let hi = _mm512_movepi8_mask(v);
+    // SAFETY: `ASCII_CLASSES` holds 128 readable bytes; the loads read 0..64 and 64..128.
+    let (lo_table, hi_table) = unsafe {
+        let p = ASCII_CLASSES.as_ptr();
+        (
+            _mm512_loadu_si512(p.cast::<__m512i>()),
+            _mm512_loadu_si512(p.add(64).cast::<__m512i>()),
+        )
+    };
+    let classes = _mm512_maskz_permutex2var_epi8(!hi, lo_table, v, hi_table);
+    let class = |bit: u8| _mm512_test_epi8_mask(classes, _mm512_set1_epi8(bit as i8));
     Masks {
-        quote: eq(b'"'),
-        backslash: eq(b'\\'),
-        op: eq(b':') | eq(b',') | eq_avx512(curly, b'{') | eq_avx512(curly, b'}'),
-        ws: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t'),
+        quote: class(CLASS_QUOTE),
+        backslash: class(CLASS_BACKSLASH),
+        op: class(CLASS_OP),
+        ws: class(CLASS_WS),
         ctrl: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
-        hi: _mm512_movepi8_mask(v),
-        digit: _mm512_cmplt_epu8_mask(digit, _mm512_set1_epi8(10)),
-        zero: eq(b'0'),
-        minus: eq(b'-'),
-        dot: eq(b'.'),
-        underscore: eq(b'_'),
+        hi,
+        digit: class(CLASS_DIGIT),
+        zero: eq_avx512(v, b'0'),
+        minus: class(CLASS_MINUS),
+        dot: class(CLASS_DOT),
+        underscore: class(CLASS_UNDERSCORE),
     }
 }
 

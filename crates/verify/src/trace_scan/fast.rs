@@ -8,7 +8,7 @@
 //! the masks and kinds stay in the L1 and L2 caches and memory does not grow.
 
 use super::TraceScan;
-use super::blocks::{Classifier, Stage1};
+use super::blocks::{Block, Classifier, Stage1};
 use super::grammar::{CAPTURE_LIMIT, Grammar, LexAtEnd};
 use super::shapes::Shapes;
 use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
@@ -396,10 +396,77 @@ impl Walk<'_> {
     }
 }
 
+/// Where stage 1 writes a piece's blocks.
+struct Out<'a> {
+    masks: &'a mut [u64],
+    others: &'a mut [u64],
+    counts: &'a mut [u32],
+    kinds: &'a mut [u8],
+    /// Kinds so far.
+    count: usize,
+    /// The bytes 0x80 and above so far.
+    hi: u64,
+}
+
+impl Out<'_> {
+    /// Writes block `k`; returns whether it holds a control character or an escape in a
+    /// string.
+    #[inline(always)]
+    fn push(&mut self, classifier: impl JsonBlocks, k: usize, block: &[u8; 64], b: &Block) -> bool {
+        // A piece has at most one kind per byte and the buffer 64 bytes to spare.
+        let out = self.kinds[self.count..][..64].as_mut_array::<64>();
+        let mask = b.kinds();
+        classifier.kinds(block, mask, b.starts, b.suspects, out.expect("64 bytes"));
+        self.count += mask.count_ones() as usize;
+        self.masks[k] = mask;
+        self.others[k] = b.other;
+        self.counts[k + 1] = self.count as u32;
+        self.hi |= b.hi;
+        (b.ctrl_in_string | b.escapes) != 0
+    }
+}
+
+/// Checks the escape sequences and control characters of the block `b` at `index` of `buf`,
+/// keeping the earliest error in `stop` (an escape error before a control character at one
+/// byte); `escape` is where an escape sequence cut by the end of `buf` stands.
+#[cold]
+fn string_errors(
+    buf: &[u8],
+    index: usize,
+    b: &Block,
+    escape: &mut Escape,
+    stop: &mut Option<Stop>,
+) {
+    let keep = |at: usize, reason: &'static str, stop: &mut Option<Stop>| {
+        if stop.is_none_or(|s| at < s.at) {
+            *stop = Some(Stop { at, reason });
+        }
+    };
+    let mut escapes = b.escapes;
+    while escapes != 0 {
+        let p = index + escapes.trailing_zeros() as usize;
+        escapes &= escapes - 1;
+        if stop.is_some_and(|s| s.at <= p) {
+            break;
+        }
+        match check_escape(buf, p + 1, Escape::Backslash) {
+            Ok(state) => *escape = state,
+            Err(at) => keep(at, "invalid escape sequence", stop),
+        }
+    }
+    if b.ctrl_in_string != 0 {
+        keep(
+            index + b.ctrl_in_string.trailing_zeros() as usize,
+            "control character in string",
+            stop,
+        );
+    }
+}
+
 /// [`BlockScanner::piece`] compiled for each vector unit (see [`Kernels`]): everything it
 /// calls down to the classification and compaction is `#[inline(always)]`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512bw,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt")]
+#[target_feature(enable = "avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt")]
 fn piece_avx512(classifier: Avx512, (scanner, buf): (&mut BlockScanner, &[u8])) {
     scanner.piece(classifier, buf);
 }
@@ -489,12 +556,7 @@ impl BlockScanner {
     /// any byte is 0x80 or above.
     #[inline(always)]
     fn stage1(&mut self, classifier: impl JsonBlocks, buf: &[u8]) -> (Option<Stop>, bool) {
-        self.piece.masks.clear();
-        self.piece.others.clear();
-        self.piece.counts.clear();
-        self.piece.counts.push(0);
         let mut stop: Option<Stop> = None;
-        let mut hi = 0u64;
         if self.escape != Escape::None {
             match check_escape(buf, 0, self.escape) {
                 Ok(state) => self.escape = state,
@@ -507,97 +569,41 @@ impl BlockScanner {
                 }
             }
         }
+        let blocks = buf.len().div_ceil(64);
+        let piece = &mut self.piece;
+        piece.masks.resize(blocks, 0);
+        piece.others.resize(blocks, 0);
+        piece.counts.resize(blocks + 1, 0);
+        // The carries and outputs in locals, which no store through `self` can alias.
+        let mut out = Out {
+            masks: &mut piece.masks,
+            others: &mut piece.others,
+            counts: &mut piece.counts,
+            kinds: &mut piece.kinds,
+            count: 0,
+            hi: 0,
+        };
+        let mut stage1 = self.stage1;
         let mut chunks = buf.chunks_exact(64);
-        let mut index = 0usize;
-        let mut count = 0usize;
-        for chunk in &mut chunks {
+        for (k, chunk) in (&mut chunks).enumerate() {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
-            hi |= self.block(classifier, buf, block, 64, index, &mut count, &mut stop);
-            index += 64;
+            let b = stage1.block(classifier, block, 64, buf.get(64 * k + 64).copied());
+            if out.push(classifier, k, block, &b) {
+                string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
+            }
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
+            let k = blocks - 1;
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
-            hi |= self.block(
-                classifier,
-                buf,
-                &block,
-                rest.len(),
-                index,
-                &mut count,
-                &mut stop,
-            );
-        }
-        (stop, hi != 0)
-    }
-
-    /// Stage 1 of the block at `index` of `buf` (its first `n` bytes are real): its masks and
-    /// kinds join the piece's (`count` kinds so far); returns its bytes 0x80 and above.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
-    fn block(
-        &mut self,
-        classifier: impl JsonBlocks,
-        buf: &[u8],
-        block: &[u8; 64],
-        n: usize,
-        index: usize,
-        count: &mut usize,
-        stop: &mut Option<Stop>,
-    ) -> u64 {
-        let b = self
-            .stage1
-            .block(classifier, block, n, buf.get(index + n).copied());
-        // A piece has at most one kind per byte and the buffer 64 bytes to spare.
-        let out = self.piece.kinds[*count..][..64].as_mut_array::<64>();
-        let out = out.expect("64 bytes");
-        classifier.kinds(block, b.kinds(), b.starts, b.suspects, out);
-        let mask = b.kinds();
-        *count += mask.count_ones() as usize;
-        self.piece.masks.push(mask);
-        self.piece.others.push(b.other);
-        self.piece.counts.push(*count as u32);
-        if (b.ctrl_in_string | b.escapes) != 0 {
-            self.string_errors(buf, index, b.ctrl_in_string, b.escapes, stop);
-        }
-        b.hi
-    }
-
-    /// Checks the escape sequences and control characters of the block at `index`, keeping
-    /// the earliest error in `stop` (an escape error before a control character at one byte).
-    #[cold]
-    fn string_errors(
-        &mut self,
-        buf: &[u8],
-        index: usize,
-        ctrl: u64,
-        mut escapes: u64,
-        stop: &mut Option<Stop>,
-    ) {
-        let keep = |at: usize, reason: &'static str, stop: &mut Option<Stop>| {
-            if stop.is_none_or(|s| at < s.at) {
-                *stop = Some(Stop { at, reason });
-            }
-        };
-        while escapes != 0 {
-            let p = index + escapes.trailing_zeros() as usize;
-            escapes &= escapes - 1;
-            if stop.is_some_and(|s| s.at <= p) {
-                break;
-            }
-            match check_escape(buf, p + 1, Escape::Backslash) {
-                Ok(state) => self.escape = state,
-                Err(at) => keep(at, "invalid escape sequence", stop),
+            let b = stage1.block(classifier, &block, rest.len(), None);
+            if out.push(classifier, k, &block, &b) {
+                string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
             }
         }
-        if ctrl != 0 {
-            keep(
-                index + ctrl.trailing_zeros() as usize,
-                "control character in string",
-                stop,
-            );
-        }
+        self.stage1 = stage1;
+        (stop, out.hi != 0)
     }
 
     /// Walks the structural positions before `limit`; `false` once the grammar failed.
