@@ -82,21 +82,24 @@ pub(crate) fn kinds_portable(
     suspects: u64,
     out: &mut [u8; 64],
 ) {
-    let mut bits = mask;
-    for o in out.iter_mut() {
-        if bits == 0 {
-            break;
+    let mut coded = *block;
+    for (mut bits, code) in [(starts, b'n'), (suspects, b'x')] {
+        while bits != 0 {
+            coded[bits.trailing_zeros() as usize] = code;
+            bits &= bits - 1;
         }
-        let i = bits.trailing_zeros();
-        let bit = 1u64 << i;
-        *o = if suspects & bit != 0 {
-            b'x'
-        } else if starts & bit != 0 {
-            b'n'
-        } else {
-            block[i as usize]
-        };
-        bits &= bits - 1;
+    }
+    // Eight at a time, with no branch per byte (simdjson's flattening); a write past the
+    // marked bytes is overwritten later or left unspecified.
+    let mut bits = mask;
+    let count = mask.count_ones() as usize;
+    let mut j = 0;
+    while j < count {
+        for o in out.iter_mut().skip(j).take(8) {
+            *o = coded[(bits.trailing_zeros() & 63) as usize];
+            bits &= bits.wrapping_sub(1);
+        }
+        j += 8;
     }
 }
 
@@ -417,7 +420,9 @@ fn eq_sse2(v: [__m128i; 4], c: u8) -> u64 {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-#[inline]
+// Inlined into the stage-1 kernel, it compiled to byte-by-byte vector inserts, and the scan ran
+// at half the speed (measured: 1.6 against 0.8 s per GB).
+#[inline(never)]
 fn classify_avx2(block: &[u8; 64]) -> Masks {
     let (a, b) = load_avx2(block);
     let eq = |c| eq_avx2(a, b, c);
@@ -640,6 +645,48 @@ mod tests {
                     "{unit:?}"
                 );
             }
+        }
+    }
+
+    /// The compacted bytes of a block, by the simplest loop.
+    fn kinds_by_hand(block: &[u8; 64], mask: u64, starts: u64, suspects: u64) -> Vec<u8> {
+        (0..64)
+            .filter(|i| mask & (1 << i) != 0)
+            .map(|i| match (suspects >> i & 1, starts >> i & 1) {
+                (1, _) => b'x',
+                (_, 1) => b'n',
+                _ => block[i],
+            })
+            .collect()
+    }
+
+    #[test]
+    fn compaction_keeps_the_marked_bytes_in_order() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut random = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for block in blocks() {
+            for _ in 0..200 {
+                let mask = random() & random();
+                let (starts, suspects) = (mask & random(), mask & random() & random());
+                let want = kinds_by_hand(&block, mask, starts, suspects);
+                let mut out = [0u8; 64];
+                kinds_portable(&block, mask, starts, suspects, &mut out);
+                assert_eq!(out[..want.len()], want[..]);
+                #[cfg(target_arch = "x86_64")]
+                if Simd::detect() == Some(Simd::Avx512) {
+                    let mut out = [0u8; 64];
+                    Avx512(()).kinds(&block, mask, starts, suspects, &mut out);
+                    assert_eq!(out[..want.len()], want[..]);
+                }
+            }
+            let mut out = [0u8; 64];
+            kinds_portable(&block, u64::MAX, 0, 0, &mut out);
+            assert_eq!(out, block);
         }
     }
 }

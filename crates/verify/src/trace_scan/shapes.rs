@@ -141,38 +141,17 @@ impl Shapes {
     #[inline(always)]
     pub(super) fn find(&mut self, kinds: &[u8], at: usize, len: usize) -> Option<usize> {
         let room = len - at;
-        let fits = |i: u8| {
-            self.list
-                .get(usize::from(i))
-                .is_some_and(|s| s.len <= room && s.at(kinds, at))
-        };
-        let (two, one) = (
-            self.slot(self.last[1], self.last[0]),
-            self.slot(NONE, self.last[0]),
-        );
-        let prefix = kinds.get(at..at + CHUNK).map(prefix_hash);
-        let i = if fits(self.after[two]) {
-            self.after[two]
-        } else if fits(self.after[one]) {
-            self.after[one]
-        } else if let Some(h) = prefix
-            && fits(self.by_prefix[h])
-        {
-            self.by_prefix[h]
+        let two = self.after[self.slot(self.last[1], self.last[0])];
+        let i = if self.fits(two, kinds, at, room) {
+            two
         } else {
-            match (0..self.list.len() as u8).find(|&i| fits(i)) {
-                Some(i) => i,
-                None => {
-                    self.last = [NONE; 2];
-                    return None;
-                }
+            let one = self.after[self.slot(NONE, self.last[0])];
+            if self.fits(one, kinds, at, room) {
+                one
+            } else {
+                self.search(kinds, at, room)?
             }
         };
-        if let Some(h) = prefix
-            && self.list[usize::from(i)].len >= CHUNK
-        {
-            self.by_prefix[h] = i;
-        }
         self.follow(i);
         #[cfg(test)]
         {
@@ -181,7 +160,38 @@ impl Shapes {
         Some(self.list[usize::from(i)].len)
     }
 
+    /// Whether there is a shape `i` and `kinds[at..]` starts with it, `room` bytes long.
+    #[inline(always)]
+    fn fits(&self, i: u8, kinds: &[u8], at: usize, room: usize) -> bool {
+        self.list
+            .get(usize::from(i))
+            .is_some_and(|s| s.len <= room && s.at(kinds, at))
+    }
+
+    /// [`Shapes::find`] when the predictions failed: the last shape with the same first bytes,
+    /// then every shape.
+    #[inline(never)]
+    fn search(&mut self, kinds: &[u8], at: usize, room: usize) -> Option<u8> {
+        let prefix = kinds.get(at..at + CHUNK).map(prefix_hash);
+        if let Some(h) = prefix
+            && self.fits(self.by_prefix[h], kinds, at, room)
+        {
+            return Some(self.by_prefix[h]);
+        }
+        let Some(i) = (0..self.list.len() as u8).find(|&i| self.fits(i, kinds, at, room)) else {
+            self.last = [NONE; 2];
+            return None;
+        };
+        if let Some(h) = prefix
+            && self.list[usize::from(i)].len >= CHUNK
+        {
+            self.by_prefix[h] = i;
+        }
+        Some(i)
+    }
+
     /// The index in [`Shapes::after`] of what came after shapes `a` then `b`.
+    #[inline(always)]
     fn slot(&self, a: u8, b: u8) -> usize {
         if b == NONE {
             // The last entry, never written: after no shape, nothing is predicted.
@@ -191,6 +201,7 @@ impl Shapes {
     }
 
     /// The last event had the shape at `i` (which it matched, or was learnt from).
+    #[inline(always)]
     fn follow(&mut self, i: u8) {
         let (two, one) = (
             self.slot(self.last[1], self.last[0]),
