@@ -9,7 +9,8 @@
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128i, __m256i, __m512i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_loadu_si128,
+    __m128i, __m256i, __m512i, _mm_and_si128, _mm_clmulepi64_si128, _mm_cmpeq_epi8,
+    _mm_cmpgt_epi8, _mm_cvtsi64_si128, _mm_cvtsi128_si64, _mm_loadu_si128,
     _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm256_and_si256, _mm256_cmpeq_epi8,
     _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
     _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512, _mm512_mask_blend_epi8,
@@ -155,7 +156,8 @@ impl Simd {
         {
             let bits = std::arch::is_x86_feature_detected!("popcnt")
                 && std::arch::is_x86_feature_detected!("bmi1")
-                && std::arch::is_x86_feature_detected!("lzcnt");
+                && std::arch::is_x86_feature_detected!("lzcnt")
+                && std::arch::is_x86_feature_detected!("pclmulqdq");
             if bits
                 && std::arch::is_x86_feature_detected!("bmi2")
                 && std::arch::is_x86_feature_detected!("avx512bw")
@@ -261,6 +263,12 @@ pub(crate) trait JsonBlocks: Copy {
     fn classify(self, block: &[u8; 64]) -> Masks;
     /// [`kinds_portable`], with byte compaction where the unit has it.
     fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]);
+    /// [`prefix_xor`], with one carry-less multiplication where the unit has it (a shorter
+    /// dependency chain: every block waits for it).
+    #[inline(always)]
+    fn prefix_xor(self, x: u64) -> u64 {
+        prefix_xor(x)
+    }
 }
 
 /// Byte by byte.
@@ -279,7 +287,8 @@ impl JsonBlocks for Portable {
     }
 }
 
-/// AVX-512 BW, VBMI and VBMI2 (with `popcnt`, `bmi1`, `bmi2` and `lzcnt`) were detected.
+/// AVX-512 BW, VBMI and VBMI2 (with `popcnt`, `bmi1`, `bmi2`, `lzcnt` and `pclmulqdq`) were
+/// detected.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Avx512(());
@@ -297,9 +306,15 @@ impl JsonBlocks for Avx512 {
         // SAFETY: an `Avx512` token is only made after AVX-512 BW and VBMI2 were detected.
         unsafe { kinds_avx512(block, mask, starts, suspects, out) }
     }
+
+    #[inline(always)]
+    fn prefix_xor(self, x: u64) -> u64 {
+        // SAFETY: an `Avx512` token is only made after PCLMULQDQ was detected.
+        unsafe { prefix_xor_clmul(x) }
+    }
 }
 
-/// AVX2 (with `popcnt`, `bmi1` and `lzcnt`) was detected.
+/// AVX2 (with `popcnt`, `bmi1`, `lzcnt` and `pclmulqdq`) was detected.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Avx2(());
@@ -315,6 +330,12 @@ impl JsonBlocks for Avx2 {
     #[inline(always)]
     fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
         kinds_portable(block, mask, starts, suspects, out);
+    }
+
+    #[inline(always)]
+    fn prefix_xor(self, x: u64) -> u64 {
+        // SAFETY: an `Avx2` token is only made after PCLMULQDQ was detected.
+        unsafe { prefix_xor_clmul(x) }
     }
 }
 
@@ -344,12 +365,21 @@ impl JsonBlocks for Sse2 {
 /// for the unit found.
 #[cfg(target_arch = "x86_64")]
 pub(crate) struct Kernels<A> {
-    /// May enable `avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt`, no more.
+    /// May enable `avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt,pclmulqdq`, no more.
     pub avx512: unsafe fn(Avx512, A),
-    /// May enable `avx2,popcnt,bmi1,lzcnt`, no more.
+    /// May enable `avx2,popcnt,bmi1,lzcnt,pclmulqdq`, no more.
     pub avx2: unsafe fn(Avx2, A),
     /// Enables nothing.
     pub sse2: fn(Sse2, A),
+}
+
+/// [`prefix_xor`] as the carry-less product of `x` and all ones (simdjson's way).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq")]
+#[inline]
+fn prefix_xor_clmul(x: u64) -> u64 {
+    let product = _mm_clmulepi64_si128(_mm_cvtsi64_si128(x as i64), _mm_set1_epi8(-1), 0);
+    _mm_cvtsi128_si64(product) as u64
 }
 
 /// The two 32-byte halves of a block.

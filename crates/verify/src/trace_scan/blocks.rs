@@ -3,7 +3,7 @@
 //! inside strings, where the structural characters and scalar tokens start, and which bytes
 //! stage 2 must not take on trust (see [`Block::suspects`]).
 
-use crate::simd::{JsonBlocks, Masks, Simd, prefix_xor};
+use crate::simd::{JsonBlocks, Masks, Simd};
 
 /// How blocks are classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,7 +109,7 @@ impl Stage1 {
             self.escaped(m.backslash, n)
         };
         let quotes = m.quote & !escaped;
-        let in_string = prefix_xor(quotes) ^ self.in_string;
+        let in_string = classifier.prefix_xor(quotes) ^ self.in_string;
         self.in_string = ((in_string as i64) >> 63) as u64;
         let content = in_string & !quotes;
         let other = !(m.ws | m.op | m.quote) & !in_string;

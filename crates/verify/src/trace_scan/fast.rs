@@ -466,13 +466,13 @@ fn string_errors(
 /// [`BlockScanner::piece`] compiled for each vector unit (see [`Kernels`]): everything it
 /// calls down to the classification and compaction is `#[inline(always)]`.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt")]
+#[target_feature(enable = "avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2,lzcnt,pclmulqdq")]
 fn piece_avx512(classifier: Avx512, (scanner, buf): (&mut BlockScanner, &[u8])) {
     scanner.piece(classifier, buf);
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,popcnt,bmi1,lzcnt")]
+#[target_feature(enable = "avx2,popcnt,bmi1,lzcnt,pclmulqdq")]
 fn piece_avx2(classifier: Avx2, (scanner, buf): (&mut BlockScanner, &[u8])) {
     scanner.piece(classifier, buf);
 }

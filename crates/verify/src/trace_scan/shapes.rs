@@ -10,29 +10,35 @@ const MAX_SHAPES: usize = 32;
 /// Longest shape kept, in structural positions.
 const MAX_LEN: usize = 4096;
 
-/// Bytes compared at a time.
-const CHUNK: usize = 32;
+/// Bytes compared at a time (a whole torch_npu event's kinds, mostly).
+const CHUNK: usize = 64;
+/// Words in a chunk.
+const WORDS: usize = CHUNK / 8;
+/// The first bytes that index [`Shapes::by_prefix`].
+const PREFIX: usize = 32;
+/// Shapes kept per prefix.
+const BUCKET: usize = 4;
 
 /// A kept shape, in chunks of little-endian words (the last one padded with zeros).
 #[derive(Debug, Default)]
 struct Shape {
-    chunks: Vec<[u64; 4]>,
+    chunks: Vec<[u64; WORDS]>,
     /// The bytes of the last chunk that belong to the shape.
-    tail: [u64; 4],
+    tail: [u64; WORDS],
     len: usize,
 }
 
-/// The chunk of `bytes` as words.
+/// The first `N` words of `bytes` (which has at least `8 * N` bytes).
 #[inline(always)]
-fn words(bytes: &[u8; CHUNK]) -> [u64; 4] {
+fn words<const N: usize>(bytes: &[u8]) -> [u64; N] {
     std::array::from_fn(|i| u64::from_le_bytes(std::array::from_fn(|j| bytes[8 * i + j])))
 }
 
-/// A hash of the first [`CHUNK`] bytes of `bytes` (which has at least that many), as an index
+/// A hash of the first [`PREFIX`] bytes of `bytes` (which has at least that many), as an index
 /// of [`Shapes::by_prefix`].
 #[inline(always)]
 fn prefix_hash(bytes: &[u8]) -> usize {
-    let w = words(bytes[..CHUNK].try_into().unwrap_or(&[0; CHUNK]));
+    let w: [u64; PREFIX / 8] = words(bytes);
     let mixed = w[0] ^ w[1].rotate_left(17) ^ w[2].rotate_left(31) ^ w[3].rotate_left(47);
     (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize
 }
@@ -44,25 +50,17 @@ impl Shape {
         let Some(bytes) = kinds.get(at..at + CHUNK * self.chunks.len()) else {
             return self.slow_at(kinds, at);
         };
-        let (last, body) = self.chunks.split_last().unwrap_or((&[0; 4], &[]));
+        let (last, body) = self.chunks.split_last().unwrap_or((&[0; WORDS], &[]));
         let (rest, tail) = bytes.split_at(CHUNK * body.len());
-        let differ = |a: [u64; 4], b: &[u64; 4], mask: &[u64; 4]| {
-            (0..4).fold(0, |d, i| d | ((a[i] ^ b[i]) & mask[i])) != 0
+        let differ = |a: [u64; WORDS], b: &[u64; WORDS], mask: &[u64; WORDS]| {
+            (0..WORDS).fold(0, |d, i| d | ((a[i] ^ b[i]) & mask[i])) != 0
         };
         for (chunk, want) in rest.chunks_exact(CHUNK).zip(body) {
-            if differ(
-                words(chunk.try_into().unwrap_or(&[0; CHUNK])),
-                want,
-                &[u64::MAX; 4],
-            ) {
+            if differ(words(chunk), want, &[u64::MAX; WORDS]) {
                 return false;
             }
         }
-        !differ(
-            words(tail.try_into().unwrap_or(&[0; CHUNK])),
-            last,
-            &self.tail,
-        )
+        !differ(words(tail), last, &self.tail)
     }
 
     /// [`Shape::at`] where fewer than the padded length of bytes follow `at`.
@@ -109,8 +107,9 @@ pub(super) struct Shapes {
     /// `a` then `b` last time; `after[MAX_SHAPES * MAX_SHAPES + b]`: after an event of shape
     /// `b` (see [`Shapes::slot`]).
     after: Box<[u8]>,
-    /// The shape last matched or learnt, by a hash of its first [`CHUNK`] bytes.
-    by_prefix: [u8; 256],
+    /// The shapes last matched or learnt, by a hash of their first [`PREFIX`] bytes, the
+    /// most recent first (shapes that differ only later share a bucket).
+    by_prefix: [[u8; BUCKET]; 256],
     /// The next slot to reuse once the list is full.
     evict: usize,
     /// Events matched (for the tests that check that matching happens).
@@ -124,7 +123,7 @@ impl Default for Shapes {
             list: Vec::with_capacity(MAX_SHAPES),
             last: [NONE; 2],
             after: vec![NONE; (MAX_SHAPES + 1) * MAX_SHAPES + 1].into_boxed_slice(),
-            by_prefix: [NONE; 256],
+            by_prefix: [[NONE; BUCKET]; 256],
             evict: 0,
             #[cfg(test)]
             matched: 0,
@@ -168,26 +167,35 @@ impl Shapes {
             .is_some_and(|s| s.len <= room && s.at(kinds, at))
     }
 
-    /// [`Shapes::find`] when the predictions failed: the last shape with the same first bytes,
-    /// then every shape.
+    /// [`Shapes::find`] when the predictions failed: the last shapes with the same first
+    /// bytes, then every shape.
     #[inline(never)]
     fn search(&mut self, kinds: &[u8], at: usize, room: usize) -> Option<u8> {
-        let prefix = kinds.get(at..at + CHUNK).map(prefix_hash);
+        let prefix = kinds.get(at..at + PREFIX).map(prefix_hash);
         if let Some(h) = prefix
-            && self.fits(self.by_prefix[h], kinds, at, room)
+            && let Some(k) = (0..BUCKET).find(|&k| self.fits(self.by_prefix[h][k], kinds, at, room))
         {
-            return Some(self.by_prefix[h]);
+            let i = self.by_prefix[h][k];
+            self.by_prefix[h][..=k].rotate_right(1);
+            return Some(i);
         }
         let Some(i) = (0..self.list.len() as u8).find(|&i| self.fits(i, kinds, at, room)) else {
             self.last = [NONE; 2];
             return None;
         };
         if let Some(h) = prefix
-            && self.list[usize::from(i)].len >= CHUNK
+            && self.list[usize::from(i)].len >= PREFIX
         {
-            self.by_prefix[h] = i;
+            self.remember(h, i);
         }
         Some(i)
+    }
+
+    /// Puts shape `i` first in the bucket of prefix hash `h`.
+    fn remember(&mut self, h: usize, i: u8) {
+        let bucket = &mut self.by_prefix[h];
+        bucket.rotate_right(1);
+        bucket[0] = i;
     }
 
     /// The index in [`Shapes::after`] of what came after shapes `a` then `b`.
@@ -229,8 +237,8 @@ impl Shapes {
             self.evict
         };
         self.list[i].set(kinds);
-        if let Some(first) = kinds.get(..CHUNK) {
-            self.by_prefix[prefix_hash(first)] = i as u8;
+        if let Some(first) = kinds.get(..PREFIX) {
+            self.remember(prefix_hash(first), i as u8);
         }
         self.follow(i as u8);
     }
