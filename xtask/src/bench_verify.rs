@@ -71,6 +71,10 @@ fn samples(root: &Path) -> PathBuf {
 const TRACE_SAMPLE: &str =
     "Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json";
 const KERNEL_SAMPLE: &str = "Ascend-msinsight/test__st__level2__rank_0_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv";
+/// A real run's trace (host and device events of one rank, with `\r\n` escapes in its
+/// strings), repeated for the second trace input.
+const REAL_TRACE_SAMPLE: &str =
+    "runs/msinsight-text-level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
 const INFO_SAMPLE: &str =
     "Ascend-msinsight/test__st__level2__rank_0_ascend_pt__profiler_info_0.json";
 
@@ -78,6 +82,8 @@ const INFO_SAMPLE: &str =
 struct Inputs {
     big: PathBuf,
     big_trace: PathBuf,
+    real: PathBuf,
+    real_trace: PathBuf,
     variants: Vec<(String, PathBuf, &'static str)>,
     py: PathBuf,
     py_trace: PathBuf,
@@ -171,6 +177,13 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
     );
     let variants = write_variants(out, &info, &big_trace, &layout)?;
 
+    let real = run_dir(out, "real_trace_run_ascend_pt", &info)?;
+    let real_trace = real.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let real_sample = fs::read(samples.join(REAL_TRACE_SAMPLE))
+        .with_context(|| format!("reading {}", samples.join(REAL_TRACE_SAMPLE).display()))?;
+    let len = write_repeated(&real_trace, &real_sample, (args.trace_gb * 1e9) as u64)?;
+    eprintln!("generated {} ({len} bytes)", real_trace.display());
+
     let py = run_dir(out, "py_trace_run_ascend_pt", &info)?;
     let py_trace = py.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
     write_trace(
@@ -215,6 +228,8 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
     Ok(Inputs {
         big,
         big_trace,
+        real,
+        real_trace,
         variants,
         py,
         py_trace,
@@ -334,6 +349,28 @@ fn write_trace(path: &Path, sample: &[u8], target: u64) -> anyhow::Result<TraceL
     put(&mut w, &mut len, b"]")?;
     w.flush()?;
     Ok(TraceLayout { len, device_append })
+}
+
+/// Writes a trace of about `target` bytes: the events of the trace `sample` repeated.
+fn write_repeated(path: &Path, sample: &[u8], target: u64) -> anyhow::Result<u64> {
+    let events = sample
+        .trim_ascii()
+        .strip_prefix(b"[")
+        .and_then(|s| s.strip_suffix(b"]"))
+        .context("the real trace sample is not a closed array")?
+        .trim_ascii();
+    let mut w = BufWriter::with_capacity(8 << 20, File::create(path)?);
+    w.write_all(b"[")?;
+    w.write_all(events)?;
+    let mut len = events.len() as u64 + 2;
+    while len + events.len() as u64 + 2 <= target {
+        w.write_all(b",\n")?;
+        w.write_all(events)?;
+        len += events.len() as u64 + 2;
+    }
+    w.write_all(b"]")?;
+    w.flush()?;
+    Ok(len)
 }
 
 /// The broken variants, each in its own run directory: (label, dir, expected state).
@@ -524,6 +561,7 @@ const JSON_LOAD: &str = "python3 json.load";
 const PY_CSV: &str = "python3 csv.reader";
 const PANDAS: &str = "pandas.read_csv pyarrow";
 const TRACE: &str = "trace (valid)";
+const REAL_TRACE: &str = "real-run trace (valid)";
 const PY_TRACE: &str = "small trace (valid)";
 const CSV: &str = "kernel_details.csv";
 const RANKS: &str = "multi-rank run";
@@ -613,6 +651,25 @@ fn measure_all(
         max_rss_kb: 0,
         verdict: "complete".to_owned(),
     });
+    // The real run's trace, repeated: wc -l and npuprof.
+    let real_bytes = size(&inputs.real_trace);
+    bench.run(Case {
+        input: REAL_TRACE,
+        bytes: real_bytes,
+        tool: WC.to_owned(),
+        cmd: one_core(
+            Path::new("wc"),
+            &["-l".as_ref(), inputs.real_trace.as_os_str()],
+        ),
+        check: &lines,
+    })?;
+    bench.run(Case {
+        input: REAL_TRACE,
+        bytes: real_bytes,
+        tool: ONE_CORE.to_owned(),
+        cmd: verify_cmd(npuprof, &inputs.real, true),
+        check: &complete,
+    })?;
     for (label, dir, want) in &inputs.variants {
         let check = state_is(want);
         bench.run(Case {
@@ -921,6 +978,12 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
         "trace: scanner library (1 thread) / wc -l (1 core)",
         (TRACE, LIBRARY),
         (TRACE, WC),
+        Some((3.0, true)),
+    );
+    both(
+        "real-run trace: npuprof verify (1 core) / wc -l (1 core)",
+        (REAL_TRACE, ONE_CORE),
+        (REAL_TRACE, WC),
         Some((3.0, true)),
     );
     both(

@@ -9,13 +9,13 @@
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128i, __m256i, __m512i, _mm_and_si128, _mm_clmulepi64_si128, _mm_cmpeq_epi8,
-    _mm_cmpgt_epi8, _mm_cvtsi64_si128, _mm_cvtsi128_si64, _mm_loadu_si128,
-    _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm256_and_si256, _mm256_cmpeq_epi8,
-    _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
-    _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_loadu_si512, _mm512_mask_blend_epi8,
-    _mm512_maskz_compress_epi8, _mm512_maskz_permutex2var_epi8, _mm512_movepi8_mask,
-    _mm512_set1_epi8, _mm512_storeu_si512, _mm512_test_epi8_mask,
+    __m128i, __m256i, __m512i, _mm_and_si128, _mm_clmulepi64_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8,
+    _mm_cvtsi64_si128, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+    _mm_set1_epi8, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
+    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm512_cmpeq_epi8_mask,
+    _mm512_cmplt_epu8_mask, _mm512_loadu_si512, _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8,
+    _mm512_maskz_permutex2var_epi8, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_storeu_si512,
+    _mm512_test_epi8_mask,
 };
 
 /// The JSON classes of the bytes of a block.
@@ -263,12 +263,27 @@ pub(crate) trait JsonBlocks: Copy {
     fn classify(self, block: &[u8; 64]) -> Masks;
     /// [`kinds_portable`], with byte compaction where the unit has it.
     fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]);
+    /// The bytes that may follow a backslash in a JSON string: `"\\/bfnrt` (`simple`), and `u`.
+    #[inline(always)]
+    fn escape_chars(self, block: &[u8; 64]) -> (u64, u64) {
+        escape_chars_portable(block)
+    }
     /// [`prefix_xor`], with one carry-less multiplication where the unit has it (a shorter
     /// dependency chain: every block waits for it).
     #[inline(always)]
     fn prefix_xor(self, x: u64) -> u64 {
         prefix_xor(x)
     }
+}
+
+/// [`JsonBlocks::escape_chars`] byte by byte.
+fn escape_chars_portable(block: &[u8; 64]) -> (u64, u64) {
+    (
+        portable_bits(block, |b| {
+            matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+        }),
+        portable_bits(block, |b| b == b'u'),
+    )
 }
 
 /// Byte by byte.
@@ -311,6 +326,12 @@ impl JsonBlocks for Avx512 {
     fn prefix_xor(self, x: u64) -> u64 {
         // SAFETY: an `Avx512` token is only made after PCLMULQDQ was detected.
         unsafe { prefix_xor_clmul(x) }
+    }
+
+    #[inline(always)]
+    fn escape_chars(self, block: &[u8; 64]) -> (u64, u64) {
+        // SAFETY: an `Avx512` token is only made after AVX-512 BW and VBMI were detected.
+        unsafe { escape_chars_avx512(block) }
     }
 }
 
@@ -596,6 +617,42 @@ fn classify_avx512(block: &[u8; 64]) -> Masks {
     }
 }
 
+/// The escape class bits of each ASCII byte: 1 for `"\\/bfnrt`, 2 for `u`.
+static ASCII_ESCAPES: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        t[b] = match b as u8 {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 1,
+            b'u' => 2,
+            _ => 0,
+        };
+        b += 1;
+    }
+    t
+};
+
+/// [`JsonBlocks::escape_chars`] with one table lookup.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,avx512vbmi")]
+#[inline]
+fn escape_chars_avx512(block: &[u8; 64]) -> (u64, u64) {
+    let v = load_avx512(block);
+    // SAFETY: `ASCII_ESCAPES` holds 128 readable bytes; the loads read 0..64 and 64..128.
+    let (lo_table, hi_table) = unsafe {
+        let p = ASCII_ESCAPES.as_ptr();
+        (
+            _mm512_loadu_si512(p.cast::<__m512i>()),
+            _mm512_loadu_si512(p.add(64).cast::<__m512i>()),
+        )
+    };
+    let classes = _mm512_maskz_permutex2var_epi8(!_mm512_movepi8_mask(v), lo_table, v, hi_table);
+    (
+        _mm512_test_epi8_mask(classes, _mm512_set1_epi8(1)),
+        _mm512_test_epi8_mask(classes, _mm512_set1_epi8(2)),
+    )
+}
+
 /// [`kinds_portable`] with one compaction instruction.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512bw,avx512vbmi2")]
@@ -666,6 +723,16 @@ mod tests {
 
     #[test]
     fn vector_and_portable_classification_agree() {
+        for block in blocks() {
+            #[cfg(target_arch = "x86_64")]
+            if Simd::detect() == Some(Simd::Avx512) {
+                assert_eq!(
+                    Avx512(()).escape_chars(&block),
+                    escape_chars_portable(&block)
+                );
+            }
+            assert_eq!(Portable.escape_chars(&block), escape_chars_portable(&block));
+        }
         for unit in Simd::available() {
             for block in blocks() {
                 assert_eq!(unit.classify(&block), classify_portable(&block), "{unit:?}");

@@ -24,6 +24,10 @@ pub(super) struct Block {
     pub ctrl_in_string: u64,
     /// Backslashes inside strings that start an escape sequence.
     pub escapes: u64,
+    /// The control characters in strings and the escape sequences that the caller must check
+    /// byte by byte (`\u`, and a sequence that the end of the block cuts); the others were
+    /// checked here.
+    pub string_checks: u64,
     /// Bytes 0x80 and above anywhere.
     pub hi: u64,
     /// Bytes outside strings that are not whitespace, structural characters or quotes: the
@@ -34,9 +38,24 @@ pub(super) struct Block {
     /// Bytes that a matched event shape cannot vouch for: in scalar tokens, every byte that is
     /// not part of a plain number (`-`? digits without a leading zero, then `.` and digits at
     /// most once; literals, exponents and stray bytes included), and the closing quote of
-    /// every string that may be `"process_name"` (12 bytes with `_` at index 7). Conservative:
-    /// a byte whose verdict depends on the next block is suspect.
+    /// every string that may be `"process_name"` (see [`Block::names`]). Conservative: a byte
+    /// whose verdict depends on the next block is suspect.
     pub suspects: u64,
+    /// The closing quotes of the strings that are 12 bytes long with `_` at index 7, as
+    /// `"process_name"` is (part of `suspects`; the caller may drop those that are not it, see
+    /// [`Block::not_names`]).
+    pub names: u64,
+}
+
+/// The escape sequences that start at `escapes` and need a check byte by byte: `\u`, one
+/// whose next byte is not a valid escape, and one that the end of the block cuts.
+#[inline(always)]
+fn escape_checks(classifier: impl JsonBlocks, bytes: &[u8; 64], escapes: u64, n: usize) -> u64 {
+    let (simple, u) = classifier.escape_chars(bytes);
+    // The byte after each escape, as a mask of the backslashes.
+    let follows_simple = simple >> 1;
+    let last = 1u64 << (n - 1);
+    escapes & (!follows_simple | (u >> 1) | last)
 }
 
 impl Block {
@@ -45,6 +64,15 @@ impl Block {
     #[inline(always)]
     pub(super) fn kinds(&self) -> u64 {
         self.structurals | self.suspects
+    }
+
+    /// Drops the closing quotes in `names` from the suspects: their strings are not
+    /// `"process_name"`.
+    #[inline(always)]
+    pub(super) fn not_names(&mut self, names: u64) {
+        let scalars = self.suspects & !self.names;
+        self.names &= !names;
+        self.suspects = scalars | self.names;
     }
 }
 
@@ -70,26 +98,17 @@ pub(super) struct Stage1 {
 
 impl Stage1 {
     /// The bytes escaped by a backslash among the first `n` bytes; updates the carry for
-    /// the byte after them. Backslashes are rare in traces: a loop over them is enough.
+    /// the byte after them. Without a branch (simdjson's escape scanner): a backslash that
+    /// starts a run escapes the byte after each backslash at an even distance from it, which a
+    /// subtraction from the odd bits finds for every run at once.
     #[inline(always)]
     fn escaped(&mut self, backslash: u64, n: usize) -> u64 {
-        let mut escaped = u64::from(self.escaped_next);
-        self.escaped_next = false;
-        let mut rest = backslash & !escaped;
-        while rest != 0 {
-            let p = rest.trailing_zeros() as usize;
-            rest &= rest - 1;
-            if escaped & (1 << p) != 0 {
-                continue;
-            }
-            if p + 1 == n {
-                self.escaped_next = true;
-            } else {
-                escaped |= 1 << (p + 1);
-                rest &= !(1 << (p + 1));
-            }
-        }
-        escaped
+        const ODD: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+        let carry = u64::from(self.escaped_next);
+        let potential = backslash & !carry;
+        let codes = (((potential << 1) | ODD).wrapping_sub(potential)) ^ ODD;
+        self.escaped_next = (codes & backslash) >> (n - 1) & 1 == 1;
+        codes ^ (backslash | carry)
     }
 
     /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces); `next` is the
@@ -103,28 +122,32 @@ impl Stage1 {
         next: Option<u8>,
     ) -> Block {
         let m = classifier.classify(bytes);
-        let escaped = if m.backslash == 0 && !self.escaped_next {
-            0
-        } else {
-            self.escaped(m.backslash, n)
-        };
+        let escaped = self.escaped(m.backslash, n);
         let quotes = m.quote & !escaped;
         let in_string = classifier.prefix_xor(quotes) ^ self.in_string;
         self.in_string = ((in_string as i64) >> 63) as u64;
         let content = in_string & !quotes;
+        let escapes = m.backslash & !escaped & content;
+        let escape_checks = if escapes == 0 {
+            0
+        } else {
+            escape_checks(classifier, bytes, escapes, n)
+        };
         let other = !(m.ws | m.op | m.quote) & !in_string;
         let other_start = other & !((other << 1) | u64::from(self.other_prev));
         self.other_prev = (other >> (n - 1)) & 1 == 1;
-        let suspects = self.scalar_suspects(&m, other, other_start, n, next)
-            | self.name_candidates(quotes, m.underscore, n);
+        let names = self.name_candidates(quotes, m.underscore, n);
+        let suspects = self.scalar_suspects(&m, other, other_start, n, next) | names;
         Block {
             structurals: (m.op & !in_string) | quotes | other_start,
             ctrl_in_string: m.ctrl & content,
-            escapes: m.backslash & !escaped & content,
+            escapes,
+            string_checks: (m.ctrl & content) | escape_checks,
             hi: m.hi,
             other,
             starts: other_start,
             suspects,
+            names,
         }
     }
 
@@ -186,6 +209,55 @@ impl Stage1 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The escaped bytes, one backslash at a time.
+    fn escaped_by_hand(carry: bool, backslash: u64, n: usize) -> (u64, bool) {
+        let mut escaped = u64::from(carry);
+        let mut next = false;
+        for p in 0..n {
+            if backslash & (1 << p) != 0 && escaped & (1 << p) == 0 {
+                if p + 1 == n {
+                    next = true;
+                } else {
+                    escaped |= 1 << (p + 1);
+                }
+            }
+        }
+        (escaped & (u64::MAX >> (64 - n)), next)
+    }
+
+    #[test]
+    fn escapes_without_a_branch_agree_with_one_backslash_at_a_time() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        for i in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Dense and sparse backslashes, with runs.
+            let backslash = if i % 2 == 0 {
+                x
+            } else {
+                x & (x >> 3) & (x >> 5)
+            };
+            let n = if i % 3 == 0 {
+                1 + (x >> 58) as usize
+            } else {
+                64
+            };
+            let backslash = backslash & (u64::MAX >> (64 - n));
+            for carry in [false, true] {
+                let mut s = Stage1 {
+                    escaped_next: carry,
+                    ..Stage1::default()
+                };
+                let escaped = s.escaped(backslash, n) & (u64::MAX >> (64 - n));
+                assert_eq!(
+                    (escaped, s.escaped_next),
+                    escaped_by_hand(carry, backslash, n)
+                );
+            }
+        }
+    }
 
     #[test]
     fn escaped_runs_of_backslashes() {

@@ -422,8 +422,28 @@ impl Out<'_> {
         self.others[k] = b.other;
         self.counts[k + 1] = self.count as u32;
         self.hi |= b.hi;
-        (b.ctrl_in_string | b.escapes) != 0
+        b.string_checks != 0
     }
+}
+
+/// The closing quotes among `names` (of the block at `index` of `buf`) whose strings are not
+/// `"process_name"`, as far as `buf` shows (a string that starts before it may be).
+#[cold]
+fn not_process_names(buf: &[u8], index: usize, names: u64) -> u64 {
+    let mut bits = names;
+    let mut not = 0;
+    while bits != 0 {
+        let bit = bits & bits.wrapping_neg();
+        bits &= bits - 1;
+        let end = index + bit.trailing_zeros() as usize;
+        if end
+            .checked_sub(12)
+            .is_some_and(|start| buf[start..end] != *b"process_name")
+        {
+            not |= bit;
+        }
+    }
+    not
 }
 
 /// Checks the escape sequences and control characters of the block `b` at `index` of `buf`,
@@ -587,7 +607,10 @@ impl BlockScanner {
         let mut chunks = buf.chunks_exact(64);
         for (k, chunk) in (&mut chunks).enumerate() {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
-            let b = stage1.block(classifier, block, 64, buf.get(64 * k + 64).copied());
+            let mut b = stage1.block(classifier, block, 64, buf.get(64 * k + 64).copied());
+            if b.names != 0 {
+                b.not_names(not_process_names(buf, 64 * k, b.names));
+            }
             if out.push(classifier, k, block, &b) {
                 string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
             }
@@ -597,7 +620,10 @@ impl BlockScanner {
             let k = blocks - 1;
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
-            let b = stage1.block(classifier, &block, rest.len(), None);
+            let mut b = stage1.block(classifier, &block, rest.len(), None);
+            if b.names != 0 {
+                b.not_names(not_process_names(buf, 64 * k, b.names));
+            }
             if out.push(classifier, k, &block, &b) {
                 string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
             }
