@@ -114,9 +114,9 @@ impl Stage1 {
     /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces); `next` is the
     /// byte after them, when known.
     #[inline(always)]
-    pub(super) fn block(
+    pub(super) fn block<C: JsonBlocks>(
         &mut self,
-        classifier: impl JsonBlocks,
+        classifier: C,
         bytes: &[u8; 64],
         n: usize,
         next: Option<u8>,
@@ -128,10 +128,11 @@ impl Stage1 {
         self.in_string = ((in_string as i64) >> 63) as u64;
         let content = in_string & !quotes;
         let escapes = m.backslash & !escaped & content;
-        let escape_checks = if escapes == 0 {
-            0
-        } else {
+        // Where finding the escape characters costs less than a mispredicted branch, always.
+        let escape_checks = if C::CHEAP_ESCAPE_CHARS || escapes != 0 {
             escape_checks(classifier, bytes, escapes, n)
+        } else {
+            0
         };
         let other = !(m.ws | m.op | m.quote) & !in_string;
         let other_start = other & !((other << 1) | u64::from(self.other_prev));

@@ -19,13 +19,13 @@ const PREFIX: usize = 32;
 /// Shapes kept per prefix.
 const BUCKET: usize = 4;
 
-/// A kept shape, in chunks of little-endian words (the last one padded with zeros).
+/// A kept shape: its bytes, and its first [`CHUNK`] bytes as little-endian words (padded with
+/// zeros) with the mask of the bytes that belong to it.
 #[derive(Debug, Default)]
 struct Shape {
-    chunks: Vec<[u64; WORDS]>,
-    /// The bytes of the last chunk that belong to the shape.
-    tail: [u64; WORDS],
-    len: usize,
+    first: [u64; WORDS],
+    mask: [u64; WORDS],
+    bytes: Vec<u8>,
 }
 
 /// The first `N` words of `bytes` (which has at least `8 * N` bytes).
@@ -44,46 +44,32 @@ fn prefix_hash(bytes: &[u8]) -> usize {
 }
 
 impl Shape {
-    /// Whether `kinds[at..]` starts with this shape; `kinds` has at least `len` bytes from `at`.
-    #[inline(always)]
-    fn at(&self, kinds: &[u8], at: usize) -> bool {
-        let Some(bytes) = kinds.get(at..at + CHUNK * self.chunks.len()) else {
-            return self.slow_at(kinds, at);
-        };
-        let (last, body) = self.chunks.split_last().unwrap_or((&[0; WORDS], &[]));
-        let (rest, tail) = bytes.split_at(CHUNK * body.len());
-        let differ = |a: [u64; WORDS], b: &[u64; WORDS], mask: &[u64; WORDS]| {
-            (0..WORDS).fold(0, |d, i| d | ((a[i] ^ b[i]) & mask[i])) != 0
-        };
-        for (chunk, want) in rest.chunks_exact(CHUNK).zip(body) {
-            if differ(words(chunk), want, &[u64::MAX; WORDS]) {
-                return false;
-            }
-        }
-        !differ(words(tail), last, &self.tail)
+    fn len(&self) -> usize {
+        self.bytes.len()
     }
 
-    /// [`Shape::at`] where fewer than the padded length of bytes follow `at`.
-    #[cold]
-    fn slow_at(&self, kinds: &[u8], at: usize) -> bool {
-        let shape = self.chunks.iter().flatten().flat_map(|w| w.to_le_bytes());
-        kinds[at..at + self.len]
-            .iter()
-            .zip(shape)
-            .all(|(a, b)| *a == b)
+    /// Whether `kinds[at..]` starts with this shape; `kinds` has at least its length of bytes
+    /// from `at`.
+    #[inline(always)]
+    fn at(&self, kinds: &[u8], at: usize) -> bool {
+        let Some(chunk) = kinds.get(at..at + CHUNK) else {
+            return kinds[at..at + self.len()] == self.bytes[..];
+        };
+        let w: [u64; WORDS] = words(chunk);
+        let differ = (0..WORDS).fold(0, |d, i| d | ((w[i] ^ self.first[i]) & self.mask[i]));
+        differ == 0
+            && (self.len() <= CHUNK || kinds[at + CHUNK..at + self.len()] == self.bytes[CHUNK..])
     }
 
     fn set(&mut self, kinds: &[u8]) {
-        self.len = kinds.len();
-        self.chunks.clear();
-        self.chunks.extend(kinds.chunks(CHUNK).map(|c| {
-            let mut chunk = [0u8; CHUNK];
-            chunk[..c.len()].copy_from_slice(c);
-            words(&chunk)
-        }));
-        let used = kinds.len() - CHUNK * (self.chunks.len() - 1);
-        self.tail = std::array::from_fn(|i| {
-            let bytes = used.saturating_sub(8 * i).min(8);
+        self.bytes.clear();
+        self.bytes.extend_from_slice(kinds);
+        let mut chunk = [0u8; CHUNK];
+        let head = kinds.len().min(CHUNK);
+        chunk[..head].copy_from_slice(&kinds[..head]);
+        self.first = words(&chunk);
+        self.mask = std::array::from_fn(|i| {
+            let bytes = head.saturating_sub(8 * i).min(8);
             if bytes == 8 {
                 u64::MAX
             } else {
@@ -142,21 +128,24 @@ impl Shapes {
         let room = len - at;
         let two = self.after[self.slot(self.last[1], self.last[0])];
         let i = if self.fits(two, kinds, at, room) {
+            // As predicted: only the history moves on.
+            self.last = [two, self.last[0]];
             two
         } else {
             let one = self.after[self.slot(NONE, self.last[0])];
-            if self.fits(one, kinds, at, room) {
+            let i = if self.fits(one, kinds, at, room) {
                 one
             } else {
                 self.search(kinds, at, room)?
-            }
+            };
+            self.follow(i);
+            i
         };
-        self.follow(i);
         #[cfg(test)]
         {
             self.matched += 1;
         }
-        Some(self.list[usize::from(i)].len)
+        Some(self.list[usize::from(i)].len())
     }
 
     /// Whether there is a shape `i` and `kinds[at..]` starts with it, `room` bytes long.
@@ -164,7 +153,7 @@ impl Shapes {
     fn fits(&self, i: u8, kinds: &[u8], at: usize, room: usize) -> bool {
         self.list
             .get(usize::from(i))
-            .is_some_and(|s| s.len <= room && s.at(kinds, at))
+            .is_some_and(|s| s.len() <= room && s.at(kinds, at))
     }
 
     /// [`Shapes::find`] when the predictions failed: the last shapes with the same first
@@ -184,7 +173,7 @@ impl Shapes {
             return None;
         };
         if let Some(h) = prefix
-            && self.list[usize::from(i)].len >= PREFIX
+            && self.list[usize::from(i)].len() >= PREFIX
         {
             self.remember(h, i);
         }
