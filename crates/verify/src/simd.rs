@@ -259,8 +259,6 @@ impl Simd {
 /// ([`Simd::dispatch_kernel`] makes them), so that code generic over the classifier compiles to
 /// one version per unit, with no choice left per block.
 pub(crate) trait JsonBlocks: Copy {
-    /// Whether [`JsonBlocks::escape_chars`] is a few instructions (not a loop).
-    const CHEAP_ESCAPE_CHARS: bool = false;
     /// The classes of the bytes of `block`.
     fn classify(self, block: &[u8; 64]) -> Masks;
     /// [`kinds_portable`], with byte compaction where the unit has it.
@@ -312,8 +310,6 @@ pub(crate) struct Avx512(());
 
 #[cfg(target_arch = "x86_64")]
 impl JsonBlocks for Avx512 {
-    const CHEAP_ESCAPE_CHARS: bool = true;
-
     #[inline(always)]
     fn classify(self, block: &[u8; 64]) -> Masks {
         // SAFETY: an `Avx512` token is only made after AVX-512 BW and VBMI were detected.

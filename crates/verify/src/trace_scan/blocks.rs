@@ -114,9 +114,9 @@ impl Stage1 {
     /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces); `next` is the
     /// byte after them, when known.
     #[inline(always)]
-    pub(super) fn block<C: JsonBlocks>(
+    pub(super) fn block(
         &mut self,
-        classifier: C,
+        classifier: impl JsonBlocks,
         bytes: &[u8; 64],
         n: usize,
         next: Option<u8>,
@@ -128,8 +128,7 @@ impl Stage1 {
         self.in_string = ((in_string as i64) >> 63) as u64;
         let content = in_string & !quotes;
         let escapes = m.backslash & !escaped & content;
-        // Where finding the escape characters costs less than a mispredicted branch, always.
-        let escape_checks = if C::CHEAP_ESCAPE_CHARS || escapes != 0 {
+        let escape_checks = if escapes != 0 {
             escape_checks(classifier, bytes, escapes, n)
         } else {
             0
