@@ -479,34 +479,51 @@ impl Bench {
     }
 
     fn run_prepared(&mut self, case: Case<'_>, evict: Option<&Path>) -> anyhow::Result<()> {
-        eprintln!("timing {} on {} ...", case.tool, case.input);
-        let mut times = Vec::with_capacity(self.runs);
-        let mut cpus = Vec::with_capacity(self.runs);
-        let mut max_rss_kb = 0;
-        let mut verdict = String::new();
+        self.run_interleaved(vec![case], evict)
+    }
+
+    /// The cases in turn, one warm-up round then `runs` timed rounds (each after evicting
+    /// `file`, when given, and then without a warm-up): a slow spell of the machine falls on
+    /// every case alike, not on one of them.
+    fn run_interleaved(
+        &mut self,
+        cases: Vec<Case<'_>>,
+        evict: Option<&Path>,
+    ) -> anyhow::Result<()> {
+        for case in &cases {
+            eprintln!("timing {} on {} ...", case.tool, case.input);
+        }
+        let mut times = vec![Vec::with_capacity(self.runs); cases.len()];
+        let mut cpus = vec![Vec::with_capacity(self.runs); cases.len()];
+        let mut max_rss_kb = vec![0; cases.len()];
+        let mut verdicts = vec![String::new(); cases.len()];
         let first = usize::from(evict.is_some());
         for i in first..=self.runs {
-            if let Some(file) = evict {
-                evict_from_page_cache(file)?;
-            }
-            let m = measure(&case.cmd, true)?;
-            verdict = (case.check)(&m.stdout)
-                .with_context(|| format!("{} on {}", case.tool, case.input))?;
-            if i > 0 {
-                times.push(m.secs);
-                cpus.push(m.cpu);
-                max_rss_kb = max_rss_kb.max(m.max_rss_kb);
+            for (k, case) in cases.iter().enumerate() {
+                if let Some(file) = evict {
+                    evict_from_page_cache(file)?;
+                }
+                let m = measure(&case.cmd, true)?;
+                verdicts[k] = (case.check)(&m.stdout)
+                    .with_context(|| format!("{} on {}", case.tool, case.input))?;
+                if i > 0 {
+                    times[k].push(m.secs);
+                    cpus[k].push(m.cpu);
+                    max_rss_kb[k] = max_rss_kb[k].max(m.max_rss_kb);
+                }
             }
         }
-        self.rows.push(Row {
-            input: case.input,
-            bytes: case.bytes,
-            tool: case.tool,
-            secs: median(&mut times),
-            cpu: median(&mut cpus),
-            max_rss_kb,
-            verdict,
-        });
+        for (k, case) in cases.into_iter().enumerate() {
+            self.rows.push(Row {
+                input: case.input,
+                bytes: case.bytes,
+                tool: case.tool,
+                secs: median(&mut times[k]),
+                cpu: median(&mut cpus[k]),
+                max_rss_kb: max_rss_kb[k],
+                verdict: std::mem::take(&mut verdicts[k]),
+            });
+        }
         Ok(())
     }
 
@@ -618,23 +635,28 @@ fn measure_all(
 
     // The big trace, one core: wc -l, npuprof, the library alone.
     let trace_bytes = size(&inputs.big_trace);
-    bench.run(Case {
-        input: TRACE,
-        bytes: trace_bytes,
-        tool: WC.to_owned(),
-        cmd: one_core(
-            Path::new("wc"),
-            &["-l".as_ref(), inputs.big_trace.as_os_str()],
-        ),
-        check: &lines,
-    })?;
-    bench.run(Case {
-        input: TRACE,
-        bytes: trace_bytes,
-        tool: ONE_CORE.to_owned(),
-        cmd: verify_cmd(npuprof, &inputs.big, true),
-        check: &complete,
-    })?;
+    bench.run_interleaved(
+        vec![
+            Case {
+                input: TRACE,
+                bytes: trace_bytes,
+                tool: WC.to_owned(),
+                cmd: one_core(
+                    Path::new("wc"),
+                    &["-l".as_ref(), inputs.big_trace.as_os_str()],
+                ),
+                check: &lines,
+            },
+            Case {
+                input: TRACE,
+                bytes: trace_bytes,
+                tool: ONE_CORE.to_owned(),
+                cmd: verify_cmd(npuprof, &inputs.big, true),
+                check: &complete,
+            },
+        ],
+        None,
+    )?;
     let mut lib: Vec<(f64, f64)> = (0..args.runs)
         .map(|_| {
             let cpu0 = self_cpu();
@@ -653,23 +675,28 @@ fn measure_all(
     });
     // The real run's trace, repeated: wc -l and npuprof.
     let real_bytes = size(&inputs.real_trace);
-    bench.run(Case {
-        input: REAL_TRACE,
-        bytes: real_bytes,
-        tool: WC.to_owned(),
-        cmd: one_core(
-            Path::new("wc"),
-            &["-l".as_ref(), inputs.real_trace.as_os_str()],
-        ),
-        check: &lines,
-    })?;
-    bench.run(Case {
-        input: REAL_TRACE,
-        bytes: real_bytes,
-        tool: ONE_CORE.to_owned(),
-        cmd: verify_cmd(npuprof, &inputs.real, true),
-        check: &complete,
-    })?;
+    bench.run_interleaved(
+        vec![
+            Case {
+                input: REAL_TRACE,
+                bytes: real_bytes,
+                tool: WC.to_owned(),
+                cmd: one_core(
+                    Path::new("wc"),
+                    &["-l".as_ref(), inputs.real_trace.as_os_str()],
+                ),
+                check: &lines,
+            },
+            Case {
+                input: REAL_TRACE,
+                bytes: real_bytes,
+                tool: ONE_CORE.to_owned(),
+                cmd: verify_cmd(npuprof, &inputs.real, true),
+                check: &complete,
+            },
+        ],
+        None,
+    )?;
     for (label, dir, want) in &inputs.variants {
         let check = state_is(want);
         bench.run(Case {
