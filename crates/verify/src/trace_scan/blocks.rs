@@ -122,6 +122,22 @@ impl Stage1 {
         next: Option<u8>,
     ) -> Block {
         let m = classifier.classify(bytes);
+        if (m.quote | m.backslash) == 0 && self.in_string != 0 && !self.escaped_next {
+            return self.inside_string(&m, n);
+        }
+        self.mixed(classifier, bytes, &m, n, next)
+    }
+
+    /// [`Stage1::block`] of any block, classified as `m`.
+    #[inline(always)]
+    fn mixed(
+        &mut self,
+        classifier: impl JsonBlocks,
+        bytes: &[u8; 64],
+        m: &Masks,
+        n: usize,
+        next: Option<u8>,
+    ) -> Block {
         let escaped = self.escaped(m.backslash, n);
         let quotes = m.quote & !escaped;
         let in_string = classifier.prefix_xor(quotes) ^ self.in_string;
@@ -137,7 +153,7 @@ impl Stage1 {
         let other_start = other & !((other << 1) | u64::from(self.other_prev));
         self.other_prev = (other >> (n - 1)) & 1 == 1;
         let names = self.name_candidates(quotes, m.underscore, n);
-        let suspects = self.scalar_suspects(&m, other, other_start, n, next) | names;
+        let suspects = self.scalar_suspects(m, other, other_start, n, next) | names;
         Block {
             structurals: (m.op & !in_string) | quotes | other_start,
             ctrl_in_string: m.ctrl & content,
@@ -148,6 +164,31 @@ impl Stage1 {
             starts: other_start,
             suspects,
             names,
+        }
+    }
+
+    /// [`Stage1::block`] of a block that a string spans from end to end (long strings, such as
+    /// call stacks, have many): no quote, no backslash, no token.
+    #[inline(always)]
+    fn inside_string(&mut self, m: &Masks, n: usize) -> Block {
+        // The carries as the general path leaves them after such a block.
+        self.other_prev = false;
+        self.prev_digit = 0;
+        self.prev_minus = 0;
+        self.prev_dot = 0;
+        self.dot_carry = 0;
+        self.prev_quotes = 0;
+        self.prev_underscore = m.underscore << (64 - n);
+        Block {
+            structurals: 0,
+            ctrl_in_string: m.ctrl,
+            escapes: 0,
+            string_checks: m.ctrl,
+            hi: m.hi,
+            other: 0,
+            starts: 0,
+            suspects: 0,
+            names: 0,
         }
     }
 
@@ -256,6 +297,46 @@ mod tests {
                     escaped_by_hand(carry, backslash, n)
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_block_inside_a_string_is_read_as_the_general_path_reads_it() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let alphabet = b"ab_09.-e \t\x01\xc3\xa9:,{}[]";
+        for i in 0..20_000 {
+            let mut block = [b' '; 64];
+            for b in block.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = alphabet[(x % alphabet.len() as u64) as usize];
+            }
+            let n = if i % 4 == 0 {
+                1 + (x >> 58) as usize
+            } else {
+                64
+            };
+            block[n..].fill(b' ');
+            // After a block that ended inside a string (with an underscore in its tail).
+            let mut start = Stage1::default();
+            let _ = start.block(
+                crate::simd::Portable,
+                &{
+                    let mut b = [b'_'; 64];
+                    b[0] = b'"';
+                    b
+                },
+                64,
+                None,
+            );
+            assert_eq!(start.in_string, u64::MAX);
+            let m = crate::simd::classify_portable(&block);
+            let (mut fast, mut general) = (start, start);
+            let got = fast.inside_string(&m, n);
+            let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(b'7'));
+            assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&block));
+            assert_eq!(format!("{fast:?}"), format!("{general:?}"));
         }
     }
 
