@@ -27,8 +27,8 @@ pub(crate) struct Masks {
     pub backslash: u64,
     /// `{`, `}`, `[`, `]`, `,`, `:`.
     pub op: u64,
-    /// Space, `\n`, `\r`, `\t`.
-    pub ws: u64,
+    /// The bytes between tokens: space, `\n`, `\r`, `\t`, the structural characters and `"`.
+    pub delim: u64,
     /// Below 0x20.
     pub ctrl: u64,
     /// 0x80 and above.
@@ -62,7 +62,12 @@ pub(crate) fn classify_portable(block: &[u8; 64]) -> Masks {
         op: portable_bits(block, |b| {
             matches!(b, b'{' | b'}' | b'[' | b']' | b',' | b':')
         }),
-        ws: portable_bits(block, |b| matches!(b, b' ' | b'\n' | b'\r' | b'\t')),
+        delim: portable_bits(block, |b| {
+            matches!(
+                b,
+                b' ' | b'\n' | b'\r' | b'\t' | b'"' | b'{' | b'}' | b'[' | b']' | b',' | b':'
+            )
+        }),
         ctrl: portable_bits(block, |b| b < 0x20),
         hi: portable_bits(block, |b| b >= 0x80),
         digit: portable_bits(block, |b| b.is_ascii_digit()),
@@ -480,12 +485,14 @@ fn classify_avx2(block: &[u8; 64]) -> Masks {
     let curly = _mm256_set1_epi8(0x20);
     let (ca, cb) = (_mm256_or_si256(a, curly), _mm256_or_si256(b, curly));
     let hi = bits_avx2(a, b);
+    // Only `[` and `{` give `{` when ORed with 0x20, only `]` and `}` give `}`.
+    let op = eq(b':') | eq(b',') | eq_avx2(ca, cb, b'{') | eq_avx2(ca, cb, b'}');
+    let quote = eq(b'"');
     Masks {
-        quote: eq(b'"'),
+        quote,
         backslash: eq(b'\\'),
-        // Only `[` and `{` give `{` when ORed with 0x20, only `]` and `}` give `}`.
-        op: eq(b':') | eq(b',') | eq_avx2(ca, cb, b'{') | eq_avx2(ca, cb, b'}'),
-        ws: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t'),
+        op,
+        delim: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t') | quote | op,
         // Signed compare: bytes >= 0x80 are negative and come out too; `hi` removes them.
         ctrl: bits_avx2(_mm256_cmpgt_epi8(curly, a), _mm256_cmpgt_epi8(curly, b)) & !hi,
         hi,
@@ -516,11 +523,13 @@ fn classify_sse2(block: &[u8; 64]) -> Masks {
     let curly = _mm_set1_epi8(0x20);
     let cv = v.map(|x| _mm_or_si128(x, curly));
     let hi = bits_sse2(v);
+    let op = eq(b':') | eq(b',') | eq_sse2(cv, b'{') | eq_sse2(cv, b'}');
+    let quote = eq(b'"');
     Masks {
-        quote: eq(b'"'),
+        quote,
         backslash: eq(b'\\'),
-        op: eq(b':') | eq(b',') | eq_sse2(cv, b'{') | eq_sse2(cv, b'}'),
-        ws: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t'),
+        op,
+        delim: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t') | quote | op,
         ctrl: bits_sse2(v.map(|x| _mm_cmpgt_epi8(curly, x))) & !hi,
         hi,
         digit: bits_sse2(v.map(|x| {
@@ -557,7 +566,7 @@ fn eq_avx512(v: __m512i, c: u8) -> u64 {
 const CLASS_QUOTE: u8 = 1;
 const CLASS_BACKSLASH: u8 = 2;
 const CLASS_OP: u8 = 4;
-const CLASS_WS: u8 = 8;
+const CLASS_DELIM: u8 = 8;
 const CLASS_DIGIT: u8 = 16;
 const CLASS_MINUS: u8 = 32;
 const CLASS_DOT: u8 = 64;
@@ -569,10 +578,10 @@ static ASCII_CLASSES: [u8; 128] = {
     let mut b = 0;
     while b < 128 {
         t[b] = match b as u8 {
-            b'"' => CLASS_QUOTE,
+            b'"' => CLASS_QUOTE | CLASS_DELIM,
             b'\\' => CLASS_BACKSLASH,
-            b'{' | b'}' | b'[' | b']' | b',' | b':' => CLASS_OP,
-            b' ' | b'\n' | b'\r' | b'\t' => CLASS_WS,
+            b'{' | b'}' | b'[' | b']' | b',' | b':' => CLASS_OP | CLASS_DELIM,
+            b' ' | b'\n' | b'\r' | b'\t' => CLASS_DELIM,
             b'0'..=b'9' => CLASS_DIGIT,
             b'-' => CLASS_MINUS,
             b'.' => CLASS_DOT,
@@ -606,7 +615,7 @@ fn classify_avx512(block: &[u8; 64]) -> Masks {
         quote: class(CLASS_QUOTE),
         backslash: class(CLASS_BACKSLASH),
         op: class(CLASS_OP),
-        ws: class(CLASS_WS),
+        delim: class(CLASS_DELIM),
         ctrl: _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
         hi,
         digit: class(CLASS_DIGIT),

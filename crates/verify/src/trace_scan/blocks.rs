@@ -149,7 +149,7 @@ impl Stage1 {
         } else {
             0
         };
-        let other = !(m.ws | m.op | m.quote) & !in_string;
+        let other = !m.delim & !in_string;
         let other_start = other & !((other << 1) | u64::from(self.other_prev));
         self.other_prev = (other >> (n - 1)) & 1 == 1;
         let names = self.name_candidates(quotes, m.underscore, n);
