@@ -414,10 +414,12 @@ impl Out<'_> {
     #[inline(always)]
     fn push(&mut self, classifier: impl JsonBlocks, k: usize, block: &[u8; 64], b: &Block) -> bool {
         // A piece has at most one kind per byte and the buffer 64 bytes to spare.
-        let out = self.kinds[self.count..][..64].as_mut_array::<64>();
         let mask = b.kinds();
-        classifier.kinds(block, mask, b.starts, b.suspects, out.expect("64 bytes"));
-        self.count += mask.count_ones() as usize;
+        if mask != 0 {
+            let out = self.kinds[self.count..][..64].as_mut_array::<64>();
+            classifier.kinds(block, mask, b.starts, b.suspects, out.expect("64 bytes"));
+            self.count += mask.count_ones() as usize;
+        }
         self.masks[k] = mask;
         self.others[k] = b.other;
         self.counts[k + 1] = self.count as u32;
