@@ -607,6 +607,38 @@ fn size(path: &Path) -> u64 {
     path.metadata().map(|m| m.len()).unwrap_or(0)
 }
 
+/// `wc -l` and npuprof verify (one core) on the trace `file` of the run `dir`, in turn.
+fn against_wc(
+    bench: &mut Bench,
+    npuprof: &Path,
+    input: &'static str,
+    dir: &Path,
+    file: &Path,
+    lines: &dyn Fn(&[u8]) -> anyhow::Result<String>,
+    complete: &dyn Fn(&[u8]) -> anyhow::Result<String>,
+) -> anyhow::Result<()> {
+    let bytes = size(file);
+    bench.run_interleaved(
+        vec![
+            Case {
+                input,
+                bytes,
+                tool: WC.to_owned(),
+                cmd: one_core(Path::new("wc"), &["-l".as_ref(), file.as_os_str()]),
+                check: lines,
+            },
+            Case {
+                input,
+                bytes,
+                tool: ONE_CORE.to_owned(),
+                cmd: verify_cmd(npuprof, dir, true),
+                check: complete,
+            },
+        ],
+        None,
+    )
+}
+
 fn measure_all(
     bench: &mut Bench,
     npuprof: &Path,
@@ -635,27 +667,14 @@ fn measure_all(
 
     // The big trace, one core: wc -l, npuprof, the library alone.
     let trace_bytes = size(&inputs.big_trace);
-    bench.run_interleaved(
-        vec![
-            Case {
-                input: TRACE,
-                bytes: trace_bytes,
-                tool: WC.to_owned(),
-                cmd: one_core(
-                    Path::new("wc"),
-                    &["-l".as_ref(), inputs.big_trace.as_os_str()],
-                ),
-                check: &lines,
-            },
-            Case {
-                input: TRACE,
-                bytes: trace_bytes,
-                tool: ONE_CORE.to_owned(),
-                cmd: verify_cmd(npuprof, &inputs.big, true),
-                check: &complete,
-            },
-        ],
-        None,
+    against_wc(
+        bench,
+        npuprof,
+        TRACE,
+        &inputs.big,
+        &inputs.big_trace,
+        &lines,
+        &complete,
     )?;
     let mut lib: Vec<(f64, f64)> = (0..args.runs)
         .map(|_| {
@@ -674,28 +693,14 @@ fn measure_all(
         verdict: "complete".to_owned(),
     });
     // The real run's trace, repeated: wc -l and npuprof.
-    let real_bytes = size(&inputs.real_trace);
-    bench.run_interleaved(
-        vec![
-            Case {
-                input: REAL_TRACE,
-                bytes: real_bytes,
-                tool: WC.to_owned(),
-                cmd: one_core(
-                    Path::new("wc"),
-                    &["-l".as_ref(), inputs.real_trace.as_os_str()],
-                ),
-                check: &lines,
-            },
-            Case {
-                input: REAL_TRACE,
-                bytes: real_bytes,
-                tool: ONE_CORE.to_owned(),
-                cmd: verify_cmd(npuprof, &inputs.real, true),
-                check: &complete,
-            },
-        ],
-        None,
+    against_wc(
+        bench,
+        npuprof,
+        REAL_TRACE,
+        &inputs.real,
+        &inputs.real_trace,
+        &lines,
+        &complete,
     )?;
     for (label, dir, want) in &inputs.variants {
         let check = state_is(want);

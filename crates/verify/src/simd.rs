@@ -267,7 +267,10 @@ pub(crate) trait JsonBlocks: Copy {
     /// The classes of the bytes of `block`.
     fn classify(self, block: &[u8; 64]) -> Masks;
     /// [`kinds_portable`], with byte compaction where the unit has it.
-    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]);
+    #[inline(always)]
+    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
+        kinds_portable(block, mask, starts, suspects, out);
+    }
     /// The bytes that may follow a backslash in a JSON string: `"\\/bfnrt` (`simple`), and `u`.
     #[inline(always)]
     fn escape_chars(self, block: &[u8; 64]) -> (u64, u64) {
@@ -299,11 +302,6 @@ impl JsonBlocks for Portable {
     #[inline(always)]
     fn classify(self, block: &[u8; 64]) -> Masks {
         classify_portable(block)
-    }
-
-    #[inline(always)]
-    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
-        kinds_portable(block, mask, starts, suspects, out);
     }
 }
 
@@ -354,11 +352,6 @@ impl JsonBlocks for Avx2 {
     }
 
     #[inline(always)]
-    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
-        kinds_portable(block, mask, starts, suspects, out);
-    }
-
-    #[inline(always)]
     fn prefix_xor(self, x: u64) -> u64 {
         // SAFETY: an `Avx2` token is only made after PCLMULQDQ was detected.
         unsafe { prefix_xor_clmul(x) }
@@ -376,11 +369,6 @@ impl JsonBlocks for Sse2 {
     fn classify(self, block: &[u8; 64]) -> Masks {
         // SAFETY: SSE2 is part of the x86_64 baseline.
         unsafe { classify_sse2(block) }
-    }
-
-    #[inline(always)]
-    fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
-        kinds_portable(block, mask, starts, suspects, out);
     }
 }
 

@@ -292,17 +292,25 @@ proptest! {
         op in 0u8..3,
         byte in prop::sample::select(MUTATION_BYTES.to_vec()),
     ) {
-        let mut m = doc;
-        let i = pos.index(m.len() + 1);
-        match op {
-            0 => m.insert(i, byte),
-            1 if i < m.len() => m[i] = byte,
-            _ if i < m.len() => { m.remove(i); }
-            _ => m.push(byte),
-        }
+        let at = pos.index(doc.len() + 1);
+        let m = mutated(doc, at, op, byte);
         let scan = check_engines(&m, &[1, 3, 64]);
         check_validity(&m, &scan);
     }
+}
+
+/// `doc` with `byte` inserted (`op` 0), written (1) or the byte removed (2) at index `i` (at
+/// the end, `byte` is appended).
+fn mutated(mut doc: Vec<u8>, i: usize, op: u8, byte: u8) -> Vec<u8> {
+    match op {
+        0 => doc.insert(i, byte),
+        1 if i < doc.len() => doc[i] = byte,
+        _ if i < doc.len() => {
+            doc.remove(i);
+        }
+        _ => doc.push(byte),
+    }
+    doc
 }
 
 /// A trace that repeats a few events many times, as torch_npu's traces do, so that the block
@@ -333,13 +341,9 @@ proptest! {
         let scan = check_engines(&doc, &[64, 1000]);
         prop_assert_eq!(scan.state, TraceState::Complete);
         prop_assert_eq!(&scan.process_names, &serde_process_names(&doc));
-        let mut m = doc;
-        let i = m.len() / 3 + pos.index(m.len() - m.len() / 3);
-        match op {
-            0 => m.insert(i, byte),
-            1 => m[i] = byte,
-            _ => { m.remove(i); }
-        }
+        // In the last two thirds: after the first copies taught their shapes.
+        let at = doc.len() / 3 + pos.index(doc.len() - doc.len() / 3);
+        let m = mutated(doc, at, op, byte);
         let scan = check_engines(&m, &[64, 1000]);
         check_validity(&m, &scan);
     }
