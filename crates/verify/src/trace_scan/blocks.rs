@@ -39,7 +39,7 @@ pub(super) struct Block {
     /// not part of a plain number (`-`? digits without a leading zero, then `.` and digits at
     /// most once; literals, exponents and stray bytes included), and the closing quote of
     /// every string that may be `"process_name"` (see [`Block::names`]). Conservative: a byte
-    /// whose verdict depends on the next block is suspect.
+    /// whose verdict depends on a byte past the piece is suspect.
     pub suspects: u64,
     /// The closing quotes of the strings that are 12 bytes long with `_` at index 7, as
     /// `"process_name"` is (part of `suspects`; the caller may drop those that are not it, see
@@ -85,11 +85,11 @@ pub(super) struct Stage1 {
     escaped_next: bool,
     /// The previous block ended inside a run of other bytes.
     other_prev: bool,
-    /// Bit 0 set when the last byte of the previous block was a digit, a `-`, a `.` in a
-    /// token, a quote, an `_` (the masks of the previous block, shifted down).
+    /// 1 when the last byte of the previous block was a digit, a `-`, a `.` in a token.
     prev_digit: u64,
     prev_minus: u64,
     prev_dot: u64,
+    /// The quotes and `_` of the previous block, shifted so that its last byte is bit 63.
     prev_quotes: u64,
     prev_underscore: u64,
     /// The carry out of the previous block's walk over the digits after a `.`.

@@ -85,6 +85,7 @@ impl Structure {
         k * 64 + bits.trailing_zeros() as usize
     }
 }
+
 /// Runs the escape automaton from `state` over `buf[from..]` until the sequence is complete:
 /// `Err` with the index of the offending byte, or the state at the end (`Escape::None` when the
 /// sequence completed).
