@@ -54,20 +54,33 @@ fn portable_bits(block: &[u8; 64], class: impl Fn(u8) -> bool) -> u64 {
         .fold(0, |m, (i, _)| m | (1 << i))
 }
 
+/// JSON whitespace.
+const fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// JSON's structural characters.
+const fn is_op(b: u8) -> bool {
+    matches!(b, b'{' | b'}' | b'[' | b']' | b',' | b':')
+}
+
+/// A byte between tokens: whitespace, a structural character or a quote.
+pub(crate) const fn is_delim(b: u8) -> bool {
+    is_ws(b) || is_op(b) || b == b'"'
+}
+
+/// A byte that completes an escape sequence right after the backslash (`u` starts a longer one).
+pub(crate) const fn is_simple_escape(b: u8) -> bool {
+    matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
+}
+
 /// The JSON classification byte by byte (the fallback when there is no vector unit).
 pub(crate) fn classify_portable(block: &[u8; 64]) -> Masks {
     Masks {
         quote: portable_bits(block, |b| b == b'"'),
         backslash: portable_bits(block, |b| b == b'\\'),
-        op: portable_bits(block, |b| {
-            matches!(b, b'{' | b'}' | b'[' | b']' | b',' | b':')
-        }),
-        delim: portable_bits(block, |b| {
-            matches!(
-                b,
-                b' ' | b'\n' | b'\r' | b'\t' | b'"' | b'{' | b'}' | b'[' | b']' | b',' | b':'
-            )
-        }),
+        op: portable_bits(block, is_op),
+        delim: portable_bits(block, is_delim),
         ctrl: portable_bits(block, |b| b < 0x20),
         hi: portable_bits(block, |b| b >= 0x80),
         digit: portable_bits(block, |b| b.is_ascii_digit()),
@@ -287,9 +300,7 @@ pub(crate) trait JsonBlocks: Copy {
 /// [`JsonBlocks::escape_chars`] byte by byte.
 fn escape_chars_portable(block: &[u8; 64]) -> (u64, u64) {
     (
-        portable_bits(block, |b| {
-            matches!(b, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't')
-        }),
+        portable_bits(block, is_simple_escape),
         portable_bits(block, |b| b == b'u'),
     )
 }
@@ -560,26 +571,45 @@ const CLASS_MINUS: u8 = 32;
 const CLASS_DOT: u8 = 64;
 const CLASS_UNDERSCORE: u8 = 128;
 
+/// `class` when `on`, else 0.
+const fn bit(on: bool, class: u8) -> u8 {
+    if on { class } else { 0 }
+}
+
 /// The class bits of each ASCII byte.
 static ASCII_CLASSES: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut b = 0;
     while b < 128 {
-        t[b] = match b as u8 {
-            b'"' => CLASS_QUOTE | CLASS_DELIM,
-            b'\\' => CLASS_BACKSLASH,
-            b'{' | b'}' | b'[' | b']' | b',' | b':' => CLASS_OP | CLASS_DELIM,
-            b' ' | b'\n' | b'\r' | b'\t' => CLASS_DELIM,
-            b'0'..=b'9' => CLASS_DIGIT,
-            b'-' => CLASS_MINUS,
-            b'.' => CLASS_DOT,
-            b'_' => CLASS_UNDERSCORE,
-            _ => 0,
-        };
+        let c = b as u8;
+        t[b] = bit(c == b'"', CLASS_QUOTE)
+            | bit(c == b'\\', CLASS_BACKSLASH)
+            | bit(is_op(c), CLASS_OP)
+            | bit(is_delim(c), CLASS_DELIM)
+            | bit(c.is_ascii_digit(), CLASS_DIGIT)
+            | bit(c == b'-', CLASS_MINUS)
+            | bit(c == b'.', CLASS_DOT)
+            | bit(c == b'_', CLASS_UNDERSCORE);
         b += 1;
     }
     t
 };
+
+/// `table[b]` for each byte `b` of `v`, 0 for the bytes 0x80 and above.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,avx512vbmi")]
+#[inline]
+fn lookup_avx512(v: __m512i, table: &[u8; 128]) -> __m512i {
+    // SAFETY: `table` holds 128 readable bytes; the loads read 0..64 and 64..128.
+    let (low, high) = unsafe {
+        let p = table.as_ptr();
+        (
+            _mm512_loadu_si512(p.cast::<__m512i>()),
+            _mm512_loadu_si512(p.add(64).cast::<__m512i>()),
+        )
+    };
+    _mm512_maskz_permutex2var_epi8(!_mm512_movepi8_mask(v), low, v, high)
+}
 
 /// One table lookup gives every byte's class bits (bytes 0x80 and above get none), then one
 /// test per class.
@@ -589,15 +619,7 @@ static ASCII_CLASSES: [u8; 128] = {
 fn classify_avx512(block: &[u8; 64]) -> Masks {
     let v = load_avx512(block);
     let hi = _mm512_movepi8_mask(v);
-    // SAFETY: `ASCII_CLASSES` holds 128 readable bytes; the loads read 0..64 and 64..128.
-    let (lo_table, hi_table) = unsafe {
-        let p = ASCII_CLASSES.as_ptr();
-        (
-            _mm512_loadu_si512(p.cast::<__m512i>()),
-            _mm512_loadu_si512(p.add(64).cast::<__m512i>()),
-        )
-    };
-    let classes = _mm512_maskz_permutex2var_epi8(!hi, lo_table, v, hi_table);
+    let classes = lookup_avx512(v, &ASCII_CLASSES);
     let class = |bit: u8| _mm512_test_epi8_mask(classes, _mm512_set1_epi8(bit as i8));
     Masks {
         quote: class(CLASS_QUOTE),
@@ -619,10 +641,13 @@ static ASCII_ESCAPES: [u8; 128] = {
     let mut t = [0u8; 128];
     let mut b = 0;
     while b < 128 {
-        t[b] = match b as u8 {
-            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 1,
-            b'u' => 2,
-            _ => 0,
+        let c = b as u8;
+        t[b] = if is_simple_escape(c) {
+            1
+        } else if c == b'u' {
+            2
+        } else {
+            0
         };
         b += 1;
     }
@@ -634,16 +659,7 @@ static ASCII_ESCAPES: [u8; 128] = {
 #[target_feature(enable = "avx512bw,avx512vbmi")]
 #[inline]
 fn escape_chars_avx512(block: &[u8; 64]) -> (u64, u64) {
-    let v = load_avx512(block);
-    // SAFETY: `ASCII_ESCAPES` holds 128 readable bytes; the loads read 0..64 and 64..128.
-    let (lo_table, hi_table) = unsafe {
-        let p = ASCII_ESCAPES.as_ptr();
-        (
-            _mm512_loadu_si512(p.cast::<__m512i>()),
-            _mm512_loadu_si512(p.add(64).cast::<__m512i>()),
-        )
-    };
-    let classes = _mm512_maskz_permutex2var_epi8(!_mm512_movepi8_mask(v), lo_table, v, hi_table);
+    let classes = lookup_avx512(load_avx512(block), &ASCII_ESCAPES);
     (
         _mm512_test_epi8_mask(classes, _mm512_set1_epi8(1)),
         _mm512_test_epi8_mask(classes, _mm512_set1_epi8(2)),

@@ -144,6 +144,7 @@ impl Stage1 {
         self.in_string = ((in_string as i64) >> 63) as u64;
         let content = in_string & !quotes;
         let escapes = m.backslash & !escaped & content;
+        let ctrl_in_string = m.ctrl & content;
         let escape_checks = if escapes != 0 {
             escape_checks(classifier, bytes, escapes, n)
         } else {
@@ -156,9 +157,9 @@ impl Stage1 {
         let suspects = self.scalar_suspects(m, other, other_start, n, next) | names;
         Block {
             structurals: (m.op & !in_string) | quotes | other_start,
-            ctrl_in_string: m.ctrl & content,
+            ctrl_in_string,
             escapes,
-            string_checks: (m.ctrl & content) | escape_checks,
+            string_checks: ctrl_in_string | escape_checks,
             hi: m.hi,
             other,
             starts: other_start,

@@ -77,12 +77,9 @@ impl Structure {
 
     /// The byte index of structural position `q` (which exists).
     fn position(&self, q: usize) -> usize {
-        let k = self.counts.partition_point(|&c| c as usize <= q) - 1;
-        let mut bits = self.masks[k];
-        for _ in self.counts[k] as usize..q {
-            bits &= bits - 1;
-        }
-        k * 64 + bits.trailing_zeros() as usize
+        let mut cur = Cursor::new(self, 0, usize::MAX);
+        cur.seek(q);
+        cur.peek().expect("an existing structural position")
     }
 }
 

@@ -2,6 +2,8 @@
 //! numbers and the literals `true`, `false`, `null`), one for escape sequences in strings. Both
 //! take a byte at a time, so a token or escape split across chunks needs no buffer.
 
+use crate::simd::{is_delim, is_simple_escape};
+
 /// A byte between tokens: whitespace, a structural character or a quote.
 pub(super) const DELIM: u8 = 1;
 /// A byte that may start a scalar token (alphanumeric, `.`, `+`, `-`).
@@ -16,7 +18,7 @@ const fn class_table() -> [u8; 256] {
     while b < 256 {
         let c = b as u8;
         t[b] = match c {
-            b' ' | b'\n' | b'\r' | b'\t' | b'"' | b'{' | b'[' | b'}' | b']' | b',' | b':' => DELIM,
+            _ if is_delim(c) => DELIM,
             _ if c.is_ascii_alphanumeric() || c == b'.' || c == b'+' || c == b'-' => SCALAR,
             _ => 0,
         };
@@ -176,7 +178,7 @@ impl Escape {
         match self {
             Escape::None => Some(Escape::None),
             Escape::Backslash => match b {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(Escape::None),
+                _ if is_simple_escape(b) => Some(Escape::None),
                 b'u' => Some(Escape::Hex(4)),
                 _ => None,
             },
