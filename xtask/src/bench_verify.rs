@@ -8,6 +8,10 @@
 //!   events have the real shapes (string `ts`, 64-bit flow ids, args objects, `Ascend Hardware`
 //!   and `CANN` process_name metadata), and its broken variants (unterminated after the host
 //!   phase, cut mid-event, closed with `},]`);
+//! - `real_trace_run_ascend_pt/`: a real run's rank-0 trace (vendored with verify's tests)
+//!   repeated to `--trace-gb` GB;
+//! - `utf8_trace_run_ascend_pt/`: the same with a non-ASCII home directory in its paths, so
+//!   the UTF-8 check runs on every piece;
 //! - `py_trace_run_ascend_pt/`: a smaller complete trace (`--python-trace-gb`) for `json.load`,
 //!   which needs about 12× the file size in memory;
 //! - `kernel_run_ascend_pt/`: a kernel_details.csv of `--rows` rows (the real 47-column header and
@@ -78,12 +82,29 @@ const REAL_TRACE_SAMPLE: &str =
 const INFO_SAMPLE: &str =
     "Ascend-msinsight/test__st__level2__rank_0_ascend_pt__profiler_info_0.json";
 
+/// The real run's trace with a non-ASCII home directory in every path (`/home/` becomes
+/// `/home/张伟/`), so its call stacks hold multi-byte UTF-8 as a user's may.
+fn non_ascii_paths(sample: &[u8]) -> Vec<u8> {
+    let (from, to) = (b"/home/".as_slice(), "/home/张伟/".as_bytes());
+    let mut out = Vec::with_capacity(sample.len() + sample.len() / 8);
+    let mut rest = sample;
+    while let Some(at) = memchr::memmem::find(rest, from) {
+        out.extend_from_slice(&rest[..at]);
+        out.extend_from_slice(to);
+        rest = &rest[at + from.len()..];
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
 /// The generated inputs.
 struct Inputs {
     big: PathBuf,
     big_trace: PathBuf,
     real: PathBuf,
     real_trace: PathBuf,
+    utf8: PathBuf,
+    utf8_trace: PathBuf,
     variants: Vec<(String, PathBuf, &'static str)>,
     py: PathBuf,
     py_trace: PathBuf,
@@ -183,6 +204,11 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
         .with_context(|| format!("reading {}", samples.join(REAL_TRACE_SAMPLE).display()))?;
     let len = write_repeated(&real_trace, &real_sample, (args.trace_gb * 1e9) as u64)?;
     eprintln!("generated {} ({len} bytes)", real_trace.display());
+    let utf8 = run_dir(out, "utf8_trace_run_ascend_pt", &info)?;
+    let utf8_trace = utf8.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let utf8_sample = non_ascii_paths(&real_sample);
+    let len = write_repeated(&utf8_trace, &utf8_sample, (args.trace_gb * 1e9) as u64)?;
+    eprintln!("generated {} ({len} bytes)", utf8_trace.display());
 
     let py = run_dir(out, "py_trace_run_ascend_pt", &info)?;
     let py_trace = py.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
@@ -230,6 +256,8 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
         big_trace,
         real,
         real_trace,
+        utf8,
+        utf8_trace,
         variants,
         py,
         py_trace,
@@ -579,6 +607,7 @@ const PY_CSV: &str = "python3 csv.reader";
 const PANDAS: &str = "pandas.read_csv pyarrow";
 const TRACE: &str = "trace (valid)";
 const REAL_TRACE: &str = "real-run trace (valid)";
+const UTF8_TRACE: &str = "real-run trace, non-ASCII paths (valid)";
 const PY_TRACE: &str = "small trace (valid)";
 const CSV: &str = "kernel_details.csv";
 const RANKS: &str = "multi-rank run";
@@ -699,6 +728,16 @@ fn measure_all(
         REAL_TRACE,
         &inputs.real,
         &inputs.real_trace,
+        &lines,
+        &complete,
+    )?;
+    // The same with multi-byte UTF-8 in its strings.
+    against_wc(
+        bench,
+        npuprof,
+        UTF8_TRACE,
+        &inputs.utf8,
+        &inputs.utf8_trace,
         &lines,
         &complete,
     )?;
@@ -1016,6 +1055,12 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
         "real-run trace: npuprof verify (1 core) / wc -l (1 core)",
         (REAL_TRACE, ONE_CORE),
         (REAL_TRACE, WC),
+        Some((3.0, true)),
+    );
+    both(
+        "real-run trace, non-ASCII paths: npuprof verify (1 core) / wc -l (1 core)",
+        (UTF8_TRACE, ONE_CORE),
+        (UTF8_TRACE, WC),
         Some((3.0, true)),
     );
     both(

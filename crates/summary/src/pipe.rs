@@ -133,7 +133,13 @@ impl PipeColumns {
         let (mut any, mut ratios) = (false, [0.0_f64; 4]);
         for (ratio, cols) in ratios.iter_mut().zip(&self.by_pipe) {
             for &i in cols {
-                if let Some(Ok(Some(value))) = field(i).map(columns::number) {
+                let field = field(i);
+                // The idle core's columns: a value that leaves the maximum as it is.
+                if matches!(field, Some(b"0.0" | b"0")) {
+                    any = true;
+                    continue;
+                }
+                if let Some(Ok(Some(value))) = field.map(columns::number) {
                     *ratio = ratio.max(value);
                     any = true;
                 }
@@ -207,12 +213,15 @@ mod tests {
     #[test]
     fn no_metric_columns_and_na_rows_give_none() {
         assert!(PipeColumns::new(&header("Name,Duration(us)")).is_none());
-        let cols = PipeColumns::new(&header("Name,aic_mac_ratio"));
-        let row = ["hcom", "N/A"];
-        assert_eq!(
-            cols.and_then(|c| c.row(|i| row.get(i).map(|f| f.as_bytes()))),
-            None
-        );
+        let cols = PipeColumns::new(&header("Name,aic_mac_ratio,aiv_vec_ratio"));
+        let ratios = |row: [&str; 3]| {
+            cols.as_ref()
+                .and_then(|c| c.row(|i| row.get(i).map(|f| f.as_bytes())))
+        };
+        assert_eq!(ratios(["hcom", "N/A", "N/A"]), None);
+        // Zeros are values: the row has metrics.
+        assert_eq!(ratios(["k", "0.0", "0"]), Some([0.0; 4]));
+        assert_eq!(ratios(["k", "0.0", "0.25"]), Some([0.0, 0.25, 0.0, 0.0]));
     }
 
     #[test]

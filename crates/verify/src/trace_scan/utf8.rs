@@ -51,6 +51,10 @@ impl Utf8Stream {
             start = take;
         }
         let rest = &buf[start..];
+        // simdutf8's vector check first; std's, for the details, only when it fails.
+        if simdutf8::basic::from_utf8(rest).is_ok() {
+            return None;
+        }
         match std::str::from_utf8(rest) {
             Ok(_) => None,
             Err(e) if e.error_len().is_some() => Some(base + (start + e.valid_up_to()) as u64),
