@@ -6,6 +6,7 @@ use std::fs::File;
 use std::path::Path;
 
 use npuprof_verify::csv_rows::{CsvEngine, CsvRows, Record};
+use npuprof_verify::decimal;
 use npuprof_verify::kernel_csv::MAX_RECORD_BYTES;
 
 use crate::error::SummaryError;
@@ -119,95 +120,20 @@ pub(crate) fn name_key(field: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// The powers of ten that are exact in an `f64`.
-const POW10: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
-/// A plain decimal (`-`? digits, `.` and digits) whose digits fit in 53 bits and with at most
-/// 22 decimals, converted exactly as `str::parse` does: both the integer of its digits and the
-/// power of ten are exact doubles, so one correctly rounded division gives the correctly
-/// rounded value (Clinger's fast path). `None` for anything else.
-fn plain_decimal(text: &[u8]) -> Option<f64> {
-    let (negative, digits) = match text {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, text),
-    };
-    let (mut mantissa, mut decimals, mut seen) = (0_u64, None::<usize>, false);
-    for &b in digits {
-        match b {
-            b'0'..=b'9' => {
-                mantissa = mantissa.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-                seen = true;
-                if let Some(d) = decimals.as_mut() {
-                    *d += 1;
-                }
-            }
-            b'.' if decimals.is_none() => decimals = Some(0),
-            _ => return None,
-        }
-    }
-    let power = *POW10.get(decimals.unwrap_or(0))?;
-    if !seen || mantissa > 1 << 53 {
-        return None;
-    }
-    let value = mantissa as f64 / power;
-    Some(if negative { -value } else { value })
-}
-
-/// A decimal as torch_npu writes durations and ratios (digits, then optionally `.` and
-/// digits; at most 19 bytes, so the digits cannot overflow): the value [`plain_decimal`] gives,
-/// in one pass without its checks. `None` for anything else.
-#[inline]
-fn short_decimal(field: &[u8]) -> Option<f64> {
-    if field.len() > 19 {
-        return None;
-    }
-    let (mut mantissa, mut rest) = (0_u64, field);
-    while let [digit @ b'0'..=b'9', tail @ ..] = rest {
-        mantissa = mantissa * 10 + u64::from(digit - b'0');
-        rest = tail;
-    }
-    if rest.len() == field.len() {
-        return None;
-    }
-    let decimals = match rest {
-        [] => 0,
-        [b'.', fraction @ ..] => {
-            for &digit in fraction {
-                if !digit.is_ascii_digit() {
-                    return None;
-                }
-                mantissa = mantissa * 10 + u64::from(digit - b'0');
-            }
-            fraction.len()
-        }
-        _ => return None,
-    };
-    if mantissa > 1 << 53 {
-        return None;
-    }
-    Some(mantissa as f64 / POW10[decimals])
-}
-
 /// A numeric field: `None` when empty or `N/A`, `Err(())` when it is something else.
 #[inline]
 pub(crate) fn number(field: &[u8]) -> Result<Option<f64>, ()> {
-    if let Some(value) = short_decimal(field) {
+    if let Some(value) = decimal::short_decimal(field) {
         return Ok(Some(value));
     }
     other_number(field)
 }
 
-/// [`number`] of a field that is not a [`short_decimal`].
+/// [`number`] of a field that is not a short decimal.
 fn other_number(field: &[u8]) -> Result<Option<f64>, ()> {
-    if let Some(value) = plain_decimal(field.trim_ascii()) {
-        return Ok(Some(value));
-    }
     match text(field) {
         "" | "N/A" | "NA" | "nan" | "NaN" => Ok(None),
-        t => t.parse::<f64>().map(Some).map_err(|_| ()),
+        t => decimal::parse_f64(t.as_bytes()).map(Some).ok_or(()),
     }
 }
 
@@ -297,10 +223,6 @@ mod tests {
             ),
         ) {
             for field in [digits.as_bytes(), &bytes] {
-                let want = std::str::from_utf8(field).ok().and_then(|t| t.parse::<f64>().ok());
-                if let Some(fast) = short_decimal(field) {
-                    prop_assert_eq!(Some(fast), want);
-                }
                 if let Ok(Some(value)) = number(field) {
                     let text = std::str::from_utf8(field.trim_ascii()).unwrap_or_default();
                     prop_assert_eq!(Some(value), text.parse::<f64>().ok());
@@ -313,7 +235,7 @@ mod tests {
     }
 
     #[test]
-    fn plain_decimals_parse_exactly_as_str_parse() {
+    fn numbers_parse_as_str_parse_and_missing_values_are_none() {
         for text in [
             "0",
             "-0",

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 
 use crate::csv_rows::{CsvEngine, CsvError, CsvRows, Record};
+use crate::decimal::{parse_f64, parse_u64};
 
 /// The longest CSV record read (torch_npu's longest kernel rows are a few KiB).
 pub const MAX_RECORD_BYTES: u64 = 1 << 20;
@@ -142,14 +143,6 @@ fn header_names<'a>(fields: impl Iterator<Item = &'a [u8]>) -> Vec<String> {
             String::from_utf8_lossy(trim(f)).into_owned()
         })
         .collect()
-}
-
-fn parse_u64(field: &[u8]) -> Option<u64> {
-    std::str::from_utf8(field).ok()?.parse().ok()
-}
-
-fn parse_f64(field: &[u8]) -> Option<f64> {
-    std::str::from_utf8(field).ok()?.parse().ok()
 }
 
 /// Streams `kernel_details.csv` once, in bounded memory.

@@ -8,6 +8,7 @@
 
 pub mod csv_rows;
 pub mod db;
+pub mod decimal;
 pub mod discover;
 pub mod error;
 pub mod finding;
