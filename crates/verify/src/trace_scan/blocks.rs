@@ -122,8 +122,8 @@ impl Stage1 {
         next: Option<u8>,
     ) -> Block {
         let m = classifier.classify(bytes);
-        if (m.quote | m.backslash) == 0 && self.in_string != 0 && !self.escaped_next {
-            return self.inside_string(&m, n);
+        if m.quote == 0 && self.in_string != 0 {
+            return self.inside_string(classifier, bytes, &m, n);
         }
         self.mixed(classifier, bytes, &m, n, next)
     }
@@ -169,9 +169,21 @@ impl Stage1 {
     }
 
     /// [`Stage1::block`] of a block that a string spans from end to end (long strings, such as
-    /// call stacks, have many): no quote, no backslash, no token.
+    /// call stacks, have many): no quote, so no token, only escapes to find.
     #[inline(always)]
-    fn inside_string(&mut self, m: &Masks, n: usize) -> Block {
+    fn inside_string(
+        &mut self,
+        classifier: impl JsonBlocks,
+        bytes: &[u8; 64],
+        m: &Masks,
+        n: usize,
+    ) -> Block {
+        let escapes = m.backslash & !self.escaped(m.backslash, n);
+        let escape_checks = if escapes != 0 {
+            escape_checks(classifier, bytes, escapes, n)
+        } else {
+            0
+        };
         // The carries as the general path leaves them after such a block.
         self.other_prev = false;
         self.prev_digit = 0;
@@ -183,8 +195,8 @@ impl Stage1 {
         Block {
             structurals: 0,
             ctrl_in_string: m.ctrl,
-            escapes: 0,
-            string_checks: m.ctrl,
+            escapes,
+            string_checks: m.ctrl | escape_checks,
             hi: m.hi,
             other: 0,
             starts: 0,
@@ -304,8 +316,9 @@ mod tests {
     #[test]
     fn a_block_inside_a_string_is_read_as_the_general_path_reads_it() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let alphabet = b"ab_09.-e \t\x01\xc3\xa9:,{}[]";
-        for i in 0..20_000 {
+        // No quote: the fast path is for blocks without one.
+        let alphabet = b"ab_09.-e \t\x01\xc3\xa9:,{}[]\\\\\\nu/";
+        for i in 0..40_000 {
             let mut block = [b' '; 64];
             for b in block.iter_mut() {
                 x ^= x << 13;
@@ -319,22 +332,20 @@ mod tests {
                 64
             };
             block[n..].fill(b' ');
-            // After a block that ended inside a string (with an underscore in its tail).
+            // After a block that ended inside a string, with an underscore in its tail, or
+            // with a backslash that escapes this block's first byte.
+            let mut before = [b'_'; 64];
+            before[0] = b'"';
+            if i % 2 == 1 {
+                before[63] = b'\\';
+            }
             let mut start = Stage1::default();
-            let _ = start.block(
-                crate::simd::Portable,
-                &{
-                    let mut b = [b'_'; 64];
-                    b[0] = b'"';
-                    b
-                },
-                64,
-                None,
-            );
+            let _ = start.block(crate::simd::Portable, &before, 64, None);
             assert_eq!(start.in_string, u64::MAX);
+            assert_eq!(start.escaped_next, i % 2 == 1);
             let m = crate::simd::classify_portable(&block);
             let (mut fast, mut general) = (start, start);
-            let got = fast.inside_string(&m, n);
+            let got = fast.inside_string(crate::simd::Portable, &block, &m, n);
             let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(b'7'));
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&block));
             assert_eq!(format!("{fast:?}"), format!("{general:?}"));
