@@ -319,8 +319,8 @@ pub(crate) fn pandas_python(bench: &Path) -> Result<PathBuf, String> {
 /// Times the in-process scanner (one thread) on `trace`.
 fn time_scanner(trace: &Path) -> anyhow::Result<f64> {
     let t = Instant::now();
-    let scan = TraceScanner::scan_reader(
-        File::open(trace).with_context(|| format!("opening {}", trace.display()))?,
+    let scan = TraceScanner::scan_file(
+        &File::open(trace).with_context(|| format!("opening {}", trace.display()))?,
         |_| {},
     )?;
     let secs = t.elapsed().as_secs_f64();

@@ -287,3 +287,38 @@ fn readme_families_table_names_every_definition() {
         );
     }
 }
+
+/// The modules that allow `unsafe` (the workspace denies it): vector code and memory maps.
+const UNSAFE_MODULES: &[&str] = &["crates/verify/src/simd.rs", "crates/verify/src/mapped.rs"];
+
+#[test]
+fn unsafe_is_allowed_only_in_the_listed_modules() {
+    let root = workspace();
+    let mut allowing: Vec<String> = ["crates", "xtask"]
+        .iter()
+        .flat_map(|dir| rust_files(&root.join(dir)))
+        .filter(|f| {
+            fs::read_to_string(f).expect("source").lines().any(|l| {
+                let l = l.trim_start();
+                l.starts_with("#![allow(unsafe_code") || l.starts_with("#[allow(unsafe_code")
+            })
+        })
+        .map(|f| {
+            f.strip_prefix(&root)
+                .expect("in the workspace")
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    allowing.sort();
+    let mut listed: Vec<String> = UNSAFE_MODULES.iter().map(|m| (*m).to_owned()).collect();
+    listed.sort();
+    assert_eq!(allowing, listed, "modules that allow `unsafe`");
+    let text = fs::read_to_string(root.join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    for module in UNSAFE_MODULES {
+        assert!(
+            text.contains(&format!("`{module}`")),
+            "ARCHITECTURE.md does not name `{module}` among the modules that allow `unsafe`"
+        );
+    }
+}

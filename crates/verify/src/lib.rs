@@ -24,6 +24,8 @@ pub mod run_check;
 pub mod trace_scan;
 
 mod cross_run;
+#[cfg(target_os = "linux")]
+mod mapped;
 mod simd;
 
 use std::path::PathBuf;

@@ -504,3 +504,64 @@ proptest! {
         check_validity(&m, &scan);
     }
 }
+
+/// Scans `doc` written to a file with [`TraceScanner::scan_file`] (memory maps for a large
+/// file, then reads) and checks it against the scan of the bytes read from memory; returns the
+/// file's scan.
+fn check_file(doc: &[u8]) -> TraceScan {
+    let mut file = tempfile::tempfile().expect("temp file");
+    std::io::Write::write_all(&mut file, doc).expect("write");
+    std::io::Seek::rewind(&mut file).expect("rewind");
+    let mut seen = 0;
+    let got = TraceScanner::scan_file(&file, |n| seen += n).expect("scan");
+    let want = TraceScanner::scan_reader(doc, |_| {}).expect("scan");
+    assert_eq!(got, want);
+    // Progress reaches the end unless the scan stopped at an error.
+    if matches!(got.state, TraceState::Complete) {
+        assert_eq!(seen, doc.len() as u64);
+    }
+    got
+}
+
+/// A real trace repeated past 20 MB (several mapped windows and a read tail), whole, with a
+/// byte changed in a late window, and cut mid-event: the file scan (through maps) gives the
+/// byte scan's result.
+#[test]
+fn large_files_read_through_maps_agree_with_reads() {
+    let sample = common::trace_bytes();
+    let events = sample
+        .trim_ascii()
+        .strip_prefix(b"[")
+        .and_then(|s| s.strip_suffix(b"]"))
+        .expect("an array");
+    let mut doc = b"[".to_vec();
+    while doc.len() < 20_500_000 {
+        if doc.len() > 1 {
+            doc.extend_from_slice(b",\n");
+        }
+        doc.extend_from_slice(events);
+    }
+    doc.push(b']');
+    assert_eq!(check_file(&doc).state, TraceState::Complete);
+    // A digit in a late window turned into a letter: an error at that byte.
+    let at = 18_000_000
+        + doc[18_000_000..]
+            .iter()
+            .position(u8::is_ascii_digit)
+            .expect("a digit");
+    let mut broken = doc.clone();
+    broken[at] = b'x';
+    let scan = check_file(&broken);
+    assert!(
+        matches!(scan.state, TraceState::Malformed { offset, .. } if offset == at as u64),
+        "{:?}",
+        scan.state
+    );
+    // Cut in the middle of an event in the read tail.
+    let scan = check_file(&doc[..doc.len() - 1000]);
+    assert!(
+        !matches!(scan.state, TraceState::Complete),
+        "{:?}",
+        scan.state
+    );
+}

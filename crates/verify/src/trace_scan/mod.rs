@@ -15,6 +15,7 @@
 //! [`reference`] is the same scanner one byte at a time, kept as the specification: the
 //! differential tests check that every [`Engine`] gives the same [`TraceScan`] on every input.
 
+use std::fs::File;
 use std::io::Read;
 
 mod blocks;
@@ -166,6 +167,51 @@ impl TraceScanner {
         on_bytes: impl FnMut(u64),
     ) -> std::io::Result<TraceScan> {
         Self::new().scan_all(reader, on_bytes)
+    }
+
+    /// Scans a whole file from its start, as [`TraceScanner::scan_reader`] does: a large
+    /// regular file through read-only memory maps, a window of a few MiB at a time (no copy
+    /// into a buffer), then with reads from where the windows ended (bytes appended meanwhile
+    /// included). A file that shrinks while mapped is an error.
+    pub fn scan_file(file: &File, on_bytes: impl FnMut(u64)) -> std::io::Result<TraceScan> {
+        Self::new().scan_file_from(file, on_bytes)
+    }
+
+    fn scan_file_from(
+        mut self,
+        mut file: &File,
+        mut on_bytes: impl FnMut(u64),
+    ) -> std::io::Result<TraceScan> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::io::{Seek, SeekFrom};
+            let meta = file.metadata()?;
+            if meta.is_file() && meta.len() >= crate::mapped::MIN_LEN {
+                let passed = crate::mapped::for_each_window(file, meta.len(), |window| {
+                    for piece in window.chunks(256 << 10) {
+                        self.feed(piece);
+                        on_bytes(piece.len() as u64);
+                        if self.failed() {
+                            return false;
+                        }
+                    }
+                    true
+                })
+                .map_err(|shrunk| {
+                    std::io::Error::other(format!(
+                        "the file shrank while it was being read (from {} bytes, under the \
+                         window at byte {}): run verify again once it is written",
+                        meta.len(),
+                        shrunk.offset
+                    ))
+                })?;
+                if self.failed() {
+                    return Ok(self.finish());
+                }
+                file.seek(SeekFrom::Start(passed))?;
+            }
+        }
+        self.scan_all(&mut file, on_bytes)
     }
 
     /// Scans the rest of `reader` with this scanner (see [`TraceScanner::scan_reader`]).
