@@ -136,6 +136,7 @@ impl Mapping {
     /// is free or `mmap` fails.
     fn new(file: &File, offset: u64, len: usize) -> Option<Self> {
         use std::os::fd::AsRawFd;
+        let offset = libc::off_t::try_from(offset).ok()?;
         let slot = WINDOWS.iter().find(|s| {
             s.used
                 .compare_exchange(false, true, Ordering::SeqCst, Ordering::SeqCst)
@@ -151,7 +152,7 @@ impl Mapping {
                 libc::PROT_READ,
                 libc::MAP_PRIVATE | libc::MAP_POPULATE,
                 file.as_raw_fd(),
-                libc::off_t::try_from(offset).ok()?,
+                offset,
             )
         };
         if ptr == libc::MAP_FAILED {
