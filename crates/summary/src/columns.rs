@@ -234,29 +234,14 @@ mod tests {
         }
     }
 
+    /// The values are `decimal::parse_f64`'s (tested there); here: what a field adds to it.
     #[test]
     fn numbers_parse_as_str_parse_and_missing_values_are_none() {
-        for text in [
-            "0",
-            "-0",
-            "53.741",
-            "0.186",
-            "1736408883704643.212",
-            "9007199254740993",
-            "0.1",
-            "123456789.123456789",
-            "1.",
-            ".5",
-            "-2.5",
-            "0.0000000000000000000001",
-            "42",
-            "3.14159265358979",
-            "99999999999999999999",
-        ] {
+        for text in ["53.741", "-2.5", "1736408883704643.212"] {
             let want = text.parse::<f64>().ok();
             assert_eq!(number(text.as_bytes()).ok().flatten(), want, "{text}");
         }
-        for other in ["1e5", "+1", "N/A", "", " 7\t", "1.2.3", "-", "x"] {
+        for other in ["1e5", "+1", "N/A", "", " 7\t", " 0.5 ", "1.2.3", "-", "x"] {
             let want = match other.trim() {
                 "" | "N/A" => Ok(None),
                 t => t.parse::<f64>().map(Some).map_err(|_| ()),
