@@ -173,15 +173,8 @@ impl TraceScanner {
     /// regular file through read-only memory maps, a window of a few MiB at a time (no copy
     /// into a buffer), then with reads from where the windows ended (bytes appended meanwhile
     /// included). A file that shrinks while mapped is an error.
-    pub fn scan_file(file: &File, on_bytes: impl FnMut(u64)) -> std::io::Result<TraceScan> {
-        Self::new().scan_file_from(file, on_bytes)
-    }
-
-    fn scan_file_from(
-        mut self,
-        mut file: &File,
-        mut on_bytes: impl FnMut(u64),
-    ) -> std::io::Result<TraceScan> {
+    pub fn scan_file(mut file: &File, mut on_bytes: impl FnMut(u64)) -> std::io::Result<TraceScan> {
+        let mut scanner = Self::new();
         #[cfg(target_os = "linux")]
         {
             use std::io::{Seek, SeekFrom};
@@ -189,9 +182,9 @@ impl TraceScanner {
             if meta.is_file() && meta.len() >= crate::mapped::MIN_LEN {
                 let passed = crate::mapped::for_each_window(file, meta.len(), |window| {
                     for piece in window.chunks(256 << 10) {
-                        self.feed(piece);
+                        scanner.feed(piece);
                         on_bytes(piece.len() as u64);
-                        if self.failed() {
+                        if scanner.failed() {
                             return false;
                         }
                     }
@@ -205,13 +198,13 @@ impl TraceScanner {
                         shrunk.offset
                     ))
                 })?;
-                if self.failed() {
-                    return Ok(self.finish());
+                if scanner.failed() {
+                    return Ok(scanner.finish());
                 }
                 file.seek(SeekFrom::Start(passed))?;
             }
         }
-        self.scan_all(&mut file, on_bytes)
+        scanner.scan_all(&mut file, on_bytes)
     }
 
     /// Scans the rest of `reader` with this scanner (see [`TraceScanner::scan_reader`]).
