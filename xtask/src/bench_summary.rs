@@ -8,6 +8,10 @@
 //! metrics), so values have their real shapes (trailing TAB, doubled quotes, `N/A`). pandas reads
 //! only the columns npuprof uses (name, type, core, duration, the pipe ratios) and groups by
 //! `Name` and by `Type` (count and sum); the two top-kernel totals must agree.
+//!
+//! Then a whole run as a real job writes it: `--ranks` ranks × prefill and decode, each run
+//! directory holding a hard link to one `--rank-rows`-row kernel_details.csv; summary on one
+//! core and on all cores, and verify on all cores, over the same directories.
 
 use std::fs;
 use std::path::Path;
@@ -16,7 +20,9 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 
-use crate::bench_verify::{Measured, measure, pandas_python, write_kernel_details};
+use crate::bench_verify::{
+    Measured, link_or_copy, measure, one_core, pandas_python, write_kernel_details,
+};
 use crate::build::{build_npuprof, target_dir, workspace_root};
 
 /// Options of the summary benchmark.
@@ -25,6 +31,12 @@ pub struct Args {
     /// Rows of the generated kernel_details.csv.
     #[arg(long, default_value_t = 5_000_000)]
     pub rows: u64,
+    /// Ranks of the generated whole run (each with a prefill and a decode run directory).
+    #[arg(long, default_value_t = 32)]
+    pub ranks: u32,
+    /// Rows of each rank's kernel_details.csv in the whole run.
+    #[arg(long, default_value_t = 20_000)]
+    pub rank_rows: u64,
     /// Timed runs of each command (the median is reported), after one warm-up run.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
@@ -57,8 +69,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         println!("removed {}", out.display());
         return Ok(());
     }
-    if args.rows == 0 || args.runs == 0 {
-        bail!("--rows and --runs must be positive");
+    if args.rows == 0 || args.runs == 0 || args.ranks == 0 || args.rank_rows == 0 {
+        bail!("--rows, --runs, --ranks and --rank-rows must be positive");
     }
     let py = pandas_python(&target_dir(&root).join("bench"))
         .map_err(|why| anyhow::anyhow!("the reference needs pandas: {why}"))?;
@@ -126,7 +138,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ("npuprof verify", &verified, "-"),
         ("wc -l", &wc, "-"),
     ] {
-        line(tool, &csv, m, result);
+        line(tool, "kernel_details.csv", bytes, m, result);
     }
     println!();
     println!(
@@ -140,9 +152,89 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ours.secs / verified.secs.max(0.01),
         ours.cpu / verified.cpu.max(0.01)
     );
+    whole_run(args, &out, &sample, &kernel_sample, &npuprof)?;
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench summary --clean`)",
         out.display()
+    );
+    Ok(())
+}
+
+/// The whole-run part: summary on one core and on all cores, and verify on all cores, over
+/// `--ranks` × 2 run directories of one `--rank-rows`-row kernel_details.csv each.
+fn whole_run(
+    args: &Args,
+    out: &Path,
+    sample: &Path,
+    kernel_sample: &[u8],
+    npuprof: &Path,
+) -> anyhow::Result<()> {
+    let ranks = out.join("ranks");
+    if ranks.exists() {
+        fs::remove_dir_all(&ranks)?;
+    }
+    let rank_csv = out.join("rank_kernel_details.csv");
+    let rank_bytes = write_kernel_details(&rank_csv, kernel_sample, args.rank_rows)?;
+    let mut runs = 0_u64;
+    for phase in ["prefill", "decode"] {
+        for r in 0..args.ranks {
+            let dir = ranks
+                .join("prof")
+                .join(phase)
+                .join(format!("rank_{r}_ascend_pt"));
+            fs::create_dir_all(dir.join("ASCEND_PROFILER_OUTPUT"))?;
+            fs::copy(
+                sample.join("profiler_info_0.json"),
+                dir.join(format!("profiler_info_{r}.json")),
+            )?;
+            link_or_copy(
+                &rank_csv,
+                &dir.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"),
+            )?;
+            runs += 1;
+        }
+    }
+    let bytes = rank_bytes * runs;
+    let summary_args = ["summary".as_ref(), ranks.as_os_str(), "--json".as_ref()];
+    let mut all_cores = Command::new(npuprof);
+    all_cores.args(summary_args);
+    let one = median_of(&one_core(npuprof, &summary_args), args.runs, false)?;
+    let all = median_of(&all_cores, args.runs, false)?;
+    let summarised = |m: &Measured| -> anyhow::Result<()> {
+        let v: serde_json::Value = serde_json::from_slice(&m.stdout)?;
+        let n = v.pointer("/runs").and_then(|r| r.as_array()).map(Vec::len);
+        if n != Some(runs as usize) {
+            bail!("npuprof summarised {n:?} run directories, expected {runs}");
+        }
+        Ok(())
+    };
+    summarised(&one)?;
+    summarised(&all)?;
+    let mut verify = Command::new(npuprof);
+    verify.arg("verify").arg(&ranks).arg("--json");
+    let verified = median_of(&verify, args.runs, true)?;
+    let input = format!("whole run ({runs} × kernel_details.csv)");
+    println!();
+    println!("| tool | input | median wall s | GB/s | median CPU s | peak RSS | result |");
+    println!("|---|---|---|---|---|---|---|");
+    let runs_done = format!("{runs} runs");
+    for (tool, m, result) in [
+        ("npuprof summary, one core", &one, runs_done.as_str()),
+        ("npuprof summary, all cores", &all, runs_done.as_str()),
+        ("npuprof verify, all cores", &verified, "-"),
+    ] {
+        line(tool, &input, bytes, m, result);
+    }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    println!();
+    println!(
+        "whole run: summary on all cores / (one core / {cores} cores): {:.2}",
+        all.secs / (one.secs / cores as f64).max(1e-6)
+    );
+    println!(
+        "whole run: npuprof summary / npuprof verify, all cores: {:.2} wall, {:.2} CPU",
+        all.secs / verified.secs.max(1e-6),
+        all.cpu / verified.cpu.max(1e-6)
     );
     Ok(())
 }
@@ -180,10 +272,9 @@ fn npuprof_top(json: &[u8]) -> Option<(String, f64, u64)> {
     ))
 }
 
-fn line(tool: &str, csv: &Path, m: &Measured, result: &str) {
-    let bytes = csv.metadata().map(|m| m.len()).unwrap_or(0);
+fn line(tool: &str, input: &str, bytes: u64, m: &Measured, result: &str) {
     println!(
-        "| {tool} | {:.2} GB kernel_details.csv | {:.2} | {:.2} | {:.2} | {:.1} MB | {result} |",
+        "| {tool} | {:.2} GB {input} | {:.2} | {:.2} | {:.2} | {:.1} MB | {result} |",
         bytes as f64 / 1e9,
         m.secs,
         bytes as f64 / m.secs.max(1e-6) / 1e9,

@@ -268,7 +268,7 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
     })
 }
 
-fn link_or_copy(src: &Path, dst: &Path) -> anyhow::Result<()> {
+pub(crate) fn link_or_copy(src: &Path, dst: &Path) -> anyhow::Result<()> {
     if fs::hard_link(src, dst).is_err() {
         fs::copy(src, dst)?;
     }
@@ -615,7 +615,7 @@ const COLD_TRACE: &str = "trace, evicted (cold)";
 const COLD_CSV: &str = "kernel_details.csv, cold";
 
 /// `cmd` pinned to the first core.
-fn one_core(program: &Path, args: &[&std::ffi::OsStr]) -> Command {
+pub(crate) fn one_core(program: &Path, args: &[&std::ffi::OsStr]) -> Command {
     let mut c = Command::new("taskset");
     c.arg("-c").arg("0").arg(program).args(args);
     c

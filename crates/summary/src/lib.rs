@@ -5,7 +5,7 @@
 //! Architecture invariant: this crate never writes and never prints. It reads the text export
 //! (`step_trace_time.csv`, `kernel_details.csv`, `communication.json`, `profiler_info*.json`)
 //! in streaming passes whose memory is bounded by the number of distinct kernel names (capped),
-//! not by file size, and returns plain data; [`html::render_summary`] renders it as one
+//! not by file size, one run directory per task on all cores, and returns plain data; [`html::render_summary`] renders it as one
 //! self-contained HTML page (a string). The CLI prints and writes.
 
 mod columns;
@@ -24,6 +24,7 @@ pub mod units;
 use std::path::{Path, PathBuf};
 
 use npuprof_verify::discover::{RunRef, discover};
+use rayon::prelude::*;
 use serde::Serialize;
 
 pub use crate::compare::{Comparison, compare};
@@ -72,13 +73,31 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         .map(|run| (run.dir.clone(), phase_of(run, path)))
         .filter(|(_, phase)| options.phase.is_none() || *phase == options.phase)
         .collect();
-    let mut runs = Vec::with_capacity(selected.len());
-    for (dir, phase) in selected {
-        // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
-        if options.rank.is_some() && run::read_rank(&dir, &mut Vec::new()) != options.rank {
-            continue;
-        }
-        runs.push(run::summarize_run(&dir, phase, path, options.top)?);
+    // Largest runs first, one task each, so no core is left with a big run at the end.
+    let mut order: Vec<(u64, usize)> = selected
+        .iter()
+        .enumerate()
+        .map(|(i, (dir, _))| (run::kernel_details_bytes(dir), i))
+        .collect();
+    order.sort_by_key(|&(bytes, i)| (std::cmp::Reverse(bytes), i));
+    let mut done: Vec<(usize, Result<Option<RunSummary>, SummaryError>)> = order
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(_, i)| {
+            let (dir, phase) = &selected[i];
+            // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
+            if options.rank.is_some() && run::read_rank(dir, &mut Vec::new()) != options.rank {
+                return (i, Ok(None));
+            }
+            let summary = run::summarize_run(dir, phase.clone(), path, options.top);
+            (i, summary.map(Some))
+        })
+        .collect();
+    done.sort_by_key(|(i, _)| *i);
+    // The error reported is the first in discovery order, as if the runs were read in turn.
+    let mut runs = Vec::with_capacity(done.len());
+    for (_, summary) in done {
+        runs.extend(summary?);
     }
     if runs.is_empty() {
         return Err(SummaryError::NothingSelected {

@@ -51,6 +51,12 @@ const STEP_TRACE: &str = "step_trace_time.csv";
 const KERNEL_DETAILS: &str = "kernel_details.csv";
 const COMMUNICATION: &str = "communication.json";
 
+/// The size of the run's `kernel_details.csv` (0 when there is none): what summarising it
+/// costs, to schedule the largest runs first.
+pub(crate) fn kernel_details_bytes(dir: &Path) -> u64 {
+    std::fs::metadata(dir.join(OUTPUT_DIR).join(KERNEL_DETAILS)).map_or(0, |m| m.len())
+}
+
 /// Summarises the run directory `dir`; `root` is the summarised path (for the relative `dir`).
 pub fn summarize_run(
     dir: &Path,

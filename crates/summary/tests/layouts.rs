@@ -77,6 +77,22 @@ fn rank_selection_reads_only_the_selected_run() {
 }
 
 #[test]
+fn of_several_broken_runs_the_first_in_order_is_reported() {
+    let tmp = real_copy(Layout::Flat);
+    let runs = run_dirs(tmp.path(), Layout::Flat);
+    let (rank0, rank1) = (&runs[0].1, &runs[1].1);
+    // Without its long names, rank 0's file is the smaller: rank 1 is read first.
+    drop_column(&output_file(rank0, "kernel_details.csv"), "Name");
+    drop_column(&output_file(rank1, "kernel_details.csv"), "Duration(us)");
+    let size = |run| std::fs::metadata(output_file(run, "kernel_details.csv")).map(|m| m.len());
+    assert!(size(rank1).ok() > size(rank0).ok());
+    check_error(
+        summarize(tmp.path(), &Options::default()),
+        &["rank0_ascend_pt", "`Name`"],
+    );
+}
+
+#[test]
 fn a_single_run_directory_is_summarised() {
     let tmp = real_copy(Layout::Flat);
     let run = tmp.path().join("rank1_ascend_pt");
