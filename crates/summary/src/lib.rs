@@ -5,8 +5,9 @@
 //! Architecture invariant: this crate never writes and never prints. It reads the text export
 //! (`step_trace_time.csv`, `kernel_details.csv`, `communication.json`, `profiler_info*.json`)
 //! in streaming passes whose memory is bounded by the number of distinct kernel names (capped),
-//! not by file size, one run directory per task on all cores, and returns plain data; [`html::render_summary`] renders it as one
-//! self-contained HTML page (a string). The CLI prints and writes.
+//! not by file size, one run directory per task on all cores, and returns plain data;
+//! [`html::render_summary`] renders it as one self-contained HTML page (a string). The CLI
+//! prints and writes.
 
 mod columns;
 pub mod comm;
