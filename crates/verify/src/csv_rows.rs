@@ -8,8 +8,9 @@
 //! prefix XOR of the quotes, and keeps per block the separators and the line ends outside
 //! quotes and the separators followed by a quoted field; records and fields are then read off
 //! the set bits, and only the fields asked for are split (the first ones, or those at given
-//! columns: the separators between them are passed without recording a field, the ones after
-//! the last are counted with a popcount). Quotes are judged on the way: the quote parity agrees
+//! columns: the separators between them are passed a block's popcount at a time, the ones
+//! after the last are counted likewise; this stage is compiled with `popcnt` where the vector
+//! unit comes with it). Quotes are judged on the way: the quote parity agrees
 //! with the csv crate as long as every quoted field is `"…"` from separator to separator with
 //! only doubled quotes inside, which is how torch_npu writes them. From the first quote that
 //! breaks this rule, the rest of the buffer is read by `csv_core` (the csv crate's own parser,
@@ -414,6 +415,18 @@ impl<R: Read> CsvRows<R> {
 
     /// Reads the record at `pos` from the bitmasks, splitting the fields `pick` asks for.
     fn fast_record(&mut self, pick: Pick<'_>) -> Result<Step, CsvError> {
+        match self.classifier {
+            Some(simd) => simd.with_bit_ops(
+                #[inline(always)]
+                || self.read_record(pick),
+            ),
+            None => self.read_record(pick),
+        }
+    }
+
+    /// [`CsvRows::fast_record`], inlined into its callers.
+    #[inline(always)]
+    fn read_record(&mut self, pick: Pick<'_>) -> Result<Step, CsvError> {
         let pos = self.pos;
         // Taken out of `self`, so the loop keeps lengths and pointers in registers.
         let mut spans = std::mem::take(&mut self.spans);
@@ -574,19 +587,31 @@ impl<R: Read> CsvRows<R> {
             let Some(mut skip) = column.checked_sub(next) else {
                 return Split::Irregular;
             };
-            // Pass the `skip` separators that end the fields before `column`, a bit at a time
-            // (`count_ones` is no single instruction on the baseline x86-64 target).
+            // Pass the `skip` separators that end the fields before `column`: whole blocks by
+            // their popcount, then the rest of them a bit at a time.
             while skip > 0 {
                 next_block!();
-                let low = bits & bits.wrapping_neg();
-                if block.terms & low != 0 {
+                // The last separator passed in this block, and all those passed up to it.
+                let (last, passed) = if bits.count_ones() as usize <= skip {
+                    skip -= bits.count_ones() as usize;
+                    (1 << (63 - bits.leading_zeros()), std::mem::take(&mut bits))
+                } else {
+                    let mut rest = bits;
+                    for _ in 1..skip {
+                        rest &= rest - 1;
+                    }
+                    skip = 0;
+                    let last = rest & rest.wrapping_neg();
+                    let passed = bits & (last | (last - 1));
+                    bits = rest ^ last;
+                    (last, passed)
+                };
+                if block.terms & passed != 0 {
                     return Split::Irregular;
                 }
-                bits ^= low;
-                skip -= 1;
                 if skip == 0 {
-                    start = stage_start + k * 64 + low.trailing_zeros() as usize + 1;
-                    start_quoted = block.quoted_next & low != 0;
+                    start = stage_start + k * 64 + last.trailing_zeros() as usize + 1;
+                    start_quoted = block.quoted_next & last != 0;
                 }
             }
             next_block!();

@@ -223,6 +223,20 @@ impl Simd {
         }
     }
 
+    /// Runs `f` compiled with the bit-manipulation instructions that come with this unit
+    /// (`popcnt`, `bmi1`, `lzcnt` with AVX2 and AVX-512), so that `count_ones`,
+    /// `trailing_zeros` and `leading_zeros` in code inlined into it are one instruction each.
+    #[inline(always)]
+    pub(crate) fn with_bit_ops<T>(self, f: impl FnOnce() -> T) -> T {
+        #[cfg(target_arch = "x86_64")]
+        if matches!(self, Simd::Avx512 | Simd::Avx2) {
+            // SAFETY: a `Simd::Avx512` or `Simd::Avx2` is only made by `detect` after
+            // `is_x86_feature_detected!` found `popcnt`, `bmi1` and `lzcnt` on this CPU.
+            return unsafe { with_popcnt(f) };
+        }
+        f()
+    }
+
     /// Classifies one block for JSON with this unit.
     #[cfg(test)]
     fn classify(self, block: &[u8; 64]) -> Masks {
@@ -396,6 +410,14 @@ pub(crate) struct Kernels<A> {
     pub avx2: unsafe fn(Avx2, A),
     /// Enables nothing.
     pub sse2: fn(Sse2, A),
+}
+
+/// Calls `f`, inlined here and compiled with `popcnt`, `bmi1` and `lzcnt`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1,lzcnt")]
+#[inline]
+fn with_popcnt<T>(f: impl FnOnce() -> T) -> T {
+    f()
 }
 
 /// [`prefix_xor`] as the carry-less product of `x` and all ones (simdjson's way).
