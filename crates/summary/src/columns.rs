@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::fs::File;
+use std::io::{Seek, SeekFrom};
 use std::path::Path;
 
 use npuprof_verify::csv_rows::{CsvEngine, CsvRows, Record};
@@ -137,13 +138,17 @@ fn other_number(field: &[u8]) -> Result<Option<f64>, ()> {
     }
 }
 
-/// Opens a CSV file for streaming, with flexible record lengths (checked per field) and
-/// records of at most [`MAX_RECORD_BYTES`].
-pub(crate) fn open(path: &Path) -> Result<CsvRows<File>, SummaryError> {
-    let file = File::open(path).map_err(|source| SummaryError::Io {
+/// Opens a CSV file for streaming from byte `offset`, with flexible record lengths (checked
+/// per field) and records of at most [`MAX_RECORD_BYTES`].
+pub(crate) fn open(path: &Path, offset: u64) -> Result<CsvRows<File>, SummaryError> {
+    let io = |source| SummaryError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
+    };
+    let mut file = File::open(path).map_err(io)?;
+    if offset > 0 {
+        file.seek(SeekFrom::Start(offset)).map_err(io)?;
+    }
     Ok(CsvRows::new(
         file,
         CsvEngine::Simd,

@@ -1,5 +1,6 @@
 //! `kernel_details.csv` in one streaming pass: device time grouped by exact kernel `Name` and
-//! by `Type`, with the pipe metrics where they exist.
+//! by `Type`, with the pipe metrics where they exist. A file of more than 64 MiB is read in
+//! segments on all cores, with the result of a single pass (see [`aggregate`]).
 //!
 //! Memory is bounded by the number of distinct names and types, not by the number of rows, and
 //! that number is capped: past [`MAX_GROUPS`] distinct keys, further new keys are counted in
@@ -7,7 +8,11 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+
+use npuprof_verify::csv_rows::CsvRows;
+use rayon::prelude::*;
 
 use serde::Serialize;
 
@@ -225,6 +230,19 @@ impl Groups {
         i
     }
 
+    /// Adds the groups of the rows that follow: new keys in their order of first sight, so
+    /// that the cap keeps the keys a single pass keeps.
+    fn absorb(&mut self, next: Groups) {
+        self.capped |= next.capped;
+        for (key, acc) in next.accs {
+            let i = self.position(key.as_bytes(), acc.kind.as_bytes(), acc.core.as_bytes());
+            let into = &mut self.accs[i].1;
+            into.count += acc.count;
+            into.total_us += acc.total_us;
+            into.pipe.absorb(&acc.pipe);
+        }
+    }
+
     fn sorted(self) -> Vec<(String, Acc)> {
         let mut groups: Vec<(String, Acc)> = self
             .accs
@@ -240,16 +258,152 @@ fn share(part: f64, total: f64) -> f64 {
     if total > 0.0 { part / total } else { 0.0 }
 }
 
-/// Reads `kernel_details.csv` in one pass and groups it by name and by type.
+/// A file is read in segments of about this many bytes, one task each (see [`segment_starts`]).
+const SEGMENT_BYTES: u64 = 64 << 20;
+
+/// Reads `kernel_details.csv` in one pass and groups it by name and by type: a large file in
+/// segments on all cores, summed in file order.
 pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
-    let mut reader = columns::open(path)?;
+    aggregate_in_segments(path, SEGMENT_BYTES)
+}
+
+/// [`aggregate`] with segments of `segment` bytes.
+///
+/// Segment boundaries are taken just past a `\n` and checked at the joins: the segment before
+/// must end exactly there (a `\n` inside a quoted field would make it run on). The result
+/// depends on the file alone, not on the number of cores: the boundaries come from its size,
+/// the sums are added in file order. When a join fails, or any segment finds an error, the
+/// file is read again in one pass, so that the result or the error (with its line) is that
+/// of a plain reading.
+fn aggregate_in_segments(path: &Path, segment: u64) -> Result<KernelTable, SummaryError> {
+    let mut reader = columns::open(path, 0)?;
     let header = columns::read_header(&mut reader, path)?;
     let cols = KernelColumns::new(&header, path)?;
-    let mut names = Groups::default();
-    let mut kinds = Groups::default();
-    let mut phase_pipe = PipeSums::default();
-    let (mut rows, mut total_us) = (0_u64, 0.0_f64);
-    while let Some(record) = columns::next_columns(&mut reader, path, &cols.picks)? {
+    let starts = segment_starts(path, segment)?;
+    if starts.len() > 1 {
+        let ends = starts.iter().skip(1).map(|&end| Some(end));
+        let bounds: Vec<(u64, Option<u64>)> =
+            starts.iter().copied().zip(ends.chain([None])).collect();
+        let parts: Vec<Result<Option<Sums>, SummaryError>> = bounds
+            .par_iter()
+            .with_max_len(1)
+            .map(|&(start, end)| {
+                let mut rows = columns::open(path, start)?;
+                if start == 0 {
+                    columns::read_header(&mut rows, path)?;
+                }
+                scan(&mut rows, path, &header, &cols, end.map(|end| end - start))
+            })
+            .collect();
+        if let Ok(Some(parts)) = parts.into_iter().collect::<Result<Option<Vec<Sums>>, _>>() {
+            let mut parts = parts.into_iter();
+            let mut sums = parts.next().unwrap_or_default();
+            parts.for_each(|part| sums.absorb(part));
+            return Ok(sums.table(cols.pipe.is_some()));
+        }
+    }
+    let sums = scan(&mut reader, path, &header, &cols, None)?;
+    Ok(sums.unwrap_or_default().table(cols.pipe.is_some()))
+}
+
+/// Where the segments of `path` start: 0, then just past the first `\n` at or after each
+/// multiple of `segment` (a boundary with no `\n` in the 64 KiB after it is dropped).
+fn segment_starts(path: &Path, segment: u64) -> Result<Vec<u64>, SummaryError> {
+    let io = |source| SummaryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut starts = vec![0];
+    let mut window = vec![0; 64 << 10];
+    let segment = segment.max(1);
+    let mut at = segment;
+    while at < len {
+        file.seek(SeekFrom::Start(at)).map_err(io)?;
+        let n = read_full(&mut file, &mut window).map_err(io)?;
+        if let Some(i) = memchr::memchr(b'\n', &window[..n]) {
+            let start = at + i as u64 + 1;
+            if start < len && starts.last().is_some_and(|&last| start > last) {
+                starts.push(start);
+            }
+        }
+        at += segment;
+    }
+    Ok(starts)
+}
+
+/// Reads until `buf` is full or the file ends; the number of bytes read.
+fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The sums of some rows of one file.
+#[derive(Default)]
+struct Sums {
+    names: Groups,
+    kinds: Groups,
+    pipe: PipeSums,
+    rows: u64,
+    total_us: f64,
+}
+
+impl Sums {
+    /// Adds the sums of the rows that follow.
+    fn absorb(&mut self, next: Sums) {
+        self.names.absorb(next.names);
+        self.kinds.absorb(next.kinds);
+        self.pipe.absorb(&next.pipe);
+        self.rows += next.rows;
+        self.total_us += next.total_us;
+    }
+
+    fn table(self, has_metrics: bool) -> KernelTable {
+        table(
+            self.names,
+            self.kinds,
+            self.pipe,
+            has_metrics,
+            self.rows,
+            self.total_us,
+        )
+    }
+}
+
+/// Sums the rows of `reader` (after the header) to the end, or, with `stop`, up to the record
+/// whose reading starts at `stop` (relative to where `reader` started, just past a `\n`):
+/// `None` when no record starts there (the `\n` was inside a field, or the file ended first).
+fn scan(
+    reader: &mut CsvRows<std::fs::File>,
+    path: &Path,
+    header: &Header,
+    cols: &KernelColumns,
+    stop: Option<u64>,
+) -> Result<Option<Sums>, SummaryError> {
+    let mut sums = Sums::default();
+    let Sums {
+        names,
+        kinds,
+        pipe: phase_pipe,
+        rows,
+        total_us,
+    } = &mut sums;
+    while let Some(record) = columns::next_columns(reader, path, &cols.picks)? {
+        if let Some(stop) = stop {
+            // Reading from the `\n` before `stop` (after a `\r`) skips it as a blank line.
+            if record.byte() + 1 >= stop {
+                return Ok((record.byte() <= stop).then_some(sums));
+            }
+        }
         if record.len() == 1 && columns::text(record.get(cols.first).unwrap_or_default()).is_empty()
         {
             continue; // a blank line
@@ -262,7 +416,7 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
             .flatten()
             .ok_or_else(|| {
                 let column = cols.picks[cols.duration];
-                columns::bad_number(path, &record, &header, column, duration_field)
+                columns::bad_number(path, &record, header, column, duration_field)
             })?;
         let name = columns::name_key(record.get(cols.name).unwrap_or_default());
         let (kind, core) = (columns::text_bytes(field(cols.kind)), field(cols.core));
@@ -287,17 +441,10 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
         };
         by_kind.count += 1;
         by_kind.total_us += duration;
-        rows += 1;
-        total_us += duration;
+        *rows += 1;
+        *total_us += duration;
     }
-    Ok(table(
-        names,
-        kinds,
-        phase_pipe,
-        cols.pipe.is_some(),
-        rows,
-        total_us,
-    ))
+    Ok(stop.is_none().then_some(sums))
 }
 
 fn table(
@@ -416,6 +563,120 @@ mod tests {
         assert!(
             message.contains("line 3: column `Duration(us)`"),
             "{message}"
+        );
+    }
+
+    /// The real rank-0 file of the vendored run (192 rows of 46 columns).
+    fn real_csv() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/real-2rank/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv")
+    }
+
+    /// Groups by key, with their counts, and their sums rounded off the last bits that the
+    /// order of additions may change.
+    fn keyed(table: &KernelTable) -> Vec<(String, String, u64, String)> {
+        let round = |x: f64| format!("{x:.6e}");
+        let mut groups: Vec<_> = table
+            .by_name
+            .iter()
+            .map(|k| (k.name.clone(), k.kind.clone(), k.count, round(k.total_us)))
+            .chain(
+                table
+                    .by_type
+                    .iter()
+                    .map(|t| (String::new(), t.kind.clone(), t.count, round(t.total_us))),
+            )
+            .collect();
+        groups.sort();
+        groups.push((
+            table.totals.capped.to_string(),
+            format!("{:?}", table.pipe.as_ref().map(|p| round(p.ratios.cube))),
+            table.totals.rows,
+            round(table.totals.total_us),
+        ));
+        groups
+    }
+
+    /// Every segment size gives what one pass gives.
+    fn check_segments(path: &Path, sizes: impl Iterator<Item = u64>) {
+        let whole = aggregate_in_segments(path, u64::MAX).map(|t| keyed(&t));
+        assert!(whole.as_ref().is_ok_and(|w| w.len() > 2), "{whole:?}");
+        for size in sizes {
+            let segmented = aggregate_in_segments(path, size).map(|t| keyed(&t));
+            assert_eq!(
+                segmented.ok(),
+                whole.as_ref().ok().cloned(),
+                "segments of {size}"
+            );
+        }
+    }
+
+    #[test]
+    fn segments_sum_to_one_pass() {
+        let path = real_csv();
+        assert!(
+            segment_starts(&path, 4096)
+                .map(|s| s.len())
+                .unwrap_or_default()
+                > 10
+        );
+        check_segments(&path, [333, 1000, 4096, 20_000, 1 << 20].into_iter());
+    }
+
+    #[test]
+    fn a_line_break_inside_quotes_at_a_boundary_reads_as_one_pass() {
+        // Past a quoted `\n`, `b,7` and `c",2` read as rows of their own: a segment starting
+        // there would count kernels `b` and `c"`.
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("kernel_details.csv");
+        let mut csv = String::from("Name,Duration(us)\r\n");
+        for i in 0..60 {
+            csv.push_str(&format!("k{},1.5\r\n\"a\nb,7\nc\",2\r\n", i % 7));
+        }
+        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        check_segments(&path, 8..80);
+    }
+
+    #[test]
+    fn an_error_in_a_later_segment_is_the_one_pass_error() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("kernel_details.csv");
+        let mut csv = String::from("Name,Duration(us)\n");
+        for i in 0..200 {
+            csv.push_str(if i == 150 { "k,oops\n" } else { "k,1\n" });
+        }
+        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        for size in [16, 100, 1 << 20] {
+            let message = aggregate_in_segments(&path, size)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(message.contains("line 152:"), "{size}: {message}");
+        }
+    }
+
+    #[test]
+    fn absorbed_groups_keep_the_cap_of_one_pass() {
+        let (mut first, mut next) = (Groups::default(), Groups::default());
+        for i in 0..MAX_GROUPS - 1 {
+            first.entry(&format!("k{i}"), "T", "C").count += 1;
+        }
+        for key in ["k0", "new1", "new2", "new3"] {
+            next.entry(key, "T", "C").count += 1;
+        }
+        first.absorb(next);
+        assert!(first.capped);
+        assert_eq!(first.accs.len(), MAX_GROUPS + 1);
+        let count = |key: &str| {
+            first
+                .accs
+                .iter()
+                .find(|(k, _)| &**k == key)
+                .map(|(_, a)| a.count)
+        };
+        assert_eq!(
+            [count("k0"), count("new1"), count(OTHER)],
+            [Some(2), Some(1), Some(2)]
         );
     }
 

@@ -165,6 +165,14 @@ impl PipeSums {
         self.time_us += duration_us;
     }
 
+    /// Adds the sums of other kernels.
+    pub(crate) fn absorb(&mut self, other: &PipeSums) {
+        for (sum, more) in self.weighted.iter_mut().zip(other.weighted) {
+            *sum += more;
+        }
+        self.time_us += other.time_us;
+    }
+
     /// The weighted means; `None` when nothing with metrics was added.
     pub(crate) fn ratios(&self) -> Option<PipeRatios> {
         if self.time_us <= 0.0 {

@@ -130,7 +130,7 @@ impl StepColumns {
 
 /// Reads every step of a `step_trace_time.csv`, in file order.
 pub fn read_steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
-    let mut reader = columns::open(path)?;
+    let mut reader = columns::open(path, 0)?;
     let header = columns::read_header(&mut reader, path)?;
     let cols = StepColumns::new(&header, path)?;
     let mut steps = Vec::new();
