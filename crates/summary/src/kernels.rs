@@ -13,7 +13,6 @@ use std::path::Path;
 
 use npuprof_verify::csv_rows::CsvRows;
 use rayon::prelude::*;
-
 use serde::Serialize;
 
 use crate::columns::{self, Header};
@@ -367,15 +366,66 @@ impl Sums {
         self.total_us += next.total_us;
     }
 
+    /// The groups sorted, and the shares; `has_metrics` when the file has pipe columns.
     fn table(self, has_metrics: bool) -> KernelTable {
-        table(
-            self.names,
-            self.kinds,
-            self.pipe,
-            has_metrics,
-            self.rows,
-            self.total_us,
-        )
+        let Sums {
+            names,
+            kinds,
+            pipe: phase_pipe,
+            rows,
+            total_us,
+        } = self;
+        let capped = names.capped || kinds.capped;
+        let by_name: Vec<KernelGroup> = names
+            .sorted()
+            .into_iter()
+            .map(|(name, acc)| {
+                let pipe = acc.pipe.ratios();
+                KernelGroup {
+                    name,
+                    kind: acc.kind,
+                    core: acc.core,
+                    count: acc.count,
+                    total_us: acc.total_us,
+                    mean_us: acc.total_us / acc.count as f64,
+                    share: share(acc.total_us, total_us),
+                    bound: pipe.and_then(|p| p.bound()),
+                    pipe,
+                }
+            })
+            .collect();
+        let by_type: Vec<TypeGroup> = kinds
+            .sorted()
+            .into_iter()
+            .map(|(kind, acc)| TypeGroup {
+                kind,
+                core: acc.core,
+                count: acc.count,
+                total_us: acc.total_us,
+                mean_us: acc.total_us / acc.count as f64,
+                share: share(acc.total_us, total_us),
+            })
+            .collect();
+        let pipe = has_metrics
+            .then(|| phase_pipe.ratios())
+            .flatten()
+            .map(|ratios| PipeShares {
+                ratios,
+                measured_us: phase_pipe.time_us(),
+                measured_share: share(phase_pipe.time_us(), total_us),
+            });
+        KernelTable {
+            totals: KernelTotals {
+                rows,
+                total_us,
+                distinct_names: by_name.len(),
+                distinct_types: by_type.len(),
+                capped,
+            },
+            by_name,
+            by_type,
+            pipe,
+        }
     }
 }
 
@@ -445,67 +495,6 @@ fn scan(
         *total_us += duration;
     }
     Ok(stop.is_none().then_some(sums))
-}
-
-fn table(
-    names: Groups,
-    kinds: Groups,
-    phase_pipe: PipeSums,
-    has_metrics: bool,
-    rows: u64,
-    total_us: f64,
-) -> KernelTable {
-    let capped = names.capped || kinds.capped;
-    let by_name: Vec<KernelGroup> = names
-        .sorted()
-        .into_iter()
-        .map(|(name, acc)| {
-            let pipe = acc.pipe.ratios();
-            KernelGroup {
-                name,
-                kind: acc.kind,
-                core: acc.core,
-                count: acc.count,
-                total_us: acc.total_us,
-                mean_us: acc.total_us / acc.count as f64,
-                share: share(acc.total_us, total_us),
-                bound: pipe.and_then(|p| p.bound()),
-                pipe,
-            }
-        })
-        .collect();
-    let by_type: Vec<TypeGroup> = kinds
-        .sorted()
-        .into_iter()
-        .map(|(kind, acc)| TypeGroup {
-            kind,
-            core: acc.core,
-            count: acc.count,
-            total_us: acc.total_us,
-            mean_us: acc.total_us / acc.count as f64,
-            share: share(acc.total_us, total_us),
-        })
-        .collect();
-    let pipe = has_metrics
-        .then(|| phase_pipe.ratios())
-        .flatten()
-        .map(|ratios| PipeShares {
-            ratios,
-            measured_us: phase_pipe.time_us(),
-            measured_share: share(phase_pipe.time_us(), total_us),
-        });
-    KernelTable {
-        totals: KernelTotals {
-            rows,
-            total_us,
-            distinct_names: by_name.len(),
-            distinct_types: by_type.len(),
-            capped,
-        },
-        by_name,
-        by_type,
-        pipe,
-    }
 }
 
 #[cfg(test)]
