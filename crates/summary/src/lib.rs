@@ -123,6 +123,15 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
     })
 }
 
+/// [`summarize`] of two paths at once (what `compare` reads), sharing the cores.
+pub fn summarize_both(
+    base: &Path,
+    new: &Path,
+    options: &Options,
+) -> (Result<Summary, SummaryError>, Result<Summary, SummaryError>) {
+    rayon::join(|| summarize(base, options), || summarize(new, options))
+}
+
 /// The run's phase: from discovery, else the nearest `prefill`/`decode` directory between the
 /// summarised path and the run (the `<res>/<phase>/prof/<run>` layout), else the path's name.
 fn phase_of(run: &RunRef, root: &Path) -> Option<String> {

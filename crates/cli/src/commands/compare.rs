@@ -42,8 +42,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         rank: None,
         top: None,
     };
-    let base = npuprof_summary::summarize(&args.base, &options).context("base")?;
-    let new = npuprof_summary::summarize(&args.new, &options).context("new")?;
+    let (base, new) = npuprof_summary::summarize_both(&args.base, &args.new, &options);
+    let (base, new) = (base.context("base")?, new.context("new")?);
     let comparison = npuprof_summary::compare(&base, &new);
     if comparison.phases.is_empty() {
         anyhow::bail!(
