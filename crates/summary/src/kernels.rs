@@ -279,11 +279,24 @@ fn aggregate_in_segments(path: &Path, segment: u64) -> Result<KernelTable, Summa
     let header = columns::read_header(&mut reader, path)?;
     let cols = KernelColumns::new(&header, path)?;
     let starts = segment_starts(path, segment)?;
-    if starts.len() > 1 {
-        let ends = starts.iter().skip(1).map(|&end| Some(end));
-        let bounds: Vec<(u64, Option<u64>)> =
-            starts.iter().copied().zip(ends.chain([None])).collect();
-        let parts: Vec<Result<Option<Sums>, SummaryError>> = bounds
+    if starts.len() > 1
+        && let Some(sums) = in_segments(path, &starts, &header, &cols)
+    {
+        return Ok(sums.table(cols.pipe.is_some()));
+    }
+    let sums = scan(&mut reader, path, &header, &cols, None)?;
+    Ok(sums.unwrap_or_default().table(cols.pipe.is_some()))
+}
+
+/// The sums of the segments of `path` starting at `starts`, added in file order; `None` when a
+/// join fails or a segment finds an error. A few segments per core are read at a time and
+/// added before the next ones start, so memory grows with the cores, not with the file.
+fn in_segments(path: &Path, starts: &[u64], header: &Header, cols: &KernelColumns) -> Option<Sums> {
+    let ends = starts.iter().skip(1).map(|&end| Some(end));
+    let bounds: Vec<(u64, Option<u64>)> = starts.iter().copied().zip(ends.chain([None])).collect();
+    let mut sums: Option<Sums> = None;
+    for batch in bounds.chunks(2 * rayon::current_num_threads().max(1)) {
+        let parts: Vec<Result<Option<Sums>, SummaryError>> = batch
             .par_iter()
             .with_max_len(1)
             .map(|&(start, end)| {
@@ -291,18 +304,18 @@ fn aggregate_in_segments(path: &Path, segment: u64) -> Result<KernelTable, Summa
                 if start == 0 {
                     columns::read_header(&mut rows, path)?;
                 }
-                scan(&mut rows, path, &header, &cols, end.map(|end| end - start))
+                scan(&mut rows, path, header, cols, end.map(|end| end - start))
             })
             .collect();
-        if let Ok(Some(parts)) = parts.into_iter().collect::<Result<Option<Vec<Sums>>, _>>() {
-            let mut parts = parts.into_iter();
-            let mut sums = parts.next().unwrap_or_default();
-            parts.for_each(|part| sums.absorb(part));
-            return Ok(sums.table(cols.pipe.is_some()));
+        for part in parts {
+            let part = part.ok()??;
+            match &mut sums {
+                Some(sums) => sums.absorb(part),
+                None => sums = Some(part),
+            }
         }
     }
-    let sums = scan(&mut reader, path, &header, &cols, None)?;
-    Ok(sums.unwrap_or_default().table(cols.pipe.is_some()))
+    sums
 }
 
 /// Where the segments of `path` start: 0, then just past the first `\n` at or after each
