@@ -128,18 +128,17 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if !agree {
         bail!("npuprof's top kernel ({name}, {total}, ×{count}) differs from pandas' ({theirs})");
     }
-    println!();
-    println!("| tool | input | median wall s | GB/s | median CPU s | peak RSS | result |");
-    println!("|---|---|---|---|---|---|---|");
     let top = format!("{name}: {total:.3} µs ×{count}");
-    for (tool, m, result) in [
-        ("npuprof summary", &ours, top.as_str()),
-        ("pandas read_csv + groupby", &pandas, top.as_str()),
-        ("npuprof verify", &verified, "-"),
-        ("wc -l", &wc, "-"),
-    ] {
-        line(tool, "kernel_details.csv", bytes, m, result);
-    }
+    table(
+        "kernel_details.csv",
+        bytes,
+        &[
+            ("npuprof summary", &ours, &top),
+            ("pandas read_csv + groupby", &pandas, &top),
+            ("npuprof verify", &verified, "-"),
+            ("wc -l", &wc, "-"),
+        ],
+    );
     println!();
     println!(
         "npuprof summary is {:.1}× faster than pandas in wall time ({:.1}× in CPU time) and uses {:.1}× less memory (both agree on the top kernel)",
@@ -214,27 +213,26 @@ fn whole_run(
     verify.arg("verify").arg(&ranks).arg("--json");
     let verified = median_of(&verify, args.runs, true)?;
     let input = format!("whole run ({runs} × kernel_details.csv)");
-    println!();
-    println!("| tool | input | median wall s | GB/s | median CPU s | peak RSS | result |");
-    println!("|---|---|---|---|---|---|---|");
     let runs_done = format!("{runs} runs");
-    for (tool, m, result) in [
-        ("npuprof summary, one core", &one, runs_done.as_str()),
-        ("npuprof summary, all cores", &all, runs_done.as_str()),
-        ("npuprof verify, all cores", &verified, "-"),
-    ] {
-        line(tool, &input, bytes, m, result);
-    }
+    table(
+        &input,
+        bytes,
+        &[
+            ("npuprof summary, one core", &one, &runs_done),
+            ("npuprof summary, all cores", &all, &runs_done),
+            ("npuprof verify, all cores", &verified, "-"),
+        ],
+    );
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!();
     println!(
         "whole run: summary on all cores / (one core / {cores} cores): {:.2}",
-        all.secs / (one.secs / cores as f64).max(1e-6)
+        all.secs / (one.secs / cores as f64).max(0.01)
     );
     println!(
         "whole run: npuprof summary / npuprof verify, all cores: {:.2} wall, {:.2} CPU",
-        all.secs / verified.secs.max(1e-6),
-        all.cpu / verified.cpu.max(1e-6)
+        all.secs / verified.secs.max(0.01),
+        all.cpu / verified.cpu.max(0.01)
     );
     Ok(())
 }
@@ -272,13 +270,19 @@ fn npuprof_top(json: &[u8]) -> Option<(String, f64, u64)> {
     ))
 }
 
-fn line(tool: &str, input: &str, bytes: u64, m: &Measured, result: &str) {
-    println!(
-        "| {tool} | {:.2} GB {input} | {:.2} | {:.2} | {:.2} | {:.1} MB | {result} |",
-        bytes as f64 / 1e9,
-        m.secs,
-        bytes as f64 / m.secs.max(1e-6) / 1e9,
-        m.cpu,
-        m.max_rss_kb as f64 / 1024.0
-    );
+/// A Markdown table of `(tool, measured, result)` rows on `bytes` of `input`.
+fn table(input: &str, bytes: u64, rows: &[(&str, &Measured, &str)]) {
+    println!();
+    println!("| tool | input | median wall s | GB/s | median CPU s | peak RSS | result |");
+    println!("|---|---|---|---|---|---|---|");
+    for (tool, m, result) in rows {
+        println!(
+            "| {tool} | {:.2} GB {input} | {:.2} | {:.2} | {:.2} | {:.1} MB | {result} |",
+            bytes as f64 / 1e9,
+            m.secs,
+            bytes as f64 / m.secs.max(1e-6) / 1e9,
+            m.cpu,
+            m.max_rss_kb as f64 / 1024.0
+        );
+    }
 }

@@ -514,17 +514,16 @@ fn scan(
 mod tests {
     use super::*;
 
-    fn table_of(csv: &str) -> Result<KernelTable, SummaryError> {
-        let dir = tempfile::tempdir().map_err(|source| SummaryError::Io {
-            path: "tempdir".into(),
-            source,
-        })?;
+    /// `csv` written to a `kernel_details.csv` in a new temporary directory.
+    fn temp_csv(csv: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let path = dir.path().join("kernel_details.csv");
-        std::fs::write(&path, csv).map_err(|source| SummaryError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        aggregate(&path)
+        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        (dir, path)
+    }
+
+    fn table_of(csv: &str) -> Result<KernelTable, SummaryError> {
+        aggregate(&temp_csv(csv).1)
     }
 
     #[test]
@@ -629,25 +628,21 @@ mod tests {
     fn a_line_break_inside_quotes_at_a_boundary_reads_as_one_pass() {
         // Past a quoted `\n`, `b,7` and `c",2` read as rows of their own: a segment starting
         // there would count kernels `b` and `c"`.
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let path = dir.path().join("kernel_details.csv");
         let mut csv = String::from("Name,Duration(us)\r\n");
         for i in 0..60 {
             csv.push_str(&format!("k{},1.5\r\n\"a\nb,7\nc\",2\r\n", i % 7));
         }
-        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, path) = temp_csv(&csv);
         check_segments(&path, 8..80);
     }
 
     #[test]
     fn an_error_in_a_later_segment_is_the_one_pass_error() {
-        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let path = dir.path().join("kernel_details.csv");
         let mut csv = String::from("Name,Duration(us)\n");
         for i in 0..200 {
             csv.push_str(if i == 150 { "k,oops\n" } else { "k,1\n" });
         }
-        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        let (_dir, path) = temp_csv(&csv);
         for size in [16, 100, 1 << 20] {
             let message = aggregate_in_segments(&path, size)
                 .err()
@@ -669,17 +664,8 @@ mod tests {
         first.absorb(next);
         assert!(first.capped);
         assert_eq!(first.accs.len(), MAX_GROUPS + 1);
-        let count = |key: &str| {
-            first
-                .accs
-                .iter()
-                .find(|(k, _)| &**k == key)
-                .map(|(_, a)| a.count)
-        };
-        assert_eq!(
-            [count("k0"), count("new1"), count(OTHER)],
-            [Some(2), Some(1), Some(2)]
-        );
+        let counts = ["k0", "new1", OTHER].map(|key| count(&first, key));
+        assert_eq!(counts, [Some(2), Some(1), Some(2)]);
     }
 
     #[test]
@@ -691,14 +677,16 @@ mod tests {
         groups.entry("k0", "T", "C").count += 1;
         assert!(groups.capped);
         assert_eq!(groups.accs.len(), MAX_GROUPS + 1);
-        let count = |key: &str| {
-            groups
-                .accs
-                .iter()
-                .find(|(k, _)| &**k == key)
-                .map(|(_, a)| a.count)
-        };
-        assert_eq!(count(OTHER), Some(3));
-        assert_eq!(count("k0"), Some(2));
+        assert_eq!(count(&groups, OTHER), Some(3));
+        assert_eq!(count(&groups, "k0"), Some(2));
+    }
+
+    /// The rows counted in the group of `key`.
+    fn count(groups: &Groups, key: &str) -> Option<u64> {
+        groups
+            .accs
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, a)| a.count)
     }
 }
