@@ -94,6 +94,8 @@ fn runs_without_a_shared_phase_exit_2() {
         compare_in(tmp.path(), &["flat", "result"])
     );
     assert_cmd_snapshot!("missing_new", compare_in(tmp.path(), &["flat", "nope"]));
+    // Both are read at once; the base's error is the one reported.
+    assert_cmd_snapshot!("missing_both", compare_in(tmp.path(), &["gone", "nope"]));
 }
 
 #[test]
