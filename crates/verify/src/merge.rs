@@ -132,6 +132,9 @@ pub struct PhaseCoverage {
     pub ranks_missing: Vec<u32>,
     /// Ranks reported by more than one node.
     pub ranks_duplicated: Vec<u32>,
+    /// Run directories whose rank is unknown (no rank in their profiler_info or
+    /// profiler_metadata): they may be some of `ranks_missing`.
+    pub runs_of_unknown_rank: usize,
     /// Groups of ranks by the `Step Id`s their kernel_details.csv holds, largest group first.
     pub step_groups: Vec<StepGroup>,
 }
@@ -145,18 +148,36 @@ pub struct StepGroup {
     pub ranks: Vec<u32>,
 }
 
-/// Where each (phase, rank) was seen: report indexes, and the steps recorded there.
-type Seen = BTreeMap<(u8, String), (Option<String>, BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>)>;
+/// Per rank: the indexes of the reports it is in, and the steps recorded there.
+type ByRank = BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>;
+
+/// What the reports hold of one phase.
+#[derive(Default)]
+struct PhaseSeen {
+    phase: Option<String>,
+    by_rank: ByRank,
+    /// Runs whose rank is unknown.
+    unknown: usize,
+}
+
+/// Per phase (in phase order), what the reports hold of it.
+type Seen = BTreeMap<(u8, String), PhaseSeen>;
 
 fn collect_seen(nodes: &[NodeReport]) -> Seen {
     let mut seen: Seen = BTreeMap::new();
     for (i, node) in nodes.iter().enumerate() {
         for run in &node.report.runs {
-            let Some(rank) = run.rank else { continue };
             let entry = seen
                 .entry(phase_key(run.phase.as_deref()))
-                .or_insert_with(|| (run.phase.clone(), BTreeMap::new()));
-            let slot = entry.1.entry(rank).or_default();
+                .or_insert_with(|| PhaseSeen {
+                    phase: run.phase.clone(),
+                    ..PhaseSeen::default()
+                });
+            let Some(rank) = run.rank else {
+                entry.unknown += 1;
+                continue;
+            };
+            let slot = entry.by_rank.entry(rank).or_default();
             slot.0.insert(i);
             if slot.1.is_empty() {
                 slot.1.clone_from(&run.steps.kernel_details);
@@ -179,7 +200,7 @@ fn world_size(nodes: &[NodeReport], ranks: Option<u32>, seen: &Seen) -> (u32, Wo
     }
     let highest = seen
         .values()
-        .flat_map(|(_, ranks)| ranks.keys().copied())
+        .flat_map(|phase| phase.by_rank.keys().copied())
         .max()
         .map_or(0, |m| m + 1);
     (highest, WorldSizeSource::HighestRank)
@@ -192,9 +213,7 @@ pub fn merge(nodes: &[NodeReport], ranks: Option<u32>) -> MergedReport {
     let mut findings = node_findings(nodes);
     let phases: Vec<PhaseCoverage> = seen
         .values()
-        .map(|(phase, by_rank)| {
-            phase_coverage(phase.as_deref(), by_rank, world, nodes, &mut findings)
-        })
+        .map(|seen| phase_coverage(seen, world, nodes, &mut findings))
         .collect();
     findings.sort_by_key(|f| (f.severity, f.code));
     MergedReport {
@@ -244,22 +263,28 @@ fn report_names(nodes: &[NodeReport], indexes: &BTreeSet<usize>) -> String {
 }
 
 fn phase_coverage(
-    phase: Option<&str>,
-    by_rank: &BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>,
+    seen: &PhaseSeen,
     world: u32,
     nodes: &[NodeReport],
     findings: &mut Vec<Finding>,
 ) -> PhaseCoverage {
+    let (phase, by_rank) = (seen.phase.as_deref(), &seen.by_rank);
     let in_phase = phase.map(|p| format!("phase {p}: ")).unwrap_or_default();
     let present: Vec<u32> = by_rank.keys().copied().collect();
     let missing: Vec<u32> = (0..world).filter(|r| !by_rank.contains_key(r)).collect();
-    if !missing.is_empty() {
+    // Runs of unknown rank may be the missing ones (as verify counts them on one node): only
+    // what they cannot be is an error.
+    if missing.len() > seen.unknown {
+        let unknown = match seen.unknown {
+            0 => String::new(),
+            n => format!(" ({n} run director(ies) of unknown rank may be some of them)"),
+        };
         findings.push(
             Finding::new(
                 Severity::Error,
                 Code::RankMissing,
                 format!(
-                    "{in_phase}rank(s) {} of {world} are in none of the {} node report(s)",
+                    "{in_phase}rank(s) {} of {world} are in none of the {} node report(s){unknown}",
                     fmt_ranks(&missing),
                     nodes.len()
                 ),
@@ -326,11 +351,12 @@ fn phase_coverage(
         ranks_present: present,
         ranks_missing: missing,
         ranks_duplicated: duplicated,
+        runs_of_unknown_rank: seen.unknown,
         step_groups,
     }
 }
 
-fn step_groups(by_rank: &BTreeMap<u32, (BTreeSet<usize>, Vec<u64>)>) -> Vec<StepGroup> {
+fn step_groups(by_rank: &ByRank) -> Vec<StepGroup> {
     let mut groups: BTreeMap<&[u64], Vec<u32>> = BTreeMap::new();
     for (rank, (_, steps)) in by_rank {
         groups.entry(steps.as_slice()).or_default().push(*rank);

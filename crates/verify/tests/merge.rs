@@ -123,6 +123,63 @@ fn a_missing_rank_a_duplicated_rank_and_inconsistent_steps() {
     assert_eq!(m.world_size_source, WorldSizeSource::Ranks);
 }
 
+/// Removes every trace of the run's rank: `rank_id`, the file name's rank, profiler_metadata.
+fn forget_rank(run: &Run) {
+    run.edit_info(|v| {
+        if let Some(info) = v.as_object_mut() {
+            info.remove("rank_id");
+        }
+    });
+    fs::rename(run.info_path(), run.dir.join("profiler_info.json"))
+        .and_then(|()| fs::remove_file(run.dir.join("profiler_metadata.json")))
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
+fn runs_of_unknown_rank_may_be_the_missing_ranks() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let a = node(tmp.path(), "a", &[0, 1]);
+    let b = node(tmp.path(), "b", &[2, 3]);
+    let c = node(tmp.path(), "c", &[4, 5]);
+    forget_rank(&Run {
+        dir: c.join("rank4_ascend_pt"),
+    });
+    let nodes = vec![
+        report(tmp.path(), &a, "a"),
+        report(tmp.path(), &b, "b"),
+        report(tmp.path(), &c, "c"),
+    ];
+    assert_eq!(
+        nodes[2]
+            .report
+            .runs
+            .iter()
+            .filter(|r| r.rank.is_none())
+            .count(),
+        1
+    );
+    let m = merge::merge(&nodes, None);
+    let phase = &m.phases[0];
+    assert_eq!(
+        (phase.ranks_missing.clone(), phase.runs_of_unknown_rank),
+        (vec![4], 1)
+    );
+    assert!(
+        !codes(&m).contains(&(Severity::Error, Code::RankMissing)),
+        "{:?}",
+        m.findings
+    );
+    // With 7 ranks required, the one run of unknown rank cannot be both 4 and 6.
+    let m = merge::merge(&nodes, Some(7));
+    let missing = m.findings.iter().find(|f| f.code == Code::RankMissing);
+    let missing = missing.map(|f| f.message.as_str()).unwrap_or_default();
+    assert!(
+        missing.contains("rank(s) 4, 6 of 7")
+            && missing.contains("1 run director(ies) of unknown rank"),
+        "{missing}"
+    );
+}
+
 #[test]
 fn a_report_that_is_not_a_verify_report_is_refused() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -158,11 +158,15 @@ fn human_merged(m: &MergedReport) -> String {
     for p in &m.phases {
         let _ = writeln!(
             s,
-            "  phase {}: {} of {} rank(s) present; missing: {}; duplicated: {}; step groups: {}",
+            "  phase {}: {} of {} rank(s) present; missing: {}{}; duplicated: {}; step groups: {}",
             p.phase.as_deref().unwrap_or("-"),
             p.ranks_present.len(),
             m.world_size,
             list_ranks(&p.ranks_missing),
+            match p.runs_of_unknown_rank {
+                0 => String::new(),
+                n => format!(" ({n} run(s) of unknown rank)"),
+            },
             list_ranks(&p.ranks_duplicated),
             p.step_groups.len()
         );
