@@ -1,7 +1,8 @@
 //! The whole-run verdict from per-node reports: a 64–128-rank run spans machines that each hold
 //! their ranks on their own disk, so each node runs `npuprof verify --json` and
-//! `npuprof verify --merge` joins the reports: every rank present exactly once per phase, every
-//! phase covered, the ranks of a phase recording the same steps.
+//! `npuprof verify --merge` joins the reports: every rank present exactly once per phase (runs
+//! of unknown rank may stand for missing ones, as on one node), every phase covered, the ranks
+//! of a phase recording the same steps.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
