@@ -185,34 +185,40 @@ impl Drop for Mapping {
     }
 }
 
-/// Passes the first `len` bytes of `file` to `each`, [`WINDOW`] bytes at a time, while `each`
-/// returns `true`; returns how many bytes were passed (less than `len` when a window could not
-/// be mapped or `each` stopped: the caller reads on from there), or [`Shrunk`] when the file
-/// shrank under a window (whose missing bytes were passed as zeros).
+/// Passes the bytes `start..end` of `file` to `each`, a window of up to `window` bytes (a
+/// multiple of [`WINDOW`] or a divisor of it that is a multiple of the page size) at a time,
+/// while `each` returns `true`; returns the offset reached (less than `end` when a window
+/// could not be mapped or `each` stopped: the caller reads on from there), or [`Shrunk`] when
+/// the file shrank under a window (whose missing bytes were passed as zeros).
 pub(crate) fn for_each_window(
     file: &File,
-    len: u64,
+    start: u64,
+    end: u64,
+    window: usize,
     mut each: impl FnMut(&[u8]) -> bool,
 ) -> Result<u64, Shrunk> {
-    if !handler_installed() {
-        return Ok(0);
+    if start >= end || !handler_installed() {
+        return Ok(start);
     }
-    let mut offset = 0;
-    while offset < len {
-        let n = usize::try_from(len - offset).map_or(WINDOW, |rest| rest.min(WINDOW));
+    // Mappings start on a page: the first one may begin before `start`.
+    let mut offset = start - start % PAGE.load(Ordering::SeqCst) as u64;
+    let mut skip = (start - offset) as usize;
+    while offset < end {
+        let n = usize::try_from(end - offset).map_or(window, |rest| rest.min(window));
         let Some(mapping) = Mapping::new(file, offset, n) else {
             break;
         };
-        let go_on = each(mapping.bytes());
+        let go_on = each(&mapping.bytes()[skip..]);
         if mapping.slot.shrunk.load(Ordering::SeqCst) {
             return Err(Shrunk { offset });
         }
         offset += n as u64;
+        skip = 0;
         if !go_on {
             break;
         }
     }
-    Ok(offset)
+    Ok(offset.max(start))
 }
 
 #[cfg(test)]
@@ -233,15 +239,31 @@ mod tests {
         let len = 2 * WINDOW + 12_345;
         let (file, bytes) = file_of(len);
         let mut seen = Vec::new();
-        let passed = for_each_window(file.as_file(), len as u64, |w| {
+        let passed = for_each_window(file.as_file(), 0, len as u64, WINDOW, |w| {
             seen.extend_from_slice(w);
             true
         });
         assert_eq!(passed, Ok(len as u64));
         assert!(seen == bytes);
         // Stopped after the first window.
-        let passed = for_each_window(file.as_file(), len as u64, |_| false);
+        let passed = for_each_window(file.as_file(), 0, len as u64, WINDOW, |_| false);
         assert_eq!(passed, Ok(WINDOW as u64));
+    }
+
+    #[test]
+    fn a_range_from_inside_a_page_is_passed_from_its_first_byte() {
+        let len = 2 * WINDOW + 777;
+        let (file, bytes) = file_of(len);
+        for (start, end) in [(5000, len), (WINDOW + 1, WINDOW + 9000), (3, 4)] {
+            let mut seen = Vec::new();
+            let reached =
+                for_each_window(file.as_file(), start as u64, end as u64, WINDOW / 4, |w| {
+                    seen.extend_from_slice(w);
+                    true
+                });
+            assert_eq!(reached, Ok(end as u64));
+            assert!(seen == bytes[start..end], "{start}..{end}");
+        }
     }
 
     #[test]
@@ -249,7 +271,7 @@ mod tests {
         let len = WINDOW + 100;
         let (file, bytes) = file_of(len);
         let mut tail = Vec::new();
-        let passed = for_each_window(file.as_file(), len as u64, |w| {
+        let passed = for_each_window(file.as_file(), 0, len as u64, WINDOW, |w| {
             file.as_file().set_len(10_000).expect("truncate");
             // Past the new end: SIGBUS, then zeros.
             tail = w[w.len() - 64..].to_vec();
@@ -261,7 +283,7 @@ mod tests {
         // The slot was released and the handler still serves the next mapping.
         let (file, _) = file_of(WINDOW);
         assert_eq!(
-            for_each_window(file.as_file(), WINDOW as u64, |_| true),
+            for_each_window(file.as_file(), 0, WINDOW as u64, WINDOW, |_| true),
             Ok(WINDOW as u64)
         );
     }

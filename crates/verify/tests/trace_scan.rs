@@ -296,6 +296,7 @@ proptest! {
         let m = mutated(doc, at, op, byte);
         let scan = check_engines(&m, &[1, 3, 64]);
         check_validity(&m, &scan);
+        check_segments(&m, &[8, 50]);
     }
 }
 
@@ -497,11 +498,13 @@ proptest! {
         let scan = check_engines(&doc, &[4096, 65_537]);
         prop_assert_eq!(&scan.state, &TraceState::Complete);
         prop_assert_eq!(&scan.process_names, &serde_process_names(&doc));
+        check_segments(&doc, &[4096, 65_537]);
         let mut m = doc;
         let i = pos.index(m.len());
         m[i] = byte;
         let scan = check_engines(&m, &[4096, 65_537]);
         check_validity(&m, &scan);
+        check_segments(&m, &[4096, 65_537]);
     }
 }
 
@@ -521,6 +524,54 @@ fn check_file(doc: &[u8]) -> TraceScan {
         assert_eq!(seen, doc.len() as u64);
     }
     got
+}
+
+/// Scans `doc` written to a file in segments of each of `sizes` bytes
+/// ([`TraceScanner::scan_file_in_segments`]) and checks the result against the one-pass scan
+/// of the bytes; the progress reported never passes the file's length, and reaches it for a
+/// valid trace.
+fn check_segments(doc: &[u8], sizes: &[u64]) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let mut file = tempfile::tempfile().expect("temp file");
+    std::io::Write::write_all(&mut file, doc).expect("write");
+    let want = TraceScanner::scan_reader(doc, |_| {}).expect("scan");
+    for &size in sizes {
+        // As opened: the one-pass fallback reads from the file's offset.
+        std::io::Seek::rewind(&mut file).expect("rewind");
+        let seen = AtomicU64::new(0);
+        let got = TraceScanner::scan_file_in_segments(&file, size, |n| {
+            seen.fetch_add(n, Ordering::Relaxed);
+        })
+        .expect("scan");
+        assert_eq!(got, want, "segments of {size}");
+        let seen = seen.into_inner();
+        assert!(seen <= doc.len() as u64, "progress {seen} of {}", doc.len());
+        if got.state == TraceState::Complete && serde_valid(doc) {
+            assert!(seen > 0);
+        }
+    }
+}
+
+#[test]
+fn segments_join_only_at_top_level_events() {
+    // `},{` inside strings and in nested arrays of objects, at every distance from a boundary.
+    let events = [
+        r#"{"name": "a},{b", "args": {"list": [{"x": 1},{"y": 2}]}}"#,
+        r#"{"ph": "M", "name": "process_name", "args": {"name": "CANN"}}"#,
+        r#"{"name": "},\n{", "ts": "1"}"#,
+    ];
+    let events: Vec<String> = events.iter().map(|e| (*e).to_owned()).collect();
+    let doc = large(&events, 3000);
+    check_segments(&doc, &(40..140).collect::<Vec<_>>());
+    // Cut, unterminated, with a trailing comma close, broken late: one-pass results.
+    for variant in [
+        doc[..doc.len() - 1].to_vec(),
+        doc[..doc.len() - 10].to_vec(),
+        [&doc[..doc.len() - 1], b",]"].concat(),
+        [&doc[..doc.len() - 1], b", {\"x\": tru}]"].concat(),
+    ] {
+        check_segments(&variant, &[50, 97, 400]);
+    }
 }
 
 /// A real trace repeated past 20 MB (several mapped windows and a read tail), whole, with a
@@ -564,4 +615,8 @@ fn large_files_read_through_maps_agree_with_reads() {
         "{:?}",
         scan.state
     );
+    // In segments (mapped from inside a page): the same results.
+    check_segments(&doc, &[3_000_001, 8 << 20]);
+    check_segments(&broken, &[3_000_001]);
+    check_segments(&doc[..doc.len() - 1000], &[3_000_001]);
 }

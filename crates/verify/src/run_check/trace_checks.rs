@@ -38,7 +38,7 @@ const DEVICE_PROCESS: &str = "Ascend Hardware";
 const CANN_PROCESS: &str = "CANN";
 
 pub(super) fn scan_trace(opened: Opened, progress: &dyn Progress) -> std::io::Result<TraceScan> {
-    TraceScanner::scan_file(&opened.file, |n| progress.advance(n))
+    TraceScanner::scan_file_parallel(&opened.file, |n| progress.advance(n))
 }
 
 pub(super) fn trace_findings(

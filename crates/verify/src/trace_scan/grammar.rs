@@ -9,7 +9,7 @@ const MAX_DEPTH: usize = 128;
 /// Longest string compared with keys and kept as a process name; longer strings never match.
 pub(super) const CAPTURE_LIMIT: usize = 256;
 /// Most distinct process names kept.
-const MAX_PROCESS_NAMES: usize = 256;
+pub(super) const MAX_PROCESS_NAMES: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {

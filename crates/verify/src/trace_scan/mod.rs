@@ -22,6 +22,8 @@ mod blocks;
 mod fast;
 mod grammar;
 mod reference;
+#[cfg(unix)]
+mod segments;
 mod shapes;
 mod tokens;
 mod utf8;
@@ -180,16 +182,22 @@ impl TraceScanner {
             use std::io::{Seek, SeekFrom};
             let meta = file.metadata()?;
             if meta.is_file() && meta.len() >= crate::mapped::MIN_LEN {
-                let passed = crate::mapped::for_each_window(file, meta.len(), |window| {
-                    for piece in window.chunks(256 << 10) {
-                        scanner.feed(piece);
-                        on_bytes(piece.len() as u64);
-                        if scanner.failed() {
-                            return false;
+                let passed = crate::mapped::for_each_window(
+                    file,
+                    0,
+                    meta.len(),
+                    crate::mapped::WINDOW,
+                    |window| {
+                        for piece in window.chunks(256 << 10) {
+                            scanner.feed(piece);
+                            on_bytes(piece.len() as u64);
+                            if scanner.failed() {
+                                return false;
+                            }
                         }
-                    }
-                    true
-                })
+                        true
+                    },
+                )
                 .map_err(|shrunk| {
                     std::io::Error::other(format!(
                         "the file shrank while it was being read (from {} bytes, under the \
@@ -205,6 +213,38 @@ impl TraceScanner {
             }
         }
         scanner.scan_all(&mut file, on_bytes)
+    }
+
+    /// [`TraceScanner::scan_file`] of a large file (128 MiB or more) in segments of 64 MiB, a
+    /// few per core at a time, with the same result: segments start at top-level events, their
+    /// joins are checked, and a file whose segments do not join as a valid trace is scanned
+    /// again in one pass (Unix; elsewhere one pass). `on_bytes` is called from several threads.
+    pub fn scan_file_parallel(
+        file: &File,
+        on_bytes: impl Fn(u64) + Sync,
+    ) -> std::io::Result<TraceScan> {
+        Self::scan_file_in_segments(file, 64 << 20, on_bytes)
+    }
+
+    /// [`TraceScanner::scan_file_parallel`] with segments of `segment` bytes (small in tests).
+    pub fn scan_file_in_segments(
+        file: &File,
+        segment: u64,
+        on_bytes: impl Fn(u64) + Sync,
+    ) -> std::io::Result<TraceScan> {
+        #[cfg(unix)]
+        {
+            let meta = file.metadata()?;
+            if meta.is_file() && meta.len() >= segment.saturating_mul(2) {
+                match segments::scan(file, meta.len(), segment, &on_bytes)? {
+                    segments::Segmented::Scanned(scan) => return Ok(scan),
+                    // The progress was reported once already.
+                    segments::Segmented::Mismatch => return Self::scan_file(file, |_| {}),
+                    segments::Segmented::Whole => {}
+                }
+            }
+        }
+        Self::scan_file(file, on_bytes)
     }
 
     /// Scans the rest of `reader` with this scanner (see [`TraceScanner::scan_reader`]).

@@ -1,0 +1,207 @@
+//! One large trace scanned in segments on all cores.
+//!
+//! A segment starts at the `{` of a top-level event: a boundary is a `{` that follows a `,`
+//! that follows a `}` (whitespace between them allowed), found near each multiple of the
+//! segment size. Each segment after the first is scanned as the array `[` + its bytes, so that
+//! an ordinary scanner judges it. The joins are checked: every segment but the last must end
+//! as an unterminated array right after a comma, that is, at an event boundary of the top
+//! level. A boundary inside a string or a nested object fails that check, and so does any
+//! error; the caller then scans the file in one pass, so that every verdict that is not a
+//! valid trace, and every offset in it, is that of a plain scan. The segments' facts are added
+//! in file order: the result equals the one-pass scan's (a differential test holds it to that).
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+
+use rayon::prelude::*;
+
+use super::grammar::MAX_PROCESS_NAMES;
+use super::{TraceScan, TraceScanner, TraceState};
+
+/// Bytes read around each multiple of the segment size to find a boundary.
+const SEARCH: usize = 64 << 10;
+/// Bytes passed to a scanner at a time when reading.
+const PIECE: usize = 256 << 10;
+/// Bytes mapped at a time: half of a one-pass scan's window, as several scanners map at once.
+#[cfg(target_os = "linux")]
+const WINDOW: usize = crate::mapped::WINDOW / 2;
+
+/// What a scan in segments gave.
+pub(super) enum Segmented {
+    /// The file is too small to split, or no boundary was found.
+    Whole,
+    /// A join failed or a segment is not a valid trace: scan the file in one pass.
+    Mismatch,
+    /// The scan of the file.
+    Scanned(TraceScan),
+}
+
+/// Scans `file` (`len` bytes) in segments of about `segment` bytes, a few per core at a time.
+pub(super) fn scan(
+    file: &File,
+    len: u64,
+    segment: u64,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> std::io::Result<Segmented> {
+    let starts = boundaries(file, len, segment.max(1))?;
+    if starts.len() < 2 {
+        return Ok(Segmented::Whole);
+    }
+    let ends = starts.iter().skip(1).copied().chain([len]);
+    let bounds: Vec<(u64, u64)> = starts.iter().copied().zip(ends).collect();
+    let mut whole: Option<TraceScan> = None;
+    for batch in bounds.chunks(2 * rayon::current_num_threads().max(1)) {
+        let parts: Vec<std::io::Result<TraceScan>> = batch
+            .par_iter()
+            .with_max_len(1)
+            .map(|&(start, end)| scan_range(file, start, end, on_bytes))
+            .collect();
+        for part in parts {
+            let part = part?;
+            let next = whole.as_ref().map_or(0, |w| w.bytes);
+            let last = next + part.bytes == len;
+            let joined = match part.state {
+                TraceState::Unterminated {
+                    trailing_comma: true,
+                } => true,
+                TraceState::Complete | TraceState::Unterminated { .. } => last,
+                _ => false,
+            };
+            if !joined {
+                return Ok(Segmented::Mismatch);
+            }
+            whole = Some(match whole {
+                None => part,
+                Some(before) => join(before, part),
+            });
+        }
+    }
+    Ok(whole.map_or(Segmented::Mismatch, Segmented::Scanned))
+}
+
+/// The scan of the bytes `start..end` of `file`, as the array `[` + those bytes when `start`
+/// is not 0; its offsets and `bytes` are made the file's.
+fn scan_range(
+    file: &File,
+    start: u64,
+    end: u64,
+    on_bytes: &(dyn Fn(u64) + Sync),
+) -> std::io::Result<TraceScan> {
+    let mut scanner = TraceScanner::new();
+    if start > 0 {
+        scanner.feed(b"[");
+    }
+    let feed = |scanner: &mut TraceScanner, piece: &[u8]| {
+        scanner.feed(piece);
+        on_bytes(piece.len() as u64);
+        !scanner.failed()
+    };
+    #[cfg(not(target_os = "linux"))]
+    let at = start;
+    #[cfg(target_os = "linux")]
+    let at = crate::mapped::for_each_window(file, start, end, WINDOW, |window| {
+        window.chunks(PIECE).all(|piece| feed(&mut scanner, piece))
+    })
+    .map_err(|shrunk| {
+        std::io::Error::other(format!(
+            "the file shrank while it was being read (under the window at byte {}): run verify \
+             again once it is written",
+            shrunk.offset
+        ))
+    })?;
+    // What the windows did not cover (a window could not be mapped), read.
+    let mut at = at;
+    let mut buf = vec![0; PIECE];
+    while at < end && !scanner.failed() {
+        let want = usize::try_from(end - at).map_or(PIECE, |rest| rest.min(PIECE));
+        let n = match file.read_at(&mut buf[..want], at) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        at += n as u64;
+        feed(&mut scanner, &buf[..n]);
+    }
+    let mut scan = scanner.finish();
+    if start > 0 {
+        // The scanner's offset 0 is the `[` put before `start`.
+        scan.bytes -= 1;
+        if scan.last_event_end > 0 {
+            scan.last_event_end += start - 1;
+        }
+    }
+    Ok(scan)
+}
+
+/// The facts of a file from those of its first part (`before`) and of the part that follows.
+fn join(mut before: TraceScan, after: TraceScan) -> TraceScan {
+    before.state = after.state;
+    before.bytes += after.bytes;
+    before.events += after.events;
+    if after.last_event_end > 0 {
+        before.last_event_end = after.last_event_end;
+    }
+    for name in after.process_names {
+        if before.process_names.len() < MAX_PROCESS_NAMES && !before.process_names.contains(&name) {
+            before.process_names.push(name);
+        }
+    }
+    before
+}
+
+/// 0, then an event boundary (see the module doc) at or after each multiple of `segment`
+/// (one with no boundary in the [`SEARCH`] bytes after it is dropped).
+fn boundaries(file: &File, len: u64, segment: u64) -> std::io::Result<Vec<u64>> {
+    let mut starts = vec![0];
+    let mut window = vec![0; SEARCH];
+    let mut at = segment;
+    while at < len {
+        let want = usize::try_from(len - at).map_or(SEARCH, |rest| rest.min(SEARCH));
+        let n = read_full_at(file, &mut window[..want], at)?;
+        if let Some(i) = event_start(&window[..n])
+            && starts.last().is_some_and(|&last| at + i as u64 > last)
+        {
+            starts.push(at + i as u64);
+        }
+        at += segment;
+    }
+    Ok(starts)
+}
+
+/// The index of the first `{` in `bytes` preceded by `}` `,` (whitespace between them allowed).
+fn event_start(bytes: &[u8]) -> Option<usize> {
+    let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    memchr::memchr_iter(b'{', bytes).find(|&i| {
+        let mut before = bytes[..i].iter().rev().skip_while(|b| blank(b));
+        before.next() == Some(&b',') && before.find(|b| !blank(b)) == Some(&b'}')
+    })
+}
+
+/// Reads `buf.len()` bytes at `offset`, fewer at the end of the file; the number read.
+fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_starts_follow_a_closed_object_and_a_comma() {
+        assert_eq!(event_start(b"x\":1},{\"a\""), Some(6));
+        assert_eq!(event_start(b"1} ,\r\n {\"a\""), Some(7));
+        // A `{` after `:` or `[`, or after a comma not preceded by `}`, is no event start.
+        assert_eq!(event_start(b"\"a\":{\"b\":[{1,{"), None);
+        assert_eq!(event_start(b"{"), None);
+    }
+}
