@@ -14,6 +14,7 @@
 //! recognises `process_name` metadata events (`"ph":"M"`, `"name":"process_name"`, `args.name`).
 //! [`reference`] is the same scanner one byte at a time, kept as the specification: the
 //! differential tests check that every [`Engine`] gives the same [`TraceScan`] on every input.
+//! A large file can be scanned in segments on all cores (`segments`), with the same result.
 
 use std::fs::File;
 use std::io::Read;
