@@ -22,8 +22,8 @@
 //! Compared: `wc -l` (a vectorised byte count, the floor for reading every byte) and npuprof on
 //! one core (`taskset -c 0`); Python's `json.load`, `csv.reader` and
 //! `pandas.read_csv(engine="pyarrow")` (installed into `target/bench/venv` with pip when the
-//! system Python lacks it; reported as unavailable when that fails); and the whole multi-rank
-//! run on one core vs all cores. Wall time is measured around each process; peak RSS comes from
+//! system Python lacks it; reported as unavailable when that fails); the real-run trace on all
+//! cores (scanned in segments) vs one; and the whole multi-rank run on one core vs all cores. Wall time is measured around each process; peak RSS comes from
 //! `/usr/bin/time -f %M` when it exists.
 
 use std::fs::{self, File};
@@ -731,6 +731,14 @@ fn measure_all(
         &lines,
         &complete,
     )?;
+    // The same on all cores: one file in segments.
+    bench.run(Case {
+        input: REAL_TRACE,
+        bytes: size(&inputs.real_trace),
+        tool: ALL_CORES.to_owned(),
+        cmd: verify_cmd(npuprof, &inputs.real, false),
+        check: &complete,
+    })?;
     // The same with multi-byte UTF-8 in its strings.
     against_wc(
         bench,
@@ -1111,6 +1119,13 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
         div(b.secs(RANKS, ALL_CORES), ideal),
         None,
         Some((1.2, true)),
+    );
+    let one_file = b.secs(REAL_TRACE, ONE_CORE).map(|s| s / cores as f64);
+    ratio(
+        &format!("real-run trace in segments: all cores / (1 core / {cores} cores)"),
+        div(b.secs(REAL_TRACE, ALL_CORES), one_file),
+        None,
+        None,
     );
     println!("load average at the end: {}", load_average());
 }
