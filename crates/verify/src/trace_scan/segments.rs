@@ -56,27 +56,40 @@ pub(super) fn scan(
             .with_max_len(1)
             .map(|&(start, end)| scan_range(file, start, end, on_bytes))
             .collect();
-        for part in parts {
+        for (&(start, end), part) in batch.iter().zip(parts) {
             let part = part?;
-            let next = whole.as_ref().map_or(0, |w| w.bytes);
-            let last = next + part.bytes == len;
+            let failed = matches!(part.state, TraceState::Malformed { .. });
+            // Every segment but the last ends after a comma at the top level; one that stops at
+            // an error read only up to it.
             let joined = match part.state {
                 TraceState::Unterminated {
                     trailing_comma: true,
                 } => true,
-                TraceState::Complete | TraceState::Unterminated { .. } => last,
-                _ => false,
+                _ => end == len || failed,
             };
-            if !joined {
+            let read_all = failed || part.bytes == end - start;
+            // A segment that filled its list of process names may have dropped one that a
+            // single pass keeps.
+            if !joined || !read_all || part.process_names.len() >= MAX_PROCESS_NAMES {
                 return Ok(Segmented::Mismatch);
             }
-            whole = Some(match whole {
+            let mut so_far = match whole.take() {
                 None => part,
                 Some(before) => join(before, part),
-            });
+            };
+            if failed {
+                // A single pass reads on to the end of the piece that holds the error, where
+                // the segment's end may have cut it.
+                so_far.bytes = so_far.bytes.next_multiple_of(PIECE as u64).min(len);
+            }
+            if failed || end == len {
+                return Ok(Segmented::Scanned(so_far));
+            }
+            whole = Some(so_far);
         }
     }
-    Ok(whole.map_or(Segmented::Mismatch, Segmented::Scanned))
+    // The last segment ends at `len`: not reached only when there were no segments.
+    Ok(Segmented::Mismatch)
 }
 
 /// The scan of the bytes `start..end` of `file`, as the array `[` + those bytes when `start`
@@ -91,47 +104,85 @@ fn scan_range(
     if start > 0 {
         scanner.feed(b"[");
     }
-    let feed = |scanner: &mut TraceScanner, piece: &[u8]| {
-        scanner.feed(piece);
-        on_bytes(piece.len() as u64);
-        !scanner.failed()
-    };
     #[cfg(not(target_os = "linux"))]
     let at = start;
     #[cfg(target_os = "linux")]
-    let at = crate::mapped::for_each_window(file, start, end, WINDOW, |window| {
-        window.chunks(PIECE).all(|piece| feed(&mut scanner, piece))
-    })
-    .map_err(|shrunk| {
-        std::io::Error::other(format!(
-            "the file shrank while it was being read (under the window at byte {}): run verify \
-             again once it is written",
-            shrunk.offset
-        ))
-    })?;
+    let at = {
+        // Windows from a piece's start: a piece never spans two windows.
+        let from = start - start % PIECE as u64;
+        let mut at = from;
+        crate::mapped::for_each_window(file, from, end, WINDOW, |window| {
+            let skip = usize::try_from(start.saturating_sub(at))
+                .map_or(window.len(), |s| s.min(window.len()));
+            let go_on = feed(&mut scanner, on_bytes, at + skip as u64, &window[skip..]);
+            at += window.len() as u64;
+            go_on
+        })
+        .map_err(|shrunk| {
+            std::io::Error::other(format!(
+                "the file shrank while it was being read (under the window at byte {}): run \
+                 verify again once it is written",
+                shrunk.offset
+            ))
+        })?
+        .max(start)
+    };
     // What the windows did not cover (a window could not be mapped), read.
     let mut at = at;
     let mut buf = vec![0; PIECE];
     while at < end && !scanner.failed() {
-        let want = usize::try_from(end - at).map_or(PIECE, |rest| rest.min(PIECE));
+        let want =
+            (PIECE - (at % PIECE as u64) as usize).min(usize::try_from(end - at).unwrap_or(PIECE));
         let n = match file.read_at(&mut buf[..want], at) {
             Ok(0) => break,
             Ok(n) => n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
+        feed(&mut scanner, on_bytes, at, &buf[..n]);
         at += n as u64;
-        feed(&mut scanner, &buf[..n]);
     }
     let mut scan = scanner.finish();
     if start > 0 {
         // The scanner's offset 0 is the `[` put before `start`.
+        let moved = |offset: u64| offset + start - 1;
         scan.bytes -= 1;
         if scan.last_event_end > 0 {
-            scan.last_event_end += start - 1;
+            scan.last_event_end = moved(scan.last_event_end);
         }
+        scan.state = match scan.state {
+            TraceState::CutMidEvent { event_start } => TraceState::CutMidEvent {
+                event_start: moved(event_start),
+            },
+            TraceState::TrailingCommaClose { comma } => TraceState::TrailingCommaClose {
+                comma: moved(comma),
+            },
+            TraceState::Malformed { offset, reason } => TraceState::Malformed {
+                offset: moved(offset),
+                reason,
+            },
+            state => state,
+        };
     }
     Ok(scan)
+}
+
+/// Feeds `bytes`, which start at offset `at` of the file, in pieces that end where a single
+/// pass's end (multiples of [`PIECE`] from the file's start), so that a scan stopped by an
+/// error has read as far as a single pass; `false` once the scanner failed.
+fn feed(
+    scanner: &mut TraceScanner,
+    on_bytes: &(dyn Fn(u64) + Sync),
+    mut at: u64,
+    mut bytes: &[u8],
+) -> bool {
+    while !bytes.is_empty() && !scanner.failed() {
+        let n = (PIECE - (at % PIECE as u64) as usize).min(bytes.len());
+        scanner.feed(&bytes[..n]);
+        on_bytes(n as u64);
+        (at, bytes) = (at + n as u64, &bytes[n..]);
+    }
+    !scanner.failed()
 }
 
 /// The facts of a file from those of its first part (`before`) and of the part that follows.
