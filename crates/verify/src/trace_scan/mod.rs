@@ -217,13 +217,17 @@ impl TraceScanner {
     }
 
     /// [`TraceScanner::scan_file`] of a large file (128 MiB or more) in segments of 64 MiB, a
-    /// few per core at a time, with the same result: segments start at top-level events, their
-    /// joins are checked, and a file whose segments do not join as a valid trace is scanned
-    /// again in one pass (Unix; elsewhere one pass). `on_bytes` is called from several threads.
+    /// few per core at a time, with the same result: segments start at top-level events and
+    /// their joins are checked; a boundary that is not one sends the file to one pass (Unix,
+    /// with more than one thread in rayon's pool; else one pass, which is as fast on one core).
+    /// `on_bytes` is called from several threads.
     pub fn scan_file_parallel(
         file: &File,
         on_bytes: impl Fn(u64) + Sync,
     ) -> std::io::Result<TraceScan> {
+        if rayon::current_num_threads() < 2 {
+            return Self::scan_file(file, on_bytes);
+        }
         Self::scan_file_in_segments(file, 64 << 20, on_bytes)
     }
 

@@ -3,12 +3,16 @@
 //! A segment starts at the `{` of a top-level event: a boundary is a `{` that follows a `,`
 //! that follows a `}` (whitespace between them allowed), found near each multiple of the
 //! segment size. Each segment after the first is scanned as the array `[` + its bytes, so that
-//! an ordinary scanner judges it. The joins are checked: every segment but the last must end
-//! as an unterminated array right after a comma, that is, at an event boundary of the top
-//! level. A boundary inside a string or a nested object fails that check, and so does any
-//! error; the caller then scans the file in one pass, so that every verdict that is not a
-//! valid trace, and every offset in it, is that of a plain scan. The segments' facts are added
-//! in file order: the result equals the one-pass scan's (a differential test holds it to that).
+//! an ordinary scanner judges it, and its offsets are made the file's.
+//!
+//! The joins are checked in file order: every segment but the last must end as an unterminated
+//! array right after a comma, that is, at an event boundary of the top level, which makes the
+//! next segment's start true. The first segment that stops at an error, or the last one, gives
+//! the verdict (an error, a cut, a trailing comma, or a valid end). A boundary inside a string
+//! or a nested object fails the check; the caller then scans the file in one pass. Pieces are
+//! cut where a single pass cuts them, so that even the bytes read before an error agree. The
+//! segments' facts are added in file order: the result equals the one-pass scan's (the
+//! differential tests hold it to that).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
