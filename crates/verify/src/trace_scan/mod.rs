@@ -32,6 +32,10 @@ mod utf8;
 use fast::BlockScanner;
 use reference::ReferenceScanner;
 
+/// Bytes passed to a scanner at a time when a file is scanned, from its start (the copy of a
+/// read stays in the cache). Segments cut their pieces at the same offsets.
+const READ: usize = 256 << 10;
+
 /// How a trace file ends, as far as its JSON structure goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TraceState {
@@ -189,7 +193,7 @@ impl TraceScanner {
                     meta.len(),
                     crate::mapped::WINDOW,
                     |window| {
-                        for piece in window.chunks(256 << 10) {
+                        for piece in window.chunks(READ) {
                             scanner.feed(piece);
                             on_bytes(piece.len() as u64);
                             if scanner.failed() {
@@ -259,9 +263,9 @@ impl TraceScanner {
         mut on_bytes: impl FnMut(u64),
     ) -> std::io::Result<TraceScan> {
         // Page-aligned: the kernel copies into it faster.
-        let mut storage = vec![0u8; (256 << 10) + 4096];
+        let mut storage = vec![0u8; READ + 4096];
         let skip = storage.as_ptr().align_offset(4096).min(4096);
-        let buf = &mut storage[skip..skip + (256 << 10)];
+        let buf = &mut storage[skip..skip + READ];
         loop {
             let n = match reader.read(buf) {
                 Ok(0) => break,

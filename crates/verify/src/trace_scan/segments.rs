@@ -24,8 +24,8 @@ use super::{TraceScan, TraceScanner, TraceState};
 
 /// Bytes read around each multiple of the segment size to find a boundary.
 const SEARCH: usize = 64 << 10;
-/// Bytes passed to a scanner at a time when reading.
-const PIECE: usize = 256 << 10;
+/// Bytes passed to a scanner at a time: a single pass's pieces.
+const PIECE: usize = super::READ;
 /// Bytes mapped at a time: half of a one-pass scan's window, as several scanners map at once.
 #[cfg(target_os = "linux")]
 const WINDOW: usize = crate::mapped::WINDOW / 2;
