@@ -328,13 +328,17 @@ fn segment_starts(path: &Path, segment: u64) -> Result<Vec<u64>, SummaryError> {
     let mut file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     let mut starts = vec![0];
-    let mut window = vec![0; 64 << 10];
+    let mut window = Vec::with_capacity(64 << 10);
     let segment = segment.max(1);
     let mut at = segment;
     while at < len {
         file.seek(SeekFrom::Start(at)).map_err(io)?;
-        let n = read_full(&mut file, &mut window).map_err(io)?;
-        if let Some(i) = memchr::memchr(b'\n', &window[..n]) {
+        window.clear();
+        (&mut file)
+            .take(64 << 10)
+            .read_to_end(&mut window)
+            .map_err(io)?;
+        if let Some(i) = memchr::memchr(b'\n', &window) {
             let start = at + i as u64 + 1;
             if start < len && starts.last().is_some_and(|&last| start > last) {
                 starts.push(start);
@@ -343,20 +347,6 @@ fn segment_starts(path: &Path, segment: u64) -> Result<Vec<u64>, SummaryError> {
         at += segment;
     }
     Ok(starts)
-}
-
-/// Reads until `buf` is full or the file ends; the number of bytes read.
-fn read_full(file: &mut std::fs::File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read(&mut buf[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 /// The sums of some rows of one file.
