@@ -180,6 +180,8 @@ impl TraceScanner {
     /// regular file through read-only memory maps, a window of a few MiB at a time (no copy
     /// into a buffer), then with reads from where the windows ended (bytes appended meanwhile
     /// included). A file that shrinks while mapped is an error.
+    // The scanner and the callback are used mutably by the maps only.
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     pub fn scan_file(mut file: &File, mut on_bytes: impl FnMut(u64)) -> std::io::Result<TraceScan> {
         let mut scanner = Self::new();
         #[cfg(target_os = "linux")]
