@@ -9,10 +9,11 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{Read, Seek, SeekFrom};
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use npuprof_verify::csv_rows::CsvRows;
-use rayon::prelude::*;
+use npuprof_verify::file_ranges::in_file_order;
 use serde::Serialize;
 
 use crate::columns::{self, Header};
@@ -278,9 +279,9 @@ fn aggregate_in_segments(path: &Path, segment: u64) -> Result<KernelTable, Summa
     let mut reader = columns::open(path, 0)?;
     let header = columns::read_header(&mut reader, path)?;
     let cols = KernelColumns::new(&header, path)?;
-    let starts = segment_starts(path, segment)?;
+    let (starts, len) = segment_starts(path, segment)?;
     if starts.len() > 1
-        && let Some(sums) = in_segments(path, &starts, &header, &cols)
+        && let Some(sums) = in_segments(path, &starts, len, &header, &cols)
     {
         return Ok(sums.table(cols.pipe.is_some()));
     }
@@ -288,39 +289,41 @@ fn aggregate_in_segments(path: &Path, segment: u64) -> Result<KernelTable, Summa
     Ok(sums.unwrap_or_default().table(cols.pipe.is_some()))
 }
 
-/// The sums of the segments of `path` starting at `starts`, added in file order; `None` when a
-/// join fails or a segment finds an error. A few segments per core are read at a time and
-/// added before the next ones start, so memory grows with the cores, not with the file.
-fn in_segments(path: &Path, starts: &[u64], header: &Header, cols: &KernelColumns) -> Option<Sums> {
-    let ends = starts.iter().skip(1).map(|&end| Some(end));
-    let bounds: Vec<(u64, Option<u64>)> = starts.iter().copied().zip(ends.chain([None])).collect();
+/// The sums of the segments of `path` (`len` bytes) starting at `starts`, added in file order
+/// (see [`in_file_order`]); `None` when a join fails or a segment finds an error.
+fn in_segments(
+    path: &Path,
+    starts: &[u64],
+    len: u64,
+    header: &Header,
+    cols: &KernelColumns,
+) -> Option<Sums> {
     let mut sums: Option<Sums> = None;
-    for batch in bounds.chunks(2 * rayon::current_num_threads().max(1)) {
-        let parts: Vec<Result<Option<Sums>, SummaryError>> = batch
-            .par_iter()
-            .with_max_len(1)
-            .map(|&(start, end)| {
-                let mut rows = columns::open(path, start)?;
-                if start == 0 {
-                    columns::read_header(&mut rows, path)?;
-                }
-                scan(&mut rows, path, header, cols, end.map(|end| end - start))
-            })
-            .collect();
-        for part in parts {
-            let part = part.ok()??;
+    let work = |start: u64, end: u64| {
+        let mut rows = columns::open(path, start)?;
+        if start == 0 {
+            columns::read_header(&mut rows, path)?;
+        }
+        let stop = (end < len).then(|| end - start);
+        scan(&mut rows, path, header, cols, stop)
+    };
+    let failed = in_file_order(starts, len, work, |_, _, part| match part {
+        Ok(Some(part)) => {
             match &mut sums {
                 Some(sums) => sums.absorb(part),
                 None => sums = Some(part),
             }
+            ControlFlow::Continue(())
         }
-    }
-    sums
+        _ => ControlFlow::Break(()),
+    });
+    if failed.is_some() { None } else { sums }
 }
 
 /// Where the segments of `path` start: 0, then just past the first `\n` at or after each
-/// multiple of `segment` (a boundary with no `\n` in the 64 KiB after it is dropped).
-fn segment_starts(path: &Path, segment: u64) -> Result<Vec<u64>, SummaryError> {
+/// multiple of `segment` (a boundary with no `\n` in the 64 KiB after it is dropped); and the
+/// file's length.
+fn segment_starts(path: &Path, segment: u64) -> Result<(Vec<u64>, u64), SummaryError> {
     let io = |source| SummaryError::Io {
         path: path.to_path_buf(),
         source,
@@ -346,7 +349,7 @@ fn segment_starts(path: &Path, segment: u64) -> Result<Vec<u64>, SummaryError> {
         }
         at += segment;
     }
-    Ok(starts)
+    Ok((starts, len))
 }
 
 /// The sums of some rows of one file.
@@ -607,7 +610,7 @@ mod tests {
         let path = real_csv();
         assert!(
             segment_starts(&path, 4096)
-                .map(|s| s.len())
+                .map(|(s, _)| s.len())
                 .unwrap_or_default()
                 > 10
         );

@@ -11,6 +11,7 @@ pub mod db;
 pub mod decimal;
 pub mod discover;
 pub mod error;
+pub mod file_ranges;
 pub mod finding;
 pub mod kernel_csv;
 pub mod log_findings;

@@ -15,9 +15,10 @@
 //! differential tests hold it to that).
 
 use std::fs::File;
+use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
-use rayon::prelude::*;
+use crate::file_ranges::in_file_order;
 
 use super::grammar::MAX_PROCESS_NAMES;
 use super::{TraceScan, TraceScanner, TraceState};
@@ -51,17 +52,16 @@ pub(super) fn scan(
     if starts.len() < 2 {
         return Ok(Segmented::Whole);
     }
-    let ends = starts.iter().skip(1).copied().chain([len]);
-    let bounds: Vec<(u64, u64)> = starts.iter().copied().zip(ends).collect();
     let mut whole: Option<TraceScan> = None;
-    for batch in bounds.chunks(2 * rayon::current_num_threads().max(1)) {
-        let parts: Vec<std::io::Result<TraceScan>> = batch
-            .par_iter()
-            .with_max_len(1)
-            .map(|&(start, end)| scan_range(file, start, end, on_bytes))
-            .collect();
-        for (&(start, end), part) in batch.iter().zip(parts) {
-            let part = part?;
+    let taken = in_file_order(
+        &starts,
+        len,
+        |start, end| scan_range(file, start, end, on_bytes),
+        |start, end, part| {
+            let part = match part {
+                Ok(part) => part,
+                Err(e) => return ControlFlow::Break(Err(e)),
+            };
             let failed = matches!(part.state, TraceState::Malformed { .. });
             // Every segment but the last ends after a comma at the top level; one that stops at
             // an error read only up to it.
@@ -75,7 +75,7 @@ pub(super) fn scan(
             // A segment that filled its list of process names may have dropped one that a
             // single pass keeps.
             if !joined || !read_all || part.process_names.len() >= MAX_PROCESS_NAMES {
-                return Ok(Segmented::Mismatch);
+                return ControlFlow::Break(Ok(Segmented::Mismatch));
             }
             let mut so_far = match whole.take() {
                 None => part,
@@ -87,13 +87,14 @@ pub(super) fn scan(
                 so_far.bytes = so_far.bytes.next_multiple_of(PIECE as u64).min(len);
             }
             if failed || end == len {
-                return Ok(Segmented::Scanned(so_far));
+                return ControlFlow::Break(Ok(Segmented::Scanned(so_far)));
             }
             whole = Some(so_far);
-        }
-    }
-    // The last segment ends at `len`: not reached only when there were no segments.
-    Ok(Segmented::Mismatch)
+            ControlFlow::Continue(())
+        },
+    );
+    // The last segment ends at `len`, so `take` breaks on it at the latest.
+    taken.unwrap_or(Ok(Segmented::Mismatch))
 }
 
 /// The scan of the bytes `start..end` of `file`, as the array `[` + those bytes when `start`
