@@ -7,23 +7,27 @@
 //! quote, comma and line-end bitmasks (`simd.rs`), finds the bytes inside quotes with a
 //! prefix XOR of the quotes, and keeps per block the separators and the line ends outside
 //! quotes and the separators followed by a quoted field; records and fields are then read off
-//! the set bits, and only the fields asked for are split (the first ones, or those at given
-//! columns: the separators between them are passed a block's popcount at a time, the ones
-//! after the last are counted likewise; this stage is compiled with `popcnt` where the vector
-//! unit comes with it). Quotes are judged on the way: the quote parity agrees
-//! with the csv crate as long as every quoted field is `"…"` from separator to separator with
-//! only doubled quotes inside, which is how torch_npu writes them. From the first quote that
+//! the set bits, and only the fields asked for are split. The first ones are split a bit at a
+//! time and the rest counted a block's popcount at a time. Fields at given columns are read
+//! off an index: stage 1's separators flattened into their positions (one compaction per block
+//! with AVX-512), and the positions of the line ends among them, so that a record's field count
+//! and each field's bounds are a few reads whatever the column. A buffer grown past a few reads
+//! for a long record is not indexed: its separators are passed a block's popcount at a time.
+//! This stage is compiled with `popcnt` where the vector unit comes with it. Quotes are judged
+//! on the way: the quote parity agrees with the csv crate as long as every quoted field is
+//! `"…"` from separator to separator with only doubled quotes inside, which is how torch_npu
+//! writes them. From the first quote that
 //! breaks this rule, the rest of the buffer is read by `csv_core` (the csv crate's own parser,
 //! [`CsvEngine::Scalar`]), which is also the path for the last record of a file. The
 //! differential tests check that every engine gives the csv crate's records, fields, line
 //! numbers and byte offsets on every input, however it is split by reads.
 //!
 //! Memory is bounded: the buffer holds at most one record (up to the limit given to
-//! [`CsvRows::new`]) plus one read.
+//! [`CsvRows::new`]) plus one read; the index, four bytes per byte of a few reads at most.
 
 use std::io::Read;
 
-use crate::simd::{Simd, classify_csv_portable, prefix_xor};
+use crate::simd::{Simd, classify_csv_portable, positions_portable, prefix_xor};
 
 /// Bytes asked of the reader at a time.
 const CHUNK: usize = 256 << 10;
@@ -200,6 +204,71 @@ fn keep_columns(spans: &mut Vec<(u32, u32)>, columns: &[usize]) {
     }
 }
 
+/// Stage 1's separators flattened, for reading records by columns: each field's bounds are
+/// then two reads, whatever its column (simdjson's structural index).
+#[derive(Debug, Default)]
+struct Index {
+    /// Whether records are read by columns (then every stage 1 builds the index).
+    wanted: bool,
+    /// Whether the index covers the bitmasks of the last stage 1: not when they cover more
+    /// than [`INDEX_CHUNKS`] reads (a buffer grown for a long record).
+    built: bool,
+    /// The buffer index of each separator outside quotes from `stage_start`, in order: the
+    /// first `len` (the rest is room for a block's writes).
+    seps: Vec<u32>,
+    len: usize,
+    /// The positions in `seps` of the line ends.
+    terms: Vec<u32>,
+    /// The positions in `seps` and in `terms` of the first separator and line end at or after
+    /// `pos`, when the last record was read from the index.
+    cursor: Option<(usize, usize)>,
+}
+
+/// The index is built over at most this many reads' worth of bitmasks (so its memory, four
+/// bytes per byte read at most, stays bounded).
+const INDEX_CHUNKS: usize = 4;
+
+impl Index {
+    /// Flattens `masks`, the bitmasks of the bytes from buffer index `stage_start`.
+    #[inline(always)]
+    fn build(&mut self, simd: Option<Simd>, masks: &[Seps], stage_start: usize, limit: usize) {
+        self.cursor = None;
+        self.built = self.wanted && masks.len() * 64 <= limit;
+        if !self.built {
+            return;
+        }
+        let room = masks.len() * 64 + 64;
+        if self.seps.len() < room {
+            self.seps.resize(room, 0);
+        }
+        self.terms.clear();
+        let blocks = masks.iter().map(|block| block.all);
+        let start = stage_start as u32;
+        self.len = match simd {
+            Some(simd) => simd.positions(blocks, start, &mut self.seps),
+            None => positions_portable(blocks, start, &mut self.seps),
+        };
+        let mut before = 0;
+        for block in masks {
+            let mut terms = block.terms;
+            while terms != 0 {
+                let below = (terms & terms.wrapping_neg()) - 1;
+                self.terms.push(before + (block.all & below).count_ones());
+                terms &= terms - 1;
+            }
+            before += block.all.count_ones();
+        }
+    }
+
+    /// The positions in `seps` and `terms` of the first separator and line end at or after
+    /// buffer index `pos`.
+    fn locate(&self, pos: usize) -> (usize, usize) {
+        let sep = self.seps[..self.len].partition_point(|&at| (at as usize) < pos);
+        let term = self.terms.partition_point(|&t| (t as usize) < sep);
+        (sep, term)
+    }
+}
+
 /// A streaming CSV reader: [`CsvRows::next_record`] until `None`.
 #[derive(Debug)]
 pub struct CsvRows<R> {
@@ -217,6 +286,7 @@ pub struct CsvRows<R> {
     eof: bool,
     /// Stage 1, one set of masks per 64 bytes from `stage_start`.
     seps: Vec<Seps>,
+    index: Index,
     stage_start: usize,
     /// Buffer index of the first quote stage 1 cannot judge (`usize::MAX` when none).
     first_bad: usize,
@@ -260,6 +330,7 @@ impl<R: Read> CsvRows<R> {
             base: 0,
             eof: false,
             seps: Vec::new(),
+            index: Index::default(),
             stage_start: 0,
             first_bad: usize::MAX,
             spans: Vec::new(),
@@ -297,10 +368,17 @@ impl<R: Read> CsvRows<R> {
     }
 
     fn next_picked(&mut self, pick: Pick<'_>) -> Result<Option<Record<'_>>, CsvError> {
+        if matches!(pick, Pick::Columns(_)) && !self.index.wanted {
+            self.index.wanted = true;
+            if self.mode == Mode::Fast {
+                self.build_index();
+            }
+        }
         let start = loop {
             let step = match self.mode {
                 Mode::Fast => self.fast_record(pick)?,
                 Mode::ScalarUntilRefill | Mode::Scalar => {
+                    self.index.cursor = None;
                     let step = self.scalar_record()?;
                     if let (Step::Record(_), Pick::Columns(columns)) = (&step, pick) {
                         keep_columns(&mut self.spans, columns);
@@ -356,6 +434,7 @@ impl<R: Read> CsvRows<R> {
         if self.mode == Mode::ScalarUntilRefill {
             self.mode = Mode::Fast;
         }
+        self.index.built = false;
         if self.mode == Mode::Fast {
             self.stage1();
         }
@@ -403,6 +482,20 @@ impl<R: Read> CsvRows<R> {
         if let Some(bad) = state.last(n) {
             self.first_bad = self.first_bad.min(at + bad - 64);
         }
+        self.build_index();
+    }
+
+    /// Builds the index of the last stage 1 when it is wanted, with the CPU's bit operations.
+    fn build_index(&mut self) {
+        let (index, masks, start) = (&mut self.index, &self.seps[..], self.stage_start);
+        let limit = INDEX_CHUNKS * self.chunk;
+        match self.classifier {
+            Some(simd) => simd.with_bit_ops(
+                #[inline(always)]
+                || index.build(Some(simd), masks, start, limit),
+            ),
+            None => index.build(None, masks, start, limit),
+        }
     }
 
     #[inline(always)]
@@ -433,10 +526,18 @@ impl<R: Read> CsvRows<R> {
         let mut quoted = std::mem::take(&mut self.quoted);
         spans.clear();
         quoted.clear();
+        let mut cursor = None;
         let (found, compact) = match pick {
             Pick::First(want) => (self.split(pos, want.max(1), &mut spans, &mut quoted), None),
             Pick::Columns(columns) => {
-                match self.split_columns(pos, columns, &mut spans, &mut quoted) {
+                let split = if self.index.built {
+                    let (split, next) = self.index_columns(pos, columns, &mut spans, &mut quoted);
+                    cursor = next;
+                    split
+                } else {
+                    self.split_columns(pos, columns, &mut spans, &mut quoted)
+                };
+                match split {
                     Split::Found(end, fields) => (Some((end, fields)), None),
                     Split::OutOfBits => (None, None),
                     Split::Irregular => {
@@ -445,11 +546,13 @@ impl<R: Read> CsvRows<R> {
                         quoted.clear();
                         let want = columns.iter().max().map_or(1, |c| c.saturating_add(1));
                         let found = self.split(pos, want, &mut spans, &mut quoted);
+                        cursor = None;
                         (found, Some(columns))
                     }
                 }
             }
         };
+        self.index.cursor = None;
         let step = match found {
             None => Ok(self.out_of_bits()),
             Some((end, _)) if end >= self.first_bad => Ok(Step::Scalar),
@@ -457,6 +560,7 @@ impl<R: Read> CsvRows<R> {
             Some((end, fields)) => {
                 self.pos = end + 1;
                 self.fields = fields;
+                self.index.cursor = cursor;
                 self.unquote(&mut spans, &quoted);
                 if let Some(columns) = compact {
                     keep_columns(&mut spans, columns);
@@ -534,6 +638,51 @@ impl<R: Read> CsvRows<R> {
             block = *masks.get(k)?;
             bits = block.all;
         }
+    }
+
+    /// [`CsvRows::split_columns`] read off the index, in any order of `columns`; also the
+    /// index's cursor past the record.
+    #[inline(always)]
+    fn index_columns(
+        &self,
+        pos: usize,
+        columns: &[usize],
+        spans: &mut Vec<(u32, u32)>,
+        quoted: &mut Vec<u32>,
+    ) -> (Split, Option<(usize, usize)>) {
+        let (buf, index) = (&self.buf[..self.len], &self.index);
+        let seps = &index.seps[..index.len];
+        let (mut first, mut term) = index.cursor.unwrap_or_else(|| index.locate(pos));
+        let mut start = pos;
+        let last = loop {
+            let Some(&last) = index.terms.get(term) else {
+                return (Split::OutOfBits, None);
+            };
+            let last = last as usize;
+            // A blank line (the `\n` of a CRLF among them) before the record.
+            if last == first && seps[first] as usize == start {
+                (start, first, term) = (start + 1, first + 1, term + 1);
+                continue;
+            }
+            break last;
+        };
+        let fields = last - first + 1;
+        for (j, &column) in columns.iter().enumerate() {
+            if column >= fields {
+                return (Split::Irregular, None);
+            }
+            let from = match column {
+                0 => start,
+                _ => seps[first + column - 1] as usize + 1,
+            };
+            // A field that opens with a quote is quoted (stage 1 checked the quotes' places).
+            if buf.get(from) == Some(&b'"') {
+                quoted.push(j as u32);
+            }
+            spans.push((from as u32, seps[first + column]));
+        }
+        let end = seps[last] as usize;
+        (Split::Found(end, fields), Some((last + 1, term + 1)))
     }
 
     /// Splits the fields at `columns` of the record whose reading starts at `pos` into `spans`
