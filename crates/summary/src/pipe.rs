@@ -91,39 +91,36 @@ pub struct PipeShares {
     pub measured_share: f64,
 }
 
-/// Where each pipe's ratio columns are in a header.
+/// Where the pipes' ratio columns are in a header.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct PipeColumns {
-    by_pipe: [Vec<usize>; 4],
+    /// Each ratio column, and the index of its pipe in [`Pipe::ALL`].
+    columns: Vec<(usize, usize)>,
 }
 
 impl PipeColumns {
     /// The ratio columns present in `header`; `None` when there are none (no PipeUtilization).
     pub(crate) fn new(header: &Header) -> Option<Self> {
-        let by_pipe = Pipe::ALL.map(|pipe| {
-            pipe.spellings()
-                .iter()
-                .filter_map(|s| header.find(&[s]))
-                .collect::<Vec<_>>()
-        });
-        by_pipe
+        let columns: Vec<_> = Pipe::ALL
             .iter()
-            .any(|cols| !cols.is_empty())
-            .then_some(Self { by_pipe })
+            .enumerate()
+            .flat_map(|(p, pipe)| {
+                let found = pipe.spellings().iter().filter_map(|s| header.find(&[s]));
+                found.map(move |column| (column, p))
+            })
+            .collect();
+        (!columns.is_empty()).then_some(Self { columns })
     }
 
     /// Every column read.
     pub(crate) fn indices(&self) -> impl Iterator<Item = usize> + '_ {
-        self.by_pipe.iter().flatten().copied()
+        self.columns.iter().map(|&(column, _)| column)
     }
 
     /// The same columns, each moved to `to(column)` (its position among the fields picked).
     pub(crate) fn remap(&self, to: impl Fn(usize) -> usize) -> Self {
         Self {
-            by_pipe: self
-                .by_pipe
-                .each_ref()
-                .map(|cols| cols.iter().map(|&c| to(c)).collect()),
+            columns: self.columns.iter().map(|&(c, p)| (to(c), p)).collect(),
         }
     }
 
@@ -131,19 +128,21 @@ impl PipeColumns {
     /// communication and AI CPU rows). Text that is not a number counts as no value.
     pub(crate) fn row<'a>(&self, field: impl Fn(usize) -> Option<&'a [u8]>) -> Option<[f64; 4]> {
         let (mut any, mut ratios) = (false, [0.0_f64; 4]);
-        for (ratio, cols) in ratios.iter_mut().zip(&self.by_pipe) {
-            for &i in cols {
-                let field = field(i);
-                // The idle core's columns: a value that leaves the maximum as it is.
-                if matches!(field, Some(b"0.0" | b"0")) {
-                    any = true;
-                    continue;
-                }
-                if let Some(Ok(Some(value))) = field.map(columns::number) {
-                    *ratio = ratio.max(value);
-                    any = true;
-                }
+        for &(column, pipe) in &self.columns {
+            let value = match field(column) {
+                // The idle core's columns, without a conversion.
+                Some(b"0.0" | b"0") => 0.0,
+                Some(field) => match columns::number(field) {
+                    Ok(Some(value)) => value,
+                    _ => continue,
+                },
+                None => continue,
+            };
+            // The maximum of the values, which start at 0.
+            if let Some(ratio) = ratios.get_mut(pipe) {
+                *ratio = ratio.max(value);
             }
+            any = true;
         }
         any.then_some(ratios)
     }
