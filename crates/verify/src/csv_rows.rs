@@ -23,7 +23,7 @@
 //! numbers and byte offsets on every input, however it is split by reads.
 //!
 //! Memory is bounded: the buffer holds at most one record (up to the limit given to
-//! [`CsvRows::new`]) plus one read; the index, four bytes per byte of a few reads at most.
+//! [`CsvRows::new`]) plus one read; the index, four bytes per separator of a few reads at most.
 
 use std::io::Read;
 
@@ -214,7 +214,7 @@ struct Index {
     /// than [`INDEX_CHUNKS`] reads (a buffer grown for a long record).
     built: bool,
     /// The buffer index of each separator outside quotes from `stage_start`, in order: the
-    /// first `len` (the rest is room for a block's writes).
+    /// first `len` (the rest is room for a block's writes; it grows, never shrinks).
     seps: Vec<u32>,
     len: usize,
     /// The positions in `seps` of the line ends.
@@ -225,7 +225,7 @@ struct Index {
 }
 
 /// The index is built over at most this many reads' worth of bitmasks (so its memory, four
-/// bytes per byte read at most, stays bounded).
+/// bytes per separator, stays bounded).
 const INDEX_CHUNKS: usize = 4;
 
 impl Index {
@@ -237,17 +237,7 @@ impl Index {
         if !self.built {
             return;
         }
-        let room = masks.len() * 64 + 64;
-        if self.seps.len() < room {
-            self.seps.resize(room, 0);
-        }
         self.terms.clear();
-        let blocks = masks.iter().map(|block| block.all);
-        let start = stage_start as u32;
-        self.len = match simd {
-            Some(simd) => simd.positions(blocks, start, &mut self.seps),
-            None => positions_portable(blocks, start, &mut self.seps),
-        };
         let mut before = 0;
         for block in masks {
             let mut terms = block.terms;
@@ -258,6 +248,17 @@ impl Index {
             }
             before += block.all.count_ones();
         }
+        // Room for the last block's writes past the separators.
+        let room = before as usize + 64;
+        if self.seps.len() < room {
+            self.seps.resize(room, 0);
+        }
+        let blocks = masks.iter().map(|block| block.all);
+        let start = stage_start as u32;
+        self.len = match simd {
+            Some(simd) => simd.positions(blocks, start, &mut self.seps),
+            None => positions_portable(blocks, start, &mut self.seps),
+        };
     }
 
     /// The positions in `seps` and `terms` of the first separator and line end at or after
