@@ -111,6 +111,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let mut wc = Command::new("wc");
     wc.arg("-l").arg(&csv);
     let wc = median_of(&wc, args.runs, false)?;
+    // The cost per row: both commands on one core.
+    let pinned = |command: &str, more: &[&str]| {
+        let mut pinned_args: Vec<&std::ffi::OsStr> =
+            vec![command.as_ref(), run.as_os_str(), "--json".as_ref()];
+        pinned_args.extend(more.iter().map(std::ffi::OsStr::new));
+        one_core(&npuprof, &pinned_args)
+    };
+    let ours_one = median_of(&pinned("summary", &["--top", "20"]), args.runs, false)?;
+    let verified_one = median_of(&pinned("verify", &[]), args.runs, true)?;
     let theirs = String::from_utf8_lossy(&pandas.stdout).trim().to_owned();
     let mut parts = theirs.split_whitespace();
     let (p_name, p_total, p_count) = (
@@ -137,6 +146,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             ("pandas read_csv + groupby", &pandas, &top),
             ("npuprof verify", &verified, "-"),
             ("wc -l", &wc, "-"),
+            ("npuprof summary, one core", &ours_one, "-"),
+            ("npuprof verify, one core", &verified_one, "-"),
         ],
     );
     println!();
@@ -150,6 +161,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "npuprof summary / npuprof verify on the same file: {:.2} wall, {:.2} CPU",
         ours.secs / verified.secs.max(0.01),
         ours.cpu / verified.cpu.max(0.01)
+    );
+    println!(
+        "npuprof summary / npuprof verify on the same file, one core: {:.2} wall, {:.2} CPU",
+        ours_one.secs / verified_one.secs.max(0.01),
+        ours_one.cpu / verified_one.cpu.max(0.01)
     );
     whole_run(args, &out, &sample, &kernel_sample, &npuprof)?;
     println!(

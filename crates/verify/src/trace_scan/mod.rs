@@ -247,10 +247,24 @@ impl TraceScanner {
         {
             let meta = file.metadata()?;
             if meta.is_file() && meta.len() >= segment.saturating_mul(2) {
-                match segments::scan(file, meta.len(), segment, &on_bytes)? {
+                let reported = std::sync::atomic::AtomicU64::new(0);
+                let counted = |n: u64| {
+                    reported.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+                    on_bytes(n);
+                };
+                match segments::scan(file, meta.len(), segment, &counted)? {
                     segments::Segmented::Scanned(scan) => return Ok(scan),
-                    // The progress was reported once already.
-                    segments::Segmented::Mismatch => return Self::scan_file(file, |_| {}),
+                    segments::Segmented::Mismatch => {
+                        // The one pass reports only its bytes past those the segments reported.
+                        let (before, mut read) = (reported.into_inner(), 0_u64);
+                        return Self::scan_file(file, |n| {
+                            let new = (read + n).saturating_sub(read.max(before));
+                            read += n;
+                            if new > 0 {
+                                on_bytes(new);
+                            }
+                        });
+                    }
                     segments::Segmented::Whole => {}
                 }
             }
