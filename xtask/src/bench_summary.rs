@@ -47,12 +47,25 @@ pub struct Args {
 
 const SAMPLE: &str = "crates/summary/tests/data/real-2rank/rank0_ascend_pt";
 
+/// The columns of the generated file that `npuprof summary` reads besides column 0 (see
+/// npuprof-summary's `KernelColumns` and `PipeColumns`), which pandas reads too.
+const COLUMNS: [&str; 10] = [
+    "Name",
+    "Type",
+    "Accelerator Core",
+    "Duration(us)",
+    "aic_mac_ratio",
+    "aiv_vec_ratio",
+    "aic_mte2_ratio",
+    "aiv_mte2_ratio",
+    "aic_scalar_ratio",
+    "aiv_scalar_ratio",
+];
+
+/// Groups the file `argv[1]` by name and by type, reading the columns `argv[2:]`.
 const PANDAS: &str = r#"
 import sys, pandas as pd
-ratios = ["aic_mac_ratio", "aiv_vec_ratio", "aic_mte2_ratio", "aiv_mte2_ratio",
-          "aic_scalar_ratio", "aiv_scalar_ratio"]
-cols = ["Name", "Type", "Accelerator Core", "Duration(us)"] + ratios
-df = pd.read_csv(sys.argv[1], usecols=cols)
+df = pd.read_csv(sys.argv[1], usecols=sys.argv[2:])
 by_name = df.groupby("Name")["Duration(us)"].agg(["count", "sum"]).sort_values("sum", ascending=False)
 by_type = df.groupby("Type")["Duration(us)"].agg(["count", "sum"])
 print(by_name.index[0], repr(float(by_name["sum"].iloc[0])), int(by_name["count"].iloc[0]), len(by_type))
@@ -103,7 +116,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let ours = median_of(&summary, args.runs, false)?;
     let (name, total, count) = npuprof_top(&ours.stdout).context("npuprof JSON")?;
     let mut pandas_cmd = Command::new(&py);
-    pandas_cmd.arg("-c").arg(PANDAS).arg(&csv);
+    pandas_cmd.arg("-c").arg(PANDAS).arg(&csv).args(COLUMNS);
     let pandas = median_of(&pandas_cmd, args.runs, false)?;
     let mut verify = Command::new(&npuprof);
     verify.arg("verify").arg(&run).arg("--json");
@@ -167,10 +180,72 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         ours_one.secs / verified_one.secs.max(0.01),
         ours_one.cpu / verified_one.cpu.max(0.01)
     );
+    reading(&csv, args.runs)?;
     whole_run(args, &out, &sample, &kernel_sample, &npuprof)?;
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench summary --clean`)",
         out.display()
+    );
+    Ok(())
+}
+
+/// Reading alone, in this process on one thread (medians of `runs`): summary's reading of
+/// its columns (every record split at them, nothing computed) against verify's whole pass.
+fn reading(csv: &Path, runs: usize) -> anyhow::Result<()> {
+    use npuprof_verify::csv_rows::{CsvEngine, CsvRows};
+    use npuprof_verify::kernel_csv::{MAX_RECORD_BYTES, scan_kernel_details};
+    let open = || fs::File::open(csv).with_context(|| format!("opening {}", csv.display()));
+    let mut rows = CsvRows::new(open()?, CsvEngine::Simd, MAX_RECORD_BYTES as usize);
+    let header: Vec<String> = match rows.next_record()? {
+        Some(record) => record
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).trim().to_owned())
+            .collect(),
+        None => bail!("{} is empty", csv.display()),
+    };
+    let mut picks = vec![0];
+    for name in COLUMNS {
+        picks.push(
+            header
+                .iter()
+                .position(|h| h == name)
+                .with_context(|| format!("no column {name}"))?,
+        );
+    }
+    picks.sort_unstable();
+    let summary_read = || -> anyhow::Result<u64> {
+        let mut rows = CsvRows::new(open()?, CsvEngine::Simd, MAX_RECORD_BYTES as usize);
+        rows.next_record()?;
+        let (mut records, mut fields) = (0_u64, 0_usize);
+        while let Some(record) = rows.next_record_columns(&picks)? {
+            records += 1;
+            fields += record.iter().map(<[u8]>::len).sum::<usize>();
+        }
+        std::hint::black_box(fields);
+        Ok(records)
+    };
+    let verify_read = || -> anyhow::Result<u64> { Ok(scan_kernel_details(open()?, |_| {})?.rows) };
+    // In turn, so that a slow spell of the machine falls on both.
+    let (mut summary_secs, mut verify_secs) = (Vec::new(), Vec::new());
+    let (mut summary_rows, mut verify_rows) = (0, 0);
+    for _ in 0..runs {
+        let t = Instant::now();
+        summary_rows = summary_read()?;
+        summary_secs.push(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        verify_rows = verify_read()?;
+        verify_secs.push(t.elapsed().as_secs_f64());
+    }
+    let summary_secs = crate::bench_verify::median(&mut summary_secs);
+    let verify_secs = crate::bench_verify::median(&mut verify_secs);
+    if summary_rows != verify_rows {
+        bail!("summary's reading saw {summary_rows} rows, verify's {verify_rows}");
+    }
+    println!();
+    println!(
+        "reading alone, one thread: summary's {} columns {summary_secs:.3} s, verify's whole pass {verify_secs:.3} s: {:.2}",
+        picks.len(),
+        summary_secs / verify_secs.max(1e-6)
     );
     Ok(())
 }
