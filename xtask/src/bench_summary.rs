@@ -7,7 +7,9 @@
 //! rows of the vendored 2-rank run (`crates/summary/tests/data/real-2rank`, 46 columns with pipe
 //! metrics), so values have their real shapes (trailing TAB, doubled quotes, `N/A`). pandas reads
 //! only the columns npuprof uses (name, type, core, duration, the pipe ratios) and groups by
-//! `Name` and by `Type` (count and sum); the two top-kernel totals must agree.
+//! `Name` and by `Type` (count and sum); the two top-kernel totals must agree. Both npuprof
+//! commands are also timed on one core, and the reading alone in this process: summary's
+//! columns split from every record against verify's whole pass over the file.
 //!
 //! Then a whole run as a real job writes it: `--ranks` ranks × prefill and decode, each run
 //! directory holding a hard link to one `--rank-rows`-row kernel_details.csv; summary on one
