@@ -889,15 +889,19 @@ mod tests {
             .collect()
     }
 
+    /// A xorshift generator from `seed`.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn compaction_keeps_the_marked_bytes_in_order() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut random = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut random = xorshift(0x9E37_79B9_7F4A_7C15);
         for block in blocks() {
             for _ in 0..200 {
                 let mask = random() & random();
@@ -922,13 +926,7 @@ mod tests {
     /// Every unit writes the positions of the set bits a loop over them gives.
     #[test]
     fn positions_are_the_set_bits_in_order() {
-        let mut state = 0x2545_f491_4f6c_dd1d_u64;
-        let mut random = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut random = xorshift(0x2545_f491_4f6c_dd1d);
         let blocks: Vec<u64> = (0..400)
             .map(|i| match i % 5 {
                 0 => 0,
