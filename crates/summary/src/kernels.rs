@@ -8,12 +8,11 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{Read, Seek, SeekFrom};
 use std::ops::ControlFlow;
 use std::path::Path;
 
 use npuprof_verify::csv_rows::CsvRows;
-use npuprof_verify::file_ranges::in_file_order;
+use npuprof_verify::file_ranges::{in_file_order, line_starts};
 use serde::Serialize;
 
 use crate::columns::{self, Header};
@@ -320,36 +319,15 @@ fn in_segments(
     if failed.is_some() { None } else { sums }
 }
 
-/// Where the segments of `path` start: 0, then just past the first `\n` at or after each
-/// multiple of `segment` (a boundary with no `\n` in the 64 KiB after it is dropped); and the
-/// file's length.
+/// Where the segments of `path` start (see [`line_starts`]), and the file's length.
 fn segment_starts(path: &Path, segment: u64) -> Result<(Vec<u64>, u64), SummaryError> {
     let io = |source| SummaryError::Io {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
-    let mut starts = vec![0];
-    let mut window = Vec::with_capacity(64 << 10);
-    let segment = segment.max(1);
-    let mut at = segment;
-    while at < len {
-        file.seek(SeekFrom::Start(at)).map_err(io)?;
-        window.clear();
-        (&mut file)
-            .take(64 << 10)
-            .read_to_end(&mut window)
-            .map_err(io)?;
-        if let Some(i) = memchr::memchr(b'\n', &window) {
-            let start = at + i as u64 + 1;
-            if start < len && starts.last().is_some_and(|&last| start > last) {
-                starts.push(start);
-            }
-        }
-        at += segment;
-    }
-    Ok((starts, len))
+    Ok((line_starts(&file, len, segment).map_err(io)?, len))
 }
 
 /// The sums of some rows of one file.

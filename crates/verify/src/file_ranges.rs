@@ -1,9 +1,139 @@
 //! Work on the ranges of one file, a few per core at a time, taken in file order: how verify
-//! scans a large trace and summary reads a large CSV in segments.
+//! scans a large trace or CSV and summary reads a large CSV in segments; where a CSV's
+//! segments start; reading at an offset.
 
+use std::fs::File;
+use std::io::Read;
 use std::ops::ControlFlow;
 
 use rayon::prelude::*;
+
+/// Bytes searched after a multiple of the segment size for a segment's start.
+const SEARCH: usize = 64 << 10;
+
+/// 0, then just past the first `\n` at or after each multiple of `segment` (a multiple with no
+/// `\n` in the 64 KiB after it is dropped): where the segments of a CSV of `len` bytes start.
+/// A `\n` inside a quoted field starts no record: callers check that each segment ends where
+/// the next one starts. On other systems than Unix, this moves `file`'s offset.
+pub fn line_starts(file: &File, len: u64, segment: u64) -> std::io::Result<Vec<u64>> {
+    let mut starts = vec![0];
+    let mut window = vec![0; SEARCH];
+    let segment = segment.max(1);
+    let mut at = segment;
+    while at < len {
+        let want = usize::try_from(len - at).map_or(SEARCH, |rest| rest.min(SEARCH));
+        let n = read_full_at(file, &mut window[..want], at)?;
+        if let Some(i) = memchr::memchr(b'\n', &window[..n]) {
+            let start = at + i as u64 + 1;
+            if start < len && starts.last().is_some_and(|&last| start > last) {
+                starts.push(start);
+            }
+        }
+        at += segment;
+    }
+    Ok(starts)
+}
+
+/// Reads `buf.len()` bytes at `offset`, fewer at the end of the file; the number read. On Unix
+/// the file's offset stays where it is; elsewhere it moves.
+pub fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match read_at(file, &mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset))?;
+    file.read(buf)
+}
+
+/// The bytes of a file from an offset on, read at their offsets (see [`read_full_at`]), so
+/// that several readers share one open file; `on_bytes` is told of those read before `end`.
+pub struct ReadAt<'f, F> {
+    file: &'f File,
+    at: u64,
+    end: u64,
+    on_bytes: F,
+}
+
+impl<'f, F: Fn(u64)> ReadAt<'f, F> {
+    /// A reader of `file` from `start`, reporting the bytes up to `end`.
+    pub fn new(file: &'f File, start: u64, end: u64, on_bytes: F) -> Self {
+        Self {
+            file,
+            at: start,
+            end,
+            on_bytes,
+        }
+    }
+}
+
+impl<F: Fn(u64)> Read for ReadAt<'_, F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = read_at(self.file, buf, self.at)?;
+        let inside = (self.at + n as u64).min(self.end).saturating_sub(self.at);
+        if inside > 0 {
+            (self.on_bytes)(inside);
+        }
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// `segmented(len, counted)` of `file`, a regular file of at least two segments of `segment`
+/// bytes, with `counted` passing the progress on to `on_bytes`; when that gives `None` (or the
+/// file is smaller), `one_pass(progress)`, whose progress `on_bytes` is told of only past the
+/// bytes the segments reported.
+#[cfg(unix)]
+pub fn in_segments_or_one_pass<T>(
+    file: &File,
+    segment: u64,
+    on_bytes: impl Fn(u64) + Sync,
+    segmented: impl FnOnce(u64, &(dyn Fn(u64) + Sync)) -> std::io::Result<Option<T>>,
+    one_pass: impl FnOnce(&mut dyn FnMut(u64)) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let meta = file.metadata()?;
+    let mut before = 0;
+    if meta.is_file() && meta.len() >= segment.saturating_mul(2) {
+        let reported = std::sync::atomic::AtomicU64::new(0);
+        let counted = |n: u64| {
+            reported.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+            on_bytes(n);
+        };
+        if let Some(done) = segmented(meta.len(), &counted)? {
+            return Ok(done);
+        }
+        before = reported.into_inner();
+    }
+    one_pass(&mut progress_past(before, on_bytes))
+}
+
+/// The progress of a pass over a file that segments read in part before: `on_bytes` is told
+/// only of the bytes past the first `before`.
+#[cfg(unix)]
+fn progress_past(before: u64, on_bytes: impl Fn(u64)) -> impl FnMut(u64) {
+    let mut read = 0_u64;
+    move |n| {
+        let new = (read + n).saturating_sub(read.max(before));
+        read += n;
+        if new > 0 {
+            on_bytes(new);
+        }
+    }
+}
 
 /// Runs `work` on each range `starts[i]..starts[i + 1]` (the last one to `len`), two per core
 /// at a time, and passes the results to `take` in file order until it breaks. A batch is taken

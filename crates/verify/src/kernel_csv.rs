@@ -7,10 +7,14 @@
 //! [`MAX_DISTINCT_STEPS`] step numbers are kept; the scan stops with [`Corruption`] otherwise.
 
 use std::collections::BTreeMap;
+use std::fs::File;
 use std::io::Read;
 
 use crate::csv_rows::{CsvEngine, CsvError, CsvRows, Record};
 use crate::decimal::{parse_f64, parse_u64};
+
+#[cfg(unix)]
+mod segments;
 
 /// The longest CSV record read (torch_npu's longest kernel rows are a few KiB).
 pub const MAX_RECORD_BYTES: u64 = 1 << 20;
@@ -186,6 +190,47 @@ pub fn scan_kernel_details<R: Read>(
     Ok(scan)
 }
 
+/// Segments of a large file, in bytes.
+const SEGMENT_BYTES: u64 = 64 << 20;
+
+/// [`scan_kernel_details`] of `file` (at its start), on all cores for a large file: one of
+/// 128 MiB or more is read in segments of 64 MiB when rayon has more than one thread (on Unix;
+/// elsewhere in one pass). The result is that of a single pass, but for the last bits of the
+/// summed durations (see [`scan_kernel_file_in_segments`]). `on_bytes` is called from several
+/// threads.
+pub fn scan_kernel_file(file: &File, on_bytes: impl Fn(u64) + Sync) -> std::io::Result<KernelScan> {
+    if rayon::current_num_threads() < 2 {
+        return scan_kernel_details(file, on_bytes);
+    }
+    scan_kernel_file_in_segments(file, SEGMENT_BYTES, on_bytes)
+}
+
+/// [`scan_kernel_file`] with segments of `segment` bytes (small in tests), whatever the
+/// number of threads.
+///
+/// Segments start just past a `\n` and each one is checked to end where the next starts (a
+/// `\n` inside a quoted field fails it). Their counts, steps and columns seen are added in
+/// file order, so the result depends on the file alone. When a join fails, and for what a
+/// single pass reports by its line or its order (a record over the limit, a ragged row after
+/// the first segment, more steps than are kept), the file is read again in one pass.
+#[cfg_attr(not(unix), allow(unused_variables))]
+pub fn scan_kernel_file_in_segments(
+    file: &File,
+    segment: u64,
+    on_bytes: impl Fn(u64) + Sync,
+) -> std::io::Result<KernelScan> {
+    #[cfg(unix)]
+    return crate::file_ranges::in_segments_or_one_pass(
+        file,
+        segment,
+        on_bytes,
+        |len, counted| segments::scan(file, len, segment, counted),
+        |progress| scan_kernel_details(file, progress),
+    );
+    #[cfg(not(unix))]
+    scan_kernel_details(file, on_bytes)
+}
+
 /// The per-row state of a kernel_details scan.
 struct RowScan {
     width: usize,
@@ -273,18 +318,28 @@ impl RowScan {
     }
 
     fn finish(mut self, scan: &mut KernelScan) {
+        self.end_run(scan);
+        set_empty_columns(scan, &self.non_empty);
+    }
+
+    /// Adds the step of the last rows to the steps.
+    fn end_run(&mut self, scan: &mut KernelScan) {
         if let Some((s, agg)) = self.last_step.take() {
             merge(scan, s, agg);
         }
-        if scan.rows > 0 {
-            scan.all_empty_columns = scan
-                .header
-                .iter()
-                .zip(&self.non_empty)
-                .filter(|(name, seen)| !**seen && name.as_str() != "Step Id")
-                .map(|(name, _)| name.clone())
-                .collect();
-        }
+    }
+}
+
+/// The columns never seen with a value (`non_empty`, by column), once there are rows.
+fn set_empty_columns(scan: &mut KernelScan, non_empty: &[bool]) {
+    if scan.rows > 0 {
+        scan.all_empty_columns = scan
+            .header
+            .iter()
+            .zip(non_empty)
+            .filter(|(name, seen)| !**seen && name.as_str() != "Step Id")
+            .map(|(name, _)| name.clone())
+            .collect();
     }
 }
 

@@ -18,7 +18,7 @@ pub(super) fn scan_kernels(
     opened: Opened,
     progress: &dyn Progress,
 ) -> Result<KernelScan, std::io::Error> {
-    kernel_csv::scan_kernel_details(opened.file, |n| progress.advance(n))
+    kernel_csv::scan_kernel_file(&opened.file, |n| progress.advance(n))
 }
 
 pub(super) fn kernel_summary(path: &Path, scan: &KernelScan) -> KernelSummary {

@@ -238,37 +238,21 @@ impl TraceScanner {
     }
 
     /// [`TraceScanner::scan_file_parallel`] with segments of `segment` bytes (small in tests).
+    #[cfg_attr(not(unix), allow(unused_variables))]
     pub fn scan_file_in_segments(
         file: &File,
         segment: u64,
         on_bytes: impl Fn(u64) + Sync,
     ) -> std::io::Result<TraceScan> {
         #[cfg(unix)]
-        {
-            let meta = file.metadata()?;
-            if meta.is_file() && meta.len() >= segment.saturating_mul(2) {
-                let reported = std::sync::atomic::AtomicU64::new(0);
-                let counted = |n: u64| {
-                    reported.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-                    on_bytes(n);
-                };
-                match segments::scan(file, meta.len(), segment, &counted)? {
-                    segments::Segmented::Scanned(scan) => return Ok(scan),
-                    segments::Segmented::Mismatch => {
-                        // The one pass reports only its bytes past those the segments reported.
-                        let (before, mut read) = (reported.into_inner(), 0_u64);
-                        return Self::scan_file(file, |n| {
-                            let new = (read + n).saturating_sub(read.max(before));
-                            read += n;
-                            if new > 0 {
-                                on_bytes(new);
-                            }
-                        });
-                    }
-                    segments::Segmented::Whole => {}
-                }
-            }
-        }
+        return crate::file_ranges::in_segments_or_one_pass(
+            file,
+            segment,
+            on_bytes,
+            |len, counted| segments::scan(file, len, segment, counted),
+            |progress| Self::scan_file(file, progress),
+        );
+        #[cfg(not(unix))]
         Self::scan_file(file, on_bytes)
     }
 

@@ -18,7 +18,7 @@ use std::fs::File;
 use std::ops::ControlFlow;
 use std::os::unix::fs::FileExt;
 
-use crate::file_ranges::in_file_order;
+use crate::file_ranges::{in_file_order, read_full_at};
 
 use super::grammar::MAX_PROCESS_NAMES;
 use super::{TraceScan, TraceScanner, TraceState};
@@ -31,26 +31,18 @@ const PIECE: usize = super::READ;
 #[cfg(target_os = "linux")]
 const WINDOW: usize = crate::mapped::WINDOW / 2;
 
-/// What a scan in segments gave.
-pub(super) enum Segmented {
-    /// The file is too small to split, or no boundary was found.
-    Whole,
-    /// A join failed or a segment is not a valid trace: scan the file in one pass.
-    Mismatch,
-    /// The scan of the file.
-    Scanned(TraceScan),
-}
-
-/// Scans `file` (`len` bytes) in segments of about `segment` bytes, a few per core at a time.
+/// Scans `file` (`len` bytes) in segments of about `segment` bytes, a few per core at a time;
+/// `None` when it must be scanned in one pass: no boundary was found, a join failed or a
+/// segment is not a valid trace.
 pub(super) fn scan(
     file: &File,
     len: u64,
     segment: u64,
     on_bytes: &(dyn Fn(u64) + Sync),
-) -> std::io::Result<Segmented> {
+) -> std::io::Result<Option<TraceScan>> {
     let starts = boundaries(file, len, segment.max(1))?;
     if starts.len() < 2 {
-        return Ok(Segmented::Whole);
+        return Ok(None);
     }
     let mut whole: Option<TraceScan> = None;
     let taken = in_file_order(
@@ -75,7 +67,7 @@ pub(super) fn scan(
             // A segment that filled its list of process names may have dropped one that a
             // single pass keeps.
             if !joined || !read_all || part.process_names.len() >= MAX_PROCESS_NAMES {
-                return ControlFlow::Break(Ok(Segmented::Mismatch));
+                return ControlFlow::Break(Ok(None));
             }
             let mut so_far = match whole.take() {
                 None => part,
@@ -87,14 +79,14 @@ pub(super) fn scan(
                 so_far.bytes = so_far.bytes.next_multiple_of(PIECE as u64).min(len);
             }
             if failed || end == len {
-                return ControlFlow::Break(Ok(Segmented::Scanned(so_far)));
+                return ControlFlow::Break(Ok(Some(so_far)));
             }
             whole = Some(so_far);
             ControlFlow::Continue(())
         },
     );
     // The last segment ends at `len`, so `take` breaks on it at the latest.
-    taken.unwrap_or(Ok(Segmented::Mismatch))
+    taken.unwrap_or(Ok(None))
 }
 
 /// The scan of the bytes `start..end` of `file`, as the array `[` + those bytes when `start`
@@ -232,20 +224,6 @@ fn event_start(bytes: &[u8]) -> Option<usize> {
         let mut before = bytes[..i].iter().rev().skip_while(|b| blank(b));
         before.next() == Some(&b',') && before.find(|b| !blank(b)) == Some(&b'}')
     })
-}
-
-/// Reads `buf.len()` bytes at `offset`, fewer at the end of the file; the number read.
-fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match file.read_at(&mut buf[n..], offset + n as u64) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(n)
 }
 
 #[cfg(test)]
