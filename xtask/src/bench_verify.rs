@@ -800,13 +800,15 @@ fn measure_all(
         ),
         check: &lines,
     })?;
-    bench.run(Case {
-        input: CSV,
-        bytes: csv_bytes,
-        tool: ONE_CORE.to_owned(),
-        cmd: verify_cmd(npuprof, &inputs.kernels, true),
-        check: &rows_ok,
-    })?;
+    for (tool, pinned) in [(ONE_CORE, true), (ALL_CORES, false)] {
+        bench.run(Case {
+            input: CSV,
+            bytes: csv_bytes,
+            tool: tool.to_owned(),
+            cmd: verify_cmd(npuprof, &inputs.kernels, pinned),
+            check: &rows_ok,
+        })?;
+    }
     let csv_path = lossy(&inputs.kernel_csv);
     bench.run(Case {
         input: CSV,
@@ -1124,6 +1126,13 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
     ratio(
         &format!("real-run trace in segments: all cores / (1 core / {cores} cores)"),
         div(b.secs(REAL_TRACE, ALL_CORES), one_file),
+        None,
+        None,
+    );
+    let one_csv = b.secs(CSV, ONE_CORE).map(|s| s / cores as f64);
+    ratio(
+        &format!("kernel_details.csv in segments: all cores / (1 core / {cores} cores)"),
+        div(b.secs(CSV, ALL_CORES), one_csv),
         None,
         None,
     );
