@@ -501,6 +501,27 @@ impl Bench {
         self.run_prepared(case, None)
     }
 
+    /// `npuprof verify` of `dir` on one core, then on all cores.
+    fn one_and_all_cores(
+        &mut self,
+        npuprof: &Path,
+        input: &'static str,
+        bytes: u64,
+        dir: &Path,
+        check: &dyn Fn(&[u8]) -> anyhow::Result<String>,
+    ) -> anyhow::Result<()> {
+        for (tool, pinned) in [(ONE_CORE, true), (ALL_CORES, false)] {
+            self.run(Case {
+                input,
+                bytes,
+                tool: tool.to_owned(),
+                cmd: verify_cmd(npuprof, dir, pinned),
+                check,
+            })?;
+        }
+        Ok(())
+    }
+
     /// `runs` timed runs, each after evicting `file` from the page cache; records the median.
     fn run_cold(&mut self, case: Case<'_>, file: &Path) -> anyhow::Result<()> {
         self.run_prepared(case, Some(file))
@@ -800,15 +821,7 @@ fn measure_all(
         ),
         check: &lines,
     })?;
-    for (tool, pinned) in [(ONE_CORE, true), (ALL_CORES, false)] {
-        bench.run(Case {
-            input: CSV,
-            bytes: csv_bytes,
-            tool: tool.to_owned(),
-            cmd: verify_cmd(npuprof, &inputs.kernels, pinned),
-            check: &rows_ok,
-        })?;
-    }
+    bench.one_and_all_cores(npuprof, CSV, csv_bytes, &inputs.kernels, &rows_ok)?;
     let csv_path = lossy(&inputs.kernel_csv);
     bench.run(Case {
         input: CSV,
@@ -845,15 +858,7 @@ fn measure_all(
         Ok(format!("{runs} run dirs"))
     };
     let rank_bytes = dir_bytes(&inputs.ranks)?;
-    for (tool, pinned) in [(ONE_CORE, true), (ALL_CORES, false)] {
-        bench.run(Case {
-            input: RANKS,
-            bytes: rank_bytes,
-            tool: tool.to_owned(),
-            cmd: verify_cmd(npuprof, &inputs.ranks, pinned),
-            check: &all_runs,
-        })?;
-    }
+    bench.one_and_all_cores(npuprof, RANKS, rank_bytes, &inputs.ranks, &all_runs)?;
 
     // Cold cache: the same files evicted from the page cache before each run.
     for (input, file, dir, check) in [
