@@ -547,7 +547,6 @@ impl<R: Read> CsvRows<R> {
                         quoted.clear();
                         let want = columns.iter().max().map_or(1, |c| c.saturating_add(1));
                         let found = self.split(pos, want, &mut spans, &mut quoted);
-                        cursor = None;
                         (found, Some(columns))
                     }
                 }

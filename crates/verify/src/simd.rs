@@ -1,9 +1,10 @@
 //! The classification of 64-byte blocks into bitmasks (bit `i` is byte `i` of the block) for
 //! the two streaming scanners: JSON ([`crate::trace_scan`]) and CSV ([`crate::csv_rows`]), and
-//! the compaction of a block's marked bytes (the JSON scanner's structural "kinds"). Each has a
-//! portable byte-by-byte version and vector versions (AVX-512, AVX2, SSE2) with `std::arch`,
-//! chosen at run time. This is the only module of the workspace that allows `unsafe`: unaligned
-//! vector loads and stores of `[u8; 64]` arrays and calls of `#[target_feature]` functions after
+//! the compaction of a block's marked bytes (the JSON scanner's structural "kinds") and of the
+//! positions of its set bits (the CSV reader's index). Each has a portable version and vector
+//! versions (AVX-512, AVX2, SSE2, or some of them) with `std::arch`, chosen at run time. This
+//! is the only module of the workspace that allows `unsafe`, besides the memory maps: unaligned
+//! vector loads and stores of arrays and slices and calls of `#[target_feature]` functions after
 //! the feature was detected. Each `unsafe` block states why it is sound.
 #![allow(unsafe_code)]
 
