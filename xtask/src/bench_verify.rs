@@ -1117,27 +1117,32 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
         None,
     );
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let ideal = b.secs(RANKS, ONE_CORE).map(|s| s / cores as f64);
+    // All cores against the ideal: one core's time shared by the cores.
+    let to_ideal = |input| {
+        div(
+            b.secs(input, ALL_CORES),
+            b.secs(input, ONE_CORE).map(|s| s / cores as f64),
+        )
+    };
+    let all_cores = format!("all cores / (1 core / {cores} cores)");
     ratio(
         &format!(
-            "multi-rank run ({} run dirs): all cores / (1 core / {cores} cores)",
+            "multi-rank run ({} run dirs): {all_cores}",
             inputs.rank_runs
         ),
-        div(b.secs(RANKS, ALL_CORES), ideal),
+        to_ideal(RANKS),
         None,
         Some((1.2, true)),
     );
-    let one_file = b.secs(REAL_TRACE, ONE_CORE).map(|s| s / cores as f64);
     ratio(
-        &format!("real-run trace in segments: all cores / (1 core / {cores} cores)"),
-        div(b.secs(REAL_TRACE, ALL_CORES), one_file),
+        &format!("real-run trace in segments: {all_cores}"),
+        to_ideal(REAL_TRACE),
         None,
         None,
     );
-    let one_csv = b.secs(CSV, ONE_CORE).map(|s| s / cores as f64);
     ratio(
-        &format!("kernel_details.csv in segments: all cores / (1 core / {cores} cores)"),
-        div(b.secs(CSV, ALL_CORES), one_csv),
+        &format!("kernel_details.csv in segments: {all_cores}"),
+        to_ideal(CSV),
         None,
         None,
     );
