@@ -17,7 +17,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType, Mode, OFlags, RawMode};
 
 use crate::failpoint;
 
@@ -138,7 +138,7 @@ impl Repo {
                 };
                 Ok(Some(Meta {
                     kind,
-                    mode: stat.st_mode & 0o7777,
+                    mode: permission_bits(stat.st_mode),
                     owner: (stat.st_uid, stat.st_gid),
                     nlink: stat.st_nlink,
                 }))
@@ -243,7 +243,7 @@ impl Repo {
     pub fn mkdir(&self, rel: &Path, mode: u32) -> io::Result<()> {
         failpoint::step("mkdir", rel)?;
         let (dir, name) = self.parent(rel)?;
-        rfs::mkdirat(&dir, name.as_os_str(), Mode::from_raw_mode(mode)).map_err(to_io)?;
+        rfs::mkdirat(&dir, name.as_os_str(), permissions(mode)).map_err(to_io)?;
         sync(&dir);
         Ok(())
     }
@@ -303,6 +303,16 @@ fn temp_name() -> OsString {
     ))
 }
 
+/// The permission bits of a `st_mode` (`mode_t` is 16 bits wide on some systems, 32 on Linux).
+fn permission_bits(st_mode: impl Into<u32>) -> u32 {
+    st_mode.into() & 0o7777
+}
+
+/// The permission bits of `mode` as rustix's mode (they fit in 16 bits).
+fn permissions(mode: u32) -> Mode {
+    Mode::from_bits_truncate((mode & 0o7777) as RawMode)
+}
+
 fn write_temp(
     dir: &OwnedFd,
     name: &OsStr,
@@ -314,7 +324,7 @@ fn write_temp(
         dir,
         name,
         OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
+        permissions(0o600),
     )
     .map_err(to_io)?;
     if let Some((uid, gid)) = owner {
@@ -325,7 +335,7 @@ fn write_temp(
             Some(rustix::fs::Gid::from_raw(gid)),
         );
     }
-    rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(to_io)?;
+    rfs::fchmod(&fd, permissions(mode)).map_err(to_io)?;
     let mut file = File::from(fd);
     file.write_all(bytes)?;
     file.sync_all()

@@ -18,7 +18,11 @@
 //! Guarantees, each backed by tests: one writer per repository ([`RepoLock`]); a kill at any
 //! write step is finished by re-running the same command ([`failpoint`] proves it); a file edited
 //! since npuprof wrote it is never silently overwritten; saved originals without a journal are
-//! refused, never replaced by patched bytes.
+//! refused, never replaced by patched bytes. Unix only: directory handles (`openat`) and
+//! `flock` are what make those guarantees.
+
+#[cfg(not(unix))]
+compile_error!("npuprof-journal needs Unix (openat, flock); on Windows, use WSL");
 
 mod confined;
 mod error;

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Read;
 use std::ops::ControlFlow;
+use std::os::unix::fs::FileExt;
 
 use rayon::prelude::*;
 
@@ -14,7 +15,7 @@ const SEARCH: usize = 64 << 10;
 /// 0, then just past the first `\n` at or after each multiple of `segment` (a multiple with no
 /// `\n` in the 64 KiB after it is dropped): where the segments of a CSV of `len` bytes start.
 /// A `\n` inside a quoted field starts no record: callers check that each segment ends where
-/// the next one starts. On other systems than Unix, this moves `file`'s offset.
+/// the next one starts.
 pub fn line_starts(file: &File, len: u64, segment: u64) -> std::io::Result<Vec<u64>> {
     let mut starts = vec![0];
     let mut window = vec![0; SEARCH];
@@ -34,12 +35,12 @@ pub fn line_starts(file: &File, len: u64, segment: u64) -> std::io::Result<Vec<u
     Ok(starts)
 }
 
-/// Reads `buf.len()` bytes at `offset`, fewer at the end of the file; the number read. On Unix
-/// the file's offset stays where it is; elsewhere it moves.
+/// Reads `buf.len()` bytes at `offset`, fewer at the end of the file; the number read. The
+/// file's offset stays where it is.
 pub fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
-        match read_at(file, &mut buf[n..], offset + n as u64) {
+        match file.read_at(&mut buf[n..], offset + n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -47,17 +48,6 @@ pub fn read_full_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result
         }
     }
     Ok(n)
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_at(mut file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset))?;
-    file.read(buf)
 }
 
 /// The bytes of a file from an offset on, read at their offsets (see [`read_full_at`]), so
@@ -83,7 +73,7 @@ impl<'f, F: Fn(u64)> ReadAt<'f, F> {
 
 impl<F: Fn(u64)> Read for ReadAt<'_, F> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = read_at(self.file, buf, self.at)?;
+        let n = self.file.read_at(buf, self.at)?;
         let inside = (self.at + n as u64).min(self.end).saturating_sub(self.at);
         if inside > 0 {
             (self.on_bytes)(inside);
@@ -97,7 +87,6 @@ impl<F: Fn(u64)> Read for ReadAt<'_, F> {
 /// bytes, with `counted` passing the progress on to `on_bytes`; when that gives `None` (or the
 /// file is smaller), `one_pass(progress)`, whose progress `on_bytes` is told of only past the
 /// bytes the segments reported.
-#[cfg(unix)]
 pub fn in_segments_or_one_pass<T>(
     file: &File,
     segment: u64,
@@ -123,7 +112,6 @@ pub fn in_segments_or_one_pass<T>(
 
 /// The progress of a pass over a file that segments read in part before: `on_bytes` is told
 /// only of the bytes past the first `before`.
-#[cfg(unix)]
 fn progress_past(before: u64, on_bytes: impl Fn(u64)) -> impl FnMut(u64) {
     let mut read = 0_u64;
     move |n| {

@@ -13,7 +13,6 @@ use std::io::Read;
 use crate::csv_rows::{CsvEngine, CsvError, CsvRows, Record};
 use crate::decimal::{parse_f64, parse_u64};
 
-#[cfg(unix)]
 mod segments;
 
 /// The longest CSV record read (torch_npu's longest kernel rows are a few KiB).
@@ -194,8 +193,7 @@ pub fn scan_kernel_details<R: Read>(
 const SEGMENT_BYTES: u64 = 64 << 20;
 
 /// [`scan_kernel_details`] of `file` (at its start), on all cores for a large file: one of
-/// 128 MiB or more is read in segments of 64 MiB when rayon has more than one thread (on Unix;
-/// elsewhere in one pass). The result is that of a single pass, but for the last bits of the
+/// 128 MiB or more is read in segments of 64 MiB when rayon has more than one thread. The result is that of a single pass, but for the last bits of the
 /// summed durations (see [`scan_kernel_file_in_segments`]). `on_bytes` is called from several
 /// threads.
 pub fn scan_kernel_file(file: &File, on_bytes: impl Fn(u64) + Sync) -> std::io::Result<KernelScan> {
@@ -213,22 +211,18 @@ pub fn scan_kernel_file(file: &File, on_bytes: impl Fn(u64) + Sync) -> std::io::
 /// file order, so the result depends on the file alone. When a join fails, and for what a
 /// single pass reports by its line or its order (a record over the limit, a ragged row after
 /// the first segment, more steps than are kept), the file is read again in one pass.
-#[cfg_attr(not(unix), allow(unused_variables))]
 pub fn scan_kernel_file_in_segments(
     file: &File,
     segment: u64,
     on_bytes: impl Fn(u64) + Sync,
 ) -> std::io::Result<KernelScan> {
-    #[cfg(unix)]
-    return crate::file_ranges::in_segments_or_one_pass(
+    crate::file_ranges::in_segments_or_one_pass(
         file,
         segment,
         on_bytes,
         |len, counted| segments::scan(file, len, segment, counted),
         |progress| scan_kernel_details(file, progress),
-    );
-    #[cfg(not(unix))]
-    scan_kernel_details(file, on_bytes)
+    )
 }
 
 /// The per-row state of a kernel_details scan.

@@ -4,7 +4,11 @@
 //! directories, [`verify`] derives the expected artifact set from each run's `profiler_info`,
 //! streams the large files (trace_view.json with a purpose-built scanner, kernel_details.csv
 //! with the SIMD CSV splitter of [`csv_rows`]), reads the logs, and returns findings with evidence and a next action.
-//! It reads files and never writes or prints.
+//! It reads files and never writes or prints. Unix only: it probes a path's file type (a FIFO or
+//! a device is never opened for reading) and reads a file at offsets from several threads.
+
+#[cfg(not(unix))]
+compile_error!("npuprof-verify needs Unix (it probes FIFOs and devices); on Windows, use WSL");
 
 pub mod csv_rows;
 pub mod db;

@@ -23,7 +23,6 @@ mod blocks;
 mod fast;
 mod grammar;
 mod reference;
-#[cfg(unix)]
 mod segments;
 mod shapes;
 mod tokens;
@@ -224,8 +223,8 @@ impl TraceScanner {
 
     /// [`TraceScanner::scan_file`] of a large file (128 MiB or more) in segments of 64 MiB, a
     /// few per core at a time, with the same result: segments start at top-level events and
-    /// their joins are checked; a boundary that is not one sends the file to one pass (Unix,
-    /// with more than one thread in rayon's pool; else one pass, which is as fast on one core).
+    /// their joins are checked; a boundary that is not one sends the file to one pass (with more
+    /// than one thread in rayon's pool; else one pass, which is as fast on one core).
     /// `on_bytes` is called from several threads.
     pub fn scan_file_parallel(
         file: &File,
@@ -238,22 +237,18 @@ impl TraceScanner {
     }
 
     /// [`TraceScanner::scan_file_parallel`] with segments of `segment` bytes (small in tests).
-    #[cfg_attr(not(unix), allow(unused_variables))]
     pub fn scan_file_in_segments(
         file: &File,
         segment: u64,
         on_bytes: impl Fn(u64) + Sync,
     ) -> std::io::Result<TraceScan> {
-        #[cfg(unix)]
-        return crate::file_ranges::in_segments_or_one_pass(
+        crate::file_ranges::in_segments_or_one_pass(
             file,
             segment,
             on_bytes,
             |len, counted| segments::scan(file, len, segment, counted),
             |progress| Self::scan_file(file, progress),
-        );
-        #[cfg(not(unix))]
-        Self::scan_file(file, on_bytes)
+        )
     }
 
     /// Scans the rest of `reader` with this scanner (see [`TraceScanner::scan_reader`]).
