@@ -12,6 +12,21 @@ use rayon::prelude::*;
 /// Bytes searched after a multiple of the segment size for a segment's start.
 const SEARCH: usize = 64 << 10;
 
+/// The number of segments of a file read in segments is a multiple of this.
+const SEGMENTS_MULTIPLE: u64 = 16;
+
+/// The segment size for a file of `len` bytes to be read in segments of at most `most` bytes:
+/// as many segments, rounded up to a multiple of 16, so that 2, 4, 8 or 16 cores, taking two
+/// segments each at a time (see [`in_file_order`]), finish together. `most` for a file of fewer
+/// than two such segments. It depends on the file's size alone, as the result's sums do.
+pub fn balanced_segment(len: u64, most: u64) -> u64 {
+    let most = most.max(1);
+    if len < most.saturating_mul(2) {
+        return most;
+    }
+    len.div_ceil(len.div_ceil(most).next_multiple_of(SEGMENTS_MULTIPLE))
+}
+
 /// 0, then just past the first `\n` at or after each multiple of `segment` (a multiple with no
 /// `\n` in the 64 KiB after it is dropped): where the segments of a CSV of `len` bytes start.
 /// A `\n` inside a quoted field starts no record: callers check that each segment ends where
@@ -148,4 +163,27 @@ pub fn in_file_order<T: Send, B>(
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn balanced_segments_come_in_sixteens_of_at_most_the_size_asked() {
+        const MIB: u64 = 1 << 20;
+        for len in [128 * MIB, 335_561_287, 693_049_756, 1_000_000_007, 2 << 30, 1 << 40] {
+            let segment = balanced_segment(len, 64 * MIB);
+            let segments = len.div_ceil(segment);
+            assert!(segment <= 64 * MIB, "{len}: {segment}");
+            assert_eq!(
+                segments,
+                len.div_ceil(64 * MIB).next_multiple_of(16),
+                "{len}: {segment}"
+            );
+        }
+        // Fewer than two segments: the size asked, so that the file is read in one pass.
+        assert_eq!(balanced_segment(128 * MIB - 1, 64 * MIB), 64 * MIB);
+        assert_eq!(balanced_segment(0, 0), 1);
+    }
 }
