@@ -6,8 +6,9 @@
 //! The fast path works as the trace scanner does: stage 1 classifies 64 bytes at a time into
 //! quote, comma and line-end bitmasks (`simd.rs`), finds the bytes inside quotes with a
 //! prefix XOR of the quotes, and keeps per block the separators and the line ends outside
-//! quotes and the separators followed by a quoted field; records and fields are then read off
-//! the set bits, and only the fields asked for are split. The first ones are split a bit at a
+//! quotes, the separators followed by a quoted field and every `\n` (line numbers are their
+//! popcounts); records and fields are then read off the set bits, and only the fields asked
+//! for are split. The first ones are split a bit at a
 //! time and the rest counted a block's popcount at a time. Fields at given columns are read
 //! off an index: stage 1's separators flattened into their positions (one compaction per block
 //! with AVX-512), and the positions of the line ends among them, so that a record's field count
@@ -72,9 +73,12 @@ pub struct Record<'a> {
     spans: &'a [(u32, u32)],
     len: usize,
     byte: u64,
-    /// The `\n` bytes of the file before `uncounted`, the bytes from there to the record's start.
+    /// The `\n` bytes of the file before `buf[0]`.
     lines: u64,
-    uncounted: &'a [u8],
+    /// Stage 1's masks of `buf` from its start (empty without a stage 1), and the index in
+    /// `buf` where the record's reading starts: the rest of its line number.
+    masks: &'a [Seps],
+    start: usize,
 }
 
 impl<'a> Record<'a> {
@@ -113,13 +117,25 @@ impl<'a> Record<'a> {
 
     /// 1 + the number of `\n` before [`Record::byte`] (the csv crate's `Position::line`).
     pub fn line(&self) -> u64 {
-        self.lines + 1 + count_lf(self.uncounted)
+        self.lines + 1 + lf_before(self.buf, self.masks, self.start)
     }
 }
 
-/// Number of `\n` bytes.
-fn count_lf(bytes: &[u8]) -> u64 {
-    memchr::memchr_iter(b'\n', bytes).count() as u64
+/// The `\n` bytes in `buf[..end]`: stage 1 counted them when its `masks` (those of `buf` from
+/// its start) reach `end`, else they are counted here.
+fn lf_before(buf: &[u8], masks: &[Seps], end: usize) -> u64 {
+    let (whole, rest) = (end / 64, end % 64);
+    let Some(counted) = masks.get(..whole) else {
+        return memchr::memchr_iter(b'\n', &buf[..end]).count() as u64;
+    };
+    let mut n: u64 = counted.iter().map(|m| u64::from(m.lf.count_ones())).sum();
+    if rest > 0 {
+        match masks.get(whole) {
+            Some(last) => n += u64::from((last.lf & ((1 << rest) - 1)).count_ones()),
+            None => n += memchr::memchr_iter(b'\n', &buf[whole * 64..end]).count() as u64,
+        }
+    }
+    n
 }
 
 /// Stage 1's masks of one block.
@@ -131,6 +147,8 @@ struct Seps {
     terms: u64,
     /// Separators followed by an opening quote (the next field is quoted).
     quoted_next: u64,
+    /// `\n` bytes, inside quotes or not (the line numbers count them all).
+    lf: u64,
 }
 
 /// Appends a block's masks and completes the previous block's `quoted_next` (its last bit
@@ -298,9 +316,8 @@ pub struct CsvRows<R> {
     quoted: Vec<u32>,
     scratch: Vec<u8>,
     ends: Vec<usize>,
-    /// The `\n` bytes of the file before `buf[counted]` (the rest are counted when needed).
+    /// The `\n` bytes of the file before `buf[0]` (those after are counted when needed).
     lines: u64,
-    counted: usize,
 }
 
 impl<R: Read> CsvRows<R> {
@@ -340,7 +357,6 @@ impl<R: Read> CsvRows<R> {
             scratch: Vec::new(),
             ends: Vec::new(),
             lines: 0,
-            counted: 0,
         }
     }
 
@@ -401,7 +417,8 @@ impl<R: Read> CsvRows<R> {
             len: self.fields,
             byte: self.base + start as u64,
             lines: self.lines,
-            uncounted: &self.buf[self.counted..start],
+            masks: self.masks_from_start(),
+            start,
         }))
     }
 
@@ -411,12 +428,11 @@ impl<R: Read> CsvRows<R> {
         if self.len - self.pos > self.max_record {
             return Err(self.too_large());
         }
-        self.lines += count_lf(&self.buf[self.counted..self.pos]);
+        self.lines += lf_before(&self.buf, self.masks_from_start(), self.pos);
         self.buf.copy_within(self.pos..self.len, 0);
         self.base += self.pos as u64;
         self.len -= self.pos;
         self.pos = 0;
-        self.counted = 0;
         let want = self.len + self.chunk;
         if self.buf.len() < want {
             self.buf.resize(want, 0);
@@ -440,6 +456,14 @@ impl<R: Read> CsvRows<R> {
             self.stage1();
         }
         Ok(())
+    }
+
+    /// Stage 1's masks when they are those of the buffer from its start (empty else).
+    fn masks_from_start(&self) -> &[Seps] {
+        match (self.mode, self.stage_start) {
+            (Mode::Fast | Mode::ScalarUntilRefill, 0) => &self.seps,
+            _ => &[],
+        }
     }
 
     fn too_large(&self) -> CsvError {
@@ -938,6 +962,7 @@ impl Quotes {
             terms: m.term & !inside & valid,
             // Completed by the next block (see `prev_quoted_next`).
             quoted_next: seps & (open >> 1),
+            lf: m.lf & valid,
         }
     }
 

@@ -172,7 +172,14 @@ mod tests {
     #[test]
     fn balanced_segments_come_in_sixteens_of_at_most_the_size_asked() {
         const MIB: u64 = 1 << 20;
-        for len in [128 * MIB, 335_561_287, 693_049_756, 1_000_000_007, 2 << 30, 1 << 40] {
+        for len in [
+            128 * MIB,
+            335_561_287,
+            693_049_756,
+            1_000_000_007,
+            2 << 30,
+            1 << 40,
+        ] {
             let segment = balanced_segment(len, 64 * MIB);
             let segments = len.div_ceil(segment);
             assert!(segment <= 64 * MIB, "{len}: {segment}");

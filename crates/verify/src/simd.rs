@@ -133,6 +133,8 @@ pub(crate) struct CsvMasks {
     pub comma: u64,
     /// `\r` and `\n` (either ends a record).
     pub term: u64,
+    /// `\n` (counted for line numbers).
+    pub lf: u64,
 }
 
 /// The CSV classification byte by byte.
@@ -141,6 +143,7 @@ pub(crate) fn classify_csv_portable(block: &[u8; 64]) -> CsvMasks {
         quote: portable_bits(block, |b| b == b'"'),
         comma: portable_bits(block, |b| b == b','),
         term: portable_bits(block, |b| matches!(b, b'\r' | b'\n')),
+        lf: portable_bits(block, |b| b == b'\n'),
     }
 }
 
@@ -731,10 +734,12 @@ fn kinds_avx512(block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &m
 fn classify_csv_avx2(block: &[u8; 64]) -> CsvMasks {
     let (a, b) = load_avx2(block);
     let eq = |c| eq_avx2(a, b, c);
+    let lf = eq(b'\n');
     CsvMasks {
         quote: eq(b'"'),
         comma: eq(b','),
-        term: eq(b'\n') | eq(b'\r'),
+        term: lf | eq(b'\r'),
+        lf,
     }
 }
 
@@ -743,10 +748,12 @@ fn classify_csv_avx2(block: &[u8; 64]) -> CsvMasks {
 fn classify_csv_avx512(block: &[u8; 64]) -> CsvMasks {
     let v = load_avx512(block);
     let eq = |c| eq_avx512(v, c);
+    let lf = eq(b'\n');
     CsvMasks {
         quote: eq(b'"'),
         comma: eq(b','),
-        term: eq(b'\n') | eq(b'\r'),
+        term: lf | eq(b'\r'),
+        lf,
     }
 }
 
@@ -755,10 +762,12 @@ fn classify_csv_avx512(block: &[u8; 64]) -> CsvMasks {
 fn classify_csv_sse2(block: &[u8; 64]) -> CsvMasks {
     let v = load_sse2(block);
     let eq = |c| eq_sse2(v, c);
+    let lf = eq(b'\n');
     CsvMasks {
         quote: eq(b'"'),
         comma: eq(b','),
-        term: eq(b'\n') | eq(b'\r'),
+        term: lf | eq(b'\r'),
+        lf,
     }
 }
 
