@@ -137,14 +137,23 @@ pub(crate) struct CsvMasks {
     pub lf: u64,
 }
 
+impl CsvMasks {
+    /// The masks of a block from `eq(c)`, the bits of its bytes equal to `c`.
+    #[inline(always)]
+    fn from_eq(eq: impl Fn(u8) -> u64) -> Self {
+        let lf = eq(b'\n');
+        Self {
+            quote: eq(b'"'),
+            comma: eq(b','),
+            term: lf | eq(b'\r'),
+            lf,
+        }
+    }
+}
+
 /// The CSV classification byte by byte.
 pub(crate) fn classify_csv_portable(block: &[u8; 64]) -> CsvMasks {
-    CsvMasks {
-        quote: portable_bits(block, |b| b == b'"'),
-        comma: portable_bits(block, |b| b == b','),
-        term: portable_bits(block, |b| matches!(b, b'\r' | b'\n')),
-        lf: portable_bits(block, |b| b == b'\n'),
-    }
+    CsvMasks::from_eq(|c| portable_bits(block, |b| b == c))
 }
 
 /// The prefix XOR of `x`: bit `i` is the XOR of bits `0..=i` (with quote bits: the bytes from
@@ -733,42 +742,21 @@ fn kinds_avx512(block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &m
 #[target_feature(enable = "avx2")]
 fn classify_csv_avx2(block: &[u8; 64]) -> CsvMasks {
     let (a, b) = load_avx2(block);
-    let eq = |c| eq_avx2(a, b, c);
-    let lf = eq(b'\n');
-    CsvMasks {
-        quote: eq(b'"'),
-        comma: eq(b','),
-        term: lf | eq(b'\r'),
-        lf,
-    }
+    CsvMasks::from_eq(|c| eq_avx2(a, b, c))
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512bw")]
 fn classify_csv_avx512(block: &[u8; 64]) -> CsvMasks {
     let v = load_avx512(block);
-    let eq = |c| eq_avx512(v, c);
-    let lf = eq(b'\n');
-    CsvMasks {
-        quote: eq(b'"'),
-        comma: eq(b','),
-        term: lf | eq(b'\r'),
-        lf,
-    }
+    CsvMasks::from_eq(|c| eq_avx512(v, c))
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 fn classify_csv_sse2(block: &[u8; 64]) -> CsvMasks {
     let v = load_sse2(block);
-    let eq = |c| eq_sse2(v, c);
-    let lf = eq(b'\n');
-    CsvMasks {
-        quote: eq(b'"'),
-        comma: eq(b','),
-        term: lf | eq(b'\r'),
-        lf,
-    }
+    CsvMasks::from_eq(|c| eq_sse2(v, c))
 }
 
 /// [`Simd::positions`] a bit at a time: sixteen writes per block whatever its count (most
