@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::columns::{self, Header};
 use crate::error::SummaryError;
-use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums};
+use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, Ratios};
 
 /// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
 pub const MAX_GROUPS: usize = 100_000;
@@ -427,6 +427,7 @@ fn scan(
     stop: Option<u64>,
 ) -> Result<Option<Sums>, SummaryError> {
     let mut sums = Sums::default();
+    let ratio_values = &mut Ratios::default();
     let Sums {
         names,
         kinds,
@@ -457,7 +458,10 @@ fn scan(
             })?;
         let name = columns::name_key(record.get(cols.name).unwrap_or_default());
         let (kind, core) = (columns::text_bytes(field(cols.kind)), field(cols.core));
-        let ratios = cols.pipe.as_ref().and_then(|p| p.row(|i| record.get(i)));
+        let ratios = cols
+            .pipe
+            .as_ref()
+            .and_then(|p| p.row(ratio_values, |i| record.get_word(i)));
         let by_name = names.entry(&*name, kind, core);
         by_name.count += 1;
         by_name.total_us += duration;

@@ -124,27 +124,75 @@ impl PipeColumns {
         }
     }
 
-    /// The row's ratio per pipe; `None` when no ratio column holds a number (e.g. `N/A` for
+    /// The row's ratio per pipe, from each field and its first eight bytes
+    /// ([`Record::get_word`](npuprof_verify::csv_rows::Record::get_word)), the values of short
+    /// fields looked up in `seen`; `None` when no ratio column holds a number (e.g. `N/A` for
     /// communication and AI CPU rows). Text that is not a number counts as no value.
-    pub(crate) fn row<'a>(&self, field: impl Fn(usize) -> Option<&'a [u8]>) -> Option<[f64; 4]> {
-        let (mut any, mut ratios) = (false, [0.0_f64; 4]);
+    #[inline(always)]
+    pub(crate) fn row<'a>(
+        &self,
+        seen: &mut Ratios,
+        field: impl Fn(usize) -> Option<(&'a [u8], u64)>,
+    ) -> Option<[f64; 4]> {
+        let mut any = false;
+        // Four variables rather than an array indexed by the pipe: they stay in registers.
+        let (mut cube, mut vector, mut memory, mut scalar) = (0.0_f64, 0.0, 0.0, 0.0);
         for &(column, pipe) in &self.columns {
-            let value = match field(column) {
-                // The idle core's columns, without a conversion.
-                Some(b"0.0" | b"0") => 0.0,
-                Some(field) => match columns::number(field) {
-                    Ok(Some(value)) => value,
-                    _ => continue,
-                },
-                None => continue,
+            let value = field(column).map_or(f64::NAN, |(field, word)| seen.value(field, word));
+            any |= !value.is_nan();
+            let ratio = match pipe {
+                0 => &mut cube,
+                1 => &mut vector,
+                2 => &mut memory,
+                _ => &mut scalar,
             };
-            // The maximum of the values, which start at 0.
-            if let Some(ratio) = ratios.get_mut(pipe) {
-                *ratio = ratio.max(value);
-            }
-            any = true;
+            // The maximum of the values, which start at 0 (`max` passes over a NaN).
+            *ratio = ratio.max(value);
         }
-        any.then_some(ratios)
+        any.then_some([cube, vector, memory, scalar])
+    }
+}
+
+/// The values of the short ratio fields seen, by their bytes: torch_npu writes ratios with
+/// three decimals, so a few hundred distinct fields make up nearly every row.
+pub(crate) struct Ratios {
+    /// Direct-mapped: a field's key (see [`Ratios::value`]) and its value, NaN for none.
+    slots: Box<[(u64, f64)]>,
+}
+
+impl Default for Ratios {
+    fn default() -> Self {
+        Self {
+            slots: vec![(0, 0.0); 1 << Self::BITS].into_boxed_slice(),
+        }
+    }
+}
+
+impl Ratios {
+    /// 1024 slots (16 KiB).
+    const BITS: u32 = 10;
+
+    /// The value of a ratio field whose first eight bytes are `word`; NaN when it holds none.
+    #[inline(always)]
+    fn value(&mut self, field: &[u8], word: u64) -> f64 {
+        let compute = || match columns::number(field) {
+            Ok(Some(value)) => value,
+            _ => f64::NAN,
+        };
+        if !(1..8).contains(&field.len()) {
+            return compute();
+        }
+        // The word of a field of 1 to 7 bytes has a zero last byte: the length goes there (and
+        // no key is 0, the empty slots' key).
+        let key = word | (field.len() as u64) << 56;
+        let slot = (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - Self::BITS)) as usize;
+        let Some(cached) = self.slots.get_mut(slot) else {
+            return compute();
+        };
+        if cached.0 != key {
+            *cached = (key, compute());
+        }
+        cached.1
     }
 }
 
@@ -196,6 +244,15 @@ impl PipeSums {
 mod tests {
     use super::*;
 
+    /// The ratios of a test row.
+    fn ratios<const N: usize>(cols: &PipeColumns, row: [&str; N]) -> Option<[f64; 4]> {
+        let field = |i: usize| {
+            let field = row.get(i)?.as_bytes();
+            Some((field, npuprof_verify::decimal::word(field)))
+        };
+        cols.row(&mut Ratios::default(), field)
+    }
+
     fn header(names: &str) -> Header {
         Header::new(names.split(',').map(str::as_bytes))
     }
@@ -203,32 +260,47 @@ mod tests {
     #[test]
     fn both_spellings_are_read() {
         let split = header("Name,aic_mac_ratio,aic_mte2_ratio,aiv_vec_ratio,aiv_mte2_ratio");
-        let cols = PipeColumns::new(&split);
         let row = ["k", "0.5", "0.1", "0.0", "0.3"];
-        assert_eq!(
-            cols.and_then(|c| c.row(|i| row.get(i).map(|f| f.as_bytes()))),
-            Some([0.5, 0.0, 0.3, 0.0])
-        );
+        let got = PipeColumns::new(&split).and_then(|c| ratios(&c, row));
+        assert_eq!(got, Some([0.5, 0.0, 0.3, 0.0]));
         let plain = header("Name,vec_ratio,mac_ratio,scalar_ratio,mte2_ratio");
         let row = ["k", "0.7", "0", "0.2", "0.1"];
-        assert_eq!(
-            PipeColumns::new(&plain).and_then(|c| c.row(|i| row.get(i).map(|f| f.as_bytes()))),
-            Some([0.0, 0.7, 0.1, 0.2])
-        );
+        let got = PipeColumns::new(&plain).and_then(|c| ratios(&c, row));
+        assert_eq!(got, Some([0.0, 0.7, 0.1, 0.2]));
     }
 
     #[test]
     fn no_metric_columns_and_na_rows_give_none() {
         assert!(PipeColumns::new(&header("Name,Duration(us)")).is_none());
         let cols = PipeColumns::new(&header("Name,aic_mac_ratio,aiv_vec_ratio"));
-        let ratios = |row: [&str; 3]| {
-            cols.as_ref()
-                .and_then(|c| c.row(|i| row.get(i).map(|f| f.as_bytes())))
-        };
-        assert_eq!(ratios(["hcom", "N/A", "N/A"]), None);
+        let of = |row: [&str; 3]| cols.as_ref().and_then(|c| ratios(c, row));
+        assert_eq!(of(["hcom", "N/A", "N/A"]), None);
         // Zeros are values: the row has metrics.
-        assert_eq!(ratios(["k", "0.0", "0"]), Some([0.0; 4]));
-        assert_eq!(ratios(["k", "0.0", "0.25"]), Some([0.0, 0.25, 0.0, 0.0]));
+        assert_eq!(of(["k", "0.0", "0"]), Some([0.0; 4]));
+        assert_eq!(of(["k", "0.0", "0.25"]), Some([0.0, 0.25, 0.0, 0.0]));
+        // Long fields and text.
+        assert_eq!(
+            of(["k", "0.123456789", "x"]),
+            Some([0.123456789, 0.0, 0.0, 0.0])
+        );
+    }
+
+    /// A field's value is the same whether it is computed or looked up, in any slot.
+    #[test]
+    fn looked_up_values_are_the_fields_values() {
+        let mut seen = Ratios::default();
+        let fields: Vec<String> = (0..5000)
+            .map(|i| format!("{}.{:03}", i % 3, i % 1000))
+            .chain(["N/A", "", "0", "1e3", "abc", "0.1234567"].map(String::from))
+            .collect();
+        for _ in 0..2 {
+            for field in &fields {
+                let want = columns::number(field.as_bytes()).ok().flatten();
+                let word = npuprof_verify::decimal::word(field.as_bytes());
+                let got = seen.value(field.as_bytes(), word);
+                assert_eq!((!got.is_nan()).then_some(got), want, "{field}");
+            }
+        }
     }
 
     #[test]

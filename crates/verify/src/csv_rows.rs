@@ -28,6 +28,7 @@
 
 use std::io::Read;
 
+use crate::decimal;
 use crate::simd::{Simd, classify_csv_portable, positions_portable, prefix_xor};
 
 /// Bytes asked of the reader at a time.
@@ -102,6 +103,27 @@ impl<'a> Record<'a> {
         } else {
             &self.buf[start as usize..end as usize]
         })
+    }
+
+    /// [`Record::get`] and the field's first eight bytes as [`decimal::word`] gives them: one
+    /// load where the buffer holds eight bytes from the field's start.
+    #[inline]
+    pub fn get_word(&self, i: usize) -> Option<(&'a [u8], u64)> {
+        let &(start, end) = self.spans.get(i)?;
+        let (from, start, end) = if start & SCRATCH != 0 {
+            (self.scratch, (start & !SCRATCH) as usize, end as usize)
+        } else {
+            (self.buf, start as usize, end as usize)
+        };
+        let field = &from[start..end];
+        let word = match from.get(start..start + 8) {
+            Some(eight) => {
+                let keep = u64::MAX.checked_shr(64 - 8 * field.len().min(8) as u32);
+                u64::from_le_bytes(eight.try_into().unwrap_or_default()) & keep.unwrap_or(0)
+            }
+            None => decimal::word(field),
+        };
+        Some((field, word))
     }
 
     /// The fields split, in order.

@@ -77,6 +77,15 @@ pub fn short_decimal(field: &[u8]) -> Option<f64> {
     Some(mantissa as f64 / POW10[decimals])
 }
 
+/// A field's first eight bytes as a little-endian word, zero past its end: what
+/// [`Record::get_word`](crate::csv_rows::Record::get_word) gives.
+pub fn word(field: &[u8]) -> u64 {
+    let mut bytes = [0; 8];
+    let n = field.len().min(8);
+    bytes[..n].copy_from_slice(&field[..n]);
+    u64::from_le_bytes(bytes)
+}
+
 /// [`short_decimal`] of a field of 4 to 8 bytes, read as one word (SWAR): the bytes are
 /// checked at once, the `.` taken out, and the digits added up with three multiplications.
 #[inline]
