@@ -145,6 +145,7 @@ impl<'a> Record<'a> {
 
 /// The `\n` bytes in `buf[..end]`: stage 1 counted them when its `masks` (those of `buf` from
 /// its start) reach `end`, else they are counted here.
+#[inline(always)]
 fn lf_before(buf: &[u8], masks: &[Seps], end: usize) -> u64 {
     let (whole, rest) = (end / 64, end % 64);
     let Some(counted) = masks.get(..whole) else {
@@ -450,7 +451,14 @@ impl<R: Read> CsvRows<R> {
         if self.len - self.pos > self.max_record {
             return Err(self.too_large());
         }
-        self.lines += lf_before(&self.buf, self.masks_from_start(), self.pos);
+        let (buf, masks, pos) = (&self.buf, self.masks_from_start(), self.pos);
+        self.lines += match self.classifier {
+            Some(simd) => simd.with_bit_ops(
+                #[inline(always)]
+                || lf_before(buf, masks, pos),
+            ),
+            None => lf_before(buf, masks, pos),
+        };
         self.buf.copy_within(self.pos..self.len, 0);
         self.base += self.pos as u64;
         self.len -= self.pos;
