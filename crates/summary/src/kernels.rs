@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::columns::{self, Header};
 use crate::error::SummaryError;
-use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, Ratios};
+use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
 
 /// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
 pub const MAX_GROUPS: usize = 100_000;
@@ -264,7 +264,7 @@ const SEGMENT_BYTES: u64 = 64 << 20;
 /// Reads `kernel_details.csv` in one pass and groups it by name and by type: a large file in
 /// segments on all cores, summed in file order.
 pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
-    // Unknown here, the size gives one pass, and opening the file reports why.
+    // A size that cannot be read gives one pass, which says why it cannot open the file.
     let len = std::fs::metadata(path).map_or(0, |meta| meta.len());
     aggregate_in_segments(path, balanced_segment(len, SEGMENT_BYTES))
 }
@@ -427,7 +427,7 @@ fn scan(
     stop: Option<u64>,
 ) -> Result<Option<Sums>, SummaryError> {
     let mut sums = Sums::default();
-    let ratio_values = &mut Ratios::default();
+    let ratio_values = &mut RatioValues::default();
     let Sums {
         names,
         kinds,

@@ -131,7 +131,7 @@ impl PipeColumns {
     #[inline(always)]
     pub(crate) fn row<'a>(
         &self,
-        seen: &mut Ratios,
+        seen: &mut RatioValues,
         field: impl Fn(usize) -> Option<(&'a [u8], u64)>,
     ) -> Option<[f64; 4]> {
         let mut any = false;
@@ -155,12 +155,12 @@ impl PipeColumns {
 
 /// The values of the short ratio fields seen, by their bytes: torch_npu writes ratios with
 /// three decimals, so a few hundred distinct fields make up nearly every row.
-pub(crate) struct Ratios {
-    /// Direct-mapped: a field's key (see [`Ratios::value`]) and its value, NaN for none.
+pub(crate) struct RatioValues {
+    /// Direct-mapped: a field's key (see [`RatioValues::value`]) and its value, NaN for none.
     slots: Box<[(u64, f64)]>,
 }
 
-impl Default for Ratios {
+impl Default for RatioValues {
     fn default() -> Self {
         Self {
             slots: vec![(0, 0.0); 1 << Self::BITS].into_boxed_slice(),
@@ -168,7 +168,7 @@ impl Default for Ratios {
     }
 }
 
-impl Ratios {
+impl RatioValues {
     /// 1024 slots (16 KiB).
     const BITS: u32 = 10;
 
@@ -250,7 +250,7 @@ mod tests {
             let field = row.get(i)?.as_bytes();
             Some((field, npuprof_verify::decimal::word(field)))
         };
-        cols.row(&mut Ratios::default(), field)
+        cols.row(&mut RatioValues::default(), field)
     }
 
     fn header(names: &str) -> Header {
@@ -288,7 +288,7 @@ mod tests {
     /// A field's value is the same whether it is computed or looked up, in any slot.
     #[test]
     fn looked_up_values_are_the_fields_values() {
-        let mut seen = Ratios::default();
+        let mut seen = RatioValues::default();
         let fields: Vec<String> = (0..5000)
             .map(|i| format!("{}.{:03}", i % 3, i % 1000))
             .chain(["N/A", "", "0", "1e3", "abc", "0.1234567"].map(String::from))
