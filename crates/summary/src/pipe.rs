@@ -146,8 +146,10 @@ impl PipeColumns {
                 2 => &mut memory,
                 _ => &mut scalar,
             };
-            // The maximum of the values, which start at 0 (`max` passes over a NaN).
-            *ratio = ratio.max(value);
+            // The maximum of the values, which start at 0 (a NaN compares false).
+            if value > *ratio {
+                *ratio = value;
+            }
         }
         any.then_some([cube, vector, memory, scalar])
     }
