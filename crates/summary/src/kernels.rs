@@ -12,7 +12,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use npuprof_verify::csv_rows::CsvRows;
-use npuprof_verify::file_ranges::{balanced_segment, in_file_order, line_starts};
+use npuprof_verify::file_ranges::{in_file_order, line_starts, segment_size};
 use serde::Serialize;
 
 use crate::columns::{self, Header};
@@ -257,16 +257,12 @@ fn share(part: f64, total: f64) -> f64 {
     if total > 0.0 { part / total } else { 0.0 }
 }
 
-/// A file is read in segments of at most this many bytes, one task each (see
-/// [`segment_starts`] and [`balanced_segment`]).
-const SEGMENT_BYTES: u64 = 64 << 20;
-
 /// Reads `kernel_details.csv` in one pass and groups it by name and by type: a large file in
 /// segments on all cores, summed in file order.
 pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
     // A size that cannot be read gives one pass, which says why it cannot open the file.
     let len = std::fs::metadata(path).map_or(0, |meta| meta.len());
-    aggregate_in_segments(path, balanced_segment(len, SEGMENT_BYTES))
+    aggregate_in_segments(path, segment_size(len))
 }
 
 /// [`aggregate`] with segments of `segment` bytes.

@@ -12,19 +12,34 @@ use rayon::prelude::*;
 /// Bytes searched after a multiple of the segment size for a segment's start.
 const SEARCH: usize = 64 << 10;
 
+/// The largest segment of a file read in segments (a file of less than two is read in one
+/// pass).
+pub const MAX_SEGMENT: u64 = 64 << 20;
+
 /// The number of segments of a file read in segments is a multiple of this.
 const SEGMENTS_MULTIPLE: u64 = 16;
 
-/// The segment size for a file of `len` bytes to be read in segments of at most `most` bytes:
-/// as many segments, rounded up to a multiple of 16, so that 2, 4, 8 or 16 cores, taking two
-/// segments each at a time (see [`in_file_order`]), finish together. `most` for a file of fewer
+/// The segment size for a file of `len` bytes: as many segments of [`MAX_SEGMENT`] as it
+/// takes, rounded up to a multiple of 16, so that 2, 4, 8 or 16 cores, taking two segments
+/// each at a time (see [`in_file_order`]), finish together. [`MAX_SEGMENT`] for a file of fewer
 /// than two such segments. It depends on the file's size alone, as the result's sums do.
-pub fn balanced_segment(len: u64, most: u64) -> u64 {
-    let most = most.max(1);
-    if len < most.saturating_mul(2) {
-        return most;
+pub fn segment_size(len: u64) -> u64 {
+    if len < 2 * MAX_SEGMENT {
+        return MAX_SEGMENT;
     }
-    len.div_ceil(len.div_ceil(most).next_multiple_of(SEGMENTS_MULTIPLE))
+    len.div_ceil(
+        len.div_ceil(MAX_SEGMENT)
+            .next_multiple_of(SEGMENTS_MULTIPLE),
+    )
+}
+
+/// The [`segment_size`] of `file` when rayon has more than one thread to read its segments;
+/// `None` on one, where one pass is as fast.
+pub fn parallel_segment_size(file: &File) -> std::io::Result<Option<u64>> {
+    if rayon::current_num_threads() < 2 {
+        return Ok(None);
+    }
+    Ok(Some(segment_size(file.metadata()?.len())))
 }
 
 /// 0, then just past the first `\n` at or after each multiple of `segment` (a multiple with no
@@ -170,7 +185,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn balanced_segments_come_in_sixteens_of_at_most_the_size_asked() {
+    fn segments_come_in_sixteens_of_at_most_the_largest() {
         const MIB: u64 = 1 << 20;
         for len in [
             128 * MIB,
@@ -180,17 +195,17 @@ mod tests {
             2 << 30,
             1 << 40,
         ] {
-            let segment = balanced_segment(len, 64 * MIB);
+            let segment = segment_size(len);
             let segments = len.div_ceil(segment);
-            assert!(segment <= 64 * MIB, "{len}: {segment}");
+            assert!(segment <= MAX_SEGMENT, "{len}: {segment}");
             assert_eq!(
                 segments,
                 len.div_ceil(64 * MIB).next_multiple_of(16),
                 "{len}: {segment}"
             );
         }
-        // Fewer than two segments: the size asked, so that the file is read in one pass.
-        assert_eq!(balanced_segment(128 * MIB - 1, 64 * MIB), 64 * MIB);
-        assert_eq!(balanced_segment(0, 0), 1);
+        // Fewer than two segments: the largest, so that the file is read in one pass.
+        assert_eq!(segment_size(128 * MIB - 1), MAX_SEGMENT);
+        assert_eq!(segment_size(0), MAX_SEGMENT);
     }
 }

@@ -189,22 +189,18 @@ pub fn scan_kernel_details<R: Read>(
     Ok(scan)
 }
 
-/// Segments of a large file, in bytes at most.
-const SEGMENT_BYTES: u64 = 64 << 20;
-
 /// [`scan_kernel_details`] of `file` (at its start), on all cores for a large file: one of
-/// 128 MiB or more is read in segments of at most 64 MiB (see [`balanced_segment`]) when rayon
-/// has more than one thread. The result is that of a single pass, but for the last bits of the
-/// summed durations (see [`scan_kernel_file_in_segments`]). `on_bytes` is called from several
-/// threads.
+/// 128 MiB or more is read in segments of at most 64 MiB (see [`parallel_segment_size`]) when
+/// rayon has more than one thread. The result is that of a single pass, but for the last bits
+/// of the summed durations (see [`scan_kernel_file_in_segments`]). `on_bytes` is called from
+/// several threads.
 ///
-/// [`balanced_segment`]: crate::file_ranges::balanced_segment
+/// [`parallel_segment_size`]: crate::file_ranges::parallel_segment_size
 pub fn scan_kernel_file(file: &File, on_bytes: impl Fn(u64) + Sync) -> std::io::Result<KernelScan> {
-    if rayon::current_num_threads() < 2 {
-        return scan_kernel_details(file, on_bytes);
+    match crate::file_ranges::parallel_segment_size(file)? {
+        Some(segment) => scan_kernel_file_in_segments(file, segment, on_bytes),
+        None => scan_kernel_details(file, on_bytes),
     }
-    let segment = crate::file_ranges::balanced_segment(file.metadata()?.len(), SEGMENT_BYTES);
-    scan_kernel_file_in_segments(file, segment, on_bytes)
 }
 
 /// [`scan_kernel_file`] with segments of `segment` bytes (small in tests), whatever the

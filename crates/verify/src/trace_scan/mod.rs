@@ -222,20 +222,19 @@ impl TraceScanner {
     }
 
     /// [`TraceScanner::scan_file`] of a large file (128 MiB or more) in segments of at most
-    /// 64 MiB ([`balanced_segment`](crate::file_ranges::balanced_segment)), a few per core at a
-    /// time, with the same result: segments start at top-level events and their joins are
-    /// checked; a boundary that is not one sends the file to one pass (with more than one thread
-    /// in rayon's pool; else one pass, which is as fast on one core). `on_bytes` is called from
-    /// several threads.
+    /// 64 MiB ([`parallel_segment_size`](crate::file_ranges::parallel_segment_size)), a few per
+    /// core at a time, with the same result: segments start at top-level events and their joins
+    /// are checked; a boundary that is not one sends the file to one pass (with more than one
+    /// thread in rayon's pool; else one pass, which is as fast on one core). `on_bytes` is
+    /// called from several threads.
     pub fn scan_file_parallel(
         file: &File,
         on_bytes: impl Fn(u64) + Sync,
     ) -> std::io::Result<TraceScan> {
-        if rayon::current_num_threads() < 2 {
-            return Self::scan_file(file, on_bytes);
+        match crate::file_ranges::parallel_segment_size(file)? {
+            Some(segment) => Self::scan_file_in_segments(file, segment, on_bytes),
+            None => Self::scan_file(file, on_bytes),
         }
-        let segment = crate::file_ranges::balanced_segment(file.metadata()?.len(), 64 << 20);
-        Self::scan_file_in_segments(file, segment, on_bytes)
     }
 
     /// [`TraceScanner::scan_file_parallel`] with segments of `segment` bytes (small in tests).
