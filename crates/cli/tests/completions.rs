@@ -192,6 +192,16 @@ fn main_page_renders_with_every_command_and_the_examples() {
         );
     }
     assert!(!text.contains("npuprof-help(1)"), "no page for `help`");
+    // NAME is "name - description": the description does not repeat the name.
+    let name_line = text
+        .lines()
+        .skip_while(|line| line.trim() != "NAME")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        name_line.trim().starts_with("npuprof - Collect usable"),
+        "NAME: {name_line:?}"
+    );
     // The examples stay copyable: ASCII hyphen-minus, not typographic hyphens.
     assert!(text.contains("npuprof route ."), "{text}");
     assert!(text.contains("--decode-active 10"), "{text}");
