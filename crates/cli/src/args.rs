@@ -57,7 +57,8 @@ pub struct TargetArgs {
     /// Run config under models/<M>/config/ (may hold a sub-folder).
     #[arg(long, value_name = "FILE", requires = "model")]
     pub yaml: Option<String>,
-    /// The run config as a path (`models/<M>/config/<FILE>`), instead of --model/--yaml.
+    /// The run config as a path (`models/<M>/config/<FILE>`), instead of --model/--yaml; without
+    /// --repo, the repository is the one that holds it.
     #[arg(long, value_name = "YAML", conflicts_with_all = ["model", "yaml"])]
     pub config: Option<PathBuf>,
     /// Resolve as an online (PD) run of this role [default: a `prefill.yaml`/`decode.yaml` in a
@@ -72,7 +73,8 @@ impl TargetArgs {
         self.config.is_some() || self.model.is_some()
     }
 
-    /// The repository root: `--repo`, else found by walking up from the current directory.
+    /// The repository root: `--repo`, else found by walking up from the `--config` file (the
+    /// repository that holds it), else from the current directory.
     pub fn repo_root(&self) -> anyhow::Result<PathBuf> {
         match &self.repo {
             Some(repo) => repo
@@ -80,7 +82,12 @@ impl TargetArgs {
                 .with_context(|| format!("cannot open the repository `{}`", repo.display())),
             None => {
                 let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                Ok(find_root(&cwd).unwrap_or(cwd))
+                let config_dir = self
+                    .config
+                    .as_ref()
+                    .and_then(|config| config.canonicalize().ok())
+                    .and_then(|config| config.parent().and_then(find_root));
+                Ok(config_dir.or_else(|| find_root(&cwd)).unwrap_or(cwd))
             }
         }
     }

@@ -18,14 +18,17 @@ const fn ex(what: &'static str, command: &'static str) -> Example {
 
 /// The examples of the top-level command (the whole workflow).
 const TOP: &[Example] = &[
-    ex("Which path (A: patch, B: inject)?", "npuprof route ."),
     ex(
-        "Path A in one command: patch, run, verify, revert",
-        "npuprof collect --model deepseek-v3 --yaml decode.yaml --phase both --decode-active 10",
+        "Which path (A: patch, B: inject)?",
+        "npuprof route examples/recipes-mini",
     ),
     ex(
-        "Judge a run's output",
-        "npuprof verify models/deepseek-v3/res --json",
+        "Path A in one command: patch, run, verify, revert",
+        "npuprof collect --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase both --decode-active 10",
+    ),
+    ex(
+        "Judge the run's output",
+        "npuprof verify --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --json",
     ),
 ];
 
@@ -44,7 +47,7 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
             ),
             ex(
                 "The profiling target of one model's run config, with file:line",
-                "npuprof route --model deepseek-v3 --yaml decode.yaml",
+                "npuprof route --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml",
             ),
         ],
     ),
@@ -57,7 +60,7 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
             ),
             ex(
                 "The token budget a run config needs (MTP-aware)",
-                "npuprof plan --decode-active 30 --config models/deepseek-v3/config/decode.yaml",
+                "npuprof plan --decode-active 30 --config examples/recipes-mini/models/deepseek-mini/config/decode_mtp.yaml",
             ),
             ex(
                 "What happens if the run stops after 12 step() calls",
@@ -70,15 +73,15 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "Preview the change as a diff (changes nothing)",
-                "npuprof patch --model deepseek-v3 --yaml decode.yaml --decode-active 10 --dry-run",
+                "npuprof patch --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --decode-active 10 --dry-run",
             ),
             ex(
                 "Profile decode only, 30 steps (journaled; undo with `npuprof revert`)",
-                "npuprof patch --model deepseek-v3 --yaml decode.yaml --phase decode --decode-active 30",
+                "npuprof patch --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase decode --decode-active 30",
             ),
             ex(
                 "A config given by path, report as JSON",
-                "npuprof patch --repo . --config models/deepseek-v3/config/decode.yaml --json",
+                "npuprof patch --config examples/recipes-mini/models/deepseek-mini/config/decode_mtp.yaml --dry-run --json",
             ),
         ],
     ),
@@ -87,21 +90,21 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "Preview the harness for an entry script",
-                "npuprof inject --entry infer.py --dry-run",
+                "npuprof inject --repo examples/plain-infer --entry infer.py --dry-run",
             ),
             ex(
                 "Prefill and 10 decode steps in one timeline",
-                "npuprof inject --entry infer.py --phase both --decode-steps 10",
+                "npuprof inject --repo examples/plain-infer --entry infer.py --phase both --decode-steps 10",
             ),
         ],
     ),
     (
         "lint",
         &[
-            ex("Check the current repository", "npuprof lint ."),
+            ex("Check a repository", "npuprof lint examples/plain-infer"),
             ex(
                 "Check one file, findings as JSON",
-                "npuprof lint executor/utils/profiler_context.py --json",
+                "npuprof lint examples/recipes-mini/executor/utils/profiler_context.py --json",
             ),
         ],
     ),
@@ -110,15 +113,15 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "Judge the newest result of a run config",
-                "npuprof verify --model deepseek-v3 --yaml decode.yaml",
+                "npuprof verify --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml",
             ),
             ex(
-                "One run directory, decode only, as JSON",
-                "npuprof verify models/deepseek-v3/res --phase decode --json",
+                "A result directory, decode only, as JSON",
+                "npuprof verify examples/recipes-mini/models/deepseek-mini/res --phase decode --json",
             ),
             ex(
                 "Expect 16 ranks per phase",
-                "npuprof verify --model deepseek-v3 --yaml decode.yaml --ranks 16",
+                "npuprof verify --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --ranks 16",
             ),
         ],
     ),
@@ -127,11 +130,11 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "What would move, and where (changes nothing)",
-                "npuprof relocate --model deepseek-v3 --dry-run",
+                "npuprof relocate --repo examples/recipes-mini --model deepseek-mini --dry-run",
             ),
             ex(
                 "Move the output to a local disk",
-                "npuprof relocate --model deepseek-v3 --to /data/npuprof-res",
+                "npuprof relocate --repo examples/recipes-mini --model deepseek-mini --to ../npuprof-res",
             ),
         ],
     ),
@@ -140,15 +143,15 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "Prefill and 10 decode steps, repository left as found",
-                "npuprof collect --model deepseek-v3 --yaml decode.yaml --phase both --decode-active 10",
+                "npuprof collect --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase both --decode-active 10",
             ),
             ex(
-                "Decode only, keep the patch, stop a run after an hour",
-                "npuprof collect --config models/deepseek-v3/config/decode.yaml --phase decode --keep-patch --timeout 3600",
+                "A config given by path; stop the run after an hour",
+                "npuprof collect --config examples/recipes-mini/models/deepseek-mini/config/decode_mtp.yaml --timeout 3600",
             ),
             ex(
                 "Your own launch command, one JSON document",
-                "npuprof collect --model deepseek-v3 --yaml decode.yaml --json -- bash run.sh --yaml decode.yaml",
+                "npuprof collect --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --json -- bash executor/scripts/infer.sh --model deepseek-mini --yaml decode_mtp.yaml",
             ),
         ],
     ),
@@ -157,11 +160,11 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "What the newest decode profile shows, in the terminal",
-                "npuprof summary models/deepseek-v3/res --phase decode",
+                "npuprof summary --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase decode",
             ),
             ex(
                 "Rank 0 only, as JSON, and an HTML page with charts",
-                "npuprof summary models/deepseek-v3/res --rank 0 --json --html summary.html",
+                "npuprof summary --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --rank 0 --json --html summary.html",
             ),
         ],
     ),
@@ -169,29 +172,38 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         "compare",
         &[
             ex(
-                "Did the change help? Base run first, new run second",
-                "npuprof compare before/res after/res",
+                "Base run first, new run second (here: two ranks of a real run in the clone)",
+                "npuprof compare crates/summary/tests/data/real-2rank/rank0_ascend_pt crates/summary/tests/data/real-2rank/rank1_ascend_pt",
             ),
             ex(
-                "Decode only, as JSON, and an HTML page",
-                "npuprof compare before/res after/res --phase decode --json --html compare.html",
+                "As JSON, and an HTML page",
+                "npuprof compare crates/summary/tests/data/real-2rank/rank0_ascend_pt crates/summary/tests/data/real-2rank/rank1_ascend_pt --json --html compare.html",
             ),
         ],
     ),
     (
         "status",
         &[
-            ex("What npuprof changed here", "npuprof status"),
-            ex("The same, for an agent", "npuprof status --repo . --json"),
+            ex(
+                "What npuprof changed in a repository",
+                "npuprof status --repo examples/recipes-mini",
+            ),
+            ex(
+                "The same, for an agent",
+                "npuprof status --repo examples/recipes-mini --json",
+            ),
         ],
     ),
     (
         "revert",
         &[
-            ex("Restore every changed file", "npuprof revert"),
+            ex(
+                "Restore every changed file",
+                "npuprof revert --repo examples/recipes-mini",
+            ),
             ex(
                 "Restore even files edited since (their edits are lost)",
-                "npuprof revert --repo . --force --json",
+                "npuprof revert --repo examples/recipes-mini --force --json",
             ),
         ],
     ),
@@ -201,7 +213,7 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
             ex("Print the agent skill", "npuprof skill"),
             ex(
                 "Install it for agents working in a repository (undo with `npuprof revert`)",
-                "npuprof skill --install --repo .",
+                "npuprof skill --install --repo examples/recipes-mini",
             ),
         ],
     ),
@@ -257,14 +269,66 @@ fn render(examples: &[Example]) -> StyledStr {
         if index > 0 {
             text.push('\n');
         }
-        text.push_str(&format!("  # {}\n  {}\n", example.what, example.command));
+        text.push_str(&format!(
+            "  # {}\n  {}\n",
+            example.what,
+            continued(example.command)
+        ));
     }
     StyledStr::from(text)
 }
 
+/// The widest line of an example command in `--help` (two columns of indent before it): clap
+/// wraps longer lines at the terminal's width, and a line wrapped mid-command pastes as two
+/// commands, so longer commands are broken by us, before an option, with shell line continuations.
+const COMMAND_WIDTH: usize = 76;
+
+/// `command` as shell lines of at most `COMMAND_WIDTH` columns where it can be (an option and
+/// its value stay together), each but the last ending in ` \`, the rest indented by 4.
+fn continued(command: &str) -> String {
+    let mut groups: Vec<String> = Vec::new();
+    for word in command.split(' ') {
+        match groups.last_mut() {
+            // A value joins the option before it.
+            Some(group)
+                if group.starts_with('-') && !group.contains(' ') && !word.starts_with('-') =>
+            {
+                group.push(' ');
+                group.push_str(word);
+            }
+            _ => groups.push(word.to_owned()),
+        }
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for group in groups {
+        match lines.last_mut() {
+            Some(line) if line.len() + 1 + group.len() + 2 <= COMMAND_WIDTH => {
+                line.push(' ');
+                line.push_str(&group);
+            }
+            _ => lines.push(group),
+        }
+    }
+    lines.join(" \\\n      ")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{SUBCOMMANDS, TOP, examples};
+    use super::{COMMAND_WIDTH, SUBCOMMANDS, TOP, continued, examples};
+
+    #[test]
+    fn long_commands_are_continued_before_an_option() {
+        let long = "npuprof collect --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase both --decode-active 10";
+        let text = continued(long);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() > 1, "{text}");
+        for line in &lines {
+            assert!(line.trim_start().len() <= COMMAND_WIDTH, "{line:?}");
+        }
+        assert_eq!(text.replace(" \\\n      ", " "), long);
+        assert!(lines[1].trim_start().starts_with("--"), "{text}");
+        assert_eq!(continued("npuprof route ."), "npuprof route .");
+    }
 
     /// Every subcommand has 2–3 examples, and every example parses with the real definition.
     #[test]
