@@ -487,3 +487,31 @@ fn kill_at_every_write_step_of_relocate_is_finished_by_rerunning_relocate() {
         assert!(!fixture.repo.path().join(".npuprof").exists());
     }
 }
+
+#[test]
+fn relocate_from_inside_the_model_directory_finds_the_repository() {
+    // Like every command that takes --repo: without it, the repository is the nearest
+    // directory at or above the current one with the recipes layout (`executor/` and `models/`).
+    let fixture = fixture(&["20261129/tiny_run/log_0.log"]);
+    fs::create_dir_all(fixture.repo.path().join("executor")).unwrap();
+    let model_dir = fixture.repo.path().join("models/tiny");
+    let output = fixture
+        .relocate(&[])
+        .current_dir(&model_dir)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "relocate from models/tiny failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let res = fixture.repo.path().join("models/tiny/res");
+    assert_eq!(fs::read_link(&res).unwrap(), fixture.target());
+    let output = fixture
+        .npuprof(&["revert"])
+        .current_dir(&model_dir)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "revert from models/tiny failed");
+    assert!(fs::symlink_metadata(&res).unwrap().is_dir());
+}

@@ -17,9 +17,11 @@ const SCHEMA_VERSION: u32 = 1;
 /// Arguments of `npuprof relocate`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
-    /// The repository (cann-recipes layout: `models/<model>/res` is the output directory).
-    #[arg(long, value_name = "DIR", default_value = ".")]
-    pub repo: PathBuf,
+    /// The repository (cann-recipes layout: `models/<model>/res` is the output directory)
+    /// [default: the nearest directory at or above the current one that holds `.npuprof/` or
+    /// `executor/` and `models/`].
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
     /// The model directory under `models/`.
     #[arg(long, value_name = "M")]
     pub model: String,
@@ -36,14 +38,20 @@ pub struct Args {
 }
 
 impl Args {
-    /// The library request these arguments describe.
-    pub fn request(&self) -> RelocateRequest {
-        RelocateRequest {
+    /// The library request these arguments describe (the repository found as every command
+    /// finds it).
+    pub fn request(&self) -> anyhow::Result<RelocateRequest> {
+        let repo = crate::args::TargetArgs {
             repo: self.repo.clone(),
+            ..Default::default()
+        }
+        .repo_root()?;
+        Ok(RelocateRequest {
+            repo,
             model: self.model.clone(),
             to: self.to.clone(),
             dry_run: self.dry_run,
-        }
+        })
     }
 }
 
@@ -69,7 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 /// Examines both locations and, unless `args.dry_run` or the target is unsafe, relocates.
 pub fn execute(args: &Args) -> anyhow::Result<RelocateReport> {
-    Ok(npuprof_relocate::relocate(&args.request())?)
+    Ok(npuprof_relocate::relocate(&args.request()?)?)
 }
 
 fn print_human(report: &RelocateReport) {
