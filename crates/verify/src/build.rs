@@ -53,7 +53,8 @@ impl Version {
 
     /// A 2026 build: 2.10.0 and newer, or the 2.7.1.post11 line.
     fn is_2026(self) -> bool {
-        self.at_least(2, 10) || ((self.major, self.minor, self.patch) == (2, 7, 1) && self.post >= 11)
+        self.at_least(2, 10)
+            || ((self.major, self.minor, self.patch) == (2, 7, 1) && self.post >= 11)
     }
 }
 
@@ -204,7 +205,10 @@ mod tests {
         assert_eq!(plain.writes_trace_temp(), Some(false));
         assert_eq!(old.bracketed_stdout(), Some(false));
         assert_eq!(plain.bracketed_stdout(), Some(true));
-        assert_eq!(Build::new(Some("2.1.0"), None).writes_logs_dir(), Some(false));
+        assert_eq!(
+            Build::new(Some("2.1.0"), None).writes_logs_dir(),
+            Some(false)
+        );
     }
 
     #[test]

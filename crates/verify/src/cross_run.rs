@@ -151,7 +151,14 @@ pub fn assemble(
         &mut findings,
     );
     run_check::confirm_empty_windows(&outcomes, &result_logs, captured, &mut findings);
-    check_bad_disk(target, mounts, &outcomes, &result_logs, captured, &mut findings);
+    check_bad_disk(
+        target,
+        mounts,
+        &outcomes,
+        &result_logs,
+        captured,
+        &mut findings,
+    );
     check_analyse_done(&outcomes, &mut findings);
 
     findings.sort_by_key(|f| (f.severity, f.code));

@@ -91,22 +91,17 @@ fn parser_failed(scan: &LogScan, p: &str, reparse: &str) -> Option<Finding> {
         .map(|r| r.line)
         .or_else(|| scan.failed_tasks.first().map(|t| t.line))
         .or_else(|| scan.generate_failed.first().map(|g| g.line));
-    let cause = scan
+    let mut cause = scan
         .root_messages
         .first()
         .map(|m| format!("; root cause (line {}): \"{}\"", m.line, m.text))
-        .or_else(|| {
-            scan.exceptions
-                .first()
-                .map(|e| format!("; exception (line {}): \"{}\"", e.line, e.text))
-        })
         .unwrap_or_default();
+    if let Some(e) = scan.exceptions.first() {
+        cause.push_str(&format!("; exception (line {}): \"{}\"", e.line, e.text));
+    }
     let mut parts = Vec::new();
     if scan.run_failed_lines > 0 {
-        parts.push(format!(
-            "{} `run failed` line(s)",
-            scan.run_failed_lines
-        ));
+        parts.push(format!("{} `run failed` line(s)", scan.run_failed_lines));
     }
     if !scan.failed_tasks.is_empty() || scan.run_failed_lines > 0 {
         parts.push(format!(
@@ -124,7 +119,11 @@ fn parser_failed(scan: &LogScan, p: &str, reparse: &str) -> Option<Finding> {
         ));
     }
     if !scan.generate_failed.is_empty() {
-        let files: Vec<&str> = scan.generate_failed.iter().map(|g| g.kind.as_str()).collect();
+        let files: Vec<&str> = scan
+            .generate_failed
+            .iter()
+            .map(|g| g.kind.as_str())
+            .collect();
         parts.push(format!("failed to generate: {}", files.join("; ")));
     }
     Some(Finding::new(
@@ -136,7 +135,9 @@ fn parser_failed(scan: &LogScan, p: &str, reparse: &str) -> Option<Finding> {
             line: first_line,
             byte_offset: None,
         },
-        format!("fix the root task's failure first (details in <run dir>/logs/profiler_*.log), then re-parse: {reparse}"),
+        format!(
+            "fix the root task's failure first (details in <run dir>/logs/profiler_*.log), then re-parse: {reparse}"
+        ),
     ))
 }
 
@@ -156,7 +157,16 @@ pub fn findings(
         out.push(Finding::new(
             Severity::Error,
             Code::ParserRootCause,
-            format!("parser root cause: {}: \"{}\"", root_meaning(m.kind), m.text),
+            format!(
+                "parser root cause: {}: \"{}\"{}",
+                root_meaning(m.kind),
+                m.text,
+                scan.exceptions
+                    .iter()
+                    .find(|e| e.line > m.line)
+                    .map(|e| format!(" (traceback ends, line {}: \"{}\")", e.line, e.text))
+                    .unwrap_or_default()
+            ),
             Evidence::line(p.clone(), m.line),
             root_next_action(m.kind, &reparse),
         ));
@@ -238,13 +248,21 @@ pub fn findings(
 /// A chown message: the toolkit's files (fix the toolkit) or the run's output (fix the owner,
 /// or write to a directory you own), as severe as the build makes it.
 fn ownership_finding(o: &logs::Quoted<Owner>, p: &str, run_dir: &str, build: &Build) -> Finding {
+    let export_check = !matches!(
+        o.kind,
+        Owner::Output {
+            export_check: false,
+            ..
+        }
+    );
     let fatal = build.toolkit_owner_fatal();
-    let severity = if fatal == Some(true) {
+    let severity = if export_check && fatal == Some(true) {
         Severity::Error
     } else {
         Severity::Warning
     };
     let effect = match fatal {
+        _ if !export_check => "a chown request".to_owned(),
         Some(true) => format!("{} stops the CANN export on it, so parsing failed", build.describe()),
         Some(false) => format!("{} only warns and goes on", build.describe()),
         None => "whether it stops the export depends on the build (2.7.1 and 2.10.0 stop it; 2.7.1.post11 and 2.14.0 warn)".to_owned(),
@@ -263,7 +281,7 @@ fn ownership_finding(o: &logs::Quoted<Owner>, p: &str, run_dir: &str, build: &Bu
                 target.as_deref().unwrap_or("<ascend-toolkit directory>")
             ),
         ),
-        Owner::Output { target } => Finding::new(
+        Owner::Output { target, .. } => Finding::new(
             severity,
             Code::OutputOwner,
             format!(
@@ -308,9 +326,8 @@ impl LogVerdict {
 
 /// Opens and scans one log file, never blocking on a FIFO or a device.
 pub fn scan_file(path: &Path) -> Result<LogScan, FileProblem> {
-    probe::open_regular(path).and_then(|o| {
-        logs::scan_log(BufReader::new(o.file)).map_err(|e| FileProblem::from_io(&e))
-    })
+    probe::open_regular(path)
+        .and_then(|o| logs::scan_log(BufReader::new(o.file)).map_err(|e| FileProblem::from_io(&e)))
 }
 
 /// The job's captured stdout given by the caller (`--log FILE`, or the log collect captured):

@@ -64,9 +64,15 @@ const ROOT_MESSAGES: [(&str, RootMessage); 9] = [
         RootMessage::DaemonProcess,
     ),
     ("Profiling data parsing failed", RootMessage::ParsingFailed),
-    ("Failed to parsing profiling data", RootMessage::ParsingFailed),
+    (
+        "Failed to parsing profiling data",
+        RootMessage::ParsingFailed,
+    ),
     (" failed. Exception: ", RootMessage::CallFailed),
-    ("Failed to parse CANN Profiling data", RootMessage::ExportFailed),
+    (
+        "Failed to parse CANN Profiling data",
+        RootMessage::ExportFailed,
+    ),
 ];
 
 /// Whose files a `chown` message is about.
@@ -83,6 +89,9 @@ pub enum Owner {
     Output {
         /// The directory the message asks to chown.
         target: Option<String>,
+        /// It is the CANN export's own owner check of `PROF_*` (whose effect depends on the
+        /// build), not another tool's request.
+        export_check: bool,
     },
 }
 
@@ -232,10 +241,18 @@ fn generated_what(line: &str) -> Option<String> {
 
 /// The directory a chown request names: `chown -R <user> '<dir>'` (quotes optional).
 fn chown_target(line: &str) -> Option<String> {
-    let rest = after(line, "chown -R ")?;
-    let mut words = rest.split_whitespace();
-    let _user = words.next()?;
-    let target = words.next()?.trim_matches(|c| c == '\'' || c == '.' || c == '"');
+    let rest = after(line, "chown -R ")?.trim_start();
+    // The user is a name or `$(id -un)`.
+    let rest = match rest.strip_prefix("$(") {
+        Some(inner) => &inner[inner.find(')')? + 1..],
+        None => rest.split_once(char::is_whitespace)?.1,
+    };
+    let target = rest
+        .trim_start()
+        .trim_start_matches(['\'', '"'])
+        .split(|c: char| c == '\'' || c == '"' || c.is_whitespace())
+        .next()?
+        .trim_end_matches('.');
     (!target.is_empty()).then(|| target.to_owned())
 }
 
@@ -248,7 +265,10 @@ fn ownership(line: &str) -> Option<Owner> {
         if line.contains("path and current owner have inconsistent permissions") {
             Owner::Toolkit { target }
         } else {
-            Owner::Output { target }
+            Owner::Output {
+                target,
+                export_check: line.contains("owner is neither root nor the current user"),
+            }
         },
     )
 }

@@ -6,13 +6,13 @@ use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use crate::build::Build;
 use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan, StepTraceRow};
 use crate::log_findings::{self, LogVerdict, ScheduleContext};
 use crate::logs;
 use crate::probe::{self, Contents, FileProblem, Opened};
-use crate::build::Build;
 use crate::profiler_info::{self, ParallelGroups, ProfilerInfo};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
 use crate::trace_scan::{TraceScan, TraceState};
@@ -252,9 +252,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             .map(trace_checks::device_timeline_empty),
     };
     let empty_window = listing == Listing::Listed && {
-        let world = opts
-            .world_size
-            .or(config.groups.and_then(|d| d.world_size));
+        let world = opts.world_size.or(config.groups.and_then(|d| d.world_size));
         artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world, &window)
     };
     check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"), &build);

@@ -144,7 +144,11 @@ const RULES: &[Rule] = &[
     rule(
         Needs::ProfileMemory,
         From::AnyLevel,
-        expect("memory_record.csv", Severity::Warning, "profile_memory=True"),
+        expect(
+            "memory_record.csv",
+            Severity::Warning,
+            "profile_memory=True",
+        ),
     ),
     rule(
         Needs::ProfileMemory,
