@@ -253,7 +253,8 @@ fn chown_target(line: &str) -> Option<String> {
         .split(|c: char| c == '\'' || c == '"' || c.is_whitespace())
         .next()?
         .trim_end_matches('.');
-    (!target.is_empty()).then(|| target.to_owned())
+    // Only a path is a target (`please run chown -R to fix it` names none).
+    target.contains('/').then(|| target.to_owned())
 }
 
 fn ownership(line: &str) -> Option<Owner> {
