@@ -27,8 +27,8 @@ const FRAMEWORK_DECODE_ACTIVE: u64 = 3;
 
 /// Environment variables of the fake that must not leak in from the caller.
 const FAKE_ENV: [&str; 6] = [
-    "FAKE_TORCH_NPU_RELEASE",
-    "FAKE_TORCH_NPU_VERSION",
+    "FAKE_TORCH_NPU_BUILD",
+    "FAKE_TORCH_NPU_NO_MSPROF",
     "FAKE_TORCH_NPU_CANN_VERSION",
     "FAKE_TORCH_NPU_BAD_DISK",
     "FAKE_TORCH_NPU_SLOW_FIRST_STEP",
