@@ -961,18 +961,7 @@ fn inject_run_verify_revert_on_plain_script() {
     );
     assert_eq!(route["path"], "B", "{route:#}");
 
-    let injected = repo.npuprof(&["inject", "--repo", repo.root_arg(), "--entry", "infer.py"]);
-    assert_success(&injected, "npuprof inject");
-    let harness: Vec<_> = repo
-        .files()
-        .into_keys()
-        .filter(|name| !before.contains_key(name))
-        .collect();
-    assert_eq!(
-        harness.len(),
-        1,
-        "inject writes one harness file: {harness:?}"
-    );
+    let harness = inject_harness(&repo, &before);
 
     let output = Command::new("python3")
         .arg(&harness[0])
@@ -1002,11 +991,8 @@ fn inject_run_verify_revert_on_plain_script() {
     assert_eq!(repo.files(), before, "revert removes the harness");
 }
 
-/// Runs the injected harness of `plain-infer` under the fake with `env` set; returns the repo,
-/// the harness's stdout and the profile directory.
-fn injected_run(build: &str, env: &[(&str, &str)]) -> (Repo, String, PathBuf) {
-    let repo = Repo::from_example("plain-infer");
-    let before = repo.files();
+/// Injects the path-B harness for `infer.py`; returns its path (the one new file).
+fn inject_harness(repo: &Repo, before: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<PathBuf> {
     let injected = repo.npuprof(&["inject", "--repo", repo.root_arg(), "--entry", "infer.py"]);
     assert_success(&injected, "npuprof inject");
     let harness: Vec<_> = repo
@@ -1014,6 +1000,20 @@ fn injected_run(build: &str, env: &[(&str, &str)]) -> (Repo, String, PathBuf) {
         .into_keys()
         .filter(|name| !before.contains_key(name))
         .collect();
+    assert_eq!(
+        harness.len(),
+        1,
+        "inject writes one harness file: {harness:?}"
+    );
+    harness
+}
+
+/// Runs the injected harness of `plain-infer` under the fake with `env` set; returns the repo,
+/// the harness's stdout and the profile directory.
+fn injected_run(build: &str, env: &[(&str, &str)]) -> (Repo, String, PathBuf) {
+    let repo = Repo::from_example("plain-infer");
+    let before = repo.files();
+    let harness = inject_harness(&repo, &before);
     let mut cmd = Command::new("python3");
     cmd.arg(&harness[0])
         .current_dir(&repo.root)

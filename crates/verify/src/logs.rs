@@ -268,7 +268,7 @@ fn ownership(line: &str) -> Option<Owner> {
         } else {
             Owner::Output {
                 target,
-                export_check: line.contains("owner is neither root nor the current user"),
+                export_check: line.contains("neither root nor the current user"),
             }
         },
     )

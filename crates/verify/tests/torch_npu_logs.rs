@@ -25,6 +25,34 @@ fn set_build(run: &Run, version: &str) {
     });
 }
 
+/// Verifies a cann-recipes result directory whose decode run was written by `build` (the real
+/// run as is when `None`), after `tweak`, with `stdout` as rank 0's `log_0.log`.
+fn stdout_report(
+    build: Option<&str>,
+    tweak: impl FnOnce(&Run),
+    stdout: &str,
+) -> (tempfile::TempDir, npuprof_verify::VerifyReport) {
+    let tmp = tempdir();
+    let res = ResultDir::new(tmp.path(), "deepseek", "20251020", "ds_decode");
+    let run = res.add_run("decode", 0);
+    if let Some(build) = build {
+        set_build(&run, build);
+    }
+    tweak(&run);
+    res.write_log(0, stdout);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    (tmp, report)
+}
+
+/// Asserts that a finding of `code` says `needle`.
+fn check_message(report: &npuprof_verify::VerifyReport, code: Code, needle: &str) {
+    let said = message(report, code);
+    assert!(
+        said.contains(needle),
+        "no {code:?} finding says {needle:?}: {said}\n{report:#?}"
+    );
+}
+
 fn message(report: &npuprof_verify::VerifyReport, code: Code) -> String {
     report
         .findings
@@ -87,38 +115,33 @@ fn the_run_logs_alone_give_the_bad_disk_diagnosis_and_relocate() {
         Code::OutputFilesystem,
         &format!("npuprof relocate --repo {}", tmp.path().display()),
     );
-    let failed = message(&report, Code::ParserFailed);
-    assert!(
-        failed.contains("root failing task(s): CANNExportParser"),
-        "{failed}"
+    check_message(
+        &report,
+        Code::ParserFailed,
+        "root failing task(s): CANNExportParser",
     );
-    let cause = message(&report, Code::ParserRootCause);
-    assert!(
-        cause.contains("Failed to export CANN Profiling data"),
-        "{cause}"
+    check_message(
+        &report,
+        Code::ParserRootCause,
+        "Failed to export CANN Profiling data",
     );
-    assert!(cause.contains("OSError: [Errno 5]"), "{cause}");
+    check_message(&report, Code::ParserRootCause, "OSError: [Errno 5]");
 }
 
 #[test]
 fn msprof_missing_on_one_line_is_the_cann_environment_not_the_disk() {
-    let tmp = tempdir();
-    let res = ResultDir::new(tmp.path(), "deepseek", "20251020", "ds_decode");
-    let run = res.add_run("decode", 0);
-    set_build(&run, "2.7.1");
-    break_like_bad_disk(&run);
     // 2.7.1+: print_error_msg of the CANN export's RuntimeError, both texts on one line.
-    res.write_log(
-        0,
+    let (_tmp, report) = stdout_report(
+        Some("2.7.1"),
+        break_like_bad_disk,
         "[2025-10-20 09:00:01] [ERROR] [66457] profiler.py: Failed to export CANN Profiling data. Error msg: Export CANN Profiling data failed! 'msprof' command not found!ERR01003 PROF not found\n\
          [2025-10-20 09:00:02] [ERROR] [66457] profiler.py: Task [CANNExportParser] run failed.\n\
          [2025-10-20 09:00:02] [ERROR] [66457] profiler.py: Task [KernelViewParser] run failed.\n",
     );
-    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
-    let cause = message(&report, Code::ParserRootCause);
-    assert!(
-        cause.contains("CANN environment not loaded: source set_env.sh"),
-        "{cause}"
+    check_message(
+        &report,
+        Code::ParserRootCause,
+        "CANN environment not loaded: source set_env.sh",
     );
     check_next_action(&report, Code::ParserRootCause, "set_env.sh");
     assert!(
@@ -140,89 +163,71 @@ fn msprof_missing_on_one_line_is_the_cann_environment_not_the_disk() {
 
 #[test]
 fn texts_of_the_older_builds_are_read() {
-    let tmp = tempdir();
     // 2.5.1: no brackets, `msprof command not found!` without quotes.
-    let res = ResultDir::new(tmp.path(), "m", "20250401", "c");
-    let run = res.add_run("decode", 0);
-    set_build(&run, "2.5.1");
-    res.write_log(
-        0,
+    let (_tmp, report) = stdout_report(
+        Some("2.5.1"),
+        |_| {},
         "2025-04-01 10:00:00 [ERROR] [911684] profiler.py: Export CANN Profiling data failed! msprof command not found!ERR01003\n\
          2025-04-01 10:00:00 [ERROR] [911684] profiler.py: Task [CANNExportParser] run failed.\n",
     );
-    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
-    assert!(
-        message(&report, Code::ParserRootCause).contains("CANN environment not loaded"),
-        "{report:#?}"
+    check_message(
+        &report,
+        Code::ParserRootCause,
+        "CANN environment not loaded",
     );
 
     // 2.1.0.post10: internal task names, `has not run successfully`, and the bare
     // `Profiling data parsing failed.` warning; no torch_npu_version recorded.
-    let tmp = tempdir();
-    let res = ResultDir::new(tmp.path(), "m", "20250110", "c");
-    res.add_run("decode", 0);
-    res.write_log(
-        0,
+    let (_tmp, report) = stdout_report(
+        None,
+        |_| {},
         "2025-01-10 10:00:00 [ERROR] [4242] profiler.py: Task export has not run successfully.\n\
          2025-01-10 10:00:00 [ERROR] [4242] profiler.py: Task timeline has not run successfully.\n\
          2025-01-10 10:00:00 [ERROR] [4242] profiler.py: Task kernel has not run successfully.\n\
          2025-01-10 10:00:01 [WARNING] [4242] profiler.py: Profiling data parsing failed.\n",
     );
-    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
-    let failed = message(&report, Code::ParserFailed);
-    assert!(
-        failed.contains(
-            "root failing task(s): CANNExportParser (then, as a consequence: CANNTimelineParser, KernelViewParser)"
-        ),
-        "{failed}"
+    check_message(
+        &report,
+        Code::ParserFailed,
+        "root failing task(s): CANNExportParser (then, as a consequence: CANNTimelineParser, KernelViewParser)",
     );
-    assert!(
-        message(&report, Code::ParserRootCause).contains("Profiling data parsing failed."),
-        "{report:#?}"
+    check_message(
+        &report,
+        Code::ParserRootCause,
+        "Profiling data parsing failed.",
     );
 }
 
 #[test]
 fn kernel_view_after_relation_after_the_timeline_is_one_root() {
-    let tmp = tempdir();
-    let res = ResultDir::new(tmp.path(), "m", "20251020", "c");
-    res.add_run("decode", 0);
-    res.write_log(
-        0,
+    let (_tmp, report) = stdout_report(
+        None,
+        |_| {},
         "[2025-10-20 09:00:02] [ERROR] [7] profiler.py: Task [CANNTimelineParser] run failed.\n\
          [2025-10-20 09:00:02] [ERROR] [7] profiler.py: Task [RelationParser] run failed.\n\
          [2025-10-20 09:00:02] [ERROR] [7] profiler.py: Task [KernelViewParser] run failed.\n",
     );
-    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
-    let failed = message(&report, Code::ParserFailed);
-    assert!(
-        failed.contains(
-            "root failing task(s): CANNTimelineParser (then, as a consequence: RelationParser, KernelViewParser)"
-        ),
-        "{failed}"
+    check_message(
+        &report,
+        Code::ParserFailed,
+        "root failing task(s): CANNTimelineParser (then, as a consequence: RelationParser, KernelViewParser)",
     );
 }
 
 #[test]
 fn swallowed_calls_and_missing_flow_events_are_explained() {
-    let tmp = tempdir();
-    let res = ResultDir::new(tmp.path(), "m", "20251020", "c");
-    res.add_run("decode", 0);
-    res.write_log(
-        0,
+    let (_tmp, report) = stdout_report(
+        None,
+        |_| {},
         "[2025-10-20 09:00:01] [ERROR] [7] profiler.py: Call stop failed. Exception: [Errno 28] No space left on device\n\
          [2025-10-20 09:00:02] [ERROR] [7] profiler.py: Failed to get acl to npu flow events. For details, please check the logs at: /res/prof/decode/x_ascend_pt/logs\n",
     );
-    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
-    assert!(
-        message(&report, Code::ParserRootCause)
-            .contains("a profiler call failed and torch_npu swallowed the exception"),
-        "{report:#?}"
+    check_message(
+        &report,
+        Code::ParserRootCause,
+        "a profiler call failed and torch_npu swallowed the exception",
     );
-    assert!(
-        message(&report, Code::AclFlowMissing).contains("why Step Id is missing"),
-        "{report:#?}"
-    );
+    check_message(&report, Code::AclFlowMissing, "why Step Id is missing");
 }
 
 #[test]
@@ -274,10 +279,7 @@ fn chown_messages_name_the_toolkit_or_the_output_by_build() {
     );
     let report = run_verify(&run.dir, |_| {});
     check_codes(&report, &[(Severity::Warning, Code::OutputOwner)]);
-    assert!(
-        message(&report, Code::OutputOwner).contains("torch_npu 2.14.0 only warns"),
-        "{report:#?}"
-    );
+    check_message(&report, Code::OutputOwner, "torch_npu 2.14.0 only warns");
 }
 
 fn fresh_run() -> (tempfile::TempDir, Run) {
@@ -423,8 +425,9 @@ fn rotated_parser_logs_are_read() {
         "[2025-10-20-09:00:01.100] [ERROR] [AscendProfiler_KernelViewParser:44] Failed to generate kernel_details.csv, error: [Errno 5] Input/output error\n",
     );
     let report = run_verify(&run.dir, |_| {});
-    assert!(
-        message(&report, Code::ParserFailed).contains("failed to generate: kernel_details.csv"),
-        "{report:#?}"
+    check_message(
+        &report,
+        Code::ParserFailed,
+        "failed to generate: kernel_details.csv",
     );
 }
