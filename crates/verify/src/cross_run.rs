@@ -385,7 +385,7 @@ fn check_result_logs(
     for (rank, path) in &target.rank_logs {
         match log_findings::scan_file(path) {
             Ok(scan) => {
-                failed.insert(*rank, LogVerdict::of(&scan));
+                failed.insert(*rank, LogVerdict::of(&scan, &build));
                 for f in log_findings::findings(&scan, path, &run_dir, sched_ctx, &build) {
                     findings.push(f.at(None, Some(*rank)));
                 }

@@ -307,11 +307,11 @@ pub struct LogVerdict {
 }
 
 impl LogVerdict {
-    /// The verdict of one scan.
-    pub fn of(scan: &LogScan) -> Self {
+    /// The verdict of one scan, for the build that wrote the runs.
+    pub fn of(scan: &LogScan, build: &Build) -> Self {
         Self {
             failed: scan.parsers_failed(),
-            environment: scan.has_environment_cause(),
+            environment: scan.has_environment_cause(build),
         }
     }
 
@@ -343,7 +343,7 @@ pub fn captured_logs(
     for path in paths {
         match scan_file(path) {
             Ok(scan) => {
-                verdict = verdict.or(LogVerdict::of(&scan));
+                verdict = verdict.or(LogVerdict::of(&scan, build));
                 findings.extend(self::findings(&scan, path, run_dir, ctx, build));
             }
             Err(p) => findings.push(run_check::problem_finding(path, &p)),

@@ -4,6 +4,7 @@ use std::io::BufRead;
 
 use memchr::memmem;
 
+use crate::build::Build;
 use crate::parse_tasks;
 
 /// Longest quote kept from a log line.
@@ -152,10 +153,10 @@ impl LogScan {
             || !self.root_messages.is_empty()
     }
 
-    /// Whether the failure has a cause other than the output disk (the CANN environment, the
-    /// toolkit's ownership, a daemon process, missing raw data): the bad-disk verdict does not
-    /// apply then.
-    pub fn has_environment_cause(&self) -> bool {
+    /// Whether the failure has a cause other than the output disk (the CANN environment, a
+    /// daemon process, missing raw data, the toolkit's ownership on a build whose export stops on
+    /// it): the bad-disk verdict does not apply then.
+    pub fn has_environment_cause(&self, build: &Build) -> bool {
         self.root_messages.iter().any(|m| {
             matches!(
                 m.kind,
@@ -163,10 +164,11 @@ impl LogScan {
                     | RootMessage::DaemonProcess
                     | RootMessage::CannDataMissing
             )
-        }) || self
-            .ownership
-            .iter()
-            .any(|o| matches!(o.kind, Owner::Toolkit { .. }))
+        }) || (build.toolkit_owner_fatal() != Some(false)
+            && self
+                .ownership
+                .iter()
+                .any(|o| matches!(o.kind, Owner::Toolkit { .. })))
     }
 
     fn push_task(&mut self, name: &str, line_no: u64, line: &[u8]) {
@@ -433,6 +435,24 @@ Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cyc
             scan_log(std::io::BufReader::with_capacity(1024, text.as_slice())).unwrap_or_default();
         assert_eq!(scan.run_failed_lines, 1);
         assert_eq!(scan.failed_tasks[0].line, 2);
+    }
+
+    #[test]
+    fn toolkit_ownership_is_a_cause_only_where_it_stops_the_export() {
+        let scan = scan_log(
+            "[2025-10-20-09:00:01.200] [WARNING] [AscendProfiler_CANNExportParser:166] The '/opt/Ascend/ascend-toolkit/latest/bin/msprof' path and current owner have inconsistent permissions.please execute 'chown -R alice /opt/Ascend/ascend-toolkit'\n"
+                .as_bytes(),
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            scan.ownership[0].kind,
+            Owner::Toolkit {
+                target: Some("/opt/Ascend/ascend-toolkit".to_owned())
+            }
+        );
+        assert!(scan.has_environment_cause(&Build::new(Some("2.7.1"), None)));
+        assert!(!scan.has_environment_cause(&Build::new(Some("2.14.0"), None)));
+        assert!(scan.has_environment_cause(&Build::unknown()));
     }
 
     #[test]

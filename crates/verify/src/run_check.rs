@@ -569,7 +569,7 @@ fn check_run_logs(
             Ok(scan) => {
                 verdict.read = true;
                 verdict.failed |= scan.parsers_failed();
-                verdict.environment |= scan.has_environment_cause();
+                verdict.environment |= scan.has_environment_cause(build);
                 for f in log_findings::findings(&scan, &path, &ctx.dir, sched_ctx, build) {
                     ctx.push(f);
                 }
