@@ -27,8 +27,8 @@ const FRAMEWORK_DECODE_ACTIVE: u64 = 3;
 
 /// Environment variables of the fake that must not leak in from the caller.
 const FAKE_ENV: [&str; 6] = [
-    "FAKE_TORCH_NPU_RELEASE",
-    "FAKE_TORCH_NPU_VERSION",
+    "FAKE_TORCH_NPU_BUILD",
+    "FAKE_TORCH_NPU_NO_MSPROF",
     "FAKE_TORCH_NPU_CANN_VERSION",
     "FAKE_TORCH_NPU_BAD_DISK",
     "FAKE_TORCH_NPU_SLOW_FIRST_STEP",
@@ -961,18 +961,7 @@ fn inject_run_verify_revert_on_plain_script() {
     );
     assert_eq!(route["path"], "B", "{route:#}");
 
-    let injected = repo.npuprof(&["inject", "--repo", repo.root_arg(), "--entry", "infer.py"]);
-    assert_success(&injected, "npuprof inject");
-    let harness: Vec<_> = repo
-        .files()
-        .into_keys()
-        .filter(|name| !before.contains_key(name))
-        .collect();
-    assert_eq!(
-        harness.len(),
-        1,
-        "inject writes one harness file: {harness:?}"
-    );
+    let harness = inject_harness(&repo, &before);
 
     let output = Command::new("python3")
         .arg(&harness[0])
@@ -1000,4 +989,95 @@ fn inject_run_verify_revert_on_plain_script() {
 
     revert(&repo);
     assert_eq!(repo.files(), before, "revert removes the harness");
+}
+
+/// Injects the path-B harness for `infer.py`; returns its path (the one new file).
+fn inject_harness(repo: &Repo, before: &BTreeMap<PathBuf, Vec<u8>>) -> Vec<PathBuf> {
+    let injected = repo.npuprof(&["inject", "--repo", repo.root_arg(), "--entry", "infer.py"]);
+    assert_success(&injected, "npuprof inject");
+    let harness: Vec<_> = repo
+        .files()
+        .into_keys()
+        .filter(|name| !before.contains_key(name))
+        .collect();
+    assert_eq!(
+        harness.len(),
+        1,
+        "inject writes one harness file: {harness:?}"
+    );
+    harness
+}
+
+/// Runs the injected harness of `plain-infer` under the fake with `env` set; returns the repo,
+/// the harness's stdout and the profile directory.
+fn injected_run(build: &str, env: &[(&str, &str)]) -> (Repo, String, PathBuf) {
+    let repo = Repo::from_example("plain-infer");
+    let before = repo.files();
+    let harness = inject_harness(&repo, &before);
+    let mut cmd = Command::new("python3");
+    cmd.arg(&harness[0])
+        .current_dir(&repo.root)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    for name in FAKE_ENV {
+        cmd.env_remove(name);
+    }
+    cmd.env("FAKE_TORCH_NPU_BUILD", build);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = cmd.output().expect("python3");
+    assert_success(&output, "the injected harness");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let prof = repo.path("npuprof_prof");
+    (repo, stdout, prof)
+}
+
+#[test]
+fn bad_disk_without_captured_stdout_is_diagnosed_from_the_run_logs() {
+    for build in ["2.5.1", "2.7.1", "2.14.0"] {
+        let (repo, stdout, prof) = injected_run(build, &[("FAKE_TORCH_NPU_BAD_DISK", "1")]);
+        assert!(stdout.contains("run failed"), "{build}: {stdout}");
+        // Nothing of stdout is handed to verify: the run's own logs/ and files must do.
+        let (output, report) = verify(&repo, &prof, "decode");
+        assert_exit(&output, 1, "npuprof verify of a bad-disk run");
+        let errors = error_codes(&report);
+        assert!(errors.contains("output-filesystem"), "{build}: {report:#}");
+    }
+}
+
+#[test]
+fn msprof_missing_is_the_cann_environment_in_every_build() {
+    for build in ["2.5.1", "2.7.1", "2.14.0"] {
+        let (repo, stdout, prof) = injected_run(build, &[("FAKE_TORCH_NPU_NO_MSPROF", "1")]);
+        let log = repo.path("job.out");
+        fs::write(&log, &stdout).expect("write the captured stdout");
+        let output = repo.npuprof(&[
+            "verify",
+            prof.to_str().expect("utf-8"),
+            "--log",
+            log.to_str().expect("utf-8"),
+            "--json",
+        ]);
+        let report = json_stdout(&output, "npuprof verify --log --json");
+        let errors = error_codes(&report);
+        assert!(
+            !errors.contains("output-filesystem"),
+            "{build}: msprof missing is no disk problem: {report:#}"
+        );
+        let causes: Vec<String> = report["findings"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter(|f| f["code"] == "parser-root-cause")
+            .map(|f| f["message"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert!(
+            causes
+                .iter()
+                .any(|m| m.contains("CANN environment not loaded: source set_env.sh")),
+            "{build}: {causes:#?}"
+        );
+    }
 }

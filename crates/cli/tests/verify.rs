@@ -324,3 +324,30 @@ fn one_rank_of_the_real_run_alone() {
         );
     });
 }
+
+#[test]
+fn captured_stdout_given_with_log() {
+    let tmp = tempdir();
+    single_run(tmp.path());
+    fs::write(
+        tmp.path().join("job.out"),
+        "[2026-10-01 12:00:02] [ERROR] [4300] profiler.py: Task [CANNTimelineParser] run failed.\n\
+         [2026-10-01 12:00:02] [ERROR] [4300] profiler.py: Task [RelationParser] run failed.\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    fs::write(tmp.path().join("other.out"), CLEAN_LOG).unwrap_or_else(|e| panic!("{e}"));
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "captured_log_human",
+            verify_in(
+                tmp.path(),
+                &["rank_0_ascend_pt", "--log", "job.out", "--log", "other.out"]
+            )
+        );
+        // A --log that is not a file is a usage error (exit 2), not a finding.
+        assert_cmd_snapshot!(
+            "captured_log_missing",
+            verify_in(tmp.path(), &["rank_0_ascend_pt", "--log", "nope.out"])
+        );
+    });
+}

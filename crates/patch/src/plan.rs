@@ -136,7 +136,7 @@ pub struct PhasePlan {
     pub wait: u64,
     /// Schedule `repeat` (0 = cycles forever).
     pub repeat: u64,
-    /// Schedule `skip_first_wait` (torch_npu 26.1+).
+    /// Schedule `skip_first_wait` (torch_npu 2.7.1.post11 and 2.14.0).
     pub skip_first_wait: u64,
     /// The step numbers recorded in the evaluated run (the `Step Id`s the output will carry).
     pub recorded_steps: Vec<u64>,

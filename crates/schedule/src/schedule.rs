@@ -31,7 +31,7 @@ pub struct Schedule {
     pub repeat: u64,
     /// Steps skipped once, before the first cycle.
     pub skip_first: u64,
-    /// torch_npu 26.1+: when non-zero, the first cycle starts without its `wait` steps.
+    /// torch_npu 2.7.1.post11 and 2.14.0: when non-zero, the first cycle starts without its `wait` steps.
     pub skip_first_wait: u64,
 }
 

@@ -2,15 +2,12 @@
 //! directories, the bad-output-filesystem case and analyse.done.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::BufReader;
 
 use crate::Options;
 use crate::discover::{self, Target, TargetKind};
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::log_findings;
-use crate::logs;
+use crate::log_findings::{self, LogVerdict};
 use crate::mounts::{Mount, MountTable};
-use crate::probe;
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
 use crate::run_check::{self, RunFacts, RunOutcome, reparse_command};
 
@@ -41,7 +38,8 @@ enum RankExpectation {
     Flag(u32),
     /// `log_<rank>.log` files: those ranks ran here, so their output must be here.
     Logs(BTreeSet<u32>),
-    /// `distributed_args.world_size`: the whole run's size; a subset here is normal.
+    /// `parallel_group_info` in profiler_metadata.json: the whole run's size; a subset here is
+    /// normal.
     Distributed(u32),
     /// Nothing says.
     Unknown,
@@ -82,7 +80,7 @@ impl RankExpectation {
         match self {
             RankExpectation::Flag(_) => "--ranks",
             RankExpectation::Logs(_) => "the log_<rank>.log files",
-            RankExpectation::Distributed(_) => "distributed_args in profiler_metadata.json",
+            RankExpectation::Distributed(_) => "parallel_group_info in profiler_metadata.json",
             RankExpectation::Unknown => "nothing",
         }
     }
@@ -144,12 +142,21 @@ pub fn assemble(
     for o in &outcomes {
         findings.extend(o.findings.iter().cloned());
     }
-    let result_logs_failed = check_result_logs(target, &outcomes, &mut findings);
+    let result_logs = check_result_logs(target, &outcomes, &mut findings);
+    let captured = log_findings::captured_logs(
+        &opts.logs,
+        &target.root.display().to_string(),
+        run_check::schedule_context(outcomes.iter().map(|o| &o.facts)),
+        &run_check::first_build(&outcomes),
+        &mut findings,
+    );
+    run_check::confirm_empty_windows(&outcomes, &result_logs, captured, &mut findings);
     check_bad_disk(
         target,
         mounts,
         &outcomes,
-        &result_logs_failed,
+        &result_logs,
+        captured,
         &mut findings,
     );
     check_analyse_done(&outcomes, &mut findings);
@@ -293,7 +300,7 @@ fn check_ranks(
                     Severity::Info,
                     Code::RankSubset,
                     format!(
-                        "{in_phase}rank(s) {} here, {} of the run's {w} (distributed_args): normal for one rank or one node of a multi-node run",
+                        "{in_phase}rank(s) {} here, {} of the run's {w} (parallel_group_info): normal for one rank or one node of a multi-node run",
                         fmt_ranks(&present),
                         present.len()
                     ),
@@ -316,7 +323,7 @@ fn check_ranks(
             Severity::Info,
             Code::WorldSizeUnknown,
             format!(
-                "number of ranks unknown (no --ranks, no log_<rank>.log, no distributed_args): rank(s) {} found, a missing rank would go unnoticed",
+                "number of ranks unknown (no --ranks, no log_<rank>.log, no parallel_group_info): rank(s) {} found, a missing rank would go unnoticed",
                 if present.is_empty() { "none".to_owned() } else { fmt_ranks(&present) }
             ),
             Evidence::path(target.root.display().to_string()),
@@ -364,27 +371,22 @@ fn check_duplicates(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
     }
 }
 
-/// The result directory's `log_<rank>.log` files; returns the ranks whose log reports failed
-/// parsers.
+/// The result directory's `log_<rank>.log` files; returns what each rank's log says.
 fn check_result_logs(
     target: &Target,
     outcomes: &[RunOutcome],
     findings: &mut Vec<Finding>,
-) -> BTreeSet<u32> {
+) -> BTreeMap<u32, LogVerdict> {
     let sched_ctx = run_check::schedule_context(outcomes.iter().map(|o| &o.facts));
-    let mut failed = BTreeSet::new();
+    let build = run_check::first_build(outcomes);
+    let mut failed = BTreeMap::new();
     // A rank's log covers every phase: re-parse (or chown) every phase's directory.
     let run_dir = target.profile_dir().display().to_string();
     for (rank, path) in &target.rank_logs {
-        let scan = probe::open_regular(path).and_then(|o| {
-            logs::scan_log(BufReader::new(o.file)).map_err(|e| probe::FileProblem::from_io(&e))
-        });
-        match scan {
+        match log_findings::scan_file(path) {
             Ok(scan) => {
-                if scan.run_failed_lines > 0 {
-                    failed.insert(*rank);
-                }
-                for f in log_findings::findings(&scan, path, &run_dir, sched_ctx) {
+                failed.insert(*rank, LogVerdict::of(&scan, &build));
+                for f in log_findings::findings(&scan, path, &run_dir, sched_ctx, &build) {
                     findings.push(f.at(None, Some(*rank)));
                 }
             }
@@ -394,23 +396,25 @@ fn check_result_logs(
     failed
 }
 
-/// The bad-output-filesystem signature: failed parsers, no CSV, a broken trace.
+/// The bad-output-filesystem signature: failed parsers (in the run's own `logs/`, its rank's
+/// stdout log or the captured stdout), no CSV, a broken trace, and no other named cause.
 fn check_bad_disk(
     target: &Target,
     mounts: Option<&MountTable>,
     outcomes: &[RunOutcome],
-    result_logs_failed: &BTreeSet<u32>,
+    result_logs: &BTreeMap<u32, LogVerdict>,
+    captured: LogVerdict,
     findings: &mut Vec<Finding>,
 ) {
     let affected: Vec<&RunFacts> = outcomes
         .iter()
         .map(|o| &o.facts)
         .filter(|f| {
+            let stdout = run_check::stdout_verdict(f, result_logs, captured);
             f.no_csv
                 && f.trace_broken
-                && (f.parsers_failed
-                    || f.rank.is_some_and(|r| result_logs_failed.contains(&r))
-                    || (f.rank.is_none() && !result_logs_failed.is_empty()))
+                && (f.parsers_failed || stdout.failed)
+                && !(f.environment_cause || stdout.environment)
         })
         .collect();
     if let Some(first) = affected.first() {

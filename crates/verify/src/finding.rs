@@ -130,8 +130,17 @@ codes! {
     ScheduleCycleIncomplete = "schedule-cycle-incomplete",
     /// An invalid schedule transition (`RECORD followed by NONE`, ...): raw data not parsed.
     ScheduleTransition = "schedule-transition",
-    /// The output directory belongs to another user (`chown` warning).
+    /// The output directory belongs to another user (`chown` message); an error on builds
+    /// whose CANN export stops on it.
     OutputOwner = "output-owner",
+    /// The CANN toolkit's files belong to another user (`chown` message naming the toolkit).
+    ToolkitOwner = "toolkit-owner",
+    /// `Failed to get acl to npu flow events`: kernels cannot be tied to steps (Step Id).
+    AclFlowMissing = "acl-flow-missing",
+    /// NPU activity, raw data, no failure and no kernels: the window recorded no kernels.
+    NoKernelsInWindow = "no-kernels-in-window",
+    /// A build that writes `analyse.done` after every parse left none: parsing did not end.
+    AnalyseDoneMissing = "analyse-done-missing",
     /// More run directories for one phase and rank than the schedule's `repeat`.
     RunDuplicate = "run-duplicate",
     /// No `profiler_info*.json`: the configuration is unknown.
@@ -142,7 +151,7 @@ codes! {
     DbExport = "db-export",
     /// Part of the expectation is unknown, so it was not checked.
     ExpectationUnknown = "expectation-unknown",
-    /// The number of ranks is not known (no `--ranks`, no `log_<rank>.log`, no `distributed_args`).
+    /// The number of ranks is not known (no `--ranks`, no `log_<rank>.log`, no `parallel_group_info`).
     WorldSizeUnknown = "world-size-unknown",
     /// Only some ranks of the run are here (normal for one node of a multi-node run).
     RankSubset = "rank-subset",

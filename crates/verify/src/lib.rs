@@ -10,6 +10,7 @@
 #[cfg(not(unix))]
 compile_error!("npuprof-verify needs Unix (it probes FIFOs and devices); on Windows, use WSL");
 
+pub mod build;
 pub mod csv_rows;
 pub mod db;
 pub mod decimal;
@@ -22,6 +23,7 @@ pub mod log_findings;
 pub mod logs;
 pub mod merge;
 pub mod mounts;
+pub mod parse_tasks;
 pub mod probe;
 pub mod profiler_info;
 pub mod report;
@@ -60,6 +62,9 @@ pub struct Options {
     pub expect_active: Option<u64>,
     /// Expected number of ranks per phase (`--ranks`).
     pub world_size: Option<u32>,
+    /// The job's captured stdout (`--log FILE`, or the log `collect` captured), where torch_npu
+    /// prints `Task [X] run failed.` and nowhere else.
+    pub logs: Vec<PathBuf>,
 }
 
 /// Progress of the byte-heavy work; implemented by the CLI with a progress bar.

@@ -4,6 +4,9 @@ use std::io::BufRead;
 
 use memchr::memmem;
 
+use crate::build::Build;
+use crate::parse_tasks;
+
 /// Longest quote kept from a log line.
 const QUOTE_LIMIT: usize = 240;
 /// Most lines kept per kind of message.
@@ -25,27 +28,34 @@ pub enum ScheduleWarning {
     Transition,
 }
 
-/// A root-cause message torch_npu prints when parsing fails.
+/// A root-cause message torch_npu prints (stdout) or logs (`<run>/logs/`) when parsing fails.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum RootMessage {
-    /// `Failed to export CANN Profiling data.`
-    ExportFailed,
-    /// `'msprof' command not found`
+    /// msprof is not on PATH: `'msprof' command not found!` (2.7.1+, on the same line as
+    /// `Failed to export CANN Profiling data`) or `msprof command not found!` (2.5.1 and older).
     MsprofNotFound,
+    /// `Failed to export CANN Profiling data` for another reason.
+    ExportFailed,
     /// `CANN Profiling data does not exist.`
     CannDataMissing,
     /// `The profiling data cannot be parsed during the daemon process`
     DaemonProcess,
-    /// `Profiling data parsing failed, error: ...`
+    /// `Profiling data parsing failed` (`, error: ...` from 2.5.1; bare in 2.1.0.post10), or the
+    /// parser log's `Failed to parsing profiling data`.
     ParsingFailed,
+    /// `Call <func> failed. Exception: ...`: torch_npu swallowed an exception of start, stop,
+    /// step or analyse.
+    CallFailed,
 }
 
-const ROOT_MESSAGES: [(&str, RootMessage); 5] = [
+/// Root-cause texts, most specific first: a line is classified by the first that it holds.
+const ROOT_MESSAGES: [(&str, RootMessage); 9] = [
+    ("'msprof' command not found", RootMessage::MsprofNotFound),
+    ("msprof command not found", RootMessage::MsprofNotFound),
     (
         "Failed to export CANN Profiling data",
         RootMessage::ExportFailed,
     ),
-    ("'msprof' command not found", RootMessage::MsprofNotFound),
     (
         "CANN Profiling data does not exist",
         RootMessage::CannDataMissing,
@@ -54,10 +64,46 @@ const ROOT_MESSAGES: [(&str, RootMessage); 5] = [
         "The profiling data cannot be parsed during the daemon process",
         RootMessage::DaemonProcess,
     ),
+    ("Profiling data parsing failed", RootMessage::ParsingFailed),
     (
-        "Profiling data parsing failed, error:",
+        "Failed to parsing profiling data",
         RootMessage::ParsingFailed,
     ),
+    (" failed. Exception: ", RootMessage::CallFailed),
+    (
+        "Failed to parse CANN Profiling data",
+        RootMessage::ExportFailed,
+    ),
+];
+
+/// Whose files a `chown` message is about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Owner {
+    /// The CANN toolkit's own files (msprof): `The '<msprof>' path and current owner have
+    /// inconsistent permissions. please execute 'chown -R <user> <toolkit>'`.
+    Toolkit {
+        /// The directory the message asks to chown.
+        target: Option<String>,
+    },
+    /// The run's output (`PROF_*`): `... owner is neither root nor the current user ...
+    /// chown -R $(id -un) '<dir>'`, or another chown request.
+    Output {
+        /// The directory the message asks to chown.
+        target: Option<String>,
+        /// It is the CANN export's own owner check of `PROF_*` (whose effect depends on the
+        /// build), not another tool's request.
+        export_check: bool,
+    },
+}
+
+/// Texts that say an I/O operation itself failed (the bad-disk signature).
+const IO_ERRORS: [&str; 6] = [
+    "[Errno 5]",
+    "Input/output error",
+    "No space left on device",
+    "Stale file handle",
+    "Transport endpoint is not connected",
+    "Disk quota exceeded",
 ];
 
 /// A log line worth quoting.
@@ -74,18 +120,172 @@ pub struct Quoted<K> {
 /// What one log file says.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LogScan {
-    /// Lines containing `run failed`.
+    /// Lines saying a task failed: `Task [X] run failed.` (2.5.1+) or `Task x has not run
+    /// successfully.` (2.1.0.post10); both go to stdout only.
     pub run_failed_lines: u64,
-    /// Failed parser tasks, each with the first line naming it, in order of appearance.
+    /// Failed parser tasks (class names), each with the first line naming it, in order of
+    /// appearance: from those stdout lines and from the 2.7.1+ status table of a parser log.
     pub failed_tasks: Vec<Quoted<String>>,
     /// Root-cause messages.
     pub root_messages: Vec<Quoted<RootMessage>>,
+    /// `Failed to generate <what>` records of a parser log, `what` as logged.
+    pub generate_failed: Vec<Quoted<String>>,
+    /// Python exception lines (`OSError: [Errno 5] ...`) following a `Traceback`.
+    pub exceptions: Vec<Quoted<()>>,
+    /// Lines saying an I/O operation failed (`[Errno 5]`, `No space left on device`, ...).
+    pub io_errors: Vec<Quoted<()>>,
+    /// `Failed to get acl to npu flow events`: kernels cannot be given a Step Id.
+    pub acl_flow_missing: Vec<Quoted<()>>,
     /// Schedule warnings.
     pub schedule_warnings: Vec<Quoted<ScheduleWarning>>,
-    /// Lines asking for `chown` (output directory owned by another user).
-    pub ownership: Vec<Quoted<()>>,
+    /// Lines asking for `chown`, by whose files they are about.
+    pub ownership: Vec<Quoted<Owner>>,
     /// `The file size exceeds the preset value` lines.
     pub size_cap: Vec<Quoted<()>>,
+}
+
+impl LogScan {
+    /// Whether the log says parsing failed: a failed task, a failed file, a root cause.
+    pub fn parsers_failed(&self) -> bool {
+        self.run_failed_lines > 0
+            || !self.failed_tasks.is_empty()
+            || !self.generate_failed.is_empty()
+            || !self.root_messages.is_empty()
+    }
+
+    /// Whether the failure has a cause other than the output disk (the CANN environment, a
+    /// daemon process, missing raw data, the toolkit's ownership on a build whose export stops on
+    /// it): the bad-disk verdict does not apply then.
+    pub fn has_environment_cause(&self, build: &Build) -> bool {
+        self.root_messages.iter().any(|m| {
+            matches!(
+                m.kind,
+                RootMessage::MsprofNotFound
+                    | RootMessage::DaemonProcess
+                    | RootMessage::CannDataMissing
+            )
+        }) || (build.toolkit_owner_fatal() != Some(false)
+            && self
+                .ownership
+                .iter()
+                .any(|o| matches!(o.kind, Owner::Toolkit { .. })))
+    }
+
+    fn push_task(&mut self, name: &str, line_no: u64, line: &[u8]) {
+        let class = parse_tasks::class_name(name);
+        if !self.failed_tasks.iter().any(|q| q.kind == class) {
+            self.failed_tasks.push(Quoted {
+                kind: class,
+                line: line_no,
+                text: quote(line),
+            });
+        }
+    }
+}
+
+/// Pushes a quote of `line` when fewer than [`KEEP`] are kept.
+fn keep<K>(list: &mut Vec<Quoted<K>>, kind: K, line_no: u64, line: &[u8]) {
+    if list.len() < KEEP {
+        list.push(Quoted {
+            kind,
+            line: line_no,
+            text: quote(line),
+        });
+    }
+}
+
+fn has(line: &[u8], needle: &str) -> bool {
+    memmem::find(line, needle.as_bytes()).is_some()
+}
+
+/// The text after `needle` in `line`, when present.
+fn after<'a>(line: &'a str, needle: &str) -> Option<&'a str> {
+    line.find(needle).map(|i| &line[i + needle.len()..])
+}
+
+/// The task named by a stdout failure line: `Task [X] run failed.` or `Task x has not run
+/// successfully.`
+fn failed_task_name(line: &str) -> Option<&str> {
+    if let Some(rest) = after(line, "Task [") {
+        let name = rest.split(']').next()?.trim();
+        return (!name.is_empty()).then_some(name);
+    }
+    let rest = after(line, "Task ")?;
+    let name = rest[..rest.find(" has not run successfully")?].trim();
+    (!name.is_empty() && !name.contains(' ')).then_some(name)
+}
+
+/// A `<task> | <mode> | Failed | <time>s | deps: ...` row of the 2.7.1+ status table.
+fn status_table_failure(line: &str) -> Option<&str> {
+    if !line.contains("| deps:") {
+        return None;
+    }
+    let cells: Vec<&str> = line.split(" | ").map(str::trim).collect();
+    if cells.len() < 4 || cells[2] != "Failed" {
+        return None;
+    }
+    // The first cell holds the logger prefix `[time] [LEVEL] [AscendProfiler_X:478] name`.
+    let name = cells[0].rsplit("] ").next()?.trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// What a `Failed to generate <what>` record names.
+fn generated_what(line: &str) -> Option<String> {
+    let rest = after(line, "Failed to generate ")?;
+    let end = [", error", ". Error", ", Error"]
+        .iter()
+        .filter_map(|sep| rest.find(sep))
+        .min()
+        .unwrap_or(rest.trim_end().len());
+    let what = rest[..end].trim_end().trim_end_matches('.').trim();
+    (!what.is_empty()).then(|| what.to_owned())
+}
+
+/// The directory a chown request names: `chown -R <user> '<dir>'` (quotes optional).
+fn chown_target(line: &str) -> Option<String> {
+    let rest = after(line, "chown -R ")?.trim_start();
+    // The user is a name or `$(id -un)`.
+    let rest = match rest.strip_prefix("$(") {
+        Some(inner) => &inner[inner.find(')')? + 1..],
+        None => rest.split_once(char::is_whitespace)?.1,
+    };
+    let target = rest
+        .trim_start()
+        .trim_start_matches(['\'', '"'])
+        .split(|c: char| c == '\'' || c == '"' || c.is_whitespace())
+        .next()?
+        .trim_end_matches('.');
+    // Only a path is a target (`please run chown -R to fix it` names none).
+    target.contains('/').then(|| target.to_owned())
+}
+
+fn ownership(line: &str) -> Option<Owner> {
+    if !line.contains("chown") {
+        return None;
+    }
+    let target = chown_target(line);
+    Some(
+        if line.contains("path and current owner have inconsistent permissions") {
+            Owner::Toolkit { target }
+        } else {
+            Owner::Output {
+                target,
+                export_check: line.contains("neither root nor the current user"),
+            }
+        },
+    )
+}
+
+/// An exception line of a traceback: `OSError: [Errno 5] ...`, `RuntimeError: ...`.
+fn is_exception_line(line: &str) -> bool {
+    let Some((name, _)) = line.split_once(": ") else {
+        return false;
+    };
+    !line.starts_with(char::is_whitespace)
+        && (name.ends_with("Error") || name.ends_with("Exception"))
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
 }
 
 fn quote(line: &[u8]) -> String {
@@ -98,13 +298,6 @@ fn quote(line: &[u8]) -> String {
     } else {
         text.to_owned()
     }
-}
-
-fn task_name(line: &[u8]) -> Option<String> {
-    let start = memmem::find(line, b"Task [")? + 6;
-    let len = memchr::memchr(b']', &line[start..])?;
-    let name = std::str::from_utf8(&line[start..start + len]).ok()?.trim();
-    (!name.is_empty()).then(|| name.to_owned())
 }
 
 /// Reads one line (up to and including `\n`) into `buf`, keeping at most [`MAX_LINE_BYTES`];
@@ -130,11 +323,13 @@ fn read_line_capped<R: BufRead>(reader: &mut R, buf: &mut Vec<u8>) -> std::io::R
     }
 }
 
-/// Scans a log stream line by line, in bounded memory.
+/// Scans a log stream line by line, in bounded memory: stdout as captured (cann-recipes
+/// `log_<rank>.log`, `--log`) and the parser's own logs (`<run>/logs/profiler_*.log`).
 pub fn scan_log<R: BufRead>(mut reader: R) -> std::io::Result<LogScan> {
     let mut scan = LogScan::default();
     let mut buf = Vec::with_capacity(4096);
     let mut line_no = 0u64;
+    let mut in_traceback = false;
     loop {
         buf.clear();
         if read_line_capped(&mut reader, &mut buf)? == 0 {
@@ -142,55 +337,50 @@ pub fn scan_log<R: BufRead>(mut reader: R) -> std::io::Result<LogScan> {
         }
         line_no += 1;
         let line = buf.as_slice();
-        if memmem::find(line, b"run failed").is_some() {
+        let text = String::from_utf8_lossy(line);
+        let text = text.trim_end();
+        if has(line, "run failed") || has(line, "has not run successfully") {
             scan.run_failed_lines += 1;
-            if let Some(task) = task_name(line)
-                && !scan.failed_tasks.iter().any(|q| q.kind == task)
-            {
-                scan.failed_tasks.push(Quoted {
-                    kind: task,
-                    line: line_no,
-                    text: quote(line),
-                });
+            if let Some(task) = failed_task_name(text) {
+                scan.push_task(task, line_no, line);
             }
             continue;
         }
-        if let Some(&(_, kind)) = ROOT_MESSAGES
-            .iter()
-            .find(|(needle, _)| memmem::find(line, needle.as_bytes()).is_some())
-            && scan.root_messages.len() < KEEP
-        {
-            scan.root_messages.push(Quoted {
-                kind,
-                line: line_no,
-                text: quote(line),
-            });
+        if let Some(task) = status_table_failure(text) {
+            scan.push_task(task, line_no, line);
+            continue;
         }
-        if memmem::find(line, b"The file size exceeds the preset value").is_some()
-            && scan.size_cap.len() < KEEP
-        {
-            scan.size_cap.push(Quoted {
-                kind: (),
-                line: line_no,
-                text: quote(line),
-            });
+        if has(line, "Traceback (most recent call last)") {
+            in_traceback = true;
+        } else if in_traceback && is_exception_line(text) {
+            in_traceback = false;
+            keep(&mut scan.exceptions, (), line_no, line);
         }
-        if memmem::find(line, b"chown").is_some() && scan.ownership.len() < KEEP {
-            scan.ownership.push(Quoted {
-                kind: (),
-                line: line_no,
-                text: quote(line),
-            });
+        if let Some(&(_, kind)) = ROOT_MESSAGES.iter().find(|(needle, _)| has(line, needle)) {
+            keep(&mut scan.root_messages, kind, line_no, line);
         }
-        let sched = if memmem::find(line, b"current state is WARMUP").is_some() {
+        if let Some(what) = generated_what(text) {
+            keep(&mut scan.generate_failed, what, line_no, line);
+        }
+        if IO_ERRORS.iter().any(|n| has(line, n)) {
+            keep(&mut scan.io_errors, (), line_no, line);
+        }
+        if has(line, "Failed to get acl to npu flow events") {
+            keep(&mut scan.acl_flow_missing, (), line_no, line);
+        }
+        if has(line, "The file size exceeds the preset value") {
+            keep(&mut scan.size_cap, (), line_no, line);
+        }
+        if let Some(owner) = ownership(text) {
+            keep(&mut scan.ownership, owner, line_no, line);
+        }
+        let sched = if has(line, "current state is WARMUP") {
             Some(ScheduleWarning::StopInWarmup)
-        } else if memmem::find(line, b"current state is RECORD_AND_SAVE").is_some() {
+        } else if has(line, "current state is RECORD_AND_SAVE") {
             Some(ScheduleWarning::StopInRecordAndSave)
-        } else if memmem::find(line, b"current state is RECORD").is_some() {
+        } else if has(line, "current state is RECORD") {
             Some(ScheduleWarning::StopInRecord)
-        } else if memmem::find(line, b"Incorrect schedule:").is_some()
-            && memmem::find(line, b"followed by").is_some()
-        {
+        } else if has(line, "Incorrect schedule:") && has(line, "followed by") {
             Some(ScheduleWarning::Transition)
         } else {
             None
@@ -213,28 +403,14 @@ pub fn scan_log<R: BufRead>(mut reader: R) -> std::io::Result<LogScan> {
     Ok(scan)
 }
 
-/// The parser a failed task depends on (torch_npu's parse task graph), if any.
-pub fn parent_task(task: &str) -> Option<&'static str> {
-    match task {
-        "KernelViewParser" | "MemoryViewParser" | "IntegrateParser" => Some("CANNExportParser"),
-        "RelationParser"
-        | "TraceViewParser"
-        | "TraceStepTimeParser"
-        | "OperatorViewParser"
-        | "CANNAnalyzeParser"
-        | "CommunicationParser" => Some("CANNTimelineParser"),
-        _ => None,
-    }
-}
-
-/// Failed tasks whose prerequisite did not fail: the roots of the cascade.
+/// Failed tasks whose prerequisites did not fail: the roots of the cascade (torch_npu's task
+/// graph, [`parse_tasks`]).
 pub fn root_tasks(failed: &[Quoted<String>]) -> Vec<&Quoted<String>> {
+    let names: Vec<&str> = failed.iter().map(|q| q.kind.as_str()).collect();
+    let roots = parse_tasks::roots(&names);
     failed
         .iter()
-        .filter(|q| match parent_task(&q.kind) {
-            Some(parent) => !failed.iter().any(|o| o.kind == parent),
-            None => true,
-        })
+        .filter(|q| roots.contains(&q.kind.as_str()))
         .collect()
 }
 
@@ -259,6 +435,24 @@ Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cyc
             scan_log(std::io::BufReader::with_capacity(1024, text.as_slice())).unwrap_or_default();
         assert_eq!(scan.run_failed_lines, 1);
         assert_eq!(scan.failed_tasks[0].line, 2);
+    }
+
+    #[test]
+    fn toolkit_ownership_is_a_cause_only_where_it_stops_the_export() {
+        let scan = scan_log(
+            "[2025-10-20-09:00:01.200] [WARNING] [AscendProfiler_CANNExportParser:166] The '/opt/Ascend/ascend-toolkit/latest/bin/msprof' path and current owner have inconsistent permissions.please execute 'chown -R alice /opt/Ascend/ascend-toolkit'\n"
+                .as_bytes(),
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            scan.ownership[0].kind,
+            Owner::Toolkit {
+                target: Some("/opt/Ascend/ascend-toolkit".to_owned())
+            }
+        );
+        assert!(scan.has_environment_cause(&Build::new(Some("2.7.1"), None)));
+        assert!(!scan.has_environment_cause(&Build::new(Some("2.14.0"), None)));
+        assert!(scan.has_environment_cause(&Build::unknown()));
     }
 
     #[test]

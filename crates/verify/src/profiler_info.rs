@@ -6,6 +6,8 @@ use serde_json::Value;
 
 use npuprof_schedule::Schedule;
 
+use crate::build::Build;
+
 /// Profiler level from `experimental_config._profiler_level`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Level {
@@ -72,6 +74,8 @@ pub struct ProfilerInfo {
     pub schedule_unknown: Option<String>,
     /// `profile_memory`.
     pub profile_memory: Option<bool>,
+    /// `experimental_config._l2_cache`.
+    pub l2_cache: Option<bool>,
 }
 
 impl ProfilerInfo {
@@ -132,7 +136,18 @@ impl ProfilerInfo {
             profile_memory: common
                 .and_then(|c| c.get("profile_memory"))
                 .and_then(Value::as_bool),
+            l2_cache: exp
+                .and_then(|e| either(e, "l2_cache"))
+                .and_then(Value::as_bool),
         })
+    }
+
+    /// The torch_npu build that wrote the run.
+    pub fn build(&self) -> Build {
+        Build::new(
+            self.torch_npu_version.as_deref(),
+            self.cann_version.as_deref(),
+        )
     }
 
     /// Whether the NPU activity was recorded (`None` when unknown).
@@ -202,28 +217,40 @@ fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<Option<Schedule>,
     )))
 }
 
-/// `profiler_metadata.json`'s `distributed_args`: where this rank sits in the whole run.
+/// Where a rank sits in the whole run, from `profiler_metadata.json`'s `parallel_group_info`:
+/// the HCCL groups the rank belongs to, each with its `global_ranks` (written when
+/// torch.distributed is initialised with HCCL; no torch_npu build writes `distributed_args`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DistributedArgs {
-    /// `rank`.
+pub struct ParallelGroups {
+    /// The rank in the default group (`group_name` `default_group`): the global rank.
     pub rank: Option<u32>,
-    /// `world_size`: the number of ranks of the whole run.
+    /// One more than the highest global rank of any group: the number of ranks of the run.
     pub world_size: Option<u32>,
 }
 
-impl DistributedArgs {
-    /// Reads `distributed_args` from profiler_metadata.json's text (`None` when absent).
+impl ParallelGroups {
+    /// Reads `parallel_group_info` from profiler_metadata.json's text (`None` when absent).
     pub fn parse(text: &str) -> Option<Self> {
         let v: Value = serde_json::from_str(text).ok()?;
-        let args = v.get("distributed_args")?;
-        let num = |k: &str| match args.get(k)? {
+        let groups = v.get("parallel_group_info")?.as_object()?;
+        let num = |v: &Value| match v {
             Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
             Value::String(s) => s.trim().parse().ok(),
             _ => None,
         };
+        let mut highest: Option<u32> = None;
+        let mut rank = None;
+        for group in groups.values() {
+            if let Some(ranks) = group.get("global_ranks").and_then(Value::as_array) {
+                highest = ranks.iter().filter_map(num).chain(highest).max();
+            }
+            if group.get("group_name").and_then(Value::as_str) == Some("default_group") {
+                rank = group.get("group_rank").and_then(num);
+            }
+        }
         Some(Self {
-            rank: num("rank"),
-            world_size: num("world_size").filter(|n| *n > 0),
+            rank,
+            world_size: highest.and_then(|h| h.checked_add(1)),
         })
     }
 }
@@ -287,18 +314,27 @@ mod tests {
     }
 
     #[test]
-    fn distributed_args_rank_and_world_size() {
-        let d = DistributedArgs::parse(
-            r#"{"distributed_args": {"backend": "hccl", "rank": 3, "world_size": "16"}}"#,
+    fn parallel_group_info_rank_and_world_size() {
+        let g = ParallelGroups::parse(
+            r#"{"ENV_VARIABLES": {}, "parallel_group_info": {
+                "11.0.0.1%enp_60000_0_1": {"group_name": "tp", "group_rank": 1, "global_ranks": [2, 3]},
+                "11.0.0.1%enp_60000_0_2": {"group_name": "default_group", "group_rank": 3, "global_ranks": [0, 1, 2, 3, 4, 5, 6, 7]}
+            }, "trace_id": "x"}"#,
         );
         assert_eq!(
-            d,
-            Some(DistributedArgs {
+            g,
+            Some(ParallelGroups {
                 rank: Some(3),
-                world_size: Some(16)
+                world_size: Some(8)
             })
         );
-        assert_eq!(DistributedArgs::parse(r#"{"ENV_VARIABLES": {}}"#), None);
+        // distributed_args is written by no build: it is not read.
+        assert_eq!(
+            ParallelGroups::parse(
+                r#"{"distributed_args": {"backend": "hccl", "rank": 3, "world_size": 16}}"#
+            ),
+            None
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub struct TargetSummary {
     pub path: String,
     /// Phases expected (result directories: from `--phase`), else the phases found.
     pub phases: Vec<String>,
-    /// Ranks expected per phase, when known: `--ranks`, else `distributed_args.world_size`
+    /// Ranks expected per phase, when known: `--ranks`, else `parallel_group_info`
     /// of profiler_metadata.json, else one more than the highest `log_<rank>.log`.
     pub expected_ranks: Option<u32>,
     /// Whether every one of `expected_ranks` must be here (`--ranks`, or rank logs name them);
@@ -58,7 +58,7 @@ pub struct RunSummary {
     pub phase: Option<String>,
     /// Rank from profiler_info (`rank_id` or the file name), else profiler_metadata, or null.
     pub rank: Option<u32>,
-    /// `distributed_args.world_size` from profiler_metadata.json, or null.
+    /// `parallel_group_info` from profiler_metadata.json, or null.
     #[serde(default)]
     pub world_size: Option<u32>,
     /// The run directory.

@@ -6,13 +6,14 @@ use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
+use crate::build::Build;
 use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan, StepTraceRow};
-use crate::log_findings::{self, ScheduleContext};
+use crate::log_findings::{self, LogVerdict, ScheduleContext};
 use crate::logs;
 use crate::probe::{self, Contents, FileProblem, Opened};
-use crate::profiler_info::{self, DistributedArgs, ProfilerInfo};
+use crate::profiler_info::{self, ParallelGroups, ProfilerInfo};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
 use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
@@ -50,7 +51,7 @@ pub struct RunFacts {
     pub rank: Option<u32>,
     /// The schedule: `None` unknown, `Some(None)` no schedule.
     pub schedule: Option<Option<Schedule>>,
-    /// `distributed_args.world_size` from profiler_metadata.json.
+    /// The number of ranks from profiler_metadata.json's `parallel_group_info`.
     pub world_size: Option<u32>,
     /// No CSV at all in the output directory.
     pub no_csv: bool,
@@ -58,8 +59,12 @@ pub struct RunFacts {
     pub trace_broken: bool,
     /// The run's own logs report failed parsers.
     pub parsers_failed: bool,
+    /// The run's own logs name a cause other than the disk (CANN environment, toolkit owner).
+    pub environment_cause: bool,
     /// `analyse.done` exists.
     pub analyse_done: bool,
+    /// The torch_npu build that wrote it.
+    pub build: Build,
 }
 
 /// Everything one run produced.
@@ -129,7 +134,7 @@ fn open_artifact(ctx: &mut Ctx<'_>, path: &Path, empty_code: Option<Code>) -> Op
 /// The run's configuration: profiler_info, profiler_metadata and the effective schedule.
 struct Config {
     info: Option<ProfilerInfo>,
-    distributed: Option<DistributedArgs>,
+    groups: Option<ParallelGroups>,
     effective_schedule: Option<Option<Schedule>>,
 }
 
@@ -140,16 +145,16 @@ fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) 
         .map(|n| dir.join(n))
         .collect();
     let info = read_info(ctx, dir, &info_files);
-    let distributed = names
+    let groups = names
         .iter()
         .any(|n| n == "profiler_metadata.json")
         .then(|| probe::read_capped(&dir.join("profiler_metadata.json"), SMALL_JSON_CAP))
         .and_then(|r| r.ok()?.ok())
-        .and_then(|bytes| DistributedArgs::parse(&String::from_utf8_lossy(&bytes)));
+        .and_then(|bytes| ParallelGroups::parse(&String::from_utf8_lossy(&bytes)));
     ctx.rank = info
         .as_ref()
         .and_then(|i| i.rank)
-        .or(distributed.and_then(|d| d.rank));
+        .or(groups.and_then(|d| d.rank));
     let schedule = info.as_ref().and_then(|i| i.schedule);
     let effective_schedule = match (schedule, opts.expect_active) {
         (Some(Some(s)), Some(a)) => Some(Some(s.with_active(a))),
@@ -157,7 +162,7 @@ fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) 
     };
     Config {
         info,
-        distributed,
+        groups,
         effective_schedule,
     }
 }
@@ -227,21 +232,38 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     };
     let config = read_config(&mut ctx, dir, &names, opts);
     let info = config.info.as_ref();
+    let build = info.map_or_else(Build::unknown, ProfilerInfo::build);
     let out_dir = dir.join("ASCEND_PROFILER_OUTPUT");
     let mut artifacts = Artifacts::default();
     let listing = list_output(&mut ctx, dir, &out_dir, &mut artifacts);
     let files = artifacts.files.clone();
     let has = |name: &str| files.iter().any(|f| f == name);
 
+    let logs = check_run_logs(&mut ctx, dir, info, &build, &mut artifacts);
     let large = scan_large_files(&mut ctx, &out_dir, &has);
-    if listing == Listing::Listed {
-        let world = opts
-            .world_size
-            .or(config.distributed.and_then(|d| d.world_size));
-        artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world);
-    }
-    check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"));
-    let trace_broken = judge_trace(&mut ctx, &out_dir, large.trace, info, &mut artifacts);
+    let window = artifact_set::Window {
+        raw_data: names.iter().any(|n| n.starts_with("PROF_")),
+        failure_seen: logs.failed,
+        logs_read: logs.read,
+        device_timeline_empty: large
+            .trace
+            .as_ref()
+            .and_then(|t| t.as_ref().ok())
+            .map(trace_checks::device_timeline_empty),
+    };
+    let empty_window = listing == Listing::Listed && {
+        let world = opts.world_size.or(config.groups.and_then(|d| d.world_size));
+        artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world, &window)
+    };
+    check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"), &build);
+    let trace_broken = judge_trace(
+        &mut ctx,
+        &out_dir,
+        large.trace,
+        info,
+        empty_window,
+        &mut artifacts,
+    );
     check_size_caps(&mut ctx, &out_dir, &artifacts.files);
 
     let mut steps = StepsSummary {
@@ -264,29 +286,35 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     let step_rows = has("step_trace_time.csv")
         .then(|| read_step_trace(&mut ctx, &step_trace_path, &mut artifacts, &mut steps))
         .flatten();
-    step_findings(
-        &mut ctx,
-        config.effective_schedule,
-        info.and_then(|i| i.schedule_unknown.as_deref()),
-        &steps,
-        kernel_scan.as_ref(),
-        &kernel_path,
-        step_rows.as_deref(),
-        &step_trace_path,
-    );
+    if !empty_window {
+        step_findings(
+            &mut ctx,
+            config.effective_schedule,
+            info.and_then(|i| i.schedule_unknown.as_deref()),
+            &steps,
+            kernel_scan.as_ref(),
+            &kernel_path,
+            step_rows.as_deref(),
+            &step_trace_path,
+        );
+    }
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
-    let parsers_failed = check_run_logs(&mut ctx, dir, info, &mut artifacts);
+    if listing == Listing::Listed && !has("analyse.done") {
+        check_analyse_done_missing(&mut ctx, &out_dir, &build);
+    }
     let facts = RunFacts {
         dir: dir.clone(),
         phase: run.phase.clone(),
         rank: ctx.rank,
         schedule: info.and_then(|i| i.schedule),
-        world_size: config.distributed.and_then(|d| d.world_size),
+        world_size: config.groups.and_then(|d| d.world_size),
         no_csv: listing != Listing::Unreadable
             && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
         trace_broken,
-        parsers_failed,
+        parsers_failed: logs.failed,
+        environment_cause: logs.environment,
         analyse_done: has("analyse.done"),
+        build,
     };
     RunOutcome {
         summary: summary(&facts, &ctx.dir, info, steps, artifacts),
@@ -335,12 +363,13 @@ fn judge_trace(
     out_dir: &Path,
     trace: Option<std::io::Result<TraceScan>>,
     info: Option<&ProfilerInfo>,
+    empty_window: bool,
     artifacts: &mut Artifacts,
 ) -> bool {
     let path = out_dir.join("trace_view.json");
     match trace {
         Some(Ok(scan)) => {
-            trace_findings(ctx, &path, &scan, info);
+            trace_findings(ctx, &path, &scan, info, empty_window);
             artifacts.trace_view = Some(trace_summary(&scan));
             !matches!(scan.state, TraceState::Complete | TraceState::NotAnArray)
         }
@@ -412,7 +441,9 @@ fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
         no_csv: false,
         trace_broken: false,
         parsers_failed: false,
+        environment_cause: false,
         analyse_done: false,
+        build: Build::unknown(),
     };
     RunOutcome {
         summary: summary(
@@ -427,7 +458,13 @@ fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
     }
 }
 
-fn check_temp_leftover(ctx: &mut Ctx<'_>, dir: &Path, out_dir: &Path, in_output: bool) {
+fn check_temp_leftover(
+    ctx: &mut Ctx<'_>,
+    dir: &Path,
+    out_dir: &Path,
+    in_output: bool,
+    build: &Build,
+) {
     let p = if in_output {
         out_dir.join("trace_view_temp.json")
     } else if dir.join("trace_view_temp.json").is_file() {
@@ -435,10 +472,18 @@ fn check_temp_leftover(ctx: &mut Ctx<'_>, dir: &Path, out_dir: &Path, in_output:
     } else {
         return;
     };
+    let builds = match build.writes_trace_temp() {
+        Some(true) => format!("{} renames it when done", build.describe()),
+        Some(false) => format!(
+            "{} does not write it (only 2.5.1 and older do): it is left from an older build's parse",
+            build.describe()
+        ),
+        None => "builds up to 2.5.1 rename it when done".to_owned(),
+    };
     ctx.push(Finding::new(
         Severity::Error,
         Code::TraceTempLeftover,
-        "trace_view_temp.json was left behind: timeline parsing never finished (torch_npu 7.1 and older rename it when done)",
+        format!("trace_view_temp.json was left behind: timeline parsing never finished ({builds})"),
         Evidence::path(disp(&p)),
         format!("re-parse the run: {}", reparse_command(&ctx.dir)),
     ));
@@ -482,25 +527,39 @@ fn read_step_trace(
     }
 }
 
-/// Reads the run's parser logs (`logs/*.log`); returns whether any reports a failed parser.
+/// What the run's own parser logs (`logs/*.log`) say.
+#[derive(Debug, Clone, Copy, Default)]
+struct RunLogs {
+    /// At least one log was read.
+    read: bool,
+    /// A log reports failed parsing.
+    failed: bool,
+    /// A log names a cause other than the disk.
+    environment: bool,
+}
+
+/// Reads the run's parser logs (`logs/*.log`, ProfilerLogger records from 2.5.1; absent in
+/// 2.1.0.post10): failures, root causes, tracebacks, the 2.7.1+ status table.
 fn check_run_logs(
     ctx: &mut Ctx<'_>,
     dir: &Path,
     info: Option<&ProfilerInfo>,
+    build: &Build,
     artifacts: &mut Artifacts,
-) -> bool {
+) -> RunLogs {
     let logs_dir = dir.join("logs");
+    let mut verdict = RunLogs::default();
     let names = match probe::list_dir(&logs_dir) {
         Ok(names) => names,
-        Err(FileProblem::Missing) => return false,
+        Err(FileProblem::Missing) => return verdict,
         Err(problem) => {
             file_problem(ctx, &logs_dir, &problem);
-            return false;
+            return verdict;
         }
     };
-    let mut parsers_failed = false;
     let sched_ctx = ScheduleContext::from_schedules([info.and_then(|i| i.schedule)]);
-    for name in names.into_iter().filter(|n| n.ends_with(".log")) {
+    // ProfilerLogger rotates `profiler_*.log` into `.log.1` … `.log.3`.
+    for name in names.into_iter().filter(|n| is_log_name(n)) {
         let path = logs_dir.join(&name);
         artifacts.logs.push(name);
         let Some(opened) = open_artifact(ctx, &path, None) else {
@@ -508,15 +567,45 @@ fn check_run_logs(
         };
         match logs::scan_log(BufReader::new(opened.file)) {
             Ok(scan) => {
-                parsers_failed |= scan.run_failed_lines > 0;
-                for f in log_findings::findings(&scan, &path, &ctx.dir, sched_ctx) {
+                verdict.read = true;
+                verdict.failed |= scan.parsers_failed();
+                verdict.environment |= scan.has_environment_cause(build);
+                for f in log_findings::findings(&scan, &path, &ctx.dir, sched_ctx, build) {
                     ctx.push(f);
                 }
             }
             Err(e) => unreadable(ctx, &path, &e),
         }
     }
-    parsers_failed
+    verdict
+}
+
+/// `x.log` or a rotated `x.log.N`.
+fn is_log_name(name: &str) -> bool {
+    name.ends_with(".log")
+        || name
+            .rsplit_once(".log.")
+            .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// A build that writes `analyse.done` after every parse by the trace handler left none.
+fn check_analyse_done_missing(ctx: &mut Ctx<'_>, out_dir: &Path, build: &Build) {
+    if build.writes_analyse_done() != Some(true) {
+        return;
+    }
+    ctx.push(Finding::new(
+        Severity::Warning,
+        Code::AnalyseDoneMissing,
+        format!(
+            "no analyse.done: {} writes it when a parse ends (online or by analyse()), even a failed one, so this parse did not reach its end: killed, interrupted, or still running",
+            build.describe()
+        ),
+        Evidence::path(disp(out_dir)),
+        format!(
+            "if the job was killed while parsing, re-parse: {}",
+            reparse_command(&ctx.dir)
+        ),
+    ));
 }
 
 fn read_info(ctx: &mut Ctx<'_>, dir: &Path, files: &[PathBuf]) -> Option<ProfilerInfo> {
@@ -611,4 +700,66 @@ fn size_cap(ctx: &mut Ctx<'_>, path: &Path, cap: u64, kind: &str, cap_text: &str
 /// The schedule context shared by log checks: whether every run had no schedule.
 pub fn schedule_context<'a>(facts: impl IntoIterator<Item = &'a RunFacts>) -> ScheduleContext {
     ScheduleContext::from_schedules(facts.into_iter().map(|f| f.schedule))
+}
+
+/// The build of the first run that records one (stdout logs are judged for it).
+pub fn first_build(outcomes: &[RunOutcome]) -> Build {
+    outcomes
+        .iter()
+        .map(|o| &o.facts.build)
+        .find(|b| b.is_known())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// What the job's stdout says about a run: its rank's `log_<rank>.log` (every rank's log when
+/// the run's rank is unknown) and the captured stdout.
+pub fn stdout_verdict(
+    facts: &RunFacts,
+    result_logs: &std::collections::BTreeMap<u32, LogVerdict>,
+    captured: LogVerdict,
+) -> LogVerdict {
+    let rank_logs = match facts.rank {
+        Some(r) => result_logs.get(&r).copied().unwrap_or_default(),
+        None => result_logs
+            .values()
+            .fold(LogVerdict::default(), |a, v| a.or(*v)),
+    };
+    rank_logs.or(captured)
+}
+
+/// An empty window judged from the run alone is no empty window when the job's stdout reports
+/// failed parsers: the missing kernel files are then an error.
+pub fn confirm_empty_windows(
+    outcomes: &[RunOutcome],
+    result_logs: &std::collections::BTreeMap<u32, LogVerdict>,
+    captured: LogVerdict,
+    findings: &mut Vec<Finding>,
+) {
+    for o in outcomes {
+        if !stdout_verdict(&o.facts, result_logs, captured).failed {
+            continue;
+        }
+        let Some(empty) = o
+            .findings
+            .iter()
+            .find(|f| f.code == Code::NoKernelsInWindow)
+        else {
+            continue;
+        };
+        findings.retain(|f| f != empty);
+        findings.push(
+            Finding::new(
+                Severity::Error,
+                Code::ArtifactMissing,
+                "missing from ASCEND_PROFILER_OUTPUT/: kernel_details.csv (NPU activity was recorded); the device timeline is empty, but the job's stdout reports failed parsers, so this is a parser failure, not an empty window",
+                empty.evidence.clone(),
+                format!(
+                    "find the failing parser in the job's stdout (`grep -n 'run failed'`), then re-parse: {}",
+                    reparse_command(&disp(&o.facts.dir))
+                ),
+            )
+            .at(o.facts.phase.as_deref(), o.facts.rank),
+        );
+    }
 }

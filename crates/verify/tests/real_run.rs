@@ -1,6 +1,6 @@
 //! verify on the complete real 2-rank run (vendored) and on the variations real torch_npu output
 //! shows: Level0 traces without `CANN`, un-prefixed pipeline metric columns,
-//! 2023 `_wait` schedule keys, one rank or a subset of ranks, `distributed_args`.
+//! 2023 `_wait` schedule keys, one rank or a subset of ranks, `parallel_group_info`.
 
 mod common;
 
@@ -61,10 +61,10 @@ fn one_rank_alone_is_ok_unless_the_whole_run_is_asked_for() {
 }
 
 #[test]
-fn distributed_args_give_the_run_size_and_a_subset_is_reported_not_failed() {
+fn parallel_group_info_gives_the_run_size_and_a_subset_is_reported_not_failed() {
     let tmp = tempdir();
     let [r0, r1] = copy_real_run(tmp.path());
-    // Ranks 2 and 3 of a 4-rank run (one node of two).
+    // No torch_npu build writes `distributed_args`: it says nothing about the run's size.
     for (run, rank) in [(&r0, 2), (&r1, 3)] {
         run.edit_info(|v| v["rank_id"] = serde_json::json!(rank));
         fs::write(
@@ -74,6 +74,27 @@ fn distributed_args_give_the_run_size_and_a_subset_is_reported_not_failed() {
             ),
         )
         .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let report = run_verify(tmp.path(), |_| {});
+    check_codes(&report, &[]);
+    assert_eq!(report.target.expected_ranks, None);
+    // Ranks 2 and 3 of a 4-rank run (one node of two), their HCCL groups as torch_npu records
+    // them: a tensor-parallel pair and the default group of every rank.
+    for (run, rank) in [(&r0, 2), (&r1, 3)] {
+        let metadata = serde_json::json!({
+            "ENV_VARIABLES": {"ASCEND_GLOBAL_LOG_LEVEL": ""},
+            "parallel_group_info": {
+                "10.0.0.2%eth0_60000_0_1764246877073570": {
+                    "group_name": "tp", "group_rank": rank - 2, "global_ranks": [2, 3]
+                },
+                "10.0.0.2%eth0_60000_0_1764246877073569": {
+                    "group_name": "default_group", "group_rank": rank, "global_ranks": [0, 1, 2, 3]
+                }
+            },
+            "trace_id": "1764246877073569"
+        });
+        fs::write(run.dir.join("profiler_metadata.json"), metadata.to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     let report = run_verify(tmp.path(), |_| {});
     check_codes(&report, &[(Severity::Info, Code::RankSubset)]);

@@ -330,7 +330,9 @@ fn bad_disk_all_parsers_failed() {
     let msg = parser.map(|f| f.message.as_str()).unwrap_or_default();
     assert!(msg.contains("11 `run failed`"), "{msg}");
     assert!(
-        msg.contains("root failing task(s): CANNExportParser, CANNTimelineParser"),
+        msg.contains(
+            "root failing task(s): CANNExportParser (then, as a consequence: CANNTimelineParser,"
+        ),
         "{msg}"
     );
     // The bad-disk diagnosis comes first.

@@ -34,7 +34,13 @@ class BadDiskTest(FakeTestCase):
         with self.assertRaises(json.JSONDecodeError):
             json.loads(raw)
         logs = "".join(p.read_text(encoding="utf-8") for p in (run_dir / "logs").iterdir())
-        self.assertIn("Failed to export CANN Profiling data.", logs)
+        # ProfilerLogger's record, traceback and status table; `run failed` is on stdout only.
+        self.assertRegex(logs, r"\[\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\.\d{3}\] \[ERROR\] "
+                               r"\[AscendProfiler_CANNExportParser:101\] Failed to export CANN Profiling data\n"
+                               r"Traceback \(most recent call last\):\n")
+        self.assertIn("OSError: [Errno 5] Input/output error", logs)
+        self.assertRegex(logs, r"\] export +\| SUB_PROCESS +\| Failed +\| ")
+        self.assertNotIn("run failed", logs)
 
     def test_marker_file_above_the_output(self):
         (self.tmp / ".fake_torch_npu_bad_disk").touch()
@@ -65,10 +71,39 @@ class BadDiskTest(FakeTestCase):
         self.assertEqual(failed_tasks(stdout), [])
         self.assertTrue((dirs[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").exists())
 
-    def test_release_7_1_leaves_trace_view_temp(self):
-        os.environ.update(FAKE_TORCH_NPU_RELEASE="7.1", FAKE_TORCH_NPU_BAD_DISK="1")
-        _, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1))
+    def test_build_2_5_1_leaves_trace_view_temp(self):
+        os.environ.update(FAKE_TORCH_NPU_BUILD="2.5.1", FAKE_TORCH_NPU_BAD_DISK="1")
+        stdout, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1))
         self.assertEqual(os.listdir(dirs[0] / "ASCEND_PROFILER_OUTPUT"), ["trace_view_temp.json"])
+        # 2.5.1: no brackets on stdout, ProfilerLogger without milliseconds, no status table.
+        self.assertRegex(stdout, r"(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \[ERROR\] \[\d+\] profiler\.py: "
+                                 r"Task \[CANNExportParser\] run failed\.$")
+        logs = "".join(p.read_text(encoding="utf-8") for p in (dirs[0] / "logs").iterdir())
+        self.assertRegex(logs, r"\[\d{4}-\d\d-\d\d-\d\d:\d\d:\d\d\] \[ERROR\] \[AscendProfiler:75\] "
+                               r"Failed to export CANN Profiling data, error: \[Errno 5\]")
+        self.assertNotIn("Task execution completed", logs)
+
+    def test_build_2_1_0_post10_has_no_logs_and_its_own_texts(self):
+        os.environ.update(FAKE_TORCH_NPU_BUILD="2.1.0.post10", FAKE_TORCH_NPU_BAD_DISK="1")
+        stdout, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1))
+        self.assertFalse((dirs[0] / "logs").exists())
+        self.assertIn("profiler.py: Task export has not run successfully.", stdout)
+        self.assertIn("profiler.py: Task kernel has not run successfully.", stdout)
+        self.assertIn("[WARNING]", stdout)
+        self.assertIn("profiler.py: Profiling data parsing failed.\n", stdout)
+        (info_path,) = dirs[0].glob("profiler_info*.json")
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+        self.assertNotIn("torch_npu_version", info)
+        self.assertNotIn("cann_version", info)
+
+    def test_msprof_missing_texts_per_build(self):
+        os.environ["FAKE_TORCH_NPU_NO_MSPROF"] = "1"
+        stdout, _ = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1))
+        self.assertRegex(stdout, r"(?m)^\[[^]]+\] \[ERROR\] \[\d+\] profiler\.py: Failed to export CANN Profiling "
+                                 r"data\. Error msg: Export CANN Profiling data failed! 'msprof' command not found!")
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.5.1"
+        stdout, _ = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1), out="old")
+        self.assertIn("profiler.py: Export CANN Profiling data failed! msprof command not found!", stdout)
 
 
 class ScheduleWarningTest(FakeTestCase):

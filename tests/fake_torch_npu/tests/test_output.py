@@ -29,6 +29,7 @@ class SampleWindowTest(FakeTestCase):
 
     def setUp(self):
         super().setUp()
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"  # the sample's build
         schedule = P.schedule(wait=0, active=1, warmup=1, repeat=1, skip_first=12)
         self.stdout, dirs = self.profile_loop(15, schedule=schedule, level=P.ProfilerLevel.Level2)
         self.assertEqual(len(dirs), 1)
@@ -83,9 +84,12 @@ class SampleWindowTest(FakeTestCase):
 
     def test_file_set_at_level2_single_card(self):
         names = sorted(os.listdir(self.out))
-        self.assertEqual(names, ["analyse.done", "api_statistic.csv", "kernel_details.csv", "op_statistic.csv",
+        # 2.7.1 (the sample's build) writes no analyse.done; 2026 builds write an empty one.
+        self.assertEqual(names, ["api_statistic.csv", "kernel_details.csv", "op_statistic.csv",
                                  "operator_details.csv", "step_trace_time.csv", "trace_view.json"])
-        self.assertEqual((self.out / "analyse.done").stat().st_size, 0)
+        del os.environ["FAKE_TORCH_NPU_BUILD"]
+        _, dirs = self.profile_loop(3, schedule=P.schedule(wait=0, active=1, repeat=1), out="new")
+        self.assertEqual((dirs[0] / "ASCEND_PROFILER_OUTPUT" / "analyse.done").stat().st_size, 0)
 
     def test_trace_view_is_a_complete_two_phase_array(self):
         raw = (self.out / "trace_view.json").read_bytes()
@@ -132,11 +136,13 @@ class LevelAndMetricsTest(FakeTestCase):
         rows = self.kernel_header(level=P.ProfilerLevel.Level0)
         self.assertEqual(rows[0], ["Step Id", "Device_id", "Name", "Type", "Accelerator Core", "Start Time(us)",
                                    "Duration(us)", "Wait Time(us)", "Block Num"])
-        os.environ["FAKE_TORCH_NPU_RELEASE"] = "7.2"
-        self.assertEqual(self.kernel_header(level=P.ProfilerLevel.Level0, out="p72")[0][-1], "Block Dim")
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"
+        self.assertEqual(self.kernel_header(level=P.ProfilerLevel.Level0, out="p271")[0][-1], "Block Dim")
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.5.1"
+        self.assertNotIn("Device_id", self.kernel_header(level=P.ProfilerLevel.Level0, out="p251")[0])
 
-    def test_level0_release_7_0_matches_the_real_8_column_crlf_file(self):
-        os.environ["FAKE_TORCH_NPU_RELEASE"] = "7.0"
+    def test_level0_oldest_build_matches_the_real_8_column_crlf_file(self):
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.1.0.post10"
         _, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1), level=P.ProfilerLevel.Level0)
         path = dirs[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv"
         self.assertEqual(read_csv(path)[0], sample_header(LEVEL0))
@@ -209,7 +215,42 @@ class MultiCardTest(FakeTestCase):
         self.assertEqual({row[1] for row in rows[1:]}, {"2"})
         self.assertIn("COMMUNICATION", {row[8] for row in rows[1:]})
 
-    def test_level0_multi_card_has_no_communication_files(self):
+    def test_level0_multi_card_has_communication_files(self):
+        # CommunicationParser runs from Level0 (the parser table); its files are gated by data.
         os.environ.update(RANK="1", WORLD_SIZE="2", LOCAL_RANK="1")
         _, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1), level=P.ProfilerLevel.Level0)
-        self.assertFalse((dirs[0] / "ASCEND_PROFILER_OUTPUT" / "communication.json").exists())
+        self.assertTrue((dirs[0] / "ASCEND_PROFILER_OUTPUT" / "communication.json").exists())
+        metadata = json.loads((dirs[0] / "profiler_metadata.json").read_text(encoding="utf-8"))
+        self.assertNotIn("distributed_args", metadata)
+        (group,) = metadata["parallel_group_info"].values()
+        self.assertEqual((group["group_name"], group["group_rank"], group["global_ranks"]), ("default_group", 1, [0, 1]))
+
+
+class TruthfulFilesTest(FakeTestCase):
+    """What the real builds write, point by point of the wheels' source."""
+
+    def test_rank_id_only_with_rank(self):
+        os.environ.pop("RANK", None)
+        _, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1))
+        info = json.loads((dirs[0] / "profiler_info.json").read_text(encoding="utf-8"))
+        self.assertNotIn("rank_id", info)
+        os.environ["RANK"] = "3"
+        _, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1), out="ranked")
+        info = json.loads((dirs[0] / "profiler_info_3.json").read_text(encoding="utf-8"))
+        self.assertEqual(info["rank_id"], "3")
+
+    def test_level_none_writes_host_files_only(self):
+        _, dirs = self.profile_loop(2, schedule=P.schedule(wait=0, active=1, repeat=1), level=P.ProfilerLevel.Level_none,
+                                    profile_memory=True)
+        names = set(os.listdir(dirs[0] / "ASCEND_PROFILER_OUTPUT"))
+        self.assertEqual(names, {"analyse.done", "trace_view.json", "operator_details.csv", "memory_record.csv",
+                                 "operator_memory.csv"})
+
+    def test_no_csv_is_ever_empty(self):
+        # Stopped before any step was recorded: no kernels, so no kernel_details.csv at all.
+        _, dirs = self.profile_loop(0, schedule=P.schedule(wait=0, active=2, repeat=1), profile_memory=True)
+        self.assertEqual(len(dirs), 1)
+        self.assertFalse((dirs[0] / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").exists())
+        for run_dir in dirs:
+            for path in (run_dir / "ASCEND_PROFILER_OUTPUT").glob("*.csv"):
+                self.assertGreater(len(read_csv(path)), 1, path.name)

@@ -55,15 +55,16 @@ class ScheduleTest(FakeTestCase):
             torch_npu.profiler.schedule(wait=0, active=0)
         self.assertEqual(out.getvalue(), "")
 
-    def test_skip_first_wait_from_26_1(self):
-        os.environ["FAKE_TORCH_NPU_RELEASE"] = "26.1"
+    def test_skip_first_wait_in_2026_builds(self):
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.14.0"
         s = torch_npu.profiler.schedule(wait=2, active=1, repeat=1, skip_first=2, skip_first_wait=1)
         # skip_first_wait: the first cycle starts without its wait steps.
         self.assertEqual(actions(s, 4), [Action.NONE, Action.NONE, Action.RECORD_AND_SAVE, Action.NONE])
         self.assertIn("skip_first_wait", s.to_dict())
-        os.environ["FAKE_TORCH_NPU_RELEASE"] = "26.0"
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"
         self.assertNotIn("skip_first_wait", s.to_dict())
 
     def test_profiler_info_schedule_key_order(self):
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"  # the real sample's build
         s = torch_npu.profiler.schedule(wait=0, active=1, warmup=1, repeat=1, skip_first=12)
         self.assertEqual(list(s.to_dict()), ["wait", "active", "warmup", "repeat", "skip_first"])

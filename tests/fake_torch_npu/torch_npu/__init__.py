@@ -7,4 +7,4 @@ package (and `torch_npu.profiler`'s docstring) for the environment variables.
 from torch_npu.profiler import _env
 from torch_npu import profiler  # noqa: F401 - exposes torch_npu.profiler
 
-__version__ = _env.torch_npu_version()
+__version__ = _env.build()

@@ -36,7 +36,7 @@ pub struct Args {
     /// Decode `repeat` (0 = cycle forever: the window never closes by itself; without a run config).
     #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
     pub repeat: i64,
-    /// Decode `skip_first_wait` (torch_npu 26.1+; without a run config).
+    /// Decode `skip_first_wait` (torch_npu 2.7.1.post11 and 2.14.0; without a run config).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub skip_first_wait: i64,
     /// Judge the decode window after exactly this many `step()` calls (default: what the config

@@ -42,9 +42,13 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub expect_active: Option<u64>,
     /// Ranks of the whole run, all required per phase (default: the log_<rank>.log files
-    /// require their ranks; distributed_args only names the run's size, a subset is normal).
+    /// require their ranks; parallel_group_info only names the run's size, a subset is normal).
     #[arg(long, value_name = "N")]
     pub ranks: Option<u32>,
+    /// The job's captured stdout, where torch_npu prints `Task [X] run failed.` (repeatable;
+    /// cann-recipes' `log_<rank>.log` in a result directory is read without it).
+    #[arg(long = "log", value_name = "FILE", conflicts_with = "merge")]
+    pub logs: Vec<PathBuf>,
     /// Join the `--json` reports of several nodes into the whole-run verdict.
     #[arg(long, value_name = "REPORT", num_args = 1.., conflicts_with = "model")]
     pub merge: Vec<PathBuf>,
@@ -86,11 +90,18 @@ pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
         None if args.target.names_config() => super::summary::newest_result(&args.target)?,
         None => PathBuf::from("."),
     };
+    if let Some(bad) = args.logs.iter().find(|l| !l.is_file()) {
+        anyhow::bail!(
+            "--log {}: no such regular file (give the file holding the job's stdout)",
+            bad.display()
+        );
+    }
     let opts = Options {
         path,
         phases: args.phase.into(),
         expect_active: args.expect_active,
         world_size: args.ranks,
+        logs: args.logs.clone(),
     };
     let bar = progress_bar();
     let report = npuprof_verify::verify(&opts, &bar);

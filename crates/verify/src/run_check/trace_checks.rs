@@ -41,14 +41,29 @@ pub(super) fn scan_trace(opened: Opened, progress: &dyn Progress) -> std::io::Re
     TraceScanner::scan_file_parallel(&opened.file, |n| progress.advance(n))
 }
 
+/// Whether the trace's device timeline is empty: closed with `},]`, or complete without an
+/// `Ascend Hardware` process.
+pub(super) fn device_timeline_empty(scan: &TraceScan) -> bool {
+    match scan.state {
+        TraceState::TrailingCommaClose { .. } => true,
+        TraceState::Complete => !scan.has_process(DEVICE_PROCESS),
+        _ => false,
+    }
+}
+
+/// The trace's findings. In an empty window (no kernels recorded, told by the artifact set) a
+/// complete trace without a device timeline is what torch_npu writes, not a failure.
 pub(super) fn trace_findings(
     ctx: &mut Ctx<'_>,
     path: &Path,
     scan: &TraceScan,
     info: Option<&ProfilerInfo>,
+    empty_window: bool,
 ) {
     if matches!(scan.state, TraceState::Complete) {
-        trace_process_findings(ctx, &disp(path), scan, info);
+        if !empty_window {
+            trace_process_findings(ctx, &disp(path), scan, info);
+        }
     } else {
         ctx.push(state_finding(ctx, path, scan));
     }

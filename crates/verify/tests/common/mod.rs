@@ -278,7 +278,7 @@ pub const CLEAN_LOG: &str = "\
 [2026-07-25 17:55:40] INFO inference finished, 32 tokens
 ";
 
-/// The cascade printed when every parser fails on a bad output disk (7.x format).
+/// The cascade printed on stdout when every parser fails on a bad output disk (2.7.1+ format).
 pub const ALL_PARSERS_FAILED_LOG: &str = "\
 [2026-07-25 17:56:01] INFO inference finished
 [2026-07-25 17:56:02] [ERROR] [66457] profiler.py: Task [CANNExportParser] run failed.
@@ -603,7 +603,8 @@ pub fn permissions_are_bypassed(dir: &Path) -> bool {
 }
 
 /// A node directory `<root>/<name>` holding `ranks` of a `world`-rank run, each a copy of a real
-/// rank with its rank rewritten (profiler_info name and `rank_id`) and `distributed_args` recorded.
+/// rank with its rank rewritten (profiler_info name and `rank_id`) and the HCCL default group in
+/// profiler_metadata.json's `parallel_group_info`, as torch_npu records it.
 pub fn node_of_real_run(root: &Path, name: &str, ranks: &[u32], world: u32) -> PathBuf {
     let dir = root.join(name);
     for &rank in ranks {
@@ -616,11 +617,19 @@ pub fn node_of_real_run(root: &Path, name: &str, ranks: &[u32], world: u32) -> P
         fs::rename(&info, run.dir.join(format!("profiler_info_{rank}.json")))
             .unwrap_or_else(|e| panic!("{e}"));
         run.edit_info(|v| v["rank_id"] = serde_json::json!(rank));
-        fs::write(
-            run.dir.join("profiler_metadata.json"),
-            format!(r#"{{"distributed_args": {{"rank": {rank}, "world_size": {world}}}}}"#),
-        )
-        .unwrap_or_else(|e| panic!("{e}"));
+        let all: Vec<u32> = (0..world).collect();
+        let metadata = serde_json::json!({
+            "parallel_group_info": {
+                "10.0.0.1%eth0_60000_0_1764246877073569": {
+                    "group_name": "default_group",
+                    "group_rank": rank,
+                    "global_ranks": all,
+                }
+            },
+            "trace_id": "1764246877073569",
+        });
+        fs::write(run.dir.join("profiler_metadata.json"), metadata.to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
     }
     dir
 }

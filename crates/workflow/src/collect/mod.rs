@@ -335,6 +335,7 @@ impl Run<'_, '_> {
                 phases: request.phases,
                 expect_active: None,
                 world_size: None,
+                logs: Vec::new(),
             },
             &npuprof_verify::NoProgress,
         )?;

@@ -3,12 +3,10 @@ AiCMetrics, ExportType, ProfilerActivity, ProfilerAction, tensorboard_trace_hand
 supported_activities, and torch_npu.profiler.profiler.analyse.
 
 Environment variables (all optional):
-  FAKE_TORCH_NPU_RELEASE         emulated release line: 7.0, 7.1, 7.2, 7.3, 26.0 (default), 26.1.
-                                 26.x writes analyse.done; <= 7.1 writes trace_view_temp.json and renames it;
-                                 7.0 logs without brackets and uses CRLF; Level0 header: 8 columns (7.0),
-                                 9 with Block Dim (7.1-7.3), 9 with Block Num (26.x); 26.1 adds skip_first_wait.
-  FAKE_TORCH_NPU_VERSION         torch_npu_version written to profiler_info (default 2.7.1).
+  FAKE_TORCH_NPU_BUILD           emulated build: 2.1.0.post10, 2.5.1, 2.7.1, 2.10.0, 2.7.1.post11,
+                                 2.14.0 (default); see the README for what each build does.
   FAKE_TORCH_NPU_CANN_VERSION    cann_version written to profiler_info (default 8.5.0).
+  FAKE_TORCH_NPU_NO_MSPROF=1     the CANN export fails: msprof not on PATH (set_env.sh not sourced).
   FAKE_TORCH_NPU_BAD_DISK=1      every parse fails as on a bad network filesystem (also when the real
                                  output path lies under a directory holding a `.fake_torch_npu_bad_disk` file).
   FAKE_TORCH_NPU_SLOW_FIRST_STEP=1  the first recorded step of each run directory is 25x slower.

@@ -71,10 +71,11 @@ METRIC_COLUMNS = {
 def kernel_details_header(level, aic_metrics, scheduled):
     """The kernel_details.csv columns for a run."""
     if level == ProfilerLevel.Level0:
-        release = _env.release_tuple()
-        block = "Block Num" if release >= (26, 0) else "Block Dim"
+        # 2.5.1 and older: 7 columns; 2.7.1: + Device_id; 2.10.0 and the 2.7.1.post11 line spell
+        # `Block Num` (2.14.0 may add CANN's shape columns, not emulated).
+        block = "Block Num" if _env.block_num_spelling() else "Block Dim"
         header = ["Step Id"]
-        if release >= (7, 1):
+        if _env.has_device_id_columns():
             header.append("Device_id")
         header += ["Name", "Type", "Accelerator Core", "Start Time(us)", "Duration(us)", "Wait Time(us)", block]
     else:
@@ -111,5 +112,5 @@ NPU_MODULE_MEM = ("Device_id", "Component", "Timestamp(us)", "Total Reserved(MB)
 
 
 def without_device_id(header):
-    """Before 7.1 the statistics had no Device_id column."""
+    """Before 2.7.1 the statistics had no Device_id column."""
     return header if _env.has_device_id_columns() else tuple(c for c in header if c != "Device_id")

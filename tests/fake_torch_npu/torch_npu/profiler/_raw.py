@@ -96,7 +96,8 @@ def write_raw(run_dir, raw, profiler_info, metadata):
         with open(os.path.join(prof, part, "sample.json"), "w", encoding="utf-8") as handle:
             json.dump({"devices": str(raw.device_id), "aiCoreMetrics": profiler_info["config"]["experimental_config"]["_aic_metrics"]}, handle)
 
-    info_name = "profiler_info.json" if profiler_info["rank_id"] == -1 else f"profiler_info_{profiler_info['rank_id']}.json"
+    rank_id = profiler_info.get("rank_id")
+    info_name = "profiler_info.json" if rank_id is None else f"profiler_info_{rank_id}.json"
     with open(os.path.join(run_dir, info_name), "w", encoding="utf-8") as handle:
         json.dump(profiler_info, handle, indent=4)
     with open(os.path.join(run_dir, "profiler_metadata.json"), "w", encoding="utf-8") as handle:

@@ -6,6 +6,7 @@ import sqlite3
 
 from torch_npu.profiler import _env
 from torch_npu.profiler import _headers as headers
+from torch_npu.profiler.experimental_config import ProfilerLevel
 from torch_npu.profiler._timeline import GROUP_ID, STREAM_ID, start_time_text, ts_text, us
 
 _HOST_OP = {
@@ -45,9 +46,48 @@ class RunContext:
         return self.pid * 10_000 + 1_100 + self.device_id
 
 
-def _csv_writer(handle):
-    line_end = "\r\n" if _env.release_tuple() <= (7, 0) else "\n"
-    return csv.writer(handle, lineterminator=line_end)
+def _write_csv(out_dir, name, header, rows):
+    """Writes a CSV, or nothing when it has no rows: torch_npu never writes an empty CSV
+    (`FileManager.create_csv_file` returns without data)."""
+    if not rows:
+        return
+    with open(os.path.join(out_dir, name), "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\r\n" if _env.uses_crlf() else "\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def info_identity():
+    """profiler_info's build and rank keys: versions from 2.5.1; `rank_id` only when RANK is set
+    (a string; torch.distributed would give an int), and then the file is profiler_info_{rank}.json."""
+    identity = {}
+    if _env.records_versions():
+        identity["torch_npu_version"] = _env.torch_npu_version()
+        identity["cann_version"] = _env.cann_version()
+    rank = os.getenv("RANK")
+    if rank not in (None, ""):
+        identity["rank_id"] = rank
+    return identity
+
+
+def profiler_metadata(user_metadata, experimental):
+    """profiler_metadata.json: ENV_VARIABLES (text export), parallel_group_info (the HCCL groups
+    with their global ranks, when distributed), the user's add_metadata entries. No build writes
+    `distributed_args`."""
+    data = {}
+    if "text" in experimental.get("_export_type", ["text"]):
+        data["ENV_VARIABLES"] = {name: os.getenv(name, "") for name in ("ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC")}
+    world = _env.world_size()
+    if world > 1:
+        data["parallel_group_info"] = {
+            f"127.0.0.1%lo_60000_0_{1764246877073569 + world}": {
+                "group_name": "default_group",
+                "group_rank": _env.rank(),
+                "global_ranks": list(range(world)),
+            }
+        }
+    data.update(user_metadata)
+    return data
 
 
 def _number(value):
@@ -112,17 +152,14 @@ def kernel_row(kernel, header, ctx, first):
 
 def write_kernel_details(out_dir, timeline, ctx):
     header = headers.kernel_details_header(ctx.level, ctx.aic_metrics, ctx.scheduled)
-    with open(os.path.join(out_dir, "kernel_details.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(header)
-        for position, kernel in enumerate(timeline.kernels):
-            writer.writerow(kernel_row(kernel, header, ctx, position == 0))
+    rows = [kernel_row(kernel, header, ctx, position == 0) for position, kernel in enumerate(timeline.kernels)]
+    _write_csv(out_dir, "kernel_details.csv", header, rows)
 
 
 def write_step_trace_time(out_dir, timeline, ctx):
-    with open(os.path.join(out_dir, "step_trace_time.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.without_device_id(headers.STEP_TRACE_TIME))
+    """One row per recorded step; skipped when the timeline has no computing or communication."""
+    rows = []
+    if timeline.kernels:
         for step in timeline.steps:
             stage = us(step.end_ns - step.start_ns)
             computing = us(step.computing_ns)
@@ -135,7 +172,8 @@ def write_step_trace_time(out_dir, timeline, ctx):
             ]
             if _env.has_device_id_columns():
                 row.insert(0, str(ctx.device_id))
-            writer.writerow(row)
+            rows.append(row)
+    _write_csv(out_dir, "step_trace_time.csv", headers.without_device_id(headers.STEP_TRACE_TIME), rows)
 
 
 def write_op_statistic(out_dir, timeline, ctx):
@@ -144,16 +182,15 @@ def write_op_statistic(out_dir, timeline, ctx):
         if not kernel.is_communication:
             groups.setdefault((kernel.op_type, kernel.core), []).append(us(kernel.dur_ns))
     total = sum(sum(v) for v in groups.values()) or 1.0
-    with open(os.path.join(out_dir, "op_statistic.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.without_device_id(headers.OP_STATISTIC))
-        for (op_type, core), durations in sorted(groups.items(), key=lambda item: -sum(item[1])):
-            row = [op_type, core, str(len(durations)), _number(sum(durations)), _number(min(durations)),
-                   _number(sum(durations) / len(durations)), _number(max(durations)),
-                   _number(100.0 * sum(durations) / total)]
-            if _env.has_device_id_columns():
-                row.insert(0, str(ctx.device_id))
-            writer.writerow(row)
+    rows = []
+    for (op_type, core), durations in sorted(groups.items(), key=lambda item: -sum(item[1])):
+        row = [op_type, core, str(len(durations)), _number(sum(durations)), _number(min(durations)),
+               _number(sum(durations) / len(durations)), _number(max(durations)),
+               _number(100.0 * sum(durations) / total)]
+        if _env.has_device_id_columns():
+            row.insert(0, str(ctx.device_id))
+        rows.append(row)
+    _write_csv(out_dir, "op_statistic.csv", headers.without_device_id(headers.OP_STATISTIC), rows)
 
 
 def write_api_statistic(out_dir, timeline, ctx):
@@ -162,57 +199,54 @@ def write_api_statistic(out_dir, timeline, ctx):
         if not kernel.is_communication:
             apis.setdefault(("acl", kernel.name.split("_", 1)[0]), []).append(4.0 + (kernel.index % 5) * 0.75)
             apis.setdefault(("runtime", "KernelLaunch"), []).append(1.5 + (kernel.step % 3) * 0.25)
-    with open(os.path.join(out_dir, "api_statistic.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.without_device_id(headers.API_STATISTIC))
-        for (level, name), times in sorted(apis.items()):
-            mean = sum(times) / len(times)
-            variance = sum((t - mean) ** 2 for t in times) / len(times)
-            row = [level, name, _number(sum(times)), str(len(times)), _number(mean), _number(min(times)),
-                   _number(max(times)), _number(variance)]
-            if _env.has_device_id_columns():
-                row.insert(0, "host")
-            writer.writerow(row)
+    rows = []
+    for (level, name), times in sorted(apis.items()):
+        mean = sum(times) / len(times)
+        variance = sum((t - mean) ** 2 for t in times) / len(times)
+        row = [level, name, _number(sum(times)), str(len(times)), _number(mean), _number(min(times)),
+               _number(max(times)), _number(variance)]
+        if _env.has_device_id_columns():
+            row.insert(0, "host")
+        rows.append(row)
+    _write_csv(out_dir, "api_statistic.csv", headers.without_device_id(headers.API_STATISTIC), rows)
 
 
-def write_operator_details(out_dir, timeline):
+def write_operator_details(out_dir, timeline, device_data):
+    """The host operators (device durations 0 without device data, as at Level_none)."""
     ops = {}
     for kernel in timeline.kernels:
         if not kernel.is_communication:
             ops.setdefault(_HOST_OP.get(kernel.op_type, "aten::" + kernel.op_type.lower()), []).append(kernel)
-    with open(os.path.join(out_dir, "operator_details.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.OPERATOR_DETAILS)
-        for name, kernels in sorted(ops.items()):
-            device = sum(us(k.dur_ns) for k in kernels)
-            host = 20.0 * len(kernels)
-            writer.writerow([name, "", "", _number(host), _number(host), _number(device), _number(device),
-                             _number(device), _number(device)])
+    rows = []
+    for name, kernels in sorted(ops.items()):
+        device = sum(us(k.dur_ns) for k in kernels) if device_data else 0.0
+        host = 20.0 * len(kernels)
+        rows.append([name, "", "", _number(host), _number(host), _number(device), _number(device),
+                     _number(device), _number(device)])
+    _write_csv(out_dir, "operator_details.csv", headers.OPERATOR_DETAILS, rows)
 
 
 def write_memory(out_dir, timeline, ctx):
     start = timeline.steps[0].start_ns if timeline.steps else 0
-    with open(os.path.join(out_dir, "memory_record.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.MEMORY_RECORD)
-        for step in timeline.steps:
-            writer.writerow(["PTA", start_time_text(step.start_ns).strip(), "2048.0", "4096.0", "2048.0",
-                             "187651000000000", f"NPU:{ctx.device_id}"])
-    with open(os.path.join(out_dir, "operator_memory.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.OPERATOR_MEMORY)
-        for kernel in timeline.kernels[:50]:
-            begin = us(kernel.start_ns)
-            writer.writerow(["aten::empty", "8.0", f"{begin:.3f}", f"{begin + 10:.3f}", f"{begin + 10:.3f}", "10.0",
-                             "10.0", "2048.0", "4096.0", "2048.0", "2048.0", "4096.0", "2048.0",
-                             "187651000000000", f"NPU:{ctx.device_id}"])
-    with open(os.path.join(out_dir, "npu_module_mem.csv"), "w", newline="", encoding="utf-8") as handle:
-        writer = _csv_writer(handle)
-        writer.writerow(headers.NPU_MODULE_MEM)
-        writer.writerow([str(ctx.device_id), "APP", f"{us(start):.3f}", "4096.0", f"NPU:{ctx.device_id}"])
+    _write_csv(out_dir, "memory_record.csv", headers.MEMORY_RECORD, [
+        ["PTA", start_time_text(step.start_ns).strip(), "2048.0", "4096.0", "2048.0", "187651000000000",
+         f"NPU:{ctx.device_id}"]
+        for step in timeline.steps
+    ])
+    _write_csv(out_dir, "operator_memory.csv", headers.OPERATOR_MEMORY, [
+        ["aten::empty", "8.0", f"{us(k.start_ns):.3f}", f"{us(k.start_ns) + 10:.3f}", f"{us(k.start_ns) + 10:.3f}",
+         "10.0", "10.0", "2048.0", "4096.0", "2048.0", "2048.0", "4096.0", "2048.0", "187651000000000",
+         f"NPU:{ctx.device_id}"]
+        for k in timeline.kernels[:50]
+    ])
+    if ctx.level != ProfilerLevel.Level_none and timeline.steps:
+        _write_csv(out_dir, "npu_module_mem.csv", headers.NPU_MODULE_MEM,
+                   [[str(ctx.device_id), "APP", f"{us(start):.3f}", "4096.0", f"NPU:{ctx.device_id}"]])
 
 
 def write_communication(out_dir, timeline, ctx):
+    """communication.json and communication_matrix.json, when the ranks communicated (any level
+    from Level0; torch_npu writes no empty JSON either)."""
     comm = {}
     matrix = {}
     for kernel in timeline.kernels:
@@ -254,6 +288,8 @@ def write_communication(out_dir, timeline, ctx):
                 "Bandwidth(GB/s)": round(size_mb / (elapse_ms * 0.8), 4),
                 "Op Name": kernel.name,
             }
+    if not comm:
+        return
     with open(os.path.join(out_dir, "communication.json"), "w", encoding="utf-8") as handle:
         json.dump(comm, handle)
     with open(os.path.join(out_dir, "communication_matrix.json"), "w", encoding="utf-8") as handle:

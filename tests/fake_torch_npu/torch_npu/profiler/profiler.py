@@ -6,7 +6,7 @@ import socket
 import time
 from enum import Enum
 
-from torch_npu.profiler import _env, _log, _parser, _raw
+from torch_npu.profiler import _env, _log, _parser, _raw, _writers
 from torch_npu.profiler.experimental_config import _ExperimentalConfig
 from torch_npu.profiler.scheduler import ProfilerAction, Schedule
 
@@ -207,7 +207,6 @@ class profile:  # noqa: N801 - torch_npu's name
         self.run_dir = None
 
     def _profiler_info(self):
-        rank = os.getenv("RANK")
         end_ns = time.time_ns()
         return {
             "config": {
@@ -229,17 +228,11 @@ class profile:  # noqa: N801 - torch_npu's name
                 "start_monotonic": time.monotonic_ns(),
             },
             "end_info": {"collectionTimeEnd": end_ns, "MonotonicTimeEnd": time.monotonic_ns()},
-            "torch_npu_version": _env.torch_npu_version(),
-            "cann_version": _env.cann_version(),
-            "rank_id": rank if rank not in (None, "") else -1,
+            **_writers.info_identity(),
         }
 
     def _metadata(self):
-        data = {"ENV_VARIABLES": {name: os.getenv(name, "") for name in ("ASCEND_GLOBAL_LOG_LEVEL", "HCCL_RDMA_TC")}}
-        if _env.world_size() > 1:
-            data["distributed_args"] = {"rank": _env.rank(), "world_size": _env.world_size(), "backend": "hccl"}
-        data.update(self.metadata)
-        return data
+        return _writers.profiler_metadata(self.metadata, self.experimental_config.to_dict())
 
 
 def analyse(profiler_path, max_process_number=None, export_type=None):
