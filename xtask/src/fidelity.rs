@@ -10,6 +10,8 @@
 
 mod builds;
 mod facts;
+#[cfg(test)]
+mod tests;
 mod wheels;
 
 use std::fmt::Write as _;

@@ -205,7 +205,7 @@ pub fn schedule_grid() -> Vec<ScheduleCase> {
                 for repeat in -1..=3i64 {
                     for skip_first in -1..=3i64 {
                         for skip_first_wait in -1..=1i64 {
-                            out.push(case(
+                            out.push(schedule_case(
                                 wait,
                                 warmup,
                                 active,
@@ -222,7 +222,8 @@ pub fn schedule_grid() -> Vec<ScheduleCase> {
     out
 }
 
-fn case(
+/// One schedule (raw arguments) and npuprof's action at each step up to two past its last cycle.
+pub fn schedule_case(
     wait: i64,
     warmup: i64,
     active: i64,
