@@ -40,7 +40,13 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Task::Bench(Bench::Route(args)) => bench_route::run(&args),
         Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
         Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
-        Task::Fidelity(args) => return fidelity::run(&args),
+        // Exit 2 on an error, as 1 means drift.
+        Task::Fidelity(args) => {
+            return Ok(fidelity::run(&args).unwrap_or_else(|e| {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::from(2)
+            }));
+        }
     }?;
     Ok(std::process::ExitCode::SUCCESS)
 }
