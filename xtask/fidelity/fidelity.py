@@ -512,6 +512,16 @@ def check_api(root, facts):
     )
     if hasattr(fake.profile, "key_averages") and not real_key_averages:
         drifts.append("profile.key_averages: in the fake, torch_npu's profile has none")
+    methods = {
+        n.name
+        for cls in profiler.body
+        if isinstance(cls, ast.ClassDef)
+        for n in cls.body
+        if isinstance(n, ast.FunctionDef)
+    }
+    for name in facts["api"].get("trace_handler_alternatives", []):
+        if name not in methods:
+            drifts.append(f"lint takes profile.{name}() for a trace-handler alternative; no class of {wheel_path('profiler.py')} has it")
     return result("api", drifts, f"the fake's {', '.join(compared)} match")
 
 

@@ -130,6 +130,7 @@ pub fn run(args: &Args) -> anyhow::Result<std::process::ExitCode> {
             },
             api: facts::Api {
                 fake_root: root.join("tests/fake_torch_npu"),
+                trace_handler_alternatives: npuprof_lint::torch_npu::TRACE_HANDLER_ALTERNATIVES,
             },
             aicore_none: facts::aicore_none(),
         };

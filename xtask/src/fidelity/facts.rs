@@ -93,11 +93,13 @@ pub struct Suggested {
     pub code: &'static str,
 }
 
-/// The fake torch_npu package root.
+/// The fake torch_npu package root, and the `profile` methods lint relies on.
 #[derive(Debug, Serialize)]
 pub struct Api {
     /// The directory holding the fake `torch_npu` package.
     pub fake_root: PathBuf,
+    /// `npuprof_lint::torch_npu::TRACE_HANDLER_ALTERNATIVES`: methods real `profile` must have.
+    pub trace_handler_alternatives: &'static [&'static str],
 }
 
 /// The builds lint says replace AiCoreNone by PipeUtilization at Level1/Level2.

@@ -80,7 +80,10 @@ fn facts(tree: &Path) -> Value {
             ],
             "suggested": [{"path": tree.join("prof/decode"), "code": "parser-failed"}],
         },
-        "api": {"fake_root": testdata().join("mini_fake")},
+        "api": {
+            "fake_root": testdata().join("mini_fake"),
+            "trace_handler_alternatives": npuprof_lint::torch_npu::TRACE_HANDLER_ALTERNATIVES,
+        },
         "aicore_none": {"promoting_builds": ["mini"]},
     })
 }
@@ -219,6 +222,16 @@ fn api_drifts_when_a_signature_differs() {
         ),
         "{reason}"
     );
+}
+
+#[test]
+fn api_drifts_when_lint_relies_on_a_method_profile_lacks() {
+    let result = run("api-method", None, |f| {
+        f["api"]["trace_handler_alternatives"] = json!(["key_averages"]);
+    });
+    let (s, reason) = status(&result, "api");
+    assert_eq!(s, "drift", "{reason}");
+    assert!(reason.contains("profile.key_averages()"), "{reason}");
 }
 
 #[test]
