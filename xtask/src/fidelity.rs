@@ -201,7 +201,9 @@ fn check(script: &Path, tree: &Path, facts: &Path, build: &Build) -> anyhow::Res
         .arg("check")
         .arg(tree)
         .arg(facts)
-        // The fake's per-build behaviour, where it has one, follows the version.
+        // The fake behaves as the build checked (FAKE_TORCH_NPU_BUILD; FAKE_TORCH_NPU_VERSION is
+        // the version it records).
+        .env("FAKE_TORCH_NPU_BUILD", build.version)
         .env("FAKE_TORCH_NPU_VERSION", build.version)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
