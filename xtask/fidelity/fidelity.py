@@ -12,6 +12,7 @@ Usage: python3 fidelity.py check ROOT FACTS
 """
 
 import ast
+import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -122,10 +123,9 @@ def wheel_imports(root):
         sys.modules.update(saved)
 
 
-def load(root, dotted):
-    """The wheel's module `torch_npu.profiler.<dotted>`, executed with stub imports."""
-    import importlib
-
+def load(dotted):
+    """The wheel's module `torch_npu.profiler.<dotted>`, executed with stub imports (inside
+    `wheel_imports`)."""
     return importlib.import_module("torch_npu.profiler." + dotted)
 
 
@@ -154,7 +154,7 @@ def result(check, drifts, ok_reason, details=None, error=None):
 def check_schedule(root, facts):
     cases = facts["schedule"]
     with wheel_imports(root):
-        scheduler = load(root, "scheduler")
+        scheduler = load("scheduler")
         params = inspect.signature(scheduler.Schedule.__init__).parameters
         has_skip_first_wait = "skip_first_wait" in params
         drifts = []
@@ -279,7 +279,7 @@ def _output_names(text):
 
 
 def written_files(root, config):
-    """Files the parsers of one level config can write, and which parser names each."""
+    """Files the parsers of one level config can write (file name -> the parser naming it)."""
     rel_config = ("analysis", "prof_config", "_parser_config.py")
     tree = ast.parse(source(root, *rel_config))
     parsers = _config_parsers(tree, config)
@@ -301,12 +301,12 @@ def written_files(root, config):
             names |= trace_view
         for name in names:
             files.setdefault(name, parser)
-    return parsers, files
+    return files
 
 
 def check_levels(root, facts):
-    none_parsers, none_files = written_files(root, "LEVEL_NONE_CONFIG")
-    common_parsers, common_files = written_files(root, "COMMON_CONFIG")
+    none_files = written_files(root, "LEVEL_NONE_CONFIG")
+    common_files = written_files(root, "COMMON_CONFIG")
     drifts = []
     for level, expected in facts["levels"].items():
         real = none_files if level == "Level_none" else common_files
@@ -332,7 +332,7 @@ def check_levels(root, facts):
 def check_paths(root, facts):
     tree_root = facts["paths"]["root"]
     with wheel_imports(root):
-        manager = load(root, "analysis.prof_common_func._path_manager").ProfilerPathManager
+        manager = load("analysis.prof_common_func._path_manager").ProfilerPathManager
         drifts = []
 
         def parsed(rel):
@@ -531,7 +531,7 @@ def check_api(root, facts):
 
 def check_aicore_none(root, facts, build):
     with wheel_imports(root):
-        cfg = load(root, "experimental_config")
+        cfg = load("experimental_config")
         level1 = cfg.ProfilerLevel.Level1
         none = cfg.AiCMetrics.AiCoreNone
         config = cfg._ExperimentalConfig(profiler_level=level1, aic_metrics=none)
