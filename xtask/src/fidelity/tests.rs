@@ -242,3 +242,34 @@ fn aicore_none_drifts_when_lint_is_wrong_about_the_build() {
     let (s, reason) = status(&result, "aicore-none");
     assert_eq!(s, "drift", "{reason}");
 }
+
+#[test]
+fn a_check_that_cannot_run_is_an_error_and_the_others_still_run() {
+    let result = run(
+        "error",
+        Some(("scheduler.py", "class Schedule:", "class Schedule(:")),
+        |_| {},
+    );
+    let (s, reason) = status(&result, "schedule");
+    assert_eq!(s, "error", "{reason}");
+    assert!(reason.starts_with("SyntaxError"), "{reason}");
+    assert_eq!(status(&result, "levels").0, "ok");
+    assert_eq!(super::worst(&[result], &[]), "error");
+}
+
+#[test]
+fn the_worst_cell_decides_the_exit() {
+    let ok = run("worst", None, |_| {});
+    assert_eq!(super::worst(std::slice::from_ref(&ok), &[]), "ok");
+    assert_eq!(
+        super::worst(
+            std::slice::from_ref(&ok),
+            &["a text no build prints".to_owned()]
+        ),
+        "drift"
+    );
+    let drift = run("worst-drift", None, |f| {
+        f["aicore_none"]["promoting_builds"] = json!([])
+    });
+    assert_eq!(super::worst(&[ok, drift], &[]), "drift");
+}
