@@ -1,10 +1,11 @@
-//! Developer tasks: `cargo xtask bench route|verify|summary`.
+//! Developer tasks: `cargo xtask bench route|verify|summary`, `cargo xtask fidelity`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_route;
 mod bench_summary;
 mod bench_verify;
 mod build;
+mod fidelity;
 
 use clap::{Parser, Subcommand};
 
@@ -20,6 +21,8 @@ enum Task {
     /// Benchmarks, each measured against a reference tool in the same run.
     #[command(subcommand)]
     Bench(Bench),
+    /// Checks npuprof's torch_npu facts against the real torch-npu wheels (needs PyPI).
+    Fidelity(fidelity::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -32,10 +35,18 @@ enum Bench {
     Summary(bench_summary::Args),
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<std::process::ExitCode> {
     match Cli::parse().task {
         Task::Bench(Bench::Route(args)) => bench_route::run(&args),
         Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
         Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
-    }
+        // Exit 2 on an error, as 1 means drift.
+        Task::Fidelity(args) => {
+            return Ok(fidelity::run(&args).unwrap_or_else(|e| {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::from(2)
+            }));
+        }
+    }?;
+    Ok(std::process::ExitCode::SUCCESS)
 }

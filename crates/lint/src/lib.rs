@@ -19,6 +19,7 @@ mod registry;
 mod resolve;
 mod rules;
 mod steps;
+pub mod torch_npu;
 mod walk;
 mod window;
 
@@ -54,9 +55,9 @@ pub fn lint_source(path: &str, source: &str) -> Vec<Finding> {
     let ctx = FileContext {
         source,
         imports: Imports::collect(root, source),
-        exports_results: ["export_chrome_trace(", "key_averages("]
+        exports_results: torch_npu::TRACE_HANDLER_ALTERNATIVES
             .iter()
-            .any(|m| source.contains(m)),
+            .any(|m| source.contains(&format!("{m}("))),
         resolver: Resolver::new(root, source),
     };
     let mut raws: Vec<Raw<'_>> = Vec::new();

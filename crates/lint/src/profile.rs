@@ -24,7 +24,8 @@ pub(crate) struct FileContext<'t, 's> {
     pub(crate) source: &'s str,
     /// Local names → qualified paths.
     pub(crate) imports: Imports,
-    /// The file exports or reads results in-process (`export_chrome_trace(`, `key_averages(`).
+    /// The file saves results without a trace handler (`export_chrome_trace(`, see
+    /// [`crate::torch_npu::TRACE_HANDLER_ALTERNATIVES`]).
     pub(crate) exports_results: bool,
     /// The values of the file's names.
     pub(crate) resolver: Resolver<'t, 's>,

@@ -82,9 +82,9 @@ rules! {
     /// NPL002: `profiler_level=ProfilerLevel.Level0` / `Level_none`.
     ProfilerLevel0 = ("NPL002", "profiler-level0", Warning,
         "`ProfilerLevel.Level0`/`Level_none`, or `_ExperimentalConfig()` without a level");
-    /// NPL003: `aic_metrics=AiCMetrics.AiCoreNone` with a level that cannot be resolved.
+    /// NPL003: `aic_metrics=AiCMetrics.AiCoreNone` at Level1/Level2 or an unresolved level.
     AicMetricsNone = ("NPL003", "aic-metrics-none", Warning,
-        "`AiCMetrics.AiCoreNone` with a level that cannot be resolved");
+        "`AiCMetrics.AiCoreNone` at Level1/Level2 (no pipe metrics on the 2026 builds) or an unresolved level");
     /// NPL004: no `on_trace_ready`.
     MissingOnTraceReady = ("NPL004", "missing-on-trace-ready", Error,
         "no `on_trace_ready`: nothing is parsed or saved");

@@ -13,6 +13,7 @@ use crate::profile::{
 use crate::python::{has_splat, kwarg_node, last_segment};
 use crate::registry::Code;
 use crate::steps::Counter;
+use crate::torch_npu::versions;
 use crate::window::Window;
 
 /// A finding before it is given its file path and position.
@@ -100,30 +101,40 @@ pub(crate) fn check_configuration<'t>(
                         "add `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
                     ));
                 }
-                // torch_npu replaces AiCoreNone by PipeUtilization at Level1/Level2, and Level0
-                // (or no level) is already NPL002: AiCoreNone matters when the level is unknown.
-                let level_known = enum_argument(ctx, config, "profiler_level").is_some_and(
-                    |(_, level)| matches!(level.as_str(), "Level0" | "Level1" | "Level2" | "Level_none"),
-                );
+                // ≤2.7.1 replaces AiCoreNone by PipeUtilization at Level1/Level2, the 2026
+                // builds do not; Level0 (or no level) is already NPL002.
+                let level = enum_argument(ctx, config, "profiler_level").map(|(_, l)| l);
                 let level_given = kwarg(config, "profiler_level", source).is_some();
                 if let Some((node, metrics)) = enum_argument(ctx, config, "aic_metrics")
                     && metrics == "AiCoreNone"
                     && level_given
-                    && !level_known
                 {
-                    out.push(raw(
-                        node,
-                        Code::AicMetricsNone,
-                        "`AiCMetrics.AiCoreNone` with a profiler level npuprof cannot resolve: at Level0 no AI Core metrics are collected and kernel_details lacks the pipeline columns (torch_npu uses PipeUtilization instead only at Level1/Level2)",
-                        "use `aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization` with `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
-                    ));
+                    let kept = versions(false);
+                    let promoted = versions(true);
+                    let message = match level.as_deref() {
+                        Some("Level0" | "Level_none") => None,
+                        Some(l @ ("Level1" | "Level2")) => Some(format!(
+                            "`AiCMetrics.AiCoreNone` at {l} collects no AI Core pipe metrics on torch_npu {kept}: kernel_details lacks the pipeline columns (only {promoted} replace it by PipeUtilization)"
+                        )),
+                        _ => Some(format!(
+                            "`AiCMetrics.AiCoreNone` with a profiler level npuprof cannot resolve: no AI Core pipe metrics at Level0, nor at Level1/Level2 on torch_npu {kept} (only {promoted} replace it by PipeUtilization there)"
+                        )),
+                    };
+                    if let Some(message) = message {
+                        out.push(raw(
+                            node,
+                            Code::AicMetricsNone,
+                            message,
+                            "use `aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization` with `profiler_level=torch_npu.profiler.ProfilerLevel.Level1`",
+                        ));
+                    }
                 }
             }
             _ => {}
         },
     }
-    // Results exported or read in-process (`prof.export_chrome_trace(...)`, `key_averages()`)
-    // are a deliberate alternative to a trace handler.
+    // Results saved by `prof.export_chrome_trace(...)` are a deliberate alternative to a trace
+    // handler; reading them in-process is not (real `profile` has no `key_averages`).
     if !call.has_trace_handler && !call.opaque && !ctx.exports_results {
         out.push(raw(
             at,

@@ -79,13 +79,45 @@ fn npl002_level0() {
 fn npl003_aicore_none() {
     assert_triggers("npl003_aicore_none.py", Code::AicMetricsNone);
     assert_clean_of("npl001_ok_variants.py", Code::AicMetricsNone);
-    assert_clean_of("npl003_ok_level1_upgrades.py", Code::AicMetricsNone);
+    assert_clean_of("npl003_ok_level0.py", Code::AicMetricsNone);
+}
+
+#[test]
+fn npl003_level1_says_which_builds_promote() {
+    let (findings, _) = check_fixture("npl003_level1_by_build.py");
+    let messages: Vec<&str> = findings
+        .iter()
+        .filter(|f| f.code == Code::AicMetricsNone)
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    for (message, level) in messages.iter().zip(["Level1", "Level2"]) {
+        assert!(message.contains(&format!("at {level}")), "{message}");
+        assert!(
+            message.contains("2.10.0, 2.7.1.post11, 2.14.0"),
+            "{message}"
+        );
+        assert!(
+            message.contains("only 2.1.0.post10, 2.5.1, 2.7.1 replace"),
+            "{message}"
+        );
+    }
+    assert_triggers("npl003_level1_by_build.py", Code::AicMetricsNone);
 }
 
 #[test]
 fn npl004_no_trace_handler() {
     assert_triggers("npl004_no_trace_handler.py", Code::MissingOnTraceReady);
     assert_clean_of("npl001_ok_variants.py", Code::MissingOnTraceReady);
+    assert_clean_of(
+        "npl004_ok_export_chrome_trace.py",
+        Code::MissingOnTraceReady,
+    );
+}
+
+#[test]
+fn npl004_key_averages_is_no_trace_handler() {
+    assert_triggers("npl004_key_averages.py", Code::MissingOnTraceReady);
 }
 
 #[test]

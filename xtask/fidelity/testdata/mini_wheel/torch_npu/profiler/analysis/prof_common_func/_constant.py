@@ -1,0 +1,3 @@
+class Constant:
+    FRAMEWORK_DIR = "FRAMEWORK"
+    TRACE_VIEW = "trace_view.json"

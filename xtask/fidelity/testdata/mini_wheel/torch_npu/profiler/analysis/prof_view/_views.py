@@ -1,0 +1,6 @@
+class TraceViewParser:
+    pass
+
+
+class KernelViewParser:
+    KERNEL_VIEW = "kernel_details.csv"
