@@ -123,7 +123,9 @@ pub fn patch_target(
 
     for phase in Phase::ALL {
         let Some(site) = facts.site(phase) else {
-            if phases.includes(phase) {
+            // Every phase but mm_encode is expected of every target; mm_encode only when asked.
+            let expected = phase != Phase::MmEncode || phases == PhaseSelection::MmEncode;
+            if phases.includes(phase) && expected {
                 return Err(refuse(
                     &profiled.factory_path,
                     format!(
@@ -144,7 +146,7 @@ pub fn patch_target(
         match (phase, on) {
             (_, false) if requested => {}
             (_, false) => switch_off(profiled, &facts, phase, &mut files)?,
-            (Phase::Prefill, true) => {
+            (Phase::MmEncode | Phase::Prefill, true) => {
                 require_enabled(profiled, &facts.factory, site, path)?;
                 if profiled.shape.prefill == PrefillPolicy::Pinned {
                     pin_prefill(&facts, site, path, &mut files)?;
@@ -254,8 +256,26 @@ fn effective_phases(
             .find(|n| n.phase == phase && !(explicit_budget && n.cause == NotRecordedCause::Budget))
             .map(|n| n.why.clone())
     };
+    let has = |phase: Phase| profiled.phase(phase).is_some();
+    if let PhaseSelection::MmEncode = request.phases
+        && !has(Phase::MmEncode)
+    {
+        let present: Vec<&str> = profiled.phases.iter().map(|p| p.phase.name()).collect();
+        return Err(TargetPatchError {
+            path: profiled.factory_path.clone(),
+            error: PatchError::Refused(format!(
+                "this target has no mm_encode phase (its phases: {}); pass --phase with one of them or both",
+                present.join(", ")
+            )),
+        });
+    }
     let mut keep = Vec::new();
-    for phase in request.phases.phases() {
+    for phase in request
+        .phases
+        .phases()
+        .into_iter()
+        .filter(|p| *p != Phase::MmEncode || has(*p))
+    {
         match never(phase) {
             Some(why) => warnings.push(format!("{} will not be captured: {why}", phase.name())),
             None => keep.push(phase),
@@ -285,8 +305,14 @@ fn effective_phases(
                 }
             )),
         }),
-        [Phase::Prefill] => Ok(PhaseSelection::Prefill),
-        [Phase::Decode] => Ok(PhaseSelection::Decode),
+        [one] => Ok(PhaseSelection::only(*one)),
+        [Phase::MmEncode, Phase::Prefill] => {
+            warnings.push(
+                "mm_encode will not be captured either: without decode npuprof profiles prefill alone"
+                    .to_owned(),
+            );
+            Ok(PhaseSelection::Prefill)
+        }
         _ => Ok(PhaseSelection::Both),
     }
 }
@@ -513,7 +539,8 @@ fn pin_prefill(
                 path,
                 replace(span, wanted),
                 format!(
-                    "prefill call: {}={} → {}={wanted}",
+                    "{} call: {}={} → {}={wanted}",
+                    site.phase.name(),
                     field.name(),
                     span.text,
                     field.name()
@@ -528,7 +555,7 @@ fn pin_prefill(
             other => return Err(not_settable(path, site, field, other)),
         }
     }
-    let change = format!("prefill call: added {}", missing.join(", "));
+    let change = format!("{} call: added {}", site.phase.name(), missing.join(", "));
     append(files, path, site, &missing, change)
 }
 
@@ -768,6 +795,7 @@ fn plan_of(
     let config = patched.unwrap_or(&profiled.config);
     plan_request(
         profiled,
+        facts.site(Phase::MmEncode),
         facts.site(Phase::Prefill),
         facts.site(Phase::Decode),
         phases,
@@ -784,6 +812,7 @@ fn fallback_request(phases: PhaseSelection, window: Window) -> PlanRequest {
     PlanRequest {
         phases,
         prefill: PrefillWindow::ENGINE,
+        mm_encode: None,
         decode: Schedule::clamped(
             0,
             0,
@@ -801,6 +830,7 @@ fn fallback_request(phases: PhaseSelection, window: Window) -> PlanRequest {
 /// and its config's budget by its rule.
 pub fn plan_request(
     profiled: &Profiled,
+    mm_encode: Option<&Site>,
     prefill: Option<&Site>,
     decode: Option<&Site>,
     phases: PhaseSelection,
@@ -816,6 +846,14 @@ pub fn plan_request(
             pinned: false,
         },
     };
+    let mm_encode = mm_encode.map(|site| match profiled.shape.prefill {
+        PrefillPolicy::Pinned => PrefillWindow::ENGINE,
+        PrefillPolicy::AsWritten => PrefillWindow {
+            schedule: site_schedule(site, None),
+            step_calls: 1,
+            pinned: false,
+        },
+    });
     let budget = npuprof_target::Budget {
         rule: profiled.budget.rule,
         next_n: config.next_n,
@@ -826,6 +864,7 @@ pub fn plan_request(
     Some(PlanRequest {
         phases,
         prefill,
+        mm_encode,
         decode: site_schedule(decode, window),
         decode_step_calls: None,
         config: Some(PlanConfig {
