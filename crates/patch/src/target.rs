@@ -432,6 +432,18 @@ impl<'s> Files<'s> {
             return;
         }
         let entry = self.edits.entry(path.to_owned()).or_default();
+        // The same edit asked twice (a stand-in method two phases need) is made once; two
+        // insertions at one place are one insertion of both texts, in order.
+        if let Some(same) = entry.0.iter_mut().find(|e| e.range == edit.range) {
+            if same.replacement == edit.replacement {
+                return;
+            }
+            if edit.range.is_empty() {
+                same.replacement.push_str(&edit.replacement);
+                entry.1.push(change);
+                return;
+            }
+        }
         entry.0.push(edit);
         entry.1.push(change);
     }
@@ -508,6 +520,18 @@ fn append(
 ) -> Result<(), TargetPatchError> {
     if args.is_empty() {
         return Ok(());
+    }
+    if site.shared {
+        return Err(TargetPatchError {
+            path: path.to_owned(),
+            error: PatchError::Refused(format!(
+                "the call at line {} builds the profiler of every phase, so {} passed there would \
+                 reach every phase; set it in the {} phase's kwargs entry by hand",
+                site.call.line,
+                args.join(", "),
+                site.phase.name()
+            )),
+        });
     }
     let (source, tree) = files.parsed(path)?;
     let edit = call_node(&tree, site)
@@ -655,6 +679,9 @@ fn switch_off(
                 )?,
             }
         }
+        PhaseOff::ReplaceCallWithDisabled if site.shared => {
+            guard_phase(profiled, facts, site, &path, files)?;
+        }
         PhaseOff::ReplaceCallWithDisabled => {
             let disabled = facts.factory.disabled.clone().ok_or_else(|| {
                 refuse(format!(
@@ -677,6 +704,67 @@ fn switch_off(
         }
     }
     Ok(())
+}
+
+/// Switches one phase of a call shared by every phase off: a guard before the call's statement
+/// puts the disabled stand-in in place for that phase, records the phase in the function's state
+/// attribute (so the phase order stays as the manager expects) and returns, so no profiler is
+/// made or started for it; `step()` and `stop()` land on the stand-in.
+fn guard_phase(
+    profiled: &Profiled,
+    facts: &Facts,
+    site: &Site,
+    path: &str,
+    files: &mut Files<'_>,
+) -> Result<(), TargetPatchError> {
+    let refuse = |message: String| TargetPatchError {
+        path: path.to_owned(),
+        error: PatchError::Refused(message),
+    };
+    let (Some(selector), Some(attribute), Some(disabled)) = (
+        site.selector.as_ref(),
+        site.assigned_to.as_ref(),
+        facts.factory.disabled.as_ref(),
+    ) else {
+        return Err(refuse(format!(
+            "the {} phase shares its profiler call (line {}) with the other phases and npuprof \
+             found no stand-in class and assigned attribute to switch it off with",
+            site.phase.name(),
+            site.call.line
+        )));
+    };
+    let Some(state) = selector.state_attribute.as_ref() else {
+        return Err(refuse(format!(
+            "the {} phase shares its profiler call (line {}) and the function keeps no state \
+             attribute of the phase, so a guard could change the phase order; switch it off by hand",
+            site.phase.name(),
+            site.call.line
+        )));
+    };
+    let source = files.text(path)?;
+    let nl = newline(source);
+    let indent = &selector.indent;
+    let inner = format!("{indent}    ");
+    let guard = format!(
+        "{indent}if {param} == {member}:  # npuprof: {phase} not profiled{nl}\
+         {inner}{attribute} = {disabled}(){nl}\
+         {inner}{state} = {param}{nl}\
+         {inner}return{nl}",
+        param = selector.parameter,
+        member = selector.member,
+        phase = site.phase.name(),
+    );
+    let at = selector.statement_line_start;
+    files.push(
+        path,
+        Edit::replace(at..at, guard),
+        format!(
+            "{} phase: a guard before line {} keeps {disabled}() in place (phase off)",
+            site.phase.name(),
+            site.call.line
+        ),
+    );
+    give_stand_in_methods(profiled, path, attribute, disabled, files)
 }
 
 /// Gives the stand-in class a no-op for each method the code calls on `attribute`.

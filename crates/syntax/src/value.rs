@@ -226,9 +226,34 @@ pub struct Evaluator<'m, 't, 's> {
     pub module: &'m Module<'t>,
     /// The module's source.
     pub source: &'s str,
+    /// The run config, as the value a call of one of `loaders` returns (`yaml.safe_load(f)`).
+    pub run_config: Option<&'m Value>,
+    /// The functions that load the run config (dotted callee names).
+    pub loaders: &'m [String],
 }
 
-impl Evaluator<'_, '_, '_> {
+impl<'m, 't, 's> Evaluator<'m, 't, 's> {
+    /// An evaluator of `module` without a run config.
+    pub fn new(module: &'m Module<'t>, source: &'s str) -> Self {
+        Self {
+            module,
+            source,
+            run_config: None,
+            loaders: &[],
+        }
+    }
+
+    /// Whether `target` (inside `function`) is reached when `function` starts with `locals`:
+    /// `Some(true)` certainly, `Some(false)` certainly not, `None` when a condition on the way
+    /// is not known.
+    pub fn reaches(&self, function: Node<'_>, target: Node<'_>, locals: Bindings) -> Option<bool> {
+        let body = function.child_by_field_name("body")?;
+        match self.walk(body, target, locals) {
+            Walk::Reached(_, certain) => certain.then_some(true),
+            Walk::Ended | Walk::Passed(_) => Some(false),
+        }
+    }
+
     /// The value of `node` with `locals` bound.
     pub fn eval(&self, node: Node<'_>, locals: &Bindings) -> Value {
         let source = self.source;
@@ -370,7 +395,28 @@ impl Evaluator<'_, '_, '_> {
     }
 
     fn call(&self, node: Node<'_>, locals: &Bindings) -> Option<Value> {
+        if let Some(function) = node.child_by_field_name("function")
+            && function.kind() == "attribute"
+            && function
+                .child_by_field_name("attribute")
+                .is_some_and(|a| text(a, self.source) == "get")
+        {
+            let object = self.eval(function.child_by_field_name("object")?, locals);
+            let args = crate::positional(node);
+            let key = self.eval(*args.first()?, locals);
+            let Value::Dict(entries) = object else {
+                return None;
+            };
+            let key = key.as_str()?;
+            return Some(match entries.iter().find(|(k, _)| k == key) {
+                Some((_, v)) => v.clone(),
+                None => args.get(1).map_or(Value::None, |d| self.eval(*d, locals)),
+            });
+        }
         let name = callee(node, self.source)?;
+        if self.loaders.iter().any(|l| *l == name) {
+            return self.run_config.cloned();
+        }
         if !matches!(name.as_str(), "os.path.join" | "path.join" | "join") {
             return None;
         }
@@ -401,7 +447,7 @@ impl Evaluator<'_, '_, '_> {
     ) -> Option<Bindings> {
         let body = function.child_by_field_name("body")?;
         match self.walk(body, target, locals) {
-            Walk::Reached(b) => Some(b),
+            Walk::Reached(b, _) => Some(b),
             Walk::Ended | Walk::Passed(_) => None,
         }
     }
@@ -416,13 +462,13 @@ impl Evaluator<'_, '_, '_> {
                     "if_statement" => self.walk_if(statement, target, locals),
                     "with_statement" | "try_statement" => statement
                         .child_by_field_name("body")
-                        .map_or(Walk::Reached(locals.clone()), |b| {
+                        .map_or(Walk::Reached(locals.clone(), false), |b| {
                             self.walk(b, target, locals)
                         }),
-                    "expression_statement" => Walk::Reached(locals),
+                    "expression_statement" | "return_statement" => Walk::Reached(locals, true),
                     _ => {
                         forget_assigned(statement, self.source, &mut locals);
-                        Walk::Reached(locals)
+                        Walk::Reached(locals, false)
                     }
                 };
             }
@@ -432,7 +478,7 @@ impl Evaluator<'_, '_, '_> {
                 "if_statement" => match self.walk_if(statement, target, locals.clone()) {
                     Walk::Passed(b) => locals = b,
                     Walk::Ended => return Walk::Ended,
-                    Walk::Reached(b) => return Walk::Reached(b),
+                    Walk::Reached(b, certain) => return Walk::Reached(b, certain),
                 },
                 "comment" | "pass_statement" => {}
                 _ => forget_assigned(statement, self.source, &mut locals),
@@ -497,7 +543,10 @@ impl Evaluator<'_, '_, '_> {
                 }
                 Some(_) => {
                     if holds(body) {
-                        return self.walk(body, target, locals);
+                        return match self.walk(body, target, locals) {
+                            Walk::Reached(b, _) => Walk::Reached(b, false),
+                            other => other,
+                        };
                     }
                     if let Walk::Passed(b) = self.walk(body, target, locals.clone()) {
                         outcomes.push(b);
@@ -526,8 +575,9 @@ impl Evaluator<'_, '_, '_> {
 
 /// The outcome of walking a block toward a target node.
 enum Walk {
-    /// The target is reached with these locals.
-    Reached(Bindings),
+    /// The target is reached with these locals (certainly, or only if an unknown condition
+    /// on the way holds).
+    Reached(Bindings, bool),
     /// The block ends without reaching it, falling through with these locals.
     Passed(Bindings),
     /// The block returns or raises before it.
@@ -612,10 +662,7 @@ def choose(stage: Stage, root):
         let tree = crate::parse(SOURCE).unwrap();
         let root = tree.root_node();
         let module = Module::read(root, SOURCE);
-        let ev = Evaluator {
-            module: &module,
-            source: SOURCE,
-        };
+        let ev = Evaluator::new(&module, SOURCE);
         let function = named_children(root)
             .into_iter()
             .find(|n| n.kind() == "function_definition")
@@ -663,10 +710,7 @@ def choose(stage: Stage, root):
         let source = "def f(x):\n    a = 1\n    if x:\n        a = 2\n    g(a)\n";
         let tree = crate::parse(source).unwrap();
         let module = Module::read(tree.root_node(), source);
-        let ev = Evaluator {
-            module: &module,
-            source,
-        };
+        let ev = Evaluator::new(&module, source);
         let function = named_children(tree.root_node())[0];
         let call = crate::descendants_in_scope(function.child_by_field_name("body").unwrap())
             .into_iter()

@@ -551,10 +551,7 @@ fn evaluated_sites(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &s
 
 fn evaluated(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Option<Vec<Site>> {
     let module = Module::read(root, source);
-    let ev = Evaluator {
-        module: &module,
-        source,
-    };
+    let ev = Evaluator::new(&module, source);
     let function = ancestors(call).find(|n| n.kind() == "function_definition")?;
     let (parameter, class) = phase_parameter(function, &module, source)?;
     let list = call

@@ -1,0 +1,276 @@
+//! The newer repository shape (`examples/recipes-next`: phases as an enum, one factory call with
+//! a `**kwargs` dict chosen by a branch, a third phase `mm_encode`, models with their own
+//! `infer.py`) and the older one (`examples/recipes-mini`): every config is resolved to the code
+//! its run executes or refused with the reason, and a patched ProfilerPhase manager, driven
+//! under the fake torch_npu in the engine's call order, records exactly the requested window
+//! per phase. Needs `python3`.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+mod support;
+use support::{copy_example, source_files, workspace_root};
+
+const NPUPROF: &str = env!("CARGO_BIN_EXE_npuprof");
+
+fn npuprof(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(NPUPROF)
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("npuprof binary")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Every `(model, config)` of an example, configs relative to `models/<m>/config/`.
+fn configs(repo: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for model in fs::read_dir(repo.join("models")).expect("models") {
+        let model = model.expect("entry").path();
+        let name = model.file_name().unwrap().to_string_lossy().into_owned();
+        let mut stack = vec![model.join("config")];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml") {
+                    let rel = path.strip_prefix(model.join("config")).unwrap();
+                    out.push((name.clone(), rel.to_string_lossy().into_owned()));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// What `route --model M --yaml F` decides: the family letter, or the refusal's key words.
+fn decision(repo: &Path, model: &str, yaml: &str) -> String {
+    let out = npuprof(repo, &["route", "--model", model, "--yaml", yaml]);
+    let all = text(&out);
+    match out.status.code() {
+        Some(0) => all
+            .split("family ")
+            .nth(1)
+            .and_then(|r| r.chars().next())
+            .map_or_else(|| format!("? {all}"), |c| c.to_string()),
+        Some(2) if all.contains("drives the engine's profiler manager itself") => {
+            "refused: own loop drives the manager".to_owned()
+        }
+        Some(2) if all.contains("runs the model's own loop") => {
+            "refused: own loop, no profiler".to_owned()
+        }
+        other => format!("exit {other:?}: {all}"),
+    }
+}
+
+#[test]
+fn every_config_of_both_examples_is_resolved_to_what_its_run_executes_or_refused() {
+    let examples = workspace_root().join("examples");
+    let mut seen = Vec::new();
+    for example in ["recipes-mini", "recipes-next"] {
+        let repo = examples.join(example);
+        for (model, yaml) in configs(&repo) {
+            seen.push(format!(
+                "{example} {model} {yaml}: {}",
+                decision(&repo, &model, &yaml)
+            ));
+        }
+    }
+    let expected = [
+        "recipes-mini deepseek-mini afd.yaml: A",
+        "recipes-mini deepseek-mini decode_mtp.yaml: A",
+        "recipes-mini deepseek-mini deepseek-mini_pd/decode.yaml: A",
+        "recipes-mini deepseek-mini deepseek-mini_pd/prefill.yaml: A",
+        "recipes-mini deepseek-mini ep4.yaml: A",
+        "recipes-mini deepseek-mini prefill_only.yaml: A",
+        "recipes-mini glm_5_2 ci_950/glm_mini_rank_1.yaml: B",
+        "recipes-mini glm_5_2 ci_a3/glm_mini_rank_1.yaml: B",
+        "recipes-mini glm_5_2 glm_mini_rank_2.yaml: B",
+        "recipes-mini hunyuan-mini single.yaml: C",
+        "recipes-mini kimi_k3 kimi_mini_rank_1.yaml: B",
+        "recipes-mini pangu_7b pangu_mini_7b.yaml: B",
+        "recipes-mini qwen-mini dense.yaml: A",
+        "recipes-mini qwen-mini long_decode.yaml: A",
+        "recipes-mini wan-mini t2v.yaml: C",
+        // Text mode: the model's infer.py hands the run to the shared engine.
+        "recipes-next omni_next omni_multimodal.yaml: refused: own loop drives the manager",
+        "recipes-next omni_next omni_text.yaml: A",
+        "recipes-next pangu_7b pangu_mini_7b.yaml: B",
+        "recipes-next qwen-next dense.yaml: A",
+        "recipes-next qwen-next long_decode.yaml: A",
+        // An own loop that never reaches ModelRunner.define_profiler is not family B.
+        "recipes-next solo_next solo.yaml: refused: own loop, no profiler",
+    ];
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn the_text_mode_chain_names_the_hand_over_with_its_line() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let out = npuprof(
+        &repo,
+        &["route", "--model", "omni_next", "--yaml", "omni_text.yaml"],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("models/omni_next/infer.py:27 the model's infer.py hands this run config to the shared engine"),
+        "{all}"
+    );
+    for phase in ["mm_encode", "prefill", "decode"] {
+        assert!(
+            all.contains(&format!(
+                "executor/utils/profiler_context.py:103 {phase} profiler call"
+            )),
+            "{phase}: {all}"
+        );
+    }
+}
+
+#[test]
+fn mm_encode_is_refused_where_the_target_has_no_such_phase() {
+    let repo = workspace_root().join("examples/recipes-mini");
+    let out = npuprof(
+        &repo,
+        &[
+            "patch",
+            "--model",
+            "qwen-mini",
+            "--yaml",
+            "dense.yaml",
+            "--phase",
+            "mm_encode",
+            "--dry-run",
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(
+        all.contains("no mm_encode phase (its phases: prefill, decode)"),
+        "{all}"
+    );
+}
+
+/// The Step Ids of each run directory of `<out>/prof/<phase>` after a driven run.
+fn recorded(out: &Path, phase: &str) -> Vec<BTreeSet<u64>> {
+    let dir = out.join("prof").join(phase);
+    let mut runs: Vec<PathBuf> = fs::read_dir(&dir)
+        .map(|e| e.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    runs.retain(|p| p.to_string_lossy().ends_with("_ascend_pt"));
+    runs.sort();
+    runs.iter()
+        .map(|run| {
+            let csv = run.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+            let body =
+                fs::read_to_string(&csv).unwrap_or_else(|e| panic!("{}: {e}", csv.display()));
+            let mut lines = body.lines();
+            let header: Vec<&str> = lines.next().unwrap_or_default().split(',').collect();
+            let at = header
+                .iter()
+                .position(|c| *c == "Step Id")
+                .expect("Step Id column");
+            lines
+                .filter_map(|l| l.split(',').nth(at)?.trim().parse().ok())
+                .collect()
+        })
+        .collect()
+}
+
+/// Runs the driver on `repo`'s manager; its profiles land in `out` (emptied first).
+fn drive(repo: &Path, out: &Path, decode_forwards: u32) {
+    let _ = fs::remove_dir_all(out);
+    let script = workspace_root().join("crates/cli/tests/data/drive_phases.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(repo)
+        .arg(decode_forwards.to_string())
+        .arg(out)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env_remove("RANK")
+        .output()
+        .expect("python3");
+    assert!(out.status.success(), "driver: {}", text(&out));
+}
+
+fn patch(repo: &Path, phase: &str, active: &str) -> Output {
+    npuprof(
+        repo,
+        &[
+            "patch",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            "dense.yaml",
+            "--phase",
+            phase,
+            "--decode-active",
+            active,
+        ],
+    )
+}
+
+#[test]
+fn a_patched_phase_enum_manager_records_the_requested_window_per_phase() {
+    let tmp = copy_example("recipes-next");
+    let repo = tmp.path();
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let profiles = scratch.path();
+    let before = source_files(repo);
+    let set = |s: &[u64]| s.iter().copied().collect::<BTreeSet<u64>>();
+
+    // Unpatched: two encode and two prefill runs (a new profiler at each switch), Step Id 0
+    // each; decode the factory defaults (skip_first 3, active 3).
+    drive(repo, profiles, 12);
+    assert_eq!(recorded(profiles, "mm_encode"), vec![set(&[0]), set(&[0])]);
+    assert_eq!(recorded(profiles, "prefill"), vec![set(&[0]), set(&[0])]);
+    assert_eq!(recorded(profiles, "decode"), vec![set(&[3, 4, 5])]);
+
+    // Every phase on, a decode window of 5: set at the factory's default, the others kept at 1.
+    let out = patch(repo, "both", "5");
+    assert!(out.status.success(), "{}", text(&out));
+    drive(repo, profiles, 12);
+    assert_eq!(recorded(profiles, "mm_encode"), vec![set(&[0]), set(&[0])]);
+    assert_eq!(recorded(profiles, "prefill"), vec![set(&[0]), set(&[0])]);
+    assert_eq!(recorded(profiles, "decode"), vec![set(&[3, 4, 5, 6, 7])]);
+    let out = npuprof(repo, &["revert"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(source_files(repo), before, "revert is byte-exact");
+
+    // Decode only: encode and prefill are switched off by a guard that keeps the stand-in in
+    // place, and decode still starts after them (the manager's phase order holds).
+    let out = patch(repo, "decode", "4");
+    assert!(out.status.success(), "{}", text(&out));
+    drive(repo, profiles, 12);
+    assert_eq!(recorded(profiles, "mm_encode"), Vec::<BTreeSet<u64>>::new());
+    assert_eq!(recorded(profiles, "prefill"), Vec::<BTreeSet<u64>>::new());
+    assert_eq!(recorded(profiles, "decode"), vec![set(&[3, 4, 5, 6])]);
+    let out = npuprof(repo, &["revert"]);
+    assert!(out.status.success(), "{}", text(&out));
+
+    // Prefill only: encode and decode off; step() and stop() on the stand-in are safe.
+    let out = patch(repo, "prefill", "3");
+    assert!(out.status.success(), "{}", text(&out));
+    drive(repo, profiles, 12);
+    assert_eq!(recorded(profiles, "mm_encode"), Vec::<BTreeSet<u64>>::new());
+    assert_eq!(recorded(profiles, "prefill"), vec![set(&[0]), set(&[0])]);
+    assert_eq!(recorded(profiles, "decode"), Vec::<BTreeSet<u64>>::new());
+    let out = npuprof(repo, &["revert"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(source_files(repo), before, "revert is byte-exact");
+}
