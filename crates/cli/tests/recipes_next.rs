@@ -274,3 +274,79 @@ fn a_patched_phase_enum_manager_records_the_requested_window_per_phase() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(source_files(repo), before, "revert is byte-exact");
 }
+
+/// `npuprof <args>` run in `examples/recipes-next` (no temporary path in the output).
+fn next_cmd(args: &[&str]) -> Command {
+    let mut cmd = Command::new(NPUPROF);
+    cmd.args(args)
+        .current_dir(workspace_root().join("examples/recipes-next"))
+        .env("NO_COLOR", "1");
+    cmd
+}
+
+#[test]
+fn route_plan_and_patch_of_the_newer_shape() {
+    use insta_cmd::assert_cmd_snapshot;
+    assert_cmd_snapshot!(
+        "next_route_shared_engine",
+        next_cmd(&["route", "--model", "qwen-next", "--yaml", "dense.yaml"])
+    );
+    assert_cmd_snapshot!(
+        "next_route_text_mode_hand_over",
+        next_cmd(&["route", "--model", "omni_next", "--yaml", "omni_text.yaml"])
+    );
+    assert_cmd_snapshot!(
+        "next_route_multimodal_refused",
+        next_cmd(&[
+            "route",
+            "--model",
+            "omni_next",
+            "--yaml",
+            "omni_multimodal.yaml"
+        ])
+    );
+    assert_cmd_snapshot!(
+        "next_route_own_loop_refused",
+        next_cmd(&["route", "--model", "solo_next", "--yaml", "solo.yaml"])
+    );
+    assert_cmd_snapshot!(
+        "next_plan_three_phases",
+        next_cmd(&[
+            "plan",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            "long_decode.yaml",
+            "--decode-active",
+            "5"
+        ])
+    );
+    assert_cmd_snapshot!(
+        "next_patch_decode_only_dry_run",
+        next_cmd(&[
+            "patch",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            "long_decode.yaml",
+            "--phase",
+            "decode",
+            "--decode-active",
+            "5",
+            "--dry-run",
+        ])
+    );
+    assert_cmd_snapshot!(
+        "next_patch_mm_encode_only_dry_run",
+        next_cmd(&[
+            "patch",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            "long_decode.yaml",
+            "--phase",
+            "mm_encode",
+            "--dry-run",
+        ])
+    );
+}

@@ -83,6 +83,20 @@ impl Value {
         }
     }
 
+    /// Python's truth value, when it is known.
+    pub fn truthy(&self) -> Option<bool> {
+        match self {
+            Value::Bool(b) => Some(*b),
+            Value::None => Some(false),
+            Value::Int { value, .. } => Some(*value != 0),
+            Value::Str(s) => Some(!s.is_empty()),
+            Value::Tuple(items) => Some(!items.is_empty()),
+            Value::Dict(entries) => Some(!entries.is_empty()),
+            Value::Member { .. } => Some(true),
+            Value::Path(_) | Value::Unknown(_) => None,
+        }
+    }
+
     fn same(&self, other: &Value) -> Option<bool> {
         match (self, other) {
             (Value::Int { value: a, .. }, Value::Int { value: b, .. }) => Some(a == b),
@@ -481,6 +495,16 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
                     Walk::Reached(b, certain) => return Walk::Reached(b, certain),
                 },
                 "comment" | "pass_statement" => {}
+                "with_statement" => {
+                    let Some(body) = statement.child_by_field_name("body") else {
+                        continue;
+                    };
+                    forget_assigned(statement, self.source, &mut locals);
+                    match self.walk(body, target, locals.clone()) {
+                        Walk::Passed(b) => locals = b,
+                        other => return other,
+                    }
+                }
                 _ => forget_assigned(statement, self.source, &mut locals),
             }
         }
@@ -523,7 +547,10 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
         let mut outcomes: Vec<Bindings> = Vec::new();
         let mut decided = false;
         for (condition, body) in branches {
-            let verdict = condition.map(|c| self.eval(c, &locals));
+            let verdict = condition.map(|c| match self.eval(c, &locals).truthy() {
+                Some(b) => Value::Bool(b),
+                None => Value::Unknown(text(c, self.source).to_owned()),
+            });
             match verdict {
                 Some(Value::Bool(false)) => {
                     if holds(body) {
@@ -703,6 +730,47 @@ def choose(stage: Stage, root):
         assert!(
             matches!(&extra, Value::Dict(e) if e.len() == 1 && matches!(e[0].1, Value::Int { value: 5, .. }))
         );
+    }
+
+    #[test]
+    fn a_branch_on_the_loaded_run_config_is_decided_by_its_values() {
+        let source = "def main():\n    with open(p) as stream:\n        settings = yaml.safe_load(stream)\n    if settings.get(\"data\", {}).get(\"kind\", \"text\") != \"media\":\n        if settings.get(\"extra\"):\n            raise ValueError()\n        shared()\n        return 0\n    own()\n";
+        let tree = crate::parse(source).unwrap();
+        let module = Module::read(tree.root_node(), source);
+        let loaders = ["yaml.safe_load".to_owned()];
+        let function = named_children(tree.root_node())[0];
+        let call = |name: &str| {
+            crate::descendants_in_scope(function.child_by_field_name("body").unwrap())
+                .into_iter()
+                .find(|n| n.kind() == "call" && callee(*n, source).as_deref() == Some(name))
+                .unwrap()
+        };
+        let config = |kind: &str| {
+            Value::Dict(vec![(
+                "data".into(),
+                Value::Dict(vec![("kind".into(), Value::Str(kind.into()))]),
+            )])
+        };
+        for (kind, shared, own) in [
+            ("text", Some(true), Some(false)),
+            ("media", Some(false), Some(true)),
+        ] {
+            let run_config = config(kind);
+            let ev = Evaluator {
+                run_config: Some(&run_config),
+                loaders: &loaders,
+                ..Evaluator::new(&module, source)
+            };
+            assert_eq!(
+                ev.reaches(function, call("shared"), Vec::new()),
+                shared,
+                "{kind}"
+            );
+            assert_eq!(ev.reaches(function, call("own"), Vec::new()), own, "{kind}");
+        }
+        // Without the run config the branch is not known.
+        let ev = Evaluator::new(&module, source);
+        assert_eq!(ev.reaches(function, call("shared"), Vec::new()), None);
     }
 
     #[test]

@@ -233,7 +233,16 @@ fn human(target: &Target, next: Option<&str>) -> String {
                     fields.join(", ")
                 );
             }
+            let shared = p.phases.iter().find_map(|ph| ph.site.selector.as_ref());
             let off = match p.shape.phase_off {
+                npuprof_target::PhaseOff::ReplaceCallWithDisabled if shared.is_some() => format!(
+                    "one call serves every phase: a guard on {} before it keeps {}() for that phase",
+                    shared.map_or("the phase", |s| s.parameter.as_str()),
+                    p.factory
+                        .disabled
+                        .as_deref()
+                        .unwrap_or("a disabled stand-in")
+                ),
                 npuprof_target::PhaseOff::ReplaceCallWithDisabled => format!(
                     "the phase's call becomes {}()",
                     p.factory
