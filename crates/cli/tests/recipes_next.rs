@@ -350,3 +350,78 @@ fn route_plan_and_patch_of_the_newer_shape() {
         ])
     );
 }
+
+#[test]
+fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
+    let tmp = copy_example("recipes-next");
+    let repo = tmp.path();
+    let yaml = repo.join("models/omni_next/config/omni_multimodal.yaml");
+    let text_ = fs::read_to_string(&yaml).expect("yaml");
+    fs::write(
+        &yaml,
+        text_.replace("enable_profiler: False", "enable_profiler: True "),
+    )
+    .expect("write");
+    let out = Command::new("bash")
+        .args([
+            "executor/scripts/infer.sh",
+            "--model",
+            "omni_next",
+            "--yaml",
+            "omni_multimodal.yaml",
+        ])
+        .current_dir(repo)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env_remove("RANK")
+        .output()
+        .expect("bash");
+    assert!(out.status.success(), "{}", text(&out));
+    let res = repo.join("models/omni_next/res");
+    let date = fs::read_dir(&res)
+        .expect("res")
+        .flatten()
+        .next()
+        .expect("a date")
+        .path();
+    let result = date.join("omni_next_omni_multimodal");
+    // Two requests: encode and prefill alternate (a new profiler at each switch), then decode.
+    for (phase, runs) in [("mm_encode", 2), ("prefill", 2), ("decode", 1)] {
+        assert_eq!(recorded(&result, phase).len(), runs, "{phase}");
+    }
+    let out = npuprof(repo, &["verify", result.to_str().expect("utf-8"), "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["runs"].as_array().map(Vec::len), Some(5), "{report}");
+    assert_eq!(
+        report["findings"],
+        serde_json::json!([]),
+        "several encode/prefill runs are normal here"
+    );
+    assert_eq!(report["ok"], serde_json::json!(true));
+
+    // A text run of the same engine has no encoder phase: prof/mm_encode/ is not required.
+    let out = Command::new("bash")
+        .args([
+            "executor/scripts/infer.sh",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            "dense.yaml",
+        ])
+        .current_dir(repo)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env_remove("RANK")
+        .output()
+        .expect("bash");
+    assert!(out.status.success(), "{}", text(&out));
+    let res = repo.join("models/qwen-next/res");
+    let date = fs::read_dir(&res)
+        .expect("res")
+        .flatten()
+        .next()
+        .expect("a date")
+        .path();
+    let result = date.join("qwen_next_dense");
+    let out = npuprof(repo, &["verify", result.to_str().expect("utf-8"), "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["findings"], serde_json::json!([]), "{report}");
+}
