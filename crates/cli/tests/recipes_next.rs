@@ -425,3 +425,19 @@ fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["findings"], serde_json::json!([]), "{report}");
 }
+
+#[test]
+fn a_standalone_recipe_without_run_configs_is_routed_with_its_real_toggle() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let out = npuprof(&repo, &["route", "--model", "hstu"]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(all.contains("family D, profiled by hand"), "{all}");
+    assert!(
+        all.contains("pass --enable_profiler to its launch script"),
+        "{all}"
+    );
+    // A model directory that is neither is still an error.
+    let out = npuprof(&repo, &["route", "--model", "no_such_model"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}

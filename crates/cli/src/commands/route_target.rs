@@ -67,6 +67,30 @@ fn next_command(target: &Target) -> Option<String> {
 
 fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
     let dir = repo.join("models").join(model).join("config");
+    let manual = Definitions::builtin().manual(model);
+    if let Some(m) = manual.filter(|_| !dir.is_dir() && repo.join("models").join(model).is_dir()) {
+        // A standalone recipe without run configs: its real toggle, as the definitions say.
+        if json {
+            print_json(&serde_json::json!({
+                "schema_version": SCHEMA_VERSION,
+                "model": model,
+                "family": m.family,
+                "toggle": m.toggle,
+                "instruction": m.instruction,
+                "configs": [],
+            }))?;
+        } else {
+            crate::output::stdout().write_all(
+                format!(
+                    "model {model}: no run configs (family {}, profiled by hand)\nprofiling: {}\n",
+                    m.family.letter(),
+                    m.instruction
+                )
+                .as_bytes(),
+            )?;
+        }
+        return Ok(Exit::Ok);
+    }
     if !dir.is_dir() {
         anyhow::bail!(
             "no model `{model}` with a config/ directory under models/ in `{}`",
