@@ -441,3 +441,34 @@ fn a_standalone_recipe_without_run_configs_is_routed_with_its_real_toggle() {
     let out = npuprof(&repo, &["route", "--model", "no_such_model"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+#[test]
+fn a_benchmark_config_outside_config_says_decode_never_runs() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let out = npuprof(&repo, &["route"]);
+    let all = text(&out);
+    let line = all
+        .lines()
+        .find(|l| l.contains("models/qwen-next/benchmark/mmlu_test.yaml"))
+        .unwrap_or_else(|| panic!("{all}"));
+    assert!(
+        line.contains(
+            "scheduler_config.max_new_tokens 1 makes it a prefill benchmark, decode never runs"
+        ),
+        "{line}"
+    );
+    // The suggested next command is itself accepted.
+    let next = all
+        .lines()
+        .find_map(|l| l.strip_prefix("next:"))
+        .unwrap_or_else(|| panic!("{all}"))
+        .trim()
+        .to_owned();
+    let argv: Vec<&str> = next.split_whitespace().skip(1).collect();
+    let out = npuprof(&repo, &argv);
+    assert!(
+        out.status.code().is_some_and(|c| c < 2),
+        "{next}: {}",
+        text(&out)
+    );
+}

@@ -217,7 +217,8 @@ impl Plan {
             };
             phases.push(plan);
         }
-        let config = config.map(|c| config_plan(c, request.phases, min_tokens));
+        let config =
+            config.map(|c| config_plan(c, request.phases, min_tokens, request.mm_encode.is_some()));
         Plan {
             phases,
             min_max_new_tokens: min_tokens,
@@ -357,10 +358,16 @@ fn action_spans(schedule: &Schedule, last: u64) -> Vec<ActionSpan> {
     spans
 }
 
-fn config_plan(config: &PlanConfig, phases: PhaseSelection, min_mnt: Option<u64>) -> ConfigPlan {
+fn config_plan(
+    config: &PlanConfig,
+    phases: PhaseSelection,
+    min_mnt: Option<u64>,
+    has_encoder: bool,
+) -> ConfigPlan {
     let cannot_capture = phases
         .phases()
         .into_iter()
+        .filter(|p| *p != Phase::MmEncode || has_encoder)
         .filter_map(|p| config.never(p).map(|why| format!("{}: {why}", p.name())))
         .collect();
     ConfigPlan {

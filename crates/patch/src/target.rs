@@ -291,6 +291,7 @@ fn effective_phases(
                     .phases
                     .phases()
                     .into_iter()
+                    .filter(|p| *p != Phase::MmEncode || has(*p))
                     .filter_map(never)
                     .collect::<Vec<_>>()
                     .join("; "),

@@ -923,6 +923,10 @@ fn never_recorded(mode: RunMode, config: &RunConfig, budget: Budget) -> Vec<NotR
         RunMode::Online {
             role: PdRole::Decode,
         } => vec![
+            role(
+                Phase::MmEncode,
+                "a decode-role node never runs the multimodal encoder",
+            ),
             role(Phase::Prefill, "a decode-role node never runs prefill"),
             role(
                 Phase::Decode,
