@@ -13,8 +13,12 @@ use npuprof_target::{PdRole, Request, RunMode, Target};
 /// Which phases to profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PhaseArg {
-    /// Prefill and decode, each into its own directory.
+    /// Every phase the target has (prefill and decode; mm_encode too where the engine has a
+    /// multimodal encoder), each into its own directory.
     Both,
+    /// The multimodal encoder's forwards only (targets whose engine has that phase).
+    #[value(name = "mm_encode")]
+    MmEncode,
     /// The prefill forward only.
     Prefill,
     /// The decode forwards only.
@@ -25,6 +29,7 @@ impl From<PhaseArg> for PhaseSelection {
     fn from(phase: PhaseArg) -> Self {
         match phase {
             PhaseArg::Both => PhaseSelection::Both,
+            PhaseArg::MmEncode => PhaseSelection::MmEncode,
             PhaseArg::Prefill => PhaseSelection::Prefill,
             PhaseArg::Decode => PhaseSelection::Decode,
         }
@@ -242,7 +247,8 @@ impl WindowArgs {
     /// Whether the collection guide's questions are still open (phase or decode steps not given).
     pub fn undecided(&self) -> bool {
         self.phase.is_none()
-            || (self.phase != Some(PhaseArg::Prefill) && self.decode_active.is_none())
+            || (self.phases().includes(npuprof_schedule::Phase::Decode)
+                && self.decode_active.is_none())
     }
 }
 

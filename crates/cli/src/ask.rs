@@ -102,18 +102,14 @@ fn equivalent(window: &WindowArgs) -> String {
     if let Some(first) = argv.first_mut() {
         "npuprof".clone_into(first);
     }
-    let phase = match window.phase() {
-        PhaseArg::Both => "both",
-        PhaseArg::Decode => "decode",
-        PhaseArg::Prefill => "prefill",
-    };
+    let phase = window.phases().name();
     if !argv
         .iter()
         .any(|a| a == "--phase" || a.starts_with("--phase="))
     {
         argv.extend(["--phase".to_owned(), phase.to_owned()]);
     }
-    if window.phase() != PhaseArg::Prefill
+    if window.phases().includes(Phase::Decode)
         && !argv
             .iter()
             .any(|a| a == "--decode-active" || a.starts_with("--decode-active="))

@@ -76,6 +76,8 @@ pub struct PlanRequest {
     pub phases: PhaseSelection,
     /// The prefill window.
     pub prefill: PrefillWindow,
+    /// The multimodal encoder's window, when the target has that phase.
+    pub mm_encode: Option<PrefillWindow>,
     /// The decode schedule (already clamped).
     pub decode: Schedule,
     /// Evaluate the decode window after exactly this many `step()` calls instead of the budget.
@@ -201,7 +203,11 @@ impl Plan {
         let mut min_tokens = config.map(|_| 1);
         for phase in request.phases.phases() {
             let plan = match phase {
-                Phase::Prefill => prefill_plan(&request.prefill, config),
+                Phase::MmEncode => match &request.mm_encode {
+                    Some(window) => prefill_plan(Phase::MmEncode, window, config),
+                    None => continue,
+                },
+                Phase::Prefill => prefill_plan(Phase::Prefill, &request.prefill, config),
                 Phase::Decode => {
                     let plan = decode_plan(request, config);
                     min_tokens = config
@@ -211,7 +217,8 @@ impl Plan {
             };
             phases.push(plan);
         }
-        let config = config.map(|c| config_plan(c, request.phases, min_tokens));
+        let config =
+            config.map(|c| config_plan(c, request.phases, min_tokens, request.mm_encode.is_some()));
         Plan {
             phases,
             min_max_new_tokens: min_tokens,
@@ -220,16 +227,24 @@ impl Plan {
     }
 }
 
-fn prefill_plan(prefill: &PrefillWindow, config: Option<&PlanConfig>) -> PhasePlan {
+/// The plan of a phase stepped a fixed number of times by the engine (prefill, mm_encode).
+fn prefill_plan(phase: Phase, prefill: &PrefillWindow, config: Option<&PlanConfig>) -> PhasePlan {
     let schedule = &prefill.schedule;
     let calls = if prefill.pinned {
         prefill.step_calls
     } else {
         schedule.closing_step_calls().unwrap_or(prefill.step_calls)
     };
-    let mut plan = phase_plan(Phase::Prefill, schedule, calls, EvaluatedFrom::Framework);
+    let mut plan = phase_plan(phase, schedule, calls, EvaluatedFrom::Framework);
     plan.min_step_calls = Some(calls);
-    if prefill.pinned {
+    if prefill.pinned && phase == Phase::MmEncode {
+        plan.notes.push(
+            "each encode batch gets a new profiler pinned at active=1, repeat=1, skip_first=0 \
+             and one step(): Step Id 0 per run directory; encode and prefill may alternate, so \
+             several mm_encode run directories per rank are normal"
+                .to_owned(),
+        );
+    } else if prefill.pinned {
         plan.notes.push(
             "the engine calls step() exactly once on the prefill profiler: step 0 is RECORD_AND_SAVE, \
              that step() moves to step 1 = NONE (repeat=1), which saves and parses the cycle; stop() at \
@@ -242,7 +257,7 @@ fn prefill_plan(prefill: &PrefillWindow, config: Option<&PlanConfig>) -> PhasePl
              profiler {calls} time(s) (e.g. by repeating the prefill while profiling)"
         ));
     }
-    if let Some(why) = config.and_then(|c| c.never(Phase::Prefill)) {
+    if let Some(why) = config.and_then(|c| c.never(phase)) {
         plan.notes.push(format!("never recorded: {why}"));
     }
     plan
@@ -343,10 +358,16 @@ fn action_spans(schedule: &Schedule, last: u64) -> Vec<ActionSpan> {
     spans
 }
 
-fn config_plan(config: &PlanConfig, phases: PhaseSelection, min_mnt: Option<u64>) -> ConfigPlan {
+fn config_plan(
+    config: &PlanConfig,
+    phases: PhaseSelection,
+    min_mnt: Option<u64>,
+    has_encoder: bool,
+) -> ConfigPlan {
     let cannot_capture = phases
         .phases()
         .into_iter()
+        .filter(|p| *p != Phase::MmEncode || has_encoder)
         .filter_map(|p| config.never(p).map(|why| format!("{}: {why}", p.name())))
         .collect();
     ConfigPlan {
@@ -380,6 +401,7 @@ mod tests {
         let plan = Plan::new(&PlanRequest {
             phases: PhaseSelection::Prefill,
             prefill: PrefillWindow::ENGINE,
+            mm_encode: None,
             decode: decode(3, 3),
             decode_step_calls: None,
             config: None,
@@ -395,6 +417,7 @@ mod tests {
         let plan = Plan::new(&PlanRequest {
             phases: PhaseSelection::Both,
             prefill: PrefillWindow::ENGINE,
+            mm_encode: None,
             decode: decode(30, 3),
             decode_step_calls: None,
             config: Some(config(BudgetRule::ForwardsEqualBudget, 1, 32)),
@@ -420,6 +443,7 @@ mod tests {
         let plan = Plan::new(&PlanRequest {
             phases: PhaseSelection::Decode,
             prefill: PrefillWindow::ENGINE,
+            mm_encode: None,
             decode: decode(30, 3),
             decode_step_calls: None,
             config: Some(config(BudgetRule::Tokens, 1, 32)),
@@ -437,6 +461,7 @@ mod tests {
                 step_calls: 1,
                 pinned: false,
             },
+            mm_encode: None,
             decode: decode(10, 10),
             decode_step_calls: None,
             config: None,

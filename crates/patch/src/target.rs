@@ -123,7 +123,9 @@ pub fn patch_target(
 
     for phase in Phase::ALL {
         let Some(site) = facts.site(phase) else {
-            if phases.includes(phase) {
+            // Every phase but mm_encode is expected of every target; mm_encode only when asked.
+            let expected = phase != Phase::MmEncode || phases == PhaseSelection::MmEncode;
+            if phases.includes(phase) && expected {
                 return Err(refuse(
                     &profiled.factory_path,
                     format!(
@@ -144,7 +146,7 @@ pub fn patch_target(
         match (phase, on) {
             (_, false) if requested => {}
             (_, false) => switch_off(profiled, &facts, phase, &mut files)?,
-            (Phase::Prefill, true) => {
+            (Phase::MmEncode | Phase::Prefill, true) => {
                 require_enabled(profiled, &facts.factory, site, path)?;
                 if profiled.shape.prefill == PrefillPolicy::Pinned {
                     pin_prefill(&facts, site, path, &mut files)?;
@@ -254,8 +256,26 @@ fn effective_phases(
             .find(|n| n.phase == phase && !(explicit_budget && n.cause == NotRecordedCause::Budget))
             .map(|n| n.why.clone())
     };
+    let has = |phase: Phase| profiled.phase(phase).is_some();
+    if let PhaseSelection::MmEncode = request.phases
+        && !has(Phase::MmEncode)
+    {
+        let present: Vec<&str> = profiled.phases.iter().map(|p| p.phase.name()).collect();
+        return Err(TargetPatchError {
+            path: profiled.factory_path.clone(),
+            error: PatchError::Refused(format!(
+                "this target has no mm_encode phase (its phases: {}); pass --phase with one of them or both",
+                present.join(", ")
+            )),
+        });
+    }
     let mut keep = Vec::new();
-    for phase in request.phases.phases() {
+    for phase in request
+        .phases
+        .phases()
+        .into_iter()
+        .filter(|p| *p != Phase::MmEncode || has(*p))
+    {
         match never(phase) {
             Some(why) => warnings.push(format!("{} will not be captured: {why}", phase.name())),
             None => keep.push(phase),
@@ -271,6 +291,7 @@ fn effective_phases(
                     .phases
                     .phases()
                     .into_iter()
+                    .filter(|p| *p != Phase::MmEncode || has(*p))
                     .filter_map(never)
                     .collect::<Vec<_>>()
                     .join("; "),
@@ -285,8 +306,14 @@ fn effective_phases(
                 }
             )),
         }),
-        [Phase::Prefill] => Ok(PhaseSelection::Prefill),
-        [Phase::Decode] => Ok(PhaseSelection::Decode),
+        [one] => Ok(PhaseSelection::only(*one)),
+        [Phase::MmEncode, Phase::Prefill] => {
+            warnings.push(
+                "mm_encode will not be captured either: without decode npuprof profiles prefill alone"
+                    .to_owned(),
+            );
+            Ok(PhaseSelection::Prefill)
+        }
         _ => Ok(PhaseSelection::Both),
     }
 }
@@ -406,6 +433,18 @@ impl<'s> Files<'s> {
             return;
         }
         let entry = self.edits.entry(path.to_owned()).or_default();
+        // The same edit asked twice (a stand-in method two phases need) is made once; two
+        // insertions at one place are one insertion of both texts, in order.
+        if let Some(same) = entry.0.iter_mut().find(|e| e.range == edit.range) {
+            if same.replacement == edit.replacement {
+                return;
+            }
+            if edit.range.is_empty() {
+                same.replacement.push_str(&edit.replacement);
+                entry.1.push(change);
+                return;
+            }
+        }
         entry.0.push(edit);
         entry.1.push(change);
     }
@@ -483,6 +522,18 @@ fn append(
     if args.is_empty() {
         return Ok(());
     }
+    if site.shared {
+        return Err(TargetPatchError {
+            path: path.to_owned(),
+            error: PatchError::Refused(format!(
+                "the call at line {} builds the profiler of every phase, so {} passed there would \
+                 reach every phase; set it in the {} phase's kwargs entry by hand",
+                site.call.line,
+                args.join(", "),
+                site.phase.name()
+            )),
+        });
+    }
     let (source, tree) = files.parsed(path)?;
     let edit = call_node(&tree, site)
         .and_then(|call| append_arguments(source, call, args, newline(source)))
@@ -513,7 +564,8 @@ fn pin_prefill(
                 path,
                 replace(span, wanted),
                 format!(
-                    "prefill call: {}={} → {}={wanted}",
+                    "{} call: {}={} → {}={wanted}",
+                    site.phase.name(),
                     field.name(),
                     span.text,
                     field.name()
@@ -528,7 +580,7 @@ fn pin_prefill(
             other => return Err(not_settable(path, site, field, other)),
         }
     }
-    let change = format!("prefill call: added {}", missing.join(", "));
+    let change = format!("{} call: added {}", site.phase.name(), missing.join(", "));
     append(files, path, site, &missing, change)
 }
 
@@ -628,6 +680,9 @@ fn switch_off(
                 )?,
             }
         }
+        PhaseOff::ReplaceCallWithDisabled if site.shared => {
+            guard_phase(profiled, facts, site, &path, files)?;
+        }
         PhaseOff::ReplaceCallWithDisabled => {
             let disabled = facts.factory.disabled.clone().ok_or_else(|| {
                 refuse(format!(
@@ -650,6 +705,67 @@ fn switch_off(
         }
     }
     Ok(())
+}
+
+/// Switches one phase of a call shared by every phase off: a guard before the call's statement
+/// puts the disabled stand-in in place for that phase, records the phase in the function's state
+/// attribute (so the phase order stays as the manager expects) and returns, so no profiler is
+/// made or started for it; `step()` and `stop()` land on the stand-in.
+fn guard_phase(
+    profiled: &Profiled,
+    facts: &Facts,
+    site: &Site,
+    path: &str,
+    files: &mut Files<'_>,
+) -> Result<(), TargetPatchError> {
+    let refuse = |message: String| TargetPatchError {
+        path: path.to_owned(),
+        error: PatchError::Refused(message),
+    };
+    let (Some(selector), Some(attribute), Some(disabled)) = (
+        site.selector.as_ref(),
+        site.assigned_to.as_ref(),
+        facts.factory.disabled.as_ref(),
+    ) else {
+        return Err(refuse(format!(
+            "the {} phase shares its profiler call (line {}) with the other phases and npuprof \
+             found no stand-in class and assigned attribute to switch it off with",
+            site.phase.name(),
+            site.call.line
+        )));
+    };
+    let Some(state) = selector.state_attribute.as_ref() else {
+        return Err(refuse(format!(
+            "the {} phase shares its profiler call (line {}) and the function keeps no state \
+             attribute of the phase, so a guard could change the phase order; switch it off by hand",
+            site.phase.name(),
+            site.call.line
+        )));
+    };
+    let source = files.text(path)?;
+    let nl = newline(source);
+    let indent = &selector.indent;
+    let inner = format!("{indent}    ");
+    let guard = format!(
+        "{indent}if {param} == {member}:  # npuprof: {phase} not profiled{nl}\
+         {inner}{attribute} = {disabled}(){nl}\
+         {inner}{state} = {param}{nl}\
+         {inner}return{nl}",
+        param = selector.parameter,
+        member = selector.member,
+        phase = site.phase.name(),
+    );
+    let at = selector.statement_line_start;
+    files.push(
+        path,
+        Edit::replace(at..at, guard),
+        format!(
+            "{} phase: a guard before line {} keeps {disabled}() in place (phase off)",
+            site.phase.name(),
+            site.call.line
+        ),
+    );
+    give_stand_in_methods(profiled, path, attribute, disabled, files)
 }
 
 /// Gives the stand-in class a no-op for each method the code calls on `attribute`.
@@ -768,6 +884,7 @@ fn plan_of(
     let config = patched.unwrap_or(&profiled.config);
     plan_request(
         profiled,
+        facts.site(Phase::MmEncode),
         facts.site(Phase::Prefill),
         facts.site(Phase::Decode),
         phases,
@@ -784,6 +901,7 @@ fn fallback_request(phases: PhaseSelection, window: Window) -> PlanRequest {
     PlanRequest {
         phases,
         prefill: PrefillWindow::ENGINE,
+        mm_encode: None,
         decode: Schedule::clamped(
             0,
             0,
@@ -801,6 +919,7 @@ fn fallback_request(phases: PhaseSelection, window: Window) -> PlanRequest {
 /// and its config's budget by its rule.
 pub fn plan_request(
     profiled: &Profiled,
+    mm_encode: Option<&Site>,
     prefill: Option<&Site>,
     decode: Option<&Site>,
     phases: PhaseSelection,
@@ -816,6 +935,14 @@ pub fn plan_request(
             pinned: false,
         },
     };
+    let mm_encode = mm_encode.map(|site| match profiled.shape.prefill {
+        PrefillPolicy::Pinned => PrefillWindow::ENGINE,
+        PrefillPolicy::AsWritten => PrefillWindow {
+            schedule: site_schedule(site, None),
+            step_calls: 1,
+            pinned: false,
+        },
+    });
     let budget = npuprof_target::Budget {
         rule: profiled.budget.rule,
         next_n: config.next_n,
@@ -826,6 +953,7 @@ pub fn plan_request(
     Some(PlanRequest {
         phases,
         prefill,
+        mm_encode,
         decode: site_schedule(decode, window),
         decode_step_calls: None,
         config: Some(PlanConfig {

@@ -152,6 +152,15 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     } else {
         match &view {
             Some(view) => decode_budget(view),
+            None if max_new_tokens.is_some_and(|n| n <= 1) => (
+                no(&format!(
+                    "not under models/<model>/config/ (its own launcher runs it, not infer.sh \
+                     --yaml): {} {} makes it a prefill benchmark, decode never runs",
+                    npuprof_target::config::dotted(&keys.budget),
+                    max_new_tokens.unwrap_or(0)
+                )),
+                None,
+            ),
             None => (
                 no("not under models/<model>/config/: the model's budget rule is unknown"),
                 None,

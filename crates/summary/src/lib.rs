@@ -138,7 +138,7 @@ fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
     if run.phase.is_some() {
         return run.phase.clone();
     }
-    let is_phase = |name: &str| matches!(name, "prefill" | "decode");
+    let is_phase = |name: &str| matches!(name, "mm_encode" | "prefill" | "decode");
     let inner = run
         .dir
         .strip_prefix(root)
@@ -164,13 +164,14 @@ fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Prefill before decode before other phases before none.
+/// mm_encode before prefill before decode before other phases before none.
 fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
     match phase.as_deref() {
-        Some("prefill") => (0, None),
-        Some("decode") => (1, None),
-        Some(other) => (2, Some(other)),
-        None => (3, None),
+        Some("mm_encode") => (0, None),
+        Some("prefill") => (1, None),
+        Some("decode") => (2, None),
+        Some(other) => (3, Some(other)),
+        None => (4, None),
     }
 }
 

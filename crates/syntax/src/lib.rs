@@ -3,7 +3,8 @@
 //!
 //! - [`parse`]: parsing and locating syntax errors;
 //! - [`tree`]: text, children, traversal and positions of any node;
-//! - [`call`]: dotted names, callees and the arguments of calls.
+//! - [`call`]: dotted names, callees and the arguments of calls;
+//! - [`value`]: the values of expressions (enum members, dicts, branches, joined paths).
 //!
 //! Every helper takes `(node, source)` in that order. The [`tree`] helpers and
 //! [`first_error`] do not depend on the grammar (patch and target also use them on YAML trees).
@@ -13,6 +14,7 @@ pub mod call;
 mod fixtures;
 pub mod parse;
 pub mod tree;
+pub mod value;
 
 pub use call::{arguments, callee, dotted, kwarg, positional};
 pub use parse::{ParseError, first_error, parse, parse_with};

@@ -223,6 +223,10 @@ pub struct Markers {
     pub switch_key: String,
     /// The run-config section holding the switch.
     pub switch_section: String,
+    /// The shared engine's entry script (a model's own `infer.py` may hand the run to it).
+    pub shared_entry: String,
+    /// The functions Python code loads a run config with (dotted callee names).
+    pub config_loaders: Vec<String>,
 }
 
 /// Every definition.

@@ -11,6 +11,7 @@
 pub mod budget;
 pub mod config;
 pub mod definition;
+mod entry;
 mod error;
 pub mod python;
 mod resolve;

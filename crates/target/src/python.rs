@@ -5,9 +5,17 @@
 //! site's window is traced to where it lives: the call's argument, a class constant it passes,
 //! the factory's default, or a literal inside the factory.
 //!
+//! When the save path names no phase literally, the call is evaluated once per member of the
+//! phase `Enum` its function takes (`npuprof_syntax::value`): the member's `.value` in the save
+//! path (`os.path.join(base, "prof", phase.value)`), the `**kwargs` dict the branches on the
+//! phase choose, and whether the call is reached for that member at all. One such call serves
+//! several phases ([`Site::shared`]); a phase is switched off there by a guard before it
+//! ([`Selector`]).
+//!
 //! Pure functions of one file's text; byte ranges refer to that text.
 
 pub use npuprof_schedule::Phase;
+use npuprof_syntax::value::{EnumClass, Evaluator, Module, Value};
 use npuprof_syntax::{callee, dotted, line, named_children, text};
 use serde::Serialize;
 use tree_sitter::{Node, Tree};
@@ -234,6 +242,30 @@ pub struct Site {
     pub path_literals: Vec<String>,
     /// What the call is assigned to (`self.current_profiler`), if anything.
     pub assigned_to: Option<String>,
+    /// Whether this one call builds the profiler of several phases (its phase was evaluated):
+    /// nothing may be added to it for one phase alone.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shared: bool,
+    /// How the call's function is told the phase, when it was evaluated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub selector: Option<Selector>,
+}
+
+/// The phase variable of a call evaluated per phase, and where a guard for one phase goes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Selector {
+    /// The function's parameter holding the phase (`cur_status`).
+    pub parameter: String,
+    /// The enum member that is this phase (`ProfilerPhase.DECODE`).
+    pub member: String,
+    /// 1-based line of the enum member's definition.
+    pub member_line: usize,
+    /// Byte offset of the start of the line of the statement holding the call.
+    pub statement_line_start: usize,
+    /// That statement's indentation.
+    pub indent: String,
+    /// The attribute the function stores the phase in (`self.profiler_status`), if it does.
+    pub state_attribute: Option<String>,
 }
 
 impl Site {
@@ -460,8 +492,9 @@ pub fn sites(tree: &Tree, source: &str, factories: &[Factory]) -> Vec<Site> {
         let Some(factory) = factories.iter().find(|f| f.name == last) else {
             continue;
         };
-        if let Some(site) = site(root, call, factory, source) {
-            out.push(site);
+        match site(root, call, factory, source) {
+            Some(site) => out.push(site),
+            None => out.extend(evaluated_sites(root, call, factory, source)),
         }
     }
     out
@@ -506,6 +539,223 @@ fn site(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Opti
         window,
         path_literals,
         assigned_to: assigned_to(call, source),
+        shared: false,
+        selector: None,
+    })
+}
+
+/// The phase sites of a call whose phase is a value of its function's phase parameter.
+fn evaluated_sites(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Vec<Site> {
+    evaluated(root, call, factory, source).unwrap_or_default()
+}
+
+fn evaluated(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Option<Vec<Site>> {
+    let module = Module::read(root, source);
+    let ev = Evaluator::new(&module, source);
+    let function = ancestors(call).find(|n| n.kind() == "function_definition")?;
+    let (parameter, class) = phase_parameter(function, &module, source)?;
+    let list = call
+        .child_by_field_name("arguments")
+        .filter(|a| a.kind() == "argument_list")?;
+    let save = factory.save_parameter.as_deref()?;
+    let statement = ancestors(call).find(|n| n.parent().map(|p| p.kind()) == Some("block"))?;
+    let line_start = source[..statement.start_byte()]
+        .rfind('\n')
+        .map_or(0, |i| i + 1);
+    let indent = source[line_start..statement.start_byte()].to_owned();
+    let state_attribute = phase_state_attribute(function, &parameter, source);
+    let positional: Vec<&str> = factory
+        .parameters
+        .iter()
+        .filter(|p| p.positional)
+        .map(|p| p.name.as_str())
+        .collect();
+    let args = npuprof_syntax::arguments(call);
+    let arguments_end = args
+        .last()
+        .map_or(list.start_byte() + 1, |a: &Node<'_>| a.end_byte());
+    let multiline = args
+        .last()
+        .is_some_and(|a| a.start_position().row > list.start_position().row);
+    let mut out = Vec::new();
+    for (member, value, member_line) in &class.members {
+        let Some(phase) = Phase::from_name(value) else {
+            continue;
+        };
+        let bound = Value::Member {
+            class: class.name.clone(),
+            name: member.clone(),
+            value: Some(value.clone()),
+        };
+        let Some(locals) = ev.bindings_at(function, call, vec![(parameter.clone(), bound)]) else {
+            continue;
+        };
+        // Each argument's value for this phase: (parameter, value, the node it is written at).
+        let mut passed: Vec<(String, Value, Node<'_>)> = Vec::new();
+        let mut splat_unknown = None;
+        let mut index = 0;
+        for arg in named_children(list) {
+            match arg.kind() {
+                "comment" => {}
+                "keyword_argument" => {
+                    let name = arg.child_by_field_name("name")?;
+                    let value = arg.child_by_field_name("value")?;
+                    passed.push((
+                        text(name, source).to_owned(),
+                        ev.eval(value, &locals),
+                        value,
+                    ));
+                }
+                "dictionary_splat" => {
+                    let inner = named_children(arg).into_iter().next()?;
+                    match ev.eval(inner, &locals) {
+                        Value::Dict(entries) => {
+                            for (key, value) in entries {
+                                passed.push((key, value, inner));
+                            }
+                        }
+                        _ => splat_unknown = Some(text(arg, source).to_owned()),
+                    }
+                }
+                "list_splat" => return None,
+                _ => {
+                    let name = positional.get(index)?;
+                    passed.push(((*name).to_owned(), ev.eval(arg, &locals), arg));
+                    index += 1;
+                }
+            }
+        }
+        let path = passed.iter().find(|(n, _, _)| n == save)?;
+        let path_literals = path.1.path_parts();
+        if !path_literals.iter().any(|p| p == phase.name()) {
+            continue;
+        }
+        let span_at = |range: &std::ops::Range<usize>| {
+            root.descendant_for_byte_range(range.start, range.end)
+                .map(|n| Span::of(n, source))
+        };
+        let window = WindowField::ALL
+            .into_iter()
+            .map(|field| {
+                let source_of = match factory.schedule_value(field) {
+                    None => ValueSource::TorchDefault,
+                    Some(FactoryValue::Literal { span }) => {
+                        ValueSource::Fixed { span: span.clone() }
+                    }
+                    Some(FactoryValue::Other { text }) => {
+                        ValueSource::Unresolved { text: text.clone() }
+                    }
+                    Some(FactoryValue::Parameter { name }) => {
+                        match passed.iter().rev().find(|(n, _, _)| n == name) {
+                            Some((_, Value::Int { at, .. }, _)) => span_at(at).map_or_else(
+                                || ValueSource::Unresolved { text: name.clone() },
+                                |span| ValueSource::Argument { span },
+                            ),
+                            Some((_, _, node)) => ValueSource::Unresolved {
+                                text: text(*node, source).to_owned(),
+                            },
+                            None => match (
+                                &splat_unknown,
+                                factory.parameter(name).and_then(|p| p.default.clone()),
+                            ) {
+                                (Some(splat), _) => ValueSource::Unresolved {
+                                    text: splat.clone(),
+                                },
+                                (None, Some(span)) => ValueSource::Default { span },
+                                (None, None) => ValueSource::Unresolved {
+                                    text: format!("{name} (no default, not passed)"),
+                                },
+                            },
+                        }
+                    }
+                };
+                (field, source_of)
+            })
+            .collect();
+        let arguments = passed
+            .iter()
+            .filter_map(|(n, v, node)| match v {
+                Value::Int { at, .. } => span_at(at).map(|s| (n.clone(), s)),
+                _ => Some((n.clone(), Span::of(*node, source))),
+            })
+            .collect();
+        out.push(Site {
+            phase,
+            factory: factory.name.clone(),
+            function: enclosing_function(call, source),
+            call: Span::of(call, source),
+            arguments_end,
+            multiline,
+            arguments,
+            window,
+            path_literals,
+            assigned_to: assigned_to(call, source),
+            shared: true,
+            selector: Some(Selector {
+                parameter: parameter.clone(),
+                member: format!("{}.{member}", class.name),
+                member_line: *member_line,
+                statement_line_start: line_start,
+                indent: indent.clone(),
+                state_attribute: state_attribute.clone(),
+            }),
+        });
+    }
+    (out.len() > 1 || out.iter().any(|s| s.selector.is_some())).then_some(out)
+}
+
+/// The parameter of `function` that holds a phase: annotated with an `Enum` class of the module
+/// whose members name phases (or, unannotated, compared with such a class's members).
+fn phase_parameter<'m>(
+    function: Node<'_>,
+    module: &'m Module<'_>,
+    source: &str,
+) -> Option<(String, &'m EnumClass)> {
+    let names_phases = |c: &EnumClass| {
+        c.members
+            .iter()
+            .any(|(_, v, _)| Phase::from_name(v).is_some())
+    };
+    let list = function.child_by_field_name("parameters")?;
+    for param in named_children(list) {
+        if !matches!(param.kind(), "typed_parameter" | "typed_default_parameter") {
+            continue;
+        }
+        let name = param.child_by_field_name("name").or_else(|| {
+            named_children(param)
+                .into_iter()
+                .find(|n| n.kind() == "identifier")
+        })?;
+        let annotation = param.child_by_field_name("type").map(|t| text(t, source))?;
+        if let Some(class) = module.enum_class(annotation).filter(|c| names_phases(c)) {
+            return Some((text(name, source).to_owned(), class));
+        }
+    }
+    let body = function.child_by_field_name("body")?;
+    let phase_classes: Vec<&EnumClass> = module.enums.iter().filter(|c| names_phases(c)).collect();
+    let [class] = phase_classes.as_slice() else {
+        return None;
+    };
+    let member_prefix = format!("{}.", class.name);
+    parameters(function, source).into_iter().find_map(|p| {
+        let compared = descendants(body).into_iter().any(|n| {
+            n.kind() == "comparison_operator"
+                && named_children(n).first().map(|l| text(*l, source)) == Some(p.name.as_str())
+                && text(n, source).contains(&member_prefix)
+        });
+        compared.then_some((p.name, *class))
+    })
+}
+
+/// `self.X` in `self.X = <parameter>` inside `function`.
+fn phase_state_attribute(function: Node<'_>, parameter: &str, source: &str) -> Option<String> {
+    descendants(function).into_iter().find_map(|n| {
+        (n.kind() == "assignment"
+            && n.child_by_field_name("right").map(|r| text(r, source)) == Some(parameter))
+        .then(|| n.child_by_field_name("left"))
+        .flatten()
+        .filter(|l| l.kind() == "attribute")
+        .map(|l| text(l, source).to_owned())
     })
 }
 

@@ -220,7 +220,9 @@ pub struct ConfigView {
     pub mode: RunMode,
     /// The launcher that runs the model.
     pub launcher: LauncherKind,
-    /// The shape used with that launcher.
+    /// How the model's own entry leads to the profiler code (file:line), when it has one.
+    pub chain: Vec<Evidence>,
+    /// The shape the run uses.
     pub shape: &'static Shape,
     /// The config's values through the shape's key paths.
     pub config: RunConfig,
@@ -247,7 +249,19 @@ pub fn config_view(
     } else {
         LauncherKind::Shared
     };
-    let shape = definitions.shape_for(launcher).ok_or_else(|| {
+    let (shape_launcher, chain) = match launcher {
+        LauncherKind::Model
+            if value
+                .get(definitions.markers.switch_section.as_str())
+                .is_some() =>
+        {
+            let files = python_files(repo, &format!("models/{model}"));
+            let entry = crate::entry::follow(definitions, repo, model, value, &files)?;
+            (entry.shape_launcher(), vec![entry.evidence().clone()])
+        }
+        other => (other, Vec::new()),
+    };
+    let shape = definitions.shape_for(shape_launcher).ok_or_else(|| {
         TargetError::Shape(format!(
             "no target shape is defined for a {launcher:?} launcher"
         ))
@@ -262,6 +276,7 @@ pub fn config_view(
     Ok(ConfigView {
         mode,
         launcher,
+        chain,
         shape,
         config,
         budget,
@@ -431,6 +446,7 @@ fn resolve_files(
     } = locate(definitions, request, files)?;
     let (mode, shape) = (view.mode, view.shape);
     let mut evidence = vec![launcher_evidence(request.model, view.launcher)];
+    evidence.extend(view.chain.iter().cloned());
     let Results {
         res_dir,
         case,
@@ -534,7 +550,7 @@ fn resolve_files(
     })
 }
 
-fn read(repo: &Path, rel: &str) -> Result<String, TargetError> {
+pub(crate) fn read(repo: &Path, rel: &str) -> Result<String, TargetError> {
     let path = repo.join(rel);
     let bytes = std::fs::read(&path).map_err(|source| TargetError::Read {
         path: path.clone(),
@@ -907,6 +923,10 @@ fn never_recorded(mode: RunMode, config: &RunConfig, budget: Budget) -> Vec<NotR
         RunMode::Online {
             role: PdRole::Decode,
         } => vec![
+            role(
+                Phase::MmEncode,
+                "a decode-role node never runs the multimodal encoder",
+            ),
             role(Phase::Prefill, "a decode-role node never runs prefill"),
             role(
                 Phase::Decode,

@@ -11,13 +11,21 @@ use crate::mounts::{Mount, MountTable};
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
 use crate::run_check::{self, RunFacts, RunOutcome, reparse_command};
 
-/// Sort key of a phase: prefill, decode, others by name, none.
+/// Sort key of a phase: mm_encode, prefill, decode (the order a request meets them), others by
+/// name, none.
 pub(crate) fn phase_key(phase: Option<&str>) -> (u8, String) {
-    match phase {
-        Some("prefill") => (0, String::new()),
-        Some("decode") => (1, String::new()),
-        Some(other) => (2, other.to_owned()),
-        None => (3, String::new()),
+    let known = phase.and_then(npuprof_schedule::Phase::from_name);
+    let last = npuprof_schedule::Phase::ALL.len() as u8;
+    match (phase, known) {
+        (_, Some(p)) => (
+            npuprof_schedule::Phase::ALL
+                .iter()
+                .position(|q| *q == p)
+                .map_or(last, |i| i as u8),
+            String::new(),
+        ),
+        (Some(other), None) => (last, other.to_owned()),
+        (None, None) => (last + 1, String::new()),
     }
 }
 
@@ -180,10 +188,21 @@ pub fn assemble(
 
 fn expected_phases(target: &Target, opts: &Options, outcomes: &[RunOutcome]) -> Vec<String> {
     if target.kind == TargetKind::ResultDir {
+        // mm_encode is expected when asked for alone or when the run has it: a run without a
+        // multimodal encoder (or without media) never creates prof/mm_encode/.
+        let encoder = npuprof_schedule::Phase::MmEncode;
+        let has_encoder = outcomes
+            .iter()
+            .any(|o| o.facts.phase.as_deref() == Some(encoder.name()));
         return opts
             .phases
             .phases()
             .into_iter()
+            .filter(|p| {
+                *p != encoder
+                    || has_encoder
+                    || opts.phases == npuprof_schedule::PhaseSelection::MmEncode
+            })
             .map(|p| p.name().to_owned())
             .collect();
     }
@@ -333,9 +352,23 @@ fn check_ranks(
 }
 
 /// More run directories for one phase and rank than the schedule's `repeat`.
+///
+/// Where the run has an `mm_encode` phase, encode and prefill alternate and each switch makes a
+/// new profiler: several encode and prefill run directories per rank are normal there.
 fn check_duplicates(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
+    let encoder = npuprof_schedule::Phase::MmEncode.name();
+    let alternating = outcomes
+        .iter()
+        .any(|o| o.facts.phase.as_deref() == Some(encoder));
+    let switches_freely = |phase: Option<&str>| {
+        alternating
+            && (phase == Some(encoder) || phase == Some(npuprof_schedule::Phase::Prefill.name()))
+    };
     let mut groups: BTreeMap<((u8, String), u32), Vec<&RunFacts>> = BTreeMap::new();
     for o in outcomes {
+        if switches_freely(o.facts.phase.as_deref()) {
+            continue;
+        }
         if let Some(r) = o.facts.rank {
             groups
                 .entry((phase_key(o.facts.phase.as_deref()), r))

@@ -139,7 +139,7 @@ fn phase_name(dir: &Path) -> Option<String> {
 }
 
 fn is_known_phase(name: &str) -> bool {
-    matches!(name, "prefill" | "decode")
+    npuprof_schedule::Phase::from_name(name).is_some()
 }
 
 fn walk(

@@ -53,6 +53,7 @@ pub fn plan_target(
     let site = |phase| profiled.phase(phase).map(|p| &p.site);
     let Some(mut request) = npuprof_patch::target::plan_request(
         profiled,
+        site(Phase::MmEncode),
         site(Phase::Prefill),
         site(Phase::Decode),
         phases,
@@ -84,6 +85,7 @@ pub fn plan_schedule(
         plan: bounded_plan(&PlanRequest {
             phases,
             prefill: PrefillWindow::ENGINE,
+            mm_encode: None,
             decode,
             decode_step_calls: step_calls,
             config: None,

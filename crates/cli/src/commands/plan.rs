@@ -132,9 +132,15 @@ fn verdict(phase: &PhasePlan) -> String {
 pub fn human(report: &PlanReport) -> String {
     let plan = &report.plan;
     let mut out = String::new();
+    // As wide as the longest phase name shown (`mm_encode` where the target has it).
+    let w = plan
+        .phases
+        .iter()
+        .map(|p| p.phase.name().len())
+        .fold(8, usize::max);
     let _ = writeln!(
         out,
-        "{:<8} {:>6} {:>10} {:>6} {:>4} {:>6}  {:<14} {:>9} {:>16}  closes cleanly",
+        "{:<w$} {:>6} {:>10} {:>6} {:>4} {:>6}  {:<14} {:>9} {:>16}  closes cleanly",
         "phase",
         "active",
         "skip_first",
@@ -148,7 +154,7 @@ pub fn human(report: &PlanReport) -> String {
     for phase in &plan.phases {
         let _ = writeln!(
             out,
-            "{:<8} {:>6} {:>10} {:>6} {:>4} {:>6}  {:<14} {:>9} {:>16}  {}",
+            "{:<w$} {:>6} {:>10} {:>6} {:>4} {:>6}  {:<14} {:>9} {:>16}  {}",
             phase.phase.name(),
             phase.active,
             phase.skip_first,

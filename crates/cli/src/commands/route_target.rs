@@ -67,6 +67,30 @@ fn next_command(target: &Target) -> Option<String> {
 
 fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
     let dir = repo.join("models").join(model).join("config");
+    let manual = Definitions::builtin().manual(model);
+    if let Some(m) = manual.filter(|_| !dir.is_dir() && repo.join("models").join(model).is_dir()) {
+        // A standalone recipe without run configs: its real toggle, as the definitions say.
+        if json {
+            print_json(&serde_json::json!({
+                "schema_version": SCHEMA_VERSION,
+                "model": model,
+                "family": m.family,
+                "toggle": m.toggle,
+                "instruction": m.instruction,
+                "configs": [],
+            }))?;
+        } else {
+            crate::output::stdout().write_all(
+                format!(
+                    "model {model}: no run configs (family {}, profiled by hand)\nprofiling: {}\n",
+                    m.family.letter(),
+                    m.instruction
+                )
+                .as_bytes(),
+            )?;
+        }
+        return Ok(Exit::Ok);
+    }
     if !dir.is_dir() {
         anyhow::bail!(
             "no model `{model}` with a config/ directory under models/ in `{}`",
@@ -233,7 +257,16 @@ fn human(target: &Target, next: Option<&str>) -> String {
                     fields.join(", ")
                 );
             }
+            let shared = p.phases.iter().find_map(|ph| ph.site.selector.as_ref());
             let off = match p.shape.phase_off {
+                npuprof_target::PhaseOff::ReplaceCallWithDisabled if shared.is_some() => format!(
+                    "one call serves every phase: a guard on {} before it keeps {}() for that phase",
+                    shared.map_or("the phase", |s| s.parameter.as_str()),
+                    p.factory
+                        .disabled
+                        .as_deref()
+                        .unwrap_or("a disabled stand-in")
+                ),
                 npuprof_target::PhaseOff::ReplaceCallWithDisabled => format!(
                     "the phase's call becomes {}()",
                     p.factory

@@ -548,6 +548,7 @@ fn forward_kind(
     let words: &[&str] = match phase {
         Phase::Prefill => &["prefill", "forward", "generate"],
         Phase::Decode => &["decode", "forward", "step"],
+        Phase::MmEncode => &["encode"],
     };
     if name == model_var {
         return Some((Callee::Direct, false));
