@@ -33,6 +33,7 @@ impl Fixture {
             .args(extra)
             .env("NO_COLOR", "1")
             .env("TMPDIR", self.tmp.path())
+            .env("XDG_STATE_HOME", self.tmp.path().join("state"))
             .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
             .env("PYTHONDONTWRITEBYTECODE", "1");
         cmd

@@ -11,6 +11,7 @@ fn launch(script: &str, timeout: Option<Duration>) -> Launch {
         argv: vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()],
         cwd: PathBuf::from("."),
         timeout,
+        log: None,
     }
 }
 
@@ -96,6 +97,7 @@ fn a_command_that_cannot_start_is_an_error() {
         argv: vec!["/nonexistent/npuprof-launch".to_owned()],
         cwd: PathBuf::from("."),
         timeout: None,
+        log: None,
     };
     let err = ProcessLauncher::new(|_| {})
         .launch(&missing, &Interrupt::default())
