@@ -28,17 +28,16 @@ pub enum ErrorKind {
     CpuBinding,
     /// The entry script or a file it needs is missing (`can't open file`).
     MissingFile,
-    /// A launcher's own `[ERROR]` line.
-    LauncherError,
 }
 
 /// Markers of one-line launch errors (matched case-insensitively), in the order they are tried.
+/// Not `[ERROR]`: torch_npu logs its parsers' failures so (`Task [X] run failed.`), and those are
+/// verify's to diagnose (the output filesystem), not a failed launch.
 const MARKERS: &[(&str, ErrorKind)] = &[
     ("taskset: failed to parse cpu list", ErrorKind::CpuBinding),
     ("out of memory", ErrorKind::OutOfMemory),
     ("oom-kill", ErrorKind::Killed),
     ("can't open file", ErrorKind::MissingFile),
-    ("[error]", ErrorKind::LauncherError),
 ];
 
 /// The header of a Python traceback.
@@ -172,7 +171,11 @@ mod tests {
 
     #[test]
     fn ordinary_output_has_no_launch_error() {
-        let lines = ["loading weights", "step 3 done", "Killed 0 processes? no"];
+        let lines = [
+            "loading weights",
+            "[2026-12-01 15:05:29] [ERROR] [31410] profiler.py: Task [CANNExportParser] run failed.",
+            "Killed 0 processes? no",
+        ];
         assert!(scan("output", &lines).is_empty());
     }
 }
