@@ -556,7 +556,15 @@ fn a_launch_that_runs_git_clean_fdx_is_restored_byte_for_byte() {
         for args in [
             &["init", "-q"][..],
             &["add", "-A"],
-            &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "base",
+            ],
         ] {
             let status = Command::new("git")
                 .args(args)
@@ -942,7 +950,10 @@ fn an_unwritable_stderr_or_stdout_restores_then_exits_2() {
     for stream in ["stderr", "stdout"] {
         let fixture = fixture("recipes-mini");
         let before = source_files(fixture.repo.path());
-        let full = fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
         let mut cmd = fixture.collect(&MTP);
         if stream == "stderr" {
             cmd.stderr(full).stdout(Stdio::null());

@@ -228,7 +228,10 @@ fn processes_left_behind_are_stopped_and_named() {
     };
     let (polite, stubborn) = (pid(&polite), pid(&stubborn));
     assert!(gone_soon(polite), "the nohup'ed child {polite} survived");
-    assert!(gone_soon(stubborn), "the TERM-ignoring child {stubborn} survived");
+    assert!(
+        gone_soon(stubborn),
+        "the TERM-ignoring child {stubborn} survived"
+    );
     let named: Vec<(u32, bool)> = report
         .stragglers
         .iter()
