@@ -149,10 +149,10 @@ static STDERR_FAILED: AtomicBool = AtomicBool::new(false);
 pub fn stderr_write(message: fmt::Arguments<'_>) {
     let mut err = anstream::stderr().lock();
     let written = err.write_fmt(message).and_then(|()| err.flush());
-    if let Err(err) = written {
-        if err.kind() != io::ErrorKind::BrokenPipe {
-            STDERR_FAILED.store(true, Ordering::SeqCst);
-        }
+    if let Err(err) = written
+        && err.kind() != io::ErrorKind::BrokenPipe
+    {
+        STDERR_FAILED.store(true, Ordering::SeqCst);
     }
 }
 
