@@ -112,6 +112,32 @@ fn libraries_never_print_or_write_files() {
     );
 }
 
+/// The binary's messages go through `errln!`/`errprint!` and its data through `output`: the
+/// standard and anstream print macros panic when the stream cannot be written (a full disk),
+/// and a panic in collect would leave the repository patched.
+#[test]
+fn the_binary_uses_no_panicking_print_macro() {
+    let mut offences = Vec::new();
+    for file in rust_files(&workspace().join("crates/cli/src")) {
+        let text = non_test_source(&file);
+        for (at, _) in text.match_indices("print") {
+            let after = &text[at + "print".len()..];
+            let is_macro = after.starts_with("!(") || after.starts_with("ln!(");
+            let ours = text[..at].ends_with("err");
+            if is_macro && !ours {
+                let start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                let line = text[start..].lines().next().unwrap_or_default().trim();
+                offences.push(format!("{}: {line}", file.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "print macros that panic on an output error (use errln!/errprint! or output::print_text):\n{}",
+        offences.join("\n")
+    );
+}
+
 #[test]
 fn only_the_binary_parses_arguments_or_erases_error_types() {
     // Libraries return their own error enums (thiserror) so callers can tell failures apart;

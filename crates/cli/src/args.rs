@@ -274,7 +274,7 @@ impl ReportArgs {
         };
         std::fs::write(file, html())
             .with_context(|| format!("{}: cannot write the HTML page", file.display()))?;
-        anstream::eprintln!("npuprof: wrote {}", file.display());
+        errln!("npuprof: wrote {}", file.display());
         Ok(())
     }
 }

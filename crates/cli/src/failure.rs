@@ -87,7 +87,7 @@ impl Failure {
 
     /// Classifies a command's error (see the module documentation).
     pub fn from_error(err: &anyhow::Error) -> Self {
-        let message = format!("{err:#}");
+        let message = message(err);
         let (code, hint) = err
             .chain()
             .find_map(classify)
@@ -133,6 +133,11 @@ impl fmt::Display for Failure {
 }
 
 impl std::error::Error for Failure {}
+
+/// An error with its causes, each said once (as printed on stderr and in the error document).
+pub fn message(err: &anyhow::Error) -> String {
+    npuprof_workflow::error_text(&**err)
+}
 
 /// The code and, when one is known, a specific hint for one cause of an error.
 type Classified = (ErrorCode, Option<&'static str>);

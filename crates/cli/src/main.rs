@@ -1,5 +1,21 @@
 //! The `npuprof` command-line tool: the only part of npuprof that prints or touches files.
-#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+/// `eprintln!` that never panics: a line on stderr through [`output::stderr_write`].
+macro_rules! errln {
+    () => {
+        $crate::output::stderr_write(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::stderr_write(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `eprint!` that never panics (see [`errln!`]).
+macro_rules! errprint {
+    ($($arg:tt)*) => {
+        $crate::output::stderr_write(format_args!($($arg)*))
+    };
+}
 
 mod args;
 mod ask;
@@ -44,10 +60,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_exit(&err, json),
     };
-    match cli.command.run() {
+    let code = match cli.command.run() {
         Ok(exit) => exit.into(),
         Err(err) => error_exit(&err, json),
+    };
+    // A message that could not be written is a failure too (its work is finished first).
+    if output::stderr_failed() {
+        return Exit::Error.into();
     }
+    code
 }
 
 /// Whether the command line asks for JSON (`--json` before any `--`); read from the raw
@@ -78,7 +99,7 @@ fn error_exit(err: &anyhow::Error, json: bool) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Error.into();
     }
-    anstream::eprintln!("npuprof: error: {err:#}");
+    errln!("npuprof: error: {}", failure::message(err));
     if json {
         let _ = output::print_json_error(&Failure::from_error(err));
     }

@@ -6,8 +6,15 @@
 //! `--json` is the error document of [`print_json_error`]. A closed stdout (the reader went away,
 //! as in `npuprof route --json | head -c 10`) ends the output quietly: the rest is dropped, nothing
 //! is said on stderr, and the command keeps its own exit code.
+//!
+//! Nothing here panics on an output error (the standard print macros do): messages go to
+//! stderr through [`stderr_write`] (the `errln!` and `errprint!` macros), which drops what
+//! cannot be written and remembers it, and the command then exits 2 ([`stderr_failed`]) after
+//! finishing its work (collect restores the repository first).
 
+use std::fmt;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
@@ -132,6 +139,26 @@ impl<W: Write> Write for QuietPipe<W> {
             other => other,
         }
     }
+}
+
+/// Set once a message could not be written to stderr (a full disk, a closed file).
+static STDERR_FAILED: AtomicBool = AtomicBool::new(false);
+
+/// Writes a message on stderr (colour handled by anstream). A closed pipe drops it quietly;
+/// any other error drops it and is remembered for [`stderr_failed`]. Never panics.
+pub fn stderr_write(message: fmt::Arguments<'_>) {
+    let mut err = anstream::stderr().lock();
+    let written = err.write_fmt(message).and_then(|()| err.flush());
+    if let Err(err) = written
+        && err.kind() != io::ErrorKind::BrokenPipe
+    {
+        STDERR_FAILED.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Whether a message could not be written to stderr (other than to a closed pipe).
+pub fn stderr_failed() -> bool {
+    STDERR_FAILED.load(Ordering::SeqCst)
 }
 
 /// Whether stdout gets colour (a terminal, and `NO_COLOR`/`CLICOLOR*` allow it).

@@ -33,6 +33,7 @@ impl Fixture {
             .args(extra)
             .env("NO_COLOR", "1")
             .env("TMPDIR", self.tmp.path())
+            .env("XDG_STATE_HOME", self.tmp.path().join("state"))
             .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
             .env("PYTHONDONTWRITEBYTECODE", "1");
         cmd
@@ -360,11 +361,11 @@ fn a_launch_without_results_fails_and_reverts() {
     let report = json(&output);
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(report["runs"][0]["exit_code"], 1);
+    assert_eq!(report["error_code"], "launch_failed");
+    let error = report["error"].as_str().unwrap();
     assert!(
-        report["error"]
-            .as_str()
-            .unwrap()
-            .contains("no new result directory")
+        error.contains("the launch failed (exit code 1): it wrote no output and no profile"),
+        "{error}"
     );
     check_restored(fixture.repo.path(), &before);
 }
@@ -540,12 +541,67 @@ fn switchless_pipelines_are_refused_with_their_toggle() {
     assert!(!fixture.repo.path().join(".npuprof").exists());
 }
 
-/// The launched command deletes `.npuprof/` while the files are patched: collect must not say
-/// "unchanged" — the bytes decide, and it names the files still patched.
+/// Issue 32.3: the launched command deletes `.npuprof/` while the files are patched: collect
+/// puts the journal back from its own copy outside the repository and restores every file.
 #[test]
-fn a_launch_that_deletes_the_journal_is_not_reported_restored() {
-    let report = check_destructive_launch("rm -rf .npuprof", "NOT restored");
-    assert_eq!(report["revert"], "failed", "{report:#}");
+fn a_launch_that_deletes_the_journal_is_restored_byte_for_byte() {
+    check_journal_removing_launch(&["bash", "-c", "rm -rf .npuprof"], |_| {});
+}
+
+/// The same with `git clean -fdx` in a git repository (`.npuprof/` ignores itself, so `-x`
+/// removes it).
+#[test]
+fn a_launch_that_runs_git_clean_fdx_is_restored_byte_for_byte() {
+    check_journal_removing_launch(&["git", "clean", "-fdqx"], |repo| {
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "base",
+            ],
+        ] {
+            let status = Command::new("git")
+                .args(args)
+                .current_dir(repo)
+                .status()
+                .unwrap();
+            assert!(status.success(), "git {args:?}");
+        }
+    });
+}
+
+/// Runs collect with `launch` (which removes `.npuprof/`) in a fixture `prepare`d first: the
+/// repository ends byte-identical, stderr says the journal was put back, and the copy of the
+/// originals outside the repository is gone.
+fn check_journal_removing_launch(launch: &[&str], prepare: impl Fn(&Path)) {
+    let fixture = fixture("recipes-mini");
+    prepare(fixture.repo.path());
+    let before = source_files(fixture.repo.path());
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--"], launch].concat())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let report = json(&output);
+    assert_eq!(report["revert"], "reverted", "{stderr}");
+    assert!(stderr.contains("the launch removed .npuprof/"), "{stderr}");
+    check_restored(fixture.repo.path(), &before);
+    let private = fixture.tmp.path().join("state/npuprof/collect");
+    for dir in fs::read_dir(private).unwrap() {
+        for entry in fs::read_dir(dir.unwrap().path()).unwrap() {
+            let name = entry.unwrap().file_name();
+            assert!(
+                !name.to_string_lossy().starts_with("originals"),
+                "the copy of the originals is left: {name:?}"
+            );
+        }
+    }
 }
 
 /// Runs collect with a launch that runs `script` (which damages the repository): exit 2, and
@@ -718,7 +774,7 @@ fn check_quick_collect(output: &Output, context: &str) {
     assert!(
         report["error"]
             .as_str()
-            .is_some_and(|e| e.contains("no new result directory")),
+            .is_some_and(|e| e.contains("wrote no new run directory")),
         "{context}: {report:#}"
     );
     assert_eq!(report["revert"], "reverted", "{context}");
@@ -780,4 +836,157 @@ fn with_two_create_profiler_definitions_the_recorded_steps_are_the_window() {
         verified_runs(&report),
         vec![("decode".to_owned(), 0, (3..8).collect::<Vec<u64>>())]
     );
+}
+
+// ---- Issue 28 "collect, every time" and issue 32 (5, 11) ----
+
+/// The run directories verified in a report (their paths, sorted).
+fn verified_dirs(report: &Value) -> Vec<String> {
+    let mut dirs: Vec<String> = report["verify"][0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["dir"].as_str().unwrap().to_owned())
+        .collect();
+    dirs.sort();
+    dirs
+}
+
+/// A second and a third collect of one config on one day write into the same result
+/// directory: each passes, and verifies only the run directories its own launch wrote. One
+/// model of family A (shared engine) and one of family B (legacy runner, two ranks).
+#[test]
+fn collecting_two_and_three_times_in_a_row_passes_per_family() {
+    for (model, yaml, runs) in [
+        ("deepseek-mini", "decode_mtp.yaml", 2),
+        ("glm_5_2", "glm_mini_rank_2.yaml", 4),
+    ] {
+        let fixture = fixture("recipes-mini");
+        let args = ["--model", model, "--yaml", yaml, "--decode-active", "4"];
+        let mut seen: Vec<String> = Vec::new();
+        let mut result_dirs = Vec::new();
+        for round in 1..=3 {
+            let report = check_clean_collect_in(&fixture, &args);
+            let dirs = verified_dirs(&report);
+            assert_eq!(dirs.len(), runs, "{model} round {round}: {dirs:?}");
+            assert!(
+                dirs.iter().all(|d| !seen.contains(d)),
+                "{model} round {round} verified an older run: {dirs:?}"
+            );
+            seen.extend(dirs);
+            result_dirs.push(report["runs"][0]["result_dir"].clone());
+        }
+        assert!(
+            result_dirs.windows(2).all(|w| w[0] == w[1]),
+            "{model}: one result directory for the day: {result_dirs:?}"
+        );
+    }
+}
+
+/// A launch whose Python cannot import torch_npu is "the launch failed", quoting the
+/// traceback's final line; never `phase-missing` with schedule advice, never Rust debug text.
+#[test]
+fn a_crash_is_named_as_a_failed_launch() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let no_torch_npu = fixture.tmp.path().join("empty");
+    fs::create_dir_all(&no_torch_npu).unwrap();
+    let output = fixture
+        .collect(&[&MTP[..], &["--json"]].concat())
+        .env("PYTHONPATH", &no_torch_npu)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    let report = json(&output);
+    assert_eq!(report["error_code"], "launch_failed", "{report:#}");
+    let error = report["error"].as_str().unwrap();
+    assert!(
+        error.starts_with("the launch failed (exit code 1): ")
+            && error.contains("ModuleNotFoundError: No module named 'torch_npu'"),
+        "{error}"
+    );
+    let first = &report["runs"][0]["launch_errors"][0];
+    assert_eq!(first["kind"], "traceback");
+    assert!(stderr.contains("> ModuleNotFoundError"), "{stderr}");
+    for text in [&stderr[..], &String::from_utf8_lossy(&output.stdout)[..]] {
+        assert!(!text.contains("phase-missing"), "{text}");
+        assert!(!text.contains("Some("), "Rust debug text: {text}");
+    }
+    check_restored(fixture.repo.path(), &before);
+}
+
+/// The recipes `infer.sh` exits 0 even when every rank failed: the error is only in
+/// `log_0.log`, and collect reads it from there.
+#[test]
+fn a_launch_that_exits_0_after_every_rank_failed_is_named_from_the_rank_log() {
+    let fixture = fixture("recipes-mini");
+    let before = source_files(fixture.repo.path());
+    let no_torch_npu = fixture.tmp.path().join("empty");
+    fs::create_dir_all(&no_torch_npu).unwrap();
+    let script = "bash executor/scripts/infer.sh --model deepseek-mini --yaml decode_mtp.yaml \
+                  >/dev/null 2>&1; exit 0";
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", script]].concat())
+        .env("PYTHONPATH", &no_torch_npu)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let report = json(&output);
+    assert_eq!(report["runs"][0]["exit_code"], 0);
+    assert_eq!(report["error_code"], "launch_failed", "{report:#}");
+    let error = report["error"].as_str().unwrap();
+    assert!(
+        error.contains("No module named 'torch_npu' (in log_0.log)"),
+        "{error}"
+    );
+    check_restored(fixture.repo.path(), &before);
+}
+
+/// Issue 32.5: stderr on a full disk — no panic: collect restores the repository, then exits 2.
+/// stdout on a full disk: the same.
+#[test]
+fn an_unwritable_stderr_or_stdout_restores_then_exits_2() {
+    for stream in ["stderr", "stdout"] {
+        let fixture = fixture("recipes-mini");
+        let before = source_files(fixture.repo.path());
+        let full = fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut cmd = fixture.collect(&MTP);
+        if stream == "stderr" {
+            cmd.stderr(full).stdout(Stdio::null());
+        } else {
+            cmd.stdout(full).stderr(Stdio::null());
+        }
+        let status = cmd.status().unwrap();
+        assert_eq!(status.code(), Some(2), "{stream} on /dev/full");
+        check_restored(fixture.repo.path(), &before);
+    }
+}
+
+/// Issue 32.11: a launch that leaves a background child behind (`nohup … &`): after collect
+/// no such process remains, and collect says which one it stopped.
+#[test]
+fn a_process_the_launch_leaves_behind_is_stopped_and_named() {
+    let fixture = fixture("recipes-mini");
+    let pid_file = fixture.tmp.path().join("left.pid");
+    let script = format!(
+        "nohup sleep 1000 >/dev/null 2>&1 & echo $! > '{}'",
+        pid_file.display()
+    );
+    let output = fixture
+        .collect(&[&MTP[..], &["--json", "--", "bash", "-c", &script]].concat())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let pid = fs::read_to_string(&pid_file).unwrap().trim().to_owned();
+    assert!(!alive(&pid), "the launch's child {pid} still runs");
+    assert!(
+        stderr.contains(&format!("stopped pid {pid} (`sleep 1000`)")),
+        "{stderr}"
+    );
+    let report = json(&output);
+    assert_eq!(report["runs"][0]["stragglers"][0]["pid"].to_string(), pid);
 }

@@ -262,3 +262,21 @@ fn closed_pipe_ends_quietly() {
         assert_eq!(output.status.code(), Some(0), "`npuprof {shown}`");
     }
 }
+
+/// An error that quotes its OS error (`cannot open the repository `x`: No such file …`) says it
+/// once, on stderr and in the document, not once more as its cause (issue 32).
+#[test]
+fn an_io_error_is_said_once() {
+    let missing = workspace_root().join("no-such-repository");
+    let missing = missing.to_str().expect("UTF-8");
+    let output = npuprof(&["status", "--repo", missing, "--json"])
+        .output()
+        .expect("run npuprof");
+    assert_eq!(output.status.code(), Some(2));
+    let os_error = "No such file or directory";
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.matches(os_error).count(), 1, "{stderr}");
+    let document = json(&output, "status --repo <missing> --json");
+    let message = document["error"]["message"].as_str().expect("message");
+    assert_eq!(message.matches(os_error).count(), 1, "{message}");
+}

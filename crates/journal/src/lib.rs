@@ -28,6 +28,7 @@ mod confined;
 mod error;
 pub mod failpoint;
 mod inspect;
+mod keepsake;
 mod lock;
 mod model;
 mod paths;
@@ -42,6 +43,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{JournalError, Result};
 pub use inspect::{EntryStatus, State};
+pub use keepsake::{Keepsake, create_private_file, new_private_dir};
 pub use lock::RepoLock;
 pub use model::ChangeKind;
 pub use paths::JOURNAL_DIR;

@@ -105,10 +105,30 @@ pub fn verify_with_mounts(
     progress: &dyn Progress,
     mount_table: Option<&mounts::MountTable>,
 ) -> Result<VerifyReport, VerifyError> {
+    verify_selected(opts, progress, mount_table, &|_| true)
+}
+
+/// [`verify`] of only the run directories under the path that `keep` admits (given each run
+/// directory's path as found under `opts.path`); the others are left out as if absent. collect
+/// verifies the runs its launch wrote, not the older ones beside them.
+pub fn verify_runs(
+    opts: &Options,
+    progress: &dyn Progress,
+    keep: &dyn Fn(&std::path::Path) -> bool,
+) -> Result<VerifyReport, VerifyError> {
+    verify_selected(opts, progress, mounts::MountTable::current().as_ref(), keep)
+}
+
+fn verify_selected(
+    opts: &Options,
+    progress: &dyn Progress,
+    mount_table: Option<&mounts::MountTable>,
+    keep: &dyn Fn(&std::path::Path) -> bool,
+) -> Result<VerifyReport, VerifyError> {
     let mut target = discover::discover(&opts.path)?;
     target
         .runs
-        .retain(|r| admits(opts.phases, r.phase.as_deref()));
+        .retain(|r| admits(opts.phases, r.phase.as_deref()) && keep(&r.dir));
     let sizes: Vec<u64> = target
         .runs
         .iter()

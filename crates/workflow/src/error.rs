@@ -89,3 +89,44 @@ pub enum WorkflowError {
     #[error(transparent)]
     Collect(#[from] crate::collect::Stop),
 }
+
+/// An error with its causes, `: `-separated, each said once: a cause whose text the message
+/// already holds (an error that quotes its source, as `cannot read x: <the OS error>` does) is
+/// not repeated.
+pub fn error_text(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let said = c.to_string();
+        if !text.contains(&said) {
+            text.push_str(": ");
+            text.push_str(&said);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot read `x`: {source}")]
+    struct Quotes {
+        source: std::io::Error,
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading the config")]
+    struct Wraps(#[source] std::io::Error);
+
+    #[test]
+    fn a_cause_the_message_quotes_is_said_once() {
+        let denied = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let quoted = error_text(&Quotes { source: denied() });
+        assert_eq!(quoted, format!("cannot read `x`: {}", denied()));
+        let wrapped = error_text(&Wraps(denied()));
+        assert_eq!(wrapped, format!("reading the config: {}", denied()));
+    }
+}

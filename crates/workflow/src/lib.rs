@@ -12,4 +12,4 @@ pub mod lint_fix;
 pub mod patch;
 pub mod plan;
 
-pub use error::WorkflowError;
+pub use error::{WorkflowError, error_text};

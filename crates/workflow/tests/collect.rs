@@ -13,8 +13,8 @@ use npuprof_schedule::{Phase, PhaseSelection, Window};
 use npuprof_target::Target;
 use npuprof_workflow::WorkflowError;
 use npuprof_workflow::collect::{
-    CollectReport, CollectRequest, Event, Interrupt, Launch, Launcher, Observer, Outcome, Restored,
-    RunReport, Stop, collect,
+    CollectReport, CollectRequest, ErrorKind, Event, Interrupt, Launch, Launcher, Observer,
+    Outcome, Restored, RunReport, Stop, StopCode, collect,
 };
 
 fn workspace() -> PathBuf {
@@ -68,6 +68,9 @@ enum Behaviour {
     EditsConfig,
     /// Deletes npuprof's journal directory.
     DeletesJournal,
+    /// Exits 0, as the recipes `infer.sh` does when every rank failed: the rank's traceback is
+    /// only in its `log_0.log`.
+    CrashesInRankLog,
     /// Is interrupted (Ctrl-C) while it runs.
     Interrupted,
 }
@@ -130,6 +133,14 @@ impl Launcher for FakeLauncher {
             Behaviour::DeletesJournal => {
                 fs::remove_dir_all(repo.join(".npuprof")).expect("journal");
             }
+            Behaviour::CrashesInRankLog => {
+                fs::create_dir_all(&self.case_dir).expect("case dir");
+                fs::write(
+                    self.case_dir.join("log_0.log"),
+                    "Traceback (most recent call last):\n  File \"infer.py\", line 1, in <module>\n    import torch_npu\nModuleNotFoundError: No module named 'torch_npu'\n",
+                )
+                .expect("log");
+            }
             Behaviour::Interrupted => {
                 interrupt.raise();
                 report.exit_code = None;
@@ -151,7 +162,10 @@ impl Observer for Recorder {
             match event {
                 Event::Patched(_) => "patched",
                 Event::Launching { .. } => "launching",
-                Event::LaunchFailed { .. } => "launch-failed",
+                Event::LaunchFailed(_) => "launch-failed",
+                Event::Stragglers(_) => "stragglers",
+                Event::JournalReinstated(_) => "journal-reinstated",
+                Event::OriginalsKept(_) => "originals-kept",
                 Event::Relocating => "relocating",
                 Event::Reverting => "reverting",
                 Event::NotReverted(_) => "not-reverted",
@@ -165,6 +179,8 @@ impl Observer for Recorder {
 
 struct Case {
     repo: tempfile::TempDir,
+    /// npuprof's state directory (outside the repository).
+    state: tempfile::TempDir,
     before: BTreeMap<PathBuf, Vec<u8>>,
     target: Target,
 }
@@ -175,6 +191,7 @@ fn case() -> Case {
     let target = npuprof_target::resolve(&request(repo.path())).expect("target");
     Case {
         repo,
+        state: tempfile::tempdir().expect("state dir"),
         before,
         target,
     }
@@ -209,6 +226,7 @@ impl Case {
             keep_patch,
             timeout: None,
             launch: None,
+            state_dir: self.state.path().to_path_buf(),
         };
         let result = collect(
             &request,
@@ -290,10 +308,7 @@ fn a_run_without_results_fails_and_reverts() {
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(report.exit_code, 2);
     let error = report.error.expect("an error");
-    assert!(
-        error.contains("produced no new result directory"),
-        "{error}"
-    );
+    assert!(error.contains("wrote no new run directory"), "{error}");
     assert!(report.verify.is_empty());
     assert_eq!(events.0, ["patched", "launching", "reverting"]);
     assert_eq!(report.revert, Restored::Reverted);
@@ -327,18 +342,52 @@ fn a_file_edited_during_the_run_is_not_reverted_over() {
     );
 }
 
+/// Issue 32.3: the launch removes `.npuprof/` (as `git clean -fdx` does): collect puts the
+/// journal back from its copy outside the repository and restores every file.
 #[test]
-fn a_run_that_deletes_the_journal_is_not_reported_restored() {
+fn a_run_that_deletes_the_journal_is_restored_from_the_copy_outside() {
     let case = case();
     let (result, _, events) = case.collect(Behaviour::DeletesJournal, false);
     let report = result.expect("collect");
-    assert_eq!(report.revert, Restored::Failed);
-    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.revert, Restored::Reverted, "{:?}", events.0);
     assert!(
-        events.0.contains(&"not-restored".to_owned()),
+        events.0.contains(&"journal-reinstated".to_owned()),
         "{:?}",
         events.0
     );
+    case.check_restored();
+    // The copy is gone; the launch's log stays.
+    let private: Vec<PathBuf> = fs::read_dir(case.state.path().join("collect"))
+        .expect("collect's private directories")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(private.len(), 1, "{private:?}");
+    let left: Vec<String> = fs::read_dir(&private[0])
+        .expect("private dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.iter().all(|n| !n.starts_with("originals")), "{left:?}");
+}
+
+/// A launch that exits 0 while its rank crashed is a failed launch, named with the rank log's
+/// error line, not a missing result.
+#[test]
+fn a_crash_only_in_a_rank_log_is_a_failed_launch() {
+    let case = case();
+    let (result, _, events) = case.collect(Behaviour::CrashesInRankLog, false);
+    let report = result.expect("collect");
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(report.error_code, Some(StopCode::LaunchFailed));
+    let error = report.error.expect("an error");
+    assert!(
+        error.contains("ModuleNotFoundError: No module named 'torch_npu' (in log_0.log)"),
+        "{error}"
+    );
+    assert_eq!(report.runs[0].launch_errors.len(), 1);
+    assert_eq!(report.runs[0].launch_errors[0].kind, ErrorKind::Traceback);
+    assert!(events.0.contains(&"launch-failed".to_owned()));
+    assert_eq!(report.revert, Restored::Reverted);
+    case.check_restored();
 }
 
 #[test]
@@ -407,6 +456,7 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
         keep_patch: false,
         timeout: None,
         launch: None,
+        state_dir: repo.path().join("state"),
     };
     let report = collect(
         &request,

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         print_json(&report)?;
     } else {
         if let Some(diff) = &report.diff {
-            anstream::print!("{diff}");
+            crate::output::print_text(diff)?;
         }
         print_summary(&report);
     }
@@ -113,24 +113,24 @@ fn print_summary(report: &InjectReport) {
         })
         .collect::<Vec<_>>()
         .join(", ");
-    anstream::eprintln!(
+    errln!(
         "npuprof: {verb} {} — profiling harness for {}",
         report.harness,
         report.entry
     );
-    anstream::eprintln!("  windows: {windows}");
-    anstream::eprintln!("  output:  {}/<window>", report.save_path);
-    anstream::eprintln!("  run:     {}", report.run);
+    errln!("  windows: {windows}");
+    errln!("  output:  {}/<window>", report.save_path);
+    errln!("  run:     {}", report.run);
     if !report.dry_run && report.changed {
-        anstream::eprintln!("  undo:    npuprof revert --repo {}", report.repo);
+        errln!("  undo:    npuprof revert --repo {}", report.repo);
     }
     if report.stubs > 0 {
-        anstream::eprintln!(
+        errln!(
             "npuprof: warning: {} function(s) are stubs that raise NotImplementedError until filled in:",
             report.stubs
         );
         for stub in report.wiring.iter().filter(|w| !w.wired) {
-            anstream::eprintln!("  {}(): {}", stub.function, stub.detail);
+            errln!("  {}(): {}", stub.function, stub.detail);
         }
     }
 }

@@ -88,7 +88,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         } else {
             Style::new()
         };
-        anstream::eprintln!("{style}{summary}{style:#}");
+        errln!("{style}{summary}{style:#}");
     }
     Ok(if errors > 0 { Exit::Findings } else { Exit::Ok })
 }
@@ -105,7 +105,7 @@ fn print_diff(fixes: &[FileFix], report: &Report) -> anyhow::Result<Exit> {
         )?;
     }
     let applied: usize = fixes.iter().map(|f| f.fixed.applied.len()).sum();
-    anstream::eprintln!(
+    errln!(
         "npuprof lint: {applied} fixable finding(s) in {} file(s); {} finding(s) would remain ({} file(s) checked)",
         fixes.len(),
         report.findings.len(),
@@ -126,7 +126,7 @@ fn apply(repo: &Path, fixes: &[FileFix]) -> anyhow::Result<()> {
     npuprof_workflow::lint_fix::apply(repo, fixes)?;
     for fix in fixes {
         for finding in &fix.fixed.applied {
-            anstream::eprintln!(
+            errln!(
                 "fixed {}:{}: {} ({})",
                 finding.path,
                 finding.line,
@@ -135,7 +135,7 @@ fn apply(repo: &Path, fixes: &[FileFix]) -> anyhow::Result<()> {
             );
         }
     }
-    anstream::eprintln!("`npuprof revert` restores the original files");
+    errln!("`npuprof revert` restores the original files");
     Ok(())
 }
 

@@ -96,29 +96,27 @@ fn print_human(report: &RelocateReport) {
         ),
         LayoutKind::Missing => "missing".to_owned(),
     };
-    anstream::eprintln!("output directory  {} ({layout})", report.res.display());
+    errln!("output directory  {} ({layout})", report.res.display());
     print_location("current", &report.current);
     print_location("target", &report.target);
     if !report.current.has_errors() {
-        anstream::eprintln!(
-            "note: no error found at the current location; relocating may not be needed"
-        );
+        errln!("note: no error found at the current location; relocating may not be needed");
     }
     if report.already_relocated {
-        anstream::eprintln!(
+        errln!(
             "already relocated: {} points at the target; nothing to do",
             report.res.display()
         );
     } else {
         let verb = if report.applied { "done" } else { "would do" };
-        anstream::eprintln!("{verb}:");
+        errln!("{verb}:");
         for action in &report.actions {
             let to = action
                 .to
                 .as_deref()
                 .map(|t| format!(" -> {}", t.display()))
                 .unwrap_or_default();
-            anstream::eprintln!(
+            errln!(
                 "  {:<10} {}{to}",
                 action.action.describe(),
                 action.path.display()
@@ -126,24 +124,24 @@ fn print_human(report: &RelocateReport) {
         }
     }
     if report.applied {
-        anstream::eprintln!("undo with: {}", report.revert_command);
-        anstream::eprintln!(
+        errln!("undo with: {}", report.revert_command);
+        errln!(
             "note: `{}` is now a symlink; torch_npu's guide calls symlinks in profiler paths unsupported (recent versions only warn)",
             report.res.display()
         );
     } else if report.dry_run {
-        anstream::eprintln!("dry run: nothing changed");
+        errln!("dry run: nothing changed");
     }
     match &report.reparse {
         Some(reparse) => {
-            anstream::eprintln!(
+            errln!(
                 "to confirm on the existing run ({} raw run dir(s) found), re-parse a copy on local disk:",
                 reparse.raw_runs_found
             );
-            anstream::eprintln!("  {}", reparse.copy_command);
-            anstream::eprintln!("  {}", reparse.analyse_command);
+            errln!("  {}", reparse.copy_command);
+            errln!("  {}", reparse.analyse_command);
         }
-        None => anstream::eprintln!(
+        None => errln!(
             "no raw `*_ascend_pt` run found to re-parse; after a failed run, copy its `*_ascend_pt` directory to local disk and run \
              python3 -c \"import torch_npu; torch_npu.profiler.profiler.analyse('<copy>')\""
         ),
@@ -159,21 +157,21 @@ fn print_location(label: &str, report: &LocationReport) {
             report.examined.display()
         )
     };
-    anstream::eprintln!("{label:<8}  {}{existence}", report.path.display());
+    errln!("{label:<8}  {}{existence}", report.path.display());
     match &report.filesystem {
-        Some(fs) => anstream::eprintln!(
+        Some(fs) => errln!(
             "  filesystem    {} ({}) mounted at {} from {}",
             fs.fs_type,
             fs.class.name(),
             fs.mount_point.display(),
             fs.source
         ),
-        None => anstream::eprintln!("  filesystem    unknown (not in the mount table)"),
+        None => errln!("  filesystem    unknown (not in the mount table)"),
     }
     let owner = report
         .owner_uid
         .map_or_else(|| "unknown".to_owned(), |uid| uid.to_string());
-    anstream::eprintln!(
+    errln!(
         "  owner         uid {owner} (you are uid {})",
         report.your_uid
     );
@@ -181,7 +179,7 @@ fn print_location(label: &str, report: &LocationReport) {
         || "unknown".to_owned(),
         npuprof_relocate::preflight::human_bytes,
     );
-    anstream::eprintln!("  free space    {free}");
+    errln!("  free space    {free}");
     let probe = if report.probe.ok {
         "ok".to_owned()
     } else {
@@ -191,8 +189,8 @@ fn print_location(label: &str, report: &LocationReport) {
             report.probe.error.as_deref().unwrap_or("?")
         )
     };
-    anstream::eprintln!("  lock+rename   {probe}");
+    errln!("  lock+rename   {probe}");
     for problem in &report.problems {
-        anstream::eprintln!("  {}: {}", problem.severity, problem.message);
+        errln!("  {}: {}", problem.severity, problem.message);
     }
 }

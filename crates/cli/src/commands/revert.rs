@@ -36,33 +36,33 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let repo = npuprof_journal::find_root(&args.repo)?;
     let outcome = npuprof_journal::revert(&repo, args.force)?;
     if interrupted.load(Ordering::SeqCst) {
-        anstream::eprintln!("npuprof: interrupt received; the revert was finished first");
+        errln!("npuprof: interrupt received; the revert was finished first");
     }
     if args.json {
         output::print_versioned_json(SCHEMA_VERSION, &outcome)?;
     }
     Ok(match &outcome {
         RevertOutcome::NothingToRevert => {
-            anstream::eprintln!(
+            errln!(
                 "npuprof: nothing to revert (no journal in `{}` or above)",
                 repo.display()
             );
             Exit::Ok
         }
         RevertOutcome::Refused { conflicts } => {
-            anstream::eprintln!(
+            errln!(
                 "npuprof: error: refusing to revert: {} change(s) were modified after npuprof made them:",
                 conflicts.len()
             );
             for conflict in conflicts {
-                anstream::eprintln!(
+                errln!(
                     "  {} ({}): {}",
                     conflict.path.display(),
                     conflict.kind.as_str(),
                     conflict.state.describe()
                 );
             }
-            anstream::eprintln!(
+            errln!(
                 "re-run with --force to restore the originals anyway (those later edits are lost)"
             );
             Exit::Error
@@ -70,13 +70,13 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         RevertOutcome::Reverted { actions } => {
             for action in actions {
                 let forced = if action.forced { " (forced)" } else { "" };
-                anstream::eprintln!(
+                errln!(
                     "{:<18} {}{forced}",
                     action.action.describe(),
                     action.path.display()
                 );
             }
-            anstream::eprintln!(
+            errln!(
                 "npuprof: reverted {} change(s); journal removed",
                 actions.len()
             );

@@ -50,10 +50,10 @@ fn install(repo: &Path) -> anyhow::Result<Exit> {
     tx.create_file(Path::new(INSTALL_PATH), SKILL.as_bytes().to_vec())?;
     let report = tx.commit()?;
     if report.changed.is_empty() {
-        anstream::eprintln!("npuprof: {INSTALL_PATH} is already installed and up to date");
+        errln!("npuprof: {INSTALL_PATH} is already installed and up to date");
     } else {
-        anstream::eprintln!("npuprof: wrote {INSTALL_PATH}");
-        anstream::eprintln!("  undo: npuprof revert --repo {}", repo.display());
+        errln!("npuprof: wrote {INSTALL_PATH}");
+        errln!("  undo: npuprof revert --repo {}", repo.display());
     }
     Ok(Exit::Ok)
 }

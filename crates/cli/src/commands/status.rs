@@ -45,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     if !report.patched {
-        anstream::eprintln!(
+        errln!(
             "npuprof: no changes recorded in `{}` or above (nothing to revert)",
             repo.display()
         );
@@ -63,21 +63,21 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
             .as_deref()
             .map(|d| format!(" ({d})"))
             .unwrap_or_default();
-        anstream::println!(
-            "{:<width$}  {:<11}  by {} at {}: {}{detail}",
+        output::print_text(&format!(
+            "{:<width$}  {:<11}  by {} at {}: {}{detail}\n",
             entry.path.display(),
             entry.kind.as_str(),
             entry.command,
             entry.time,
             entry.state.describe(),
-        );
+        ))?;
     }
     let changed = report
         .entries
         .iter()
         .filter(|e| !e.matches_post_patch)
         .count();
-    anstream::eprintln!(
+    errln!(
         "npuprof: {} change(s) recorded, {changed} no longer as npuprof left them; undo with `npuprof revert`",
         report.entries.len()
     );

@@ -1,20 +1,23 @@
 //! Running the launch command: the [`Launcher`] trait (tests drive `collect` with a fake one)
-//! and [`ProcessLauncher`], which runs it in its own process group with an optional timeout and
-//! stops the whole group on an interrupt. Its output reaches the caller line by line.
+//! and [`ProcessLauncher`], which runs it in its own process group with an optional timeout,
+//! stops the whole group on an interrupt, and ends what the launch leaves in its group. Its
+//! output is captured in fixed memory (`capture`) and reaches the caller line by line, as many
+//! lines per poll as can be shown.
 
-use std::io::BufRead as _;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, kill_process_group};
 use serde::Serialize;
 
 use super::Stop;
+use super::capture::{Capture, Readers, Stream};
+use super::diagnose::LaunchError;
+use super::group::{self, Straggler};
 
 /// How long the launched processes get to exit after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
@@ -61,6 +64,8 @@ pub struct Launch {
     pub cwd: PathBuf,
     /// Stop it after this long.
     pub timeout: Option<Duration>,
+    /// Where the whole output goes (created; `None`: kept only in memory, head and tail).
+    pub log: Option<PathBuf>,
 }
 
 /// How one launch went.
@@ -80,6 +85,12 @@ pub struct RunReport {
     pub interrupted: bool,
     /// The result directory it produced (absolute, real path), when one was found.
     pub result_dir: Option<String>,
+    /// What was kept of its output (head and tail of each stream) and where the whole is.
+    pub output: Capture,
+    /// Processes it left running in its group, stopped once it returned.
+    pub stragglers: Vec<Straggler>,
+    /// The errors its output and the rank logs it wrote show, the most telling first.
+    pub launch_errors: Vec<LaunchError>,
 }
 
 impl RunReport {
@@ -93,6 +104,18 @@ impl RunReport {
             timed_out: false,
             interrupted: false,
             result_dir: None,
+            output: Capture::default(),
+            stragglers: Vec::new(),
+            launch_errors: Vec::new(),
+        }
+    }
+
+    /// How it ended, in words: `exit code 1`, `signal 9`.
+    pub fn ended(&self) -> String {
+        match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("signal {signal}"),
+            (None, None) => "no exit status".to_owned(),
         }
     }
 }
@@ -140,14 +163,28 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
             .process_group(0)
             .spawn()
             .map_err(|source| Stop::Start {
-                command: argv.join(" "),
+                command: npuprof_target::shell::join(argv),
                 source,
             })?;
-        let lines = forward_lines(&mut child);
+        let streams = [
+            child
+                .stdout
+                .take()
+                .map(|s| (Stream::Stdout, Box::new(s) as Box<dyn std::io::Read + Send>)),
+            child
+                .stderr
+                .take()
+                .map(|s| (Stream::Stderr, Box::new(s) as Box<dyn std::io::Read + Send>)),
+        ];
+        let readers = Readers::start(
+            streams.into_iter().flatten().collect(),
+            launch.log.as_deref(),
+        );
         let group = Pid::from_child(&child);
         let (mut timed_out, mut interrupted) = (false, false);
         let mut terminated_at: Option<Instant> = None;
         let status = loop {
+            // Never blocks: the readers do the reading, this loop only looks.
             if let Some(status) = child.try_wait().map_err(Stop::Wait)? {
                 break status;
             }
@@ -161,15 +198,13 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
             } else if terminated_at.is_some_and(|t| t.elapsed() >= GRACE) {
                 let _ = kill_process_group(group, Signal::KILL);
             }
-            self.drain(&lines);
+            self.show(&readers);
             (self.on_output)(Output::Tick(start.elapsed()));
             std::thread::sleep(POLL);
         };
-        if terminated_at.is_some() {
-            // Stragglers of the group (ranks started by the launcher) must not outlive it.
-            let _ = kill_process_group(group, Signal::KILL);
-        }
-        self.drain_to_end(&lines);
+        // What the launch left in its group must not outlive it.
+        let stragglers = group::end(group, GRACE, POLL);
+        self.show_to_end(&readers);
         (self.on_output)(Output::Finished);
         Ok(RunReport {
             command: argv.clone(),
@@ -179,58 +214,34 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
             timed_out,
             interrupted,
             result_dir: None,
+            output: readers.capture(),
+            stragglers,
+            launch_errors: Vec::new(),
         })
     }
 }
 
 impl<F: FnMut(Output)> ProcessLauncher<F> {
-    /// Passes on the lines that have arrived.
-    fn drain(&mut self, lines: &Receiver<String>) {
-        while let Ok(line) = lines.try_recv() {
+    /// Passes on the lines that have arrived (a bounded number).
+    fn show(&mut self, readers: &Readers) {
+        for line in readers.arrived() {
             (self.on_output)(Output::Line(line));
         }
     }
 
     /// Passes on the lines still in the pipes after the command ended: until both pipes close,
-    /// or for at most [`LAST_LINES`] when a process the command left behind holds them open.
-    fn drain_to_end(&mut self, lines: &Receiver<String>) {
+    /// or for at most [`LAST_LINES`] when a process outside the group holds them open.
+    fn show_to_end(&mut self, readers: &Readers) {
         let deadline = Instant::now() + LAST_LINES;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) => (self.on_output)(Output::Line(line)),
-                Err(RecvTimeoutError::Disconnected | RecvTimeoutError::Timeout) => break,
-            }
+        while !readers.finished() && Instant::now() < deadline {
+            self.show(readers);
+            std::thread::sleep(POLL / 5);
         }
+        self.show(readers);
     }
 }
 
 /// Seconds, to the millisecond.
 fn rounded_secs(duration: Duration) -> f64 {
     (duration.as_secs_f64() * 1000.0).round() / 1000.0
-}
-
-/// The child's stdout and stderr, line by line, through one channel.
-fn forward_lines(child: &mut std::process::Child) -> Receiver<String> {
-    let (send, receive) = std::sync::mpsc::channel();
-    let out = child
-        .stdout
-        .take()
-        .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>);
-    let err = child
-        .stderr
-        .take()
-        .map(|s| Box::new(s) as Box<dyn std::io::Read + Send>);
-    for stream in [out, err].into_iter().flatten() {
-        let send = send.clone();
-        std::thread::spawn(move || {
-            for line in std::io::BufReader::new(stream).lines() {
-                let Ok(line) = line else { break };
-                if send.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-    }
-    receive
 }

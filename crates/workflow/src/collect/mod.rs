@@ -4,21 +4,28 @@
 //! journal, decide whether it was restored. The run itself is a [`Launcher`]'s business, and
 //! what happens along the way is told to an [`Observer`]: the workflow prints nothing.
 
+mod capture;
+mod diagnose;
+mod group;
 mod launch;
+mod outputs;
 mod report;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
-use npuprof_journal::{self as journal, JournalError, RevertOutcome};
+use npuprof_journal::{self as journal, JournalError, Keepsake, RevertOutcome};
 use npuprof_patch::target::PatchRequest;
 use npuprof_route::Route;
 use npuprof_target::Target;
 use npuprof_verify::VerifyReport;
 use npuprof_verify::finding::Code;
 
+pub use capture::{Capture, HEAD_LINES, MAX_LINE, StreamCapture, TAIL_LINES};
+pub use diagnose::{ErrorKind, LaunchError};
+pub use group::Straggler;
 pub use launch::{Interrupt, Launch, Launcher, Output, POLL, ProcessLauncher, RunReport};
-pub use report::{CollectReport, Outcome, Restored};
+pub use report::{CollectReport, Outcome, Restored, StopCode};
 
 use crate::WorkflowError;
 use crate::patch::{Mode, PatchReport};
@@ -36,6 +43,10 @@ pub struct CollectRequest<'a> {
     pub timeout: Option<Duration>,
     /// The launch command, run from the repository; `None` runs the target's own.
     pub launch: Option<Vec<String>>,
+    /// npuprof's state directory outside the repository (`$XDG_STATE_HOME/npuprof`): each
+    /// collect keeps its copy of the originals (removed at the end) and its launch logs (kept)
+    /// in a new private directory below it.
+    pub state_dir: PathBuf,
 }
 
 /// What happens along the way, for the caller to show.
@@ -50,11 +61,14 @@ pub enum Event<'a> {
         /// Its working directory, relative to the repository.
         cwd: &'a Path,
     },
-    /// The launch exited non-zero; what it wrote is verified anyway.
-    LaunchFailed {
-        /// Its exit code.
-        exit_code: Option<i32>,
-    },
+    /// The launch failed (it exited non-zero, or its output or rank logs show errors); what
+    /// it wrote is verified anyway.
+    LaunchFailed(&'a RunReport),
+    /// The launch left processes running in its group: they were stopped.
+    Stragglers(&'a [Straggler]),
+    /// The launch removed npuprof's journal; it was put back from the copy outside the
+    /// repository.
+    JournalReinstated(&'a Path),
     /// verify diagnosed the bad-output-filesystem case: the output is relocated and run again.
     Relocating,
     /// Every change is being reverted.
@@ -70,6 +84,9 @@ pub enum Event<'a> {
         /// Whether the journal is gone too (the launched command removed `.npuprof/`?).
         journal_gone: bool,
     },
+    /// The repository is not restored and has no journal: the originals stay in this
+    /// directory outside it.
+    OriginalsKept(&'a Path),
 }
 
 /// The caller's side of the workflow.
@@ -113,18 +130,31 @@ pub enum Stop {
     /// The launch ran past the timeout.
     #[error("the launch command ran longer than --timeout {0}s and was stopped")]
     TimedOut(u64),
-    /// The launch wrote no result directory.
+    /// The launch wrote no new run directory (and showed no error).
     #[error(
-        "the launch command (exit code {}) produced no new result directory {res_dir}/<date>/{case}",
-        exit_code.map_or_else(|| "none".to_owned(), |c| c.to_string())
+        "the launch command ({ended}) wrote no new run directory under {res_dir}/<date>/{case}{}",
+        logs_hint(.log)
     )]
     NoResult {
-        /// Its exit code.
-        exit_code: Option<i32>,
+        /// How it ended (`exit code 0`).
+        ended: String,
         /// The target's results directory.
         res_dir: String,
         /// The case directory name.
         case: String,
+        /// Its whole output.
+        log: Option<String>,
+    },
+    /// The launch failed: it exited non-zero (or was killed), or its output or rank logs show
+    /// an error.
+    #[error("the launch failed ({ended}): {what}{}", logs_hint(.log))]
+    LaunchFailed {
+        /// How it ended (`exit code 1`, `signal 9`).
+        ended: String,
+        /// The first error quoted (`ModuleNotFoundError: … (in log_0.log)`), or its last lines.
+        what: String,
+        /// Its whole output.
+        log: Option<String>,
     },
     /// The output could not be moved to a safe place.
     #[error("could not relocate the output to a safe local directory (see the relocate report)")]
@@ -146,6 +176,12 @@ pub enum Stop {
     /// The caller's window could not be settled.
     #[error("{0}")]
     Unsettled(String),
+}
+
+fn logs_hint(log: &Option<String>) -> String {
+    log.as_ref()
+        .map(|log| format!("; its whole output is in {log}"))
+        .unwrap_or_default()
 }
 
 /// Runs the workflow. Errors before anything was changed (another npuprof at work, npuprof
@@ -178,13 +214,17 @@ pub fn collect(
             ..CollectReport::default()
         },
         restore: None,
+        private: None,
+        keepsake: None,
     };
     let result = run.workflow();
     run.restore_repository();
+    run.settle_keepsake();
     let mut report = run.report;
     let outcome = match &result {
         Err(err) => {
-            report.error = Some(chain(err));
+            report.error = Some(crate::error_text(err));
+            report.error_code = Some(StopCode::of(err));
             Outcome::Failed
         }
         Ok(()) if matches!(report.revert, Restored::Refused | Restored::Failed) => Outcome::Failed,
@@ -196,18 +236,6 @@ pub fn collect(
     Ok(report)
 }
 
-/// An error with its causes, `: `-separated.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        text.push_str(": ");
-        text.push_str(&c.to_string());
-        cause = c.source();
-    }
-    text
-}
-
 /// One collect in progress.
 struct Run<'r, 'a> {
     request: &'r CollectRequest<'a>,
@@ -217,6 +245,10 @@ struct Run<'r, 'a> {
     report: CollectReport,
     /// The repository's bytes right after the last change, to check the restoration against.
     restore: Option<journal::RestoreCheck>,
+    /// This collect's own directory in the state directory (made before the first launch).
+    private: Option<PathBuf>,
+    /// The copy of the journal and originals outside the repository, while a launch may run.
+    keepsake: Option<Keepsake>,
 }
 
 impl Run<'_, '_> {
@@ -248,8 +280,7 @@ impl Run<'_, '_> {
         self.report.patch = Some(patched);
         self.check_interrupt()?;
 
-        let launch = self.launch_of(&target);
-        let verdict = self.run_and_verify(&target, &launch, &patch_request)?;
+        let verdict = self.run_and_verify(&target, &patch_request)?;
         if !verdict
             .findings
             .iter()
@@ -272,13 +303,13 @@ impl Run<'_, '_> {
             return Err(Stop::Unrelocatable.into());
         }
         self.check_interrupt()?;
-        self.run_and_verify(&target, &launch, &patch_request)?;
+        self.run_and_verify(&target, &patch_request)?;
         Ok(())
     }
 
     /// The launch: the request's command from the repository, else the target's own from its
-    /// directory.
-    fn launch_of(&self, target: &Target) -> Launch {
+    /// directory; its whole output goes to `log`.
+    fn launch_of(&self, target: &Target, log: PathBuf) -> Launch {
         let (cwd, argv) = match &self.request.launch {
             Some(argv) => (target.repo.clone(), argv.clone()),
             None => (
@@ -290,26 +321,85 @@ impl Run<'_, '_> {
             argv,
             cwd,
             timeout: self.request.timeout,
+            log: Some(log),
         }
     }
 
-    /// One launch and the verify of what it wrote (also pushed on the report).
+    /// This collect's private directory, made on first use.
+    fn private_dir(&mut self) -> Result<PathBuf, JournalError> {
+        if let Some(dir) = &self.private {
+            return Ok(dir.clone());
+        }
+        let dir = journal::new_private_dir(&self.request.state_dir.join("collect"))?;
+        self.private = Some(dir.clone());
+        Ok(dir)
+    }
+
+    /// Copies the journal and originals out of the repository for the coming launch
+    /// (replacing the copy of an earlier launch: a relocation changed the journal since).
+    fn keep_originals(&mut self, private: &Path) -> Result<(), WorkflowError> {
+        if let Some(old) = self.keepsake.take() {
+            old.discard()?;
+        }
+        let dir = private.join(format!("originals-{}", self.report.runs.len() + 1));
+        self.keepsake = Keepsake::save(self.repo(), &dir)?;
+        Ok(())
+    }
+
+    /// Puts the journal back from the copy when the launch removed it.
+    fn reinstate_journal(&mut self) -> Result<(), WorkflowError> {
+        let Some(keepsake) = &self.keepsake else {
+            return Ok(());
+        };
+        if keepsake.reinstate(self.request.target.repo)? {
+            self.observer
+                .event(Event::JournalReinstated(keepsake.dir()));
+        }
+        Ok(())
+    }
+
+    /// One launch and the verify of the runs it wrote (also pushed on the report).
     fn run_and_verify(
         &mut self,
         target: &Target,
-        launch: &Launch,
         request: &PatchRequest,
     ) -> Result<VerifyReport, WorkflowError> {
-        // Result directories are named to the second; allow for a coarse clock on the filesystem.
-        let started = SystemTime::now() - Duration::from_secs(2);
+        let private = self.private_dir()?;
+        self.keep_originals(&private)?;
+        let launch = self.launch_of(
+            target,
+            private.join(format!("launch-{}.log", self.report.runs.len() + 1)),
+        );
+        let before = outputs::list(target);
         self.observer.event(Event::Launching {
             argv: &launch.argv,
             cwd: launch.cwd.strip_prefix(&target.repo).unwrap_or(&launch.cwd),
         });
-        let mut run = self.launcher.launch(launch, self.interrupt)?;
-        let result_dir = newest_result_dir(target, started);
-        run.result_dir = result_dir.as_ref().map(|d| d.display().to_string());
+        let launched = self.launcher.launch(&launch, self.interrupt);
+        self.reinstate_journal()?;
+        let mut run = launched?;
+        let written = outputs::written(target, &before);
+        run.result_dir = written.result_dir.as_ref().map(|d| d.display().to_string());
+        run.launch_errors = launch_errors(&run, &written);
+        if !run.stragglers.is_empty() {
+            self.observer.event(Event::Stragglers(&run.stragglers));
+        }
+        let failed = run.exit_code != Some(0) || !run.launch_errors.is_empty();
+        if failed && !run.interrupted && !run.timed_out {
+            self.observer.event(Event::LaunchFailed(&run));
+        }
+        let launch_failed = Stop::LaunchFailed {
+            ended: run.ended(),
+            what: failure_text(&run),
+            log: run.output.log.clone(),
+        };
         let (interrupted, timed_out, exit_code) = (run.interrupted, run.timed_out, run.exit_code);
+        let no_result = Stop::NoResult {
+            ended: run.ended(),
+            res_dir: target.results.res_dir.clone(),
+            case: target.results.case.clone(),
+            log: run.output.log.clone(),
+        };
         self.report.runs.push(run);
         if interrupted {
             return Err(Stop::LaunchInterrupted.into());
@@ -318,18 +408,11 @@ impl Run<'_, '_> {
             let secs = launch.timeout.map_or(0, |t| t.as_secs());
             return Err(Stop::TimedOut(secs).into());
         }
-        let Some(result_dir) = result_dir else {
-            return Err(Stop::NoResult {
-                exit_code,
-                res_dir: target.results.res_dir.clone(),
-                case: target.results.case.clone(),
-            }
-            .into());
+        let Some(result_dir) = written.result_dir.filter(|_| !written.runs.is_empty()) else {
+            return Err(if failed { launch_failed } else { no_result }.into());
         };
-        if exit_code != Some(0) {
-            self.observer.event(Event::LaunchFailed { exit_code });
-        }
-        let verdict = npuprof_verify::verify(
+        let new_runs = written.runs;
+        let verdict = npuprof_verify::verify_runs(
             &npuprof_verify::Options {
                 path: result_dir,
                 phases: request.phases,
@@ -338,8 +421,17 @@ impl Run<'_, '_> {
                 logs: Vec::new(),
             },
             &npuprof_verify::NoProgress,
+            &|dir| {
+                dir.canonicalize()
+                    .is_ok_and(|real| new_runs.binary_search(&real).is_ok())
+            },
         )?;
         self.report.verify.push(verdict.clone());
+        // A crash is a failed launch even when some ranks wrote a profile; errors in the
+        // output of a run that exited 0 only when the profile does not verify.
+        if exit_code != Some(0) || (failed && !verdict.ok) {
+            return Err(launch_failed.into());
+        }
         self.check_interrupt()?;
         Ok(verdict)
     }
@@ -355,6 +447,11 @@ impl Run<'_, '_> {
     /// the bytes decide, not the journal, since the launched command may have deleted
     /// `.npuprof/` or rewritten files.
     fn restore_repository(&mut self) {
+        if let Err(err) = self.reinstate_journal() {
+            self.report
+                .error
+                .get_or_insert_with(|| crate::error_text(&err));
+        }
         // A journal that cannot even be read still means "changed": try to revert (and report).
         let journaled = !matches!(journal::status(self.repo()), Ok(None));
         let restore = self.restore.take();
@@ -378,6 +475,25 @@ impl Run<'_, '_> {
         }
     }
 
+    /// Removes the copy of the originals, unless the repository is left changed without a
+    /// journal: then the copy is all there is, and it stays (named to the user).
+    fn settle_keepsake(&mut self) {
+        let Some(keepsake) = self.keepsake.take() else {
+            return;
+        };
+        let restored = matches!(
+            self.report.revert,
+            Restored::Reverted | Restored::Kept | Restored::Nothing
+        );
+        let journaled = matches!(journal::status(self.repo()), Ok(Some(_)));
+        if restored || journaled {
+            let _ = keepsake.discard();
+        } else {
+            self.report.originals_kept = Some(keepsake.dir().display().to_string());
+            self.observer.event(Event::OriginalsKept(keepsake.dir()));
+        }
+    }
+
     fn revert(&mut self) -> Restored {
         self.observer.event(Event::Reverting);
         match journal::revert(self.repo(), false) {
@@ -397,12 +513,42 @@ impl Run<'_, '_> {
     }
 }
 
-/// The newest result directory of the target modified after `since`, as a real path.
-fn newest_result_dir(target: &Target, since: SystemTime) -> Option<PathBuf> {
-    let dir = target.results.newest(&target.repo)?;
-    let modified = dir.metadata().and_then(|m| m.modified()).ok()?;
-    if modified < since {
-        return None;
+/// The launch errors of a run: in its own output first, then in the rank logs it wrote
+/// (each error line quoted once).
+fn launch_errors(run: &RunReport, written: &outputs::Written) -> Vec<LaunchError> {
+    let mut errors = diagnose::scan("output", &run.output.kept_lines());
+    for log in &written.logs {
+        let Some(lines) = diagnose::log_tail(log) else {
+            continue;
+        };
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let name = log.file_name().map(|n| n.to_string_lossy().into_owned());
+        for found in diagnose::scan(name.as_deref().unwrap_or("log"), &lines) {
+            if !errors.iter().any(|e| e.line == found.line) {
+                errors.push(found);
+            }
+        }
     }
-    dir.canonicalize().ok()
+    errors
+}
+
+/// What a failed launch's error message quotes: its first launch error and where it was, else
+/// its last lines.
+fn failure_text(run: &RunReport) -> String {
+    if let Some(first) = run.launch_errors.first() {
+        return format!("{} (in {})", first.line, first.source);
+    }
+    let last: Vec<&str> = [&run.output.stderr, &run.output.stdout]
+        .into_iter()
+        .find(|s| !s.tail.is_empty())
+        .map(|s| {
+            let lines: Vec<&str> = s.tail.iter().map(String::as_str).collect();
+            lines[lines.len().saturating_sub(3)..].to_vec()
+        })
+        .unwrap_or_default();
+    if last.is_empty() {
+        "it wrote no output and no profile".to_owned()
+    } else {
+        format!("its last output: {}", last.join(" | "))
+    }
 }

@@ -5,7 +5,9 @@ use npuprof_route::RouteReport;
 use npuprof_verify::VerifyReport;
 use serde::Serialize;
 
+use super::Stop;
 use super::launch::RunReport;
+use crate::WorkflowError;
 use crate::patch::PatchReport;
 
 /// How collect ended.
@@ -67,6 +69,8 @@ pub struct CollectReport {
     pub exit_code: u8,
     /// Why collect stopped early, when it did.
     pub error: Option<String>,
+    /// What kind of stop `error` is, when collect stopped early.
+    pub error_code: Option<StopCode>,
     /// The canonical repository.
     pub repo: String,
     /// The model.
@@ -87,4 +91,50 @@ pub struct CollectReport {
     pub relocate: Option<RelocateReport>,
     /// What became of the repository.
     pub revert: Restored,
+    /// Where the copy of the originals stays when the repository is left changed without a
+    /// journal (the launch removed `.npuprof/` and it could not be put back).
+    pub originals_kept: Option<String>,
+}
+
+/// Why collect stopped early: the closed set of `error_code` in its `--json` report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopCode {
+    /// The launch failed: it exited non-zero or was killed, or its output or rank logs show an
+    /// error (`launch_errors` of its run quote them).
+    LaunchFailed,
+    /// The launch exited 0 without an error and wrote no new run directory.
+    NoResult,
+    /// `--timeout` stopped the launch.
+    TimedOut,
+    /// Ctrl-C or a signal stopped collect.
+    Interrupted,
+    /// npuprof refused a step (path B, changes already present, an unsafe relocation target,
+    /// a patch it cannot prove); nothing was launched.
+    Refused,
+    /// Anything else (an unreadable file, a state directory that cannot be made); the message
+    /// says what.
+    Failed,
+}
+
+impl StopCode {
+    /// The code of the error that stopped collect.
+    pub fn of(err: &WorkflowError) -> Self {
+        match err {
+            WorkflowError::Collect(stop) => match stop {
+                Stop::LaunchFailed { .. } | Stop::Start { .. } | Stop::EmptyLaunch => {
+                    Self::LaunchFailed
+                }
+                Stop::NoResult { .. } => Self::NoResult,
+                Stop::TimedOut(_) => Self::TimedOut,
+                Stop::Interrupted | Stop::LaunchInterrupted => Self::Interrupted,
+                Stop::AlreadyChanged(_) | Stop::NotPathA { .. } | Stop::Unrelocatable => {
+                    Self::Refused
+                }
+                Stop::Wait(_) | Stop::Unsettled(_) => Self::Failed,
+            },
+            WorkflowError::Patch { .. } | WorkflowError::NotPlannable(_) => Self::Refused,
+            _ => Self::Failed,
+        }
+    }
 }

@@ -50,9 +50,9 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let text = summary::render(&report);
     let profile = summary::profile(&report);
     if args.json {
-        anstream::eprint!("{text}{profile}");
+        errprint!("{text}{profile}");
     } else {
-        anstream::print!("{text}{profile}");
+        output::print_text(&format!("{text}{profile}"))?;
     }
     Ok(match report.exit_code {
         0 => Exit::Ok,
@@ -75,6 +75,7 @@ fn execute(args: &Args) -> anyhow::Result<CollectReport> {
         keep_patch: args.keep_patch,
         timeout: args.timeout.map(Duration::from_secs),
         launch: (!args.launch.is_empty()).then(|| args.launch.clone()),
+        state_dir: state_dir()?,
     };
     let interrupt = Interrupt::on_signals()
         .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
@@ -91,6 +92,23 @@ fn execute(args: &Args) -> anyhow::Result<CollectReport> {
         &mut observer,
         &interrupt,
     )?)
+}
+
+/// npuprof's state directory: `$XDG_STATE_HOME/npuprof`, else `~/.local/state/npuprof`.
+fn state_dir() -> anyhow::Result<PathBuf> {
+    let absolute = |var| {
+        std::env::var_os(var)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_STATE_HOME")
+        .or_else(|| absolute("HOME").map(|home| home.join(".local/state")))
+        .map(|state| state.join("npuprof"))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "no state directory for the copy of the originals collect keeps outside the repository: set XDG_STATE_HOME or HOME to an absolute path"
+            )
+        })
 }
 
 /// Asks for the window on a terminal and prints the workflow's progress on stderr.
@@ -114,13 +132,13 @@ impl Observer for Printer {
         match event {
             Event::Patched(patched) => {
                 for file in &patched.files {
-                    anstream::eprint!("{}", file.diff);
+                    errprint!("{}", file.diff);
                 }
                 for warning in &patched.warnings {
-                    anstream::eprintln!("npuprof collect: warning: {warning}");
+                    errln!("npuprof collect: warning: {warning}");
                 }
             }
-            Event::Launching { argv, cwd } => anstream::eprintln!(
+            Event::Launching { argv, cwd } => errln!(
                 "npuprof collect: running `{}` in {}",
                 npuprof_target::shell::join(argv),
                 if cwd.as_os_str().is_empty() {
@@ -129,26 +147,58 @@ impl Observer for Printer {
                     cwd.display().to_string()
                 }
             ),
-            Event::LaunchFailed { exit_code } => anstream::eprintln!(
-                "npuprof collect: the launch command failed (exit code {exit_code:?}); verifying what it wrote"
+            Event::LaunchFailed(run) => {
+                errln!(
+                    "npuprof collect: the launch failed ({}); verifying what it wrote",
+                    run.ended()
+                );
+                for error in &run.launch_errors {
+                    errln!("  in {}:", error.source);
+                    for line in &error.context {
+                        errln!("    {line}");
+                    }
+                    errln!("  > {}", error.line);
+                }
+            }
+            Event::Stragglers(stragglers) => {
+                for straggler in stragglers {
+                    errln!(
+                        "npuprof collect: stopped pid {} (`{}`), left running by the launch{}",
+                        straggler.pid,
+                        straggler.command,
+                        if straggler.killed {
+                            " (it ignored SIGTERM: killed)"
+                        } else {
+                            ""
+                        }
+                    );
+                }
+            }
+            Event::JournalReinstated(from) => errln!(
+                "npuprof collect: the launch removed .npuprof/; the journal and originals were put back from {}",
+                from.display()
             ),
-            Event::Relocating => anstream::eprintln!(
+            Event::OriginalsKept(dir) => errln!(
+                "npuprof collect: the originals are kept in {}: compare the files named above with them by hand",
+                dir.display()
+            ),
+            Event::Relocating => errln!(
                 "npuprof collect: verify diagnosed the bad-output-filesystem case: relocating the output and running again"
             ),
-            Event::Reverting => anstream::eprintln!("npuprof collect: reverting every change"),
-            Event::NotReverted(files) => anstream::eprintln!(
+            Event::Reverting => errln!("npuprof collect: reverting every change"),
+            Event::NotReverted(files) => errln!(
                 "npuprof collect: NOT reverted: changed during the run: {}; inspect them, then run `npuprof revert --repo {}` (add --force to discard those edits)",
                 join(&files),
                 self.repo.display()
             ),
-            Event::RevertFailed(err) => anstream::eprintln!(
+            Event::RevertFailed(err) => errln!(
                 "npuprof collect: revert failed: {err}; run `npuprof revert --repo {}`",
                 self.repo.display()
             ),
             Event::NotRestored {
                 files,
                 journal_gone,
-            } => anstream::eprintln!(
+            } => errln!(
                 "npuprof collect: NOT restored: {} differ from the originals{}",
                 join(files),
                 if journal_gone {

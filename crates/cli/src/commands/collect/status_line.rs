@@ -1,7 +1,7 @@
 //! How a launch's output is shown on stderr: every line as it comes when stderr is not a
 //! terminal; on a terminal, one redrawn status line (elapsed time, the run's last line).
 
-use std::io::{IsTerminal as _, Write as _};
+use std::io::IsTerminal as _;
 use std::time::Duration;
 
 use npuprof_workflow::collect::{Output, POLL};
@@ -36,7 +36,7 @@ impl StatusLine {
     pub fn show(&mut self, output: Output) {
         match output {
             Output::Line(line) if !self.terminal => {
-                let _ = writeln!(std::io::stderr().lock(), "{line}");
+                errln!("{line}");
             }
             Output::Line(line) => {
                 if !line.trim().is_empty() {
@@ -55,7 +55,7 @@ impl StatusLine {
             Output::Finished => {
                 if self.terminal {
                     self.draw();
-                    let _ = writeln!(std::io::stderr().lock());
+                    errln!();
                     self.drawn = false;
                     self.last.clear();
                 }
@@ -72,9 +72,7 @@ impl StatusLine {
         );
         let room = Self::WIDTH.saturating_sub(head.chars().count());
         let tail: String = self.last.chars().take(room).collect();
-        let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r\x1b[2K{head}{tail}");
-        let _ = err.flush();
+        errprint!("\r\x1b[2K{head}{tail}");
         self.drawn = true;
         self.fresh = false;
     }

@@ -85,17 +85,14 @@ pub fn profile(report: &CollectReport) -> String {
     text
 }
 
-/// One launch: how it ended and where its results are.
+/// One launch: how it ended, the errors it showed (first: they say why), what it left running,
+/// where its results and its whole output are.
 fn write_run(s: &mut String, index: usize, run: &RunReport) {
-    let ended = match (run.exit_code, run.signal) {
-        (Some(code), _) => format!("exit code {code}"),
-        (None, Some(signal)) => format!("signal {signal}"),
-        (None, None) => "unknown".to_owned(),
-    };
     let _ = writeln!(
         s,
-        "  run {}: {ended} after {:.1}s{}{}",
+        "  run {}: {} after {:.1}s{}{}",
         index + 1,
+        run.ended(),
         run.duration_secs,
         if run.timed_out { " (timed out)" } else { "" },
         if run.interrupted {
@@ -104,8 +101,21 @@ fn write_run(s: &mut String, index: usize, run: &RunReport) {
             ""
         }
     );
+    for error in &run.launch_errors {
+        let _ = writeln!(s, "    launch error in {}: {}", error.source, error.line);
+    }
+    for straggler in &run.stragglers {
+        let _ = writeln!(
+            s,
+            "    stopped pid {} left running: {}",
+            straggler.pid, straggler.command
+        );
+    }
     if let Some(dir) = &run.result_dir {
         let _ = writeln!(s, "    results: {}", relative(dir));
+    }
+    if let Some(log) = &run.output.log {
+        let _ = writeln!(s, "    output: {log}");
     }
 }
 
