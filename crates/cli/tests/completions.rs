@@ -203,7 +203,10 @@ fn main_page_renders_with_every_command_and_the_examples() {
         "NAME: {name_line:?}"
     );
     // The examples stay copyable: ASCII hyphen-minus, not typographic hyphens.
-    assert!(text.contains("npuprof route examples/recipes-mini"), "{text}");
+    assert!(
+        text.contains("npuprof route examples/recipes-mini"),
+        "{text}"
+    );
     assert!(text.contains("--decode-active 10"), "{text}");
 }
 

@@ -1,0 +1,220 @@
+//! Every example line of every `--help` runs, as a user pastes it, from a copy of the clone's
+//! bundled examples (the fake torch_npu standing in for an NPU): none may fail to start, and
+//! none may exit 2 (npuprof could not run).
+//!
+//! The lines are read from the help text itself, not from the source, so what is tested is what
+//! a user sees. They run in one workspace-like directory, in the order of the workflow (a patch
+//! before its revert, a collect before the verify and summary of its result).
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+
+mod support;
+use support::{copy_tree, workspace_root};
+
+/// The commands in the order a user meets them; each one's examples run in their help's order.
+const ORDER: &[&str] = &[
+    "route",
+    "plan",
+    "patch",
+    "status",
+    "revert",
+    "inject",
+    "lint",
+    "collect",
+    "verify",
+    "summary",
+    "compare",
+    "relocate",
+    "skill",
+    "completions",
+    "man",
+];
+
+/// The example command lines of `npuprof [sub] --help` (the lines under `Examples:` that start
+/// with `npuprof`).
+fn help_examples(sub: Option<&str>) -> Vec<String> {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.args(sub).arg("--help").env("NO_COLOR", "1");
+    let out = cmd.output().expect("run npuprof --help");
+    assert!(out.status.success(), "{sub:?} --help failed");
+    let text = String::from_utf8(out.stdout).expect("UTF-8 help");
+    let (_, examples) = text.split_once("Examples:").expect("an Examples section");
+    // A long command is continued over lines ending in ` \`, as a shell reads it.
+    let mut commands: Vec<String> = Vec::new();
+    let mut open = false;
+    for line in examples.lines().map(str::trim) {
+        if open {
+            let last = commands.last_mut().expect("a command is open");
+            last.push(' ');
+            last.push_str(line);
+        } else if line.starts_with("npuprof ") {
+            commands.push(line.to_owned());
+        } else {
+            continue;
+        }
+        let last = commands.last_mut().expect("a command");
+        open = last.ends_with(" \\");
+        if open {
+            last.truncate(last.len() - 2);
+        }
+    }
+    commands
+}
+
+/// Runs `line` with `sh -c` in `root`, with `npuprof` on PATH, a private HOME and the fake
+/// torch_npu importable; returns the exit code and the output for messages.
+fn run_line(root: &Path, line: &str) -> (i32, String) {
+    let bin = get_cargo_bin("npuprof");
+    let bin_dir = bin.parent().expect("the binary's directory");
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("set -e; {line}"))
+        .current_dir(root)
+        .env("PATH", path)
+        .env("HOME", root.join("../home"))
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .output()
+        .expect("run sh");
+    let text = format!(
+        "stdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// The directory an example redirects its output into (`> ~/dir/file`) is the user's to have:
+/// it is made in the private HOME, as the README's line does with `mkdir -p`.
+fn make_redirect_dir(root: &Path, line: &str) {
+    if let Some((_, target)) = line.split_once(" > ~/") {
+        let target = root.join("../home").join(target.trim());
+        fs::create_dir_all(target.parent().expect("a file in a directory")).expect("mkdir");
+    }
+}
+
+/// Whether a program other than npuprof that the line pipes into is missing here.
+fn needs_missing_program(line: &str) -> Option<&'static str> {
+    let has = |program: &str| {
+        Command::new("sh")
+            .args(["-c", &format!("command -v {program}")])
+            .output()
+            .is_ok_and(|out| out.status.success())
+    };
+    (line.contains("| man ") && !has("man")).then_some("man")
+}
+
+/// The commands whose examples read a collected result: a copy for them first runs the
+/// top-level help's `collect` example, as a user would have.
+const NEED_A_RESULT: &[&str] = &["verify", "summary", "relocate"];
+
+/// A workspace-like copy of what the examples name: `examples/` and the vendored real run.
+fn clone_copy(tmp: &Path) -> std::path::PathBuf {
+    let root = tmp.join("clone");
+    copy_tree(&workspace_root().join("examples"), &root.join("examples"));
+    let real_run = "crates/summary/tests/data/real-2rank";
+    copy_tree(&workspace_root().join(real_run), &root.join(real_run));
+    fs::create_dir_all(tmp.join("home")).expect("home");
+    root
+}
+
+/// Runs each line in `root`; a failure (exit other than 0 or 1) is added to `failures`.
+fn run_lines(root: &Path, lines: &[String], failures: &mut Vec<String>) {
+    for line in lines {
+        if let Some(program) = needs_missing_program(line) {
+            // The npuprof half still runs; the pager half needs a program this machine lacks.
+            let head = line.split(" | ").next().unwrap_or_default();
+            eprintln!("`{program}` is not installed: running `{head}` alone");
+            let (code, text) = run_line(root, head);
+            if code != 0 {
+                failures.push(format!("`{head}` exited {code}\n{text}"));
+            }
+            continue;
+        }
+        make_redirect_dir(root, line);
+        let (code, text) = run_line(root, line);
+        // 0 ok, 1 findings or changes (a dry run's diff); 2 means npuprof could not run.
+        if !matches!(code, 0 | 1) {
+            failures.push(format!("`{line}` exited {code}\n{text}"));
+        }
+    }
+}
+
+#[test]
+fn every_help_example_runs_on_the_bundled_examples() {
+    let top = help_examples(None);
+    let collect = top
+        .iter()
+        .find(|line| line.starts_with("npuprof collect "))
+        .expect("the top-level help has a collect example")
+        .clone();
+    let mut failures = Vec::new();
+    let mut count = top.len();
+    // Each command's examples in a fresh copy, in the order of its help; the top level's too.
+    for sub in ORDER.iter().map(|sub| Some(*sub)).chain([None]) {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let root = clone_copy(tmp.path());
+        if sub.is_some_and(|sub| NEED_A_RESULT.contains(&sub)) {
+            run_lines(&root, std::slice::from_ref(&collect), &mut failures);
+        }
+        let lines = help_examples(sub);
+        assert!(!lines.is_empty(), "{sub:?}: no examples");
+        count += lines.len();
+        run_lines(&root, &lines, &mut failures);
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {count} help examples failed:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn the_order_holds_every_command() {
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .arg("--help")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run npuprof --help");
+    let text = String::from_utf8(out.stdout).expect("UTF-8 help");
+    let (_, commands) = text.split_once("Commands:").expect("a Commands section");
+    let listed: Vec<&str> = commands
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        // A command's name is indented by two; its wrapped description by more.
+        .filter(|line| !line.starts_with("   "))
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|name| *name != "help")
+        .collect();
+    let mut ours = ORDER.to_vec();
+    ours.sort_unstable();
+    let mut listed_sorted = listed.clone();
+    listed_sorted.sort_unstable();
+    assert_eq!(ours, listed_sorted, "ORDER must name every command once");
+}
+
+#[test]
+fn help_examples_name_only_what_the_clone_has() {
+    // No placeholder model or run config that the bundled examples lack.
+    for sub in ORDER.iter().map(|sub| Some(*sub)).chain([None]) {
+        for line in help_examples(sub) {
+            for placeholder in ["deepseek-v3", "decode.yaml", "before/res", "/data/npuprof"] {
+                assert!(
+                    !line.contains(placeholder),
+                    "`{line}` names `{placeholder}`"
+                );
+            }
+        }
+    }
+}
