@@ -291,12 +291,8 @@ fn fresh_run() -> (tempfile::TempDir, Run) {
     (tmp, run)
 }
 
-#[test]
-fn level_none_is_judged_by_what_level_none_writes() {
-    let (_tmp, run) = fresh_run();
-    run.edit_info(|v| {
-        v["config"]["experimental_config"]["_profiler_level"] = serde_json::json!("Level_none")
-    });
+/// Removes the files only device data (kernels, steps, communication) produces.
+fn remove_device_files(run: &Run) {
     for name in [
         "kernel_details.csv",
         "step_trace_time.csv",
@@ -307,6 +303,15 @@ fn level_none_is_judged_by_what_level_none_writes() {
     ] {
         run.remove(name);
     }
+}
+
+#[test]
+fn level_none_is_judged_by_what_level_none_writes() {
+    let (_tmp, run) = fresh_run();
+    run.edit_info(|v| {
+        v["config"]["experimental_config"]["_profiler_level"] = serde_json::json!("Level_none")
+    });
+    remove_device_files(&run);
     let report = run_verify(&run.dir, |o| o.world_size = Some(1));
     check_codes(&report, &[]);
 }
@@ -316,16 +321,7 @@ fn level_none_is_judged_by_what_level_none_writes() {
 fn empty_window_run() -> (tempfile::TempDir, Run) {
     let (tmp, run) = fresh_run();
     set_build(&run, "2.14.0");
-    for name in [
-        "kernel_details.csv",
-        "step_trace_time.csv",
-        "op_statistic.csv",
-        "api_statistic.csv",
-        "communication.json",
-        "communication_matrix.json",
-    ] {
-        run.remove(name);
-    }
+    remove_device_files(&run);
     let trace = read_sample(&trace_view());
     let trace = without_process_name(&trace, "Ascend Hardware");
     run.write("trace_view.json", trace);
