@@ -78,7 +78,7 @@ fn error_exit(err: &anyhow::Error, json: bool) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Error.into();
     }
-    anstream::eprintln!("npuprof: error: {err:#}");
+    anstream::eprintln!("npuprof: error: {}", failure::message(err));
     if json {
         let _ = output::print_json_error(&Failure::from_error(err));
     }

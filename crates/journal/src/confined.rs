@@ -37,6 +37,18 @@ pub enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The kind with its article, for messages ("a directory").
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::File => "a regular file",
+            Kind::Dir => "a directory",
+            Kind::Symlink => "a symlink",
+            Kind::Other => "a FIFO, socket or device",
+        }
+    }
+}
+
 /// The metadata npuprof needs of one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {

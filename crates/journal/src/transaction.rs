@@ -15,7 +15,7 @@ use crate::confined::{Kind, Meta, Repo};
 use crate::error::{JournalError, Result, io_err};
 use crate::lock::RepoLock;
 use crate::model::{self, Change, Entry, Journal};
-use crate::{paths, recover, time};
+use crate::{failpoint, paths, recover, time};
 
 /// Records in a journaled file change that npuprof rewrites it from `old_sha` to `new_sha`;
 /// returns the file's original sha256 (`None` for a file npuprof created).
@@ -98,8 +98,7 @@ enum Action {
     },
 }
 
-/// A done step, with what undoes it.
-#[derive(Debug)]
+/// A done step, with what undoes it (no `Debug`: it holds whole files).
 enum Undo {
     Restore {
         rel: PathBuf,
@@ -117,6 +116,54 @@ enum Undo {
         from: PathBuf,
         to: PathBuf,
     },
+}
+
+impl Undo {
+    /// Undoes this step (after the `rollback` failpoint); the error names the path.
+    fn undo(&self, fs: &Repo) -> Result<(), String> {
+        let path = match self {
+            Undo::Restore { rel, .. }
+            | Undo::Remove { rel }
+            | Undo::RemoveDir { rel }
+            | Undo::RenameBack { from: rel, .. } => rel,
+        };
+        let io = |what: &str, err: std::io::Error| {
+            format!("cannot {what} `{}`: {err}", fs.display(path).display())
+        };
+        failpoint::step("rollback", path).map_err(|err| io("undo the change to", err))?;
+        match self {
+            Undo::Restore {
+                rel,
+                old,
+                mode,
+                owner,
+            } => recover::write_file(fs, rel, old, *mode, *owner, None).map_err(|e| e.to_string()),
+            Undo::Remove { rel } => fs.unlink(rel).map_err(|e| io("remove", e)),
+            Undo::RemoveDir { rel } => fs.rmdir(rel).map_err(|e| io("remove", e)),
+            Undo::RenameBack { from, to } => fs.rename(to, from).map_err(|e| io("move back", e)),
+        }
+    }
+
+    /// Checks on disk that this step is undone: a restored file reads back as its old bytes,
+    /// a removed item is gone, a moved item is back.
+    fn check_undone(&self, fs: &Repo) -> Result<(), String> {
+        let exists = |rel: &Path| fs.meta(rel).ok().flatten().is_some();
+        let (rel, undone) = match self {
+            Undo::Restore { rel, old, .. } => {
+                (rel, fs.read_file(rel).ok().flatten().as_ref() == Some(old))
+            }
+            Undo::Remove { rel } | Undo::RemoveDir { rel } => (rel, !exists(rel)),
+            Undo::RenameBack { from, to } => (from, exists(from) && !exists(to)),
+        };
+        if undone {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{}` is not back to what it was before",
+                fs.display(rel).display()
+            ))
+        }
+    }
 }
 
 /// The plan of a commit: the new journal, the actions, the originals to save.
@@ -685,44 +732,37 @@ impl Transaction {
         Ok(changed)
     }
 
-    /// Undoes the done steps in reverse order and puts the previous journal back.
+    /// Undoes the done steps in reverse order and, once every one is verified undone, puts the
+    /// previous journal back. When any is not, the journal just written (which names every
+    /// file's original, previous and new bytes) and the saved originals stay, so that
+    /// `npuprof revert` can finish the job once the cause is fixed.
     fn rollback(&self, undo: Vec<Undo>) -> Result<(), String> {
         let fs = &self.fs;
         let mut failures = Vec::new();
-        for step in undo.into_iter().rev() {
-            let result = match &step {
-                Undo::Restore {
-                    rel,
-                    old,
-                    mode,
-                    owner,
-                } => recover::write_file(fs, rel, old, *mode, *owner, None)
-                    .map_err(|err| std::io::Error::other(err.to_string())),
-                Undo::Remove { rel } => fs.unlink(rel),
-                Undo::RemoveDir { rel } => fs.rmdir(rel),
-                Undo::RenameBack { from, to } => fs.rename(to, from),
-            };
-            if let Err(err) = result {
-                failures.push(format!("{step:?}: {err}"));
+        for step in undo.iter().rev() {
+            if let Err(err) = step.undo(fs) {
+                failures.push(err);
             }
+        }
+        if failures.is_empty() {
+            failures.extend(undo.iter().filter_map(|step| step.check_undone(fs).err()));
+        }
+        if !failures.is_empty() {
+            return Err(failures.join("; "));
         }
         let journal = model::journal_file();
         let journal_result = match &self.journal_raw {
             Some(raw) => model::write_own(fs, &journal, raw).map_err(|e| e.to_string()),
-            None => self.forget_journal().map_err(|e| e.to_string()),
+            None => self
+                .forget_journal()
+                .map_err(|e| format!("cannot remove the journal: {e}")),
         };
-        if let Err(err) = journal_result {
-            failures.push(format!("restoring the journal: {err}"));
-        }
+        journal_result?;
         // Every file is back: an in-place write's intent no longer applies.
-        if failures.is_empty() && fs.exists(&recover::intent_file()).unwrap_or(false) {
+        if fs.exists(&recover::intent_file()).unwrap_or(false) {
             let _ = fs.unlink(&recover::intent_file());
         }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(failures.join("; "))
-        }
+        Ok(())
     }
 
     /// Removes a journal this transaction created: its saved originals first, so that a kill
