@@ -295,6 +295,24 @@ impl Repo {
         Ok(())
     }
 
+    /// Points the existing symlink `rel` at `target` atomically: a new symlink under a temp
+    /// name, then one `renameat` over the old one.
+    pub fn replace_symlink(&self, rel: &Path, target: &Path) -> io::Result<()> {
+        failpoint::step("symlink", rel)?;
+        let (dir, name) = self.parent(rel)?;
+        let temp = temp_name();
+        rfs::symlinkat(target, &dir, temp.as_os_str()).map_err(to_io)?;
+        let result = failpoint::step("rename", rel).and_then(|()| {
+            rfs::renameat(&dir, temp.as_os_str(), &dir, name.as_os_str()).map_err(to_io)
+        });
+        if result.is_err() {
+            let _ = rfs::unlinkat(&dir, temp.as_os_str(), AtFlags::empty());
+        }
+        result?;
+        sync(&dir);
+        Ok(())
+    }
+
     /// Creates a symlink at `rel` pointing at `target`.
     pub fn symlink(&self, rel: &Path, target: &Path) -> io::Result<()> {
         failpoint::step("symlink", rel)?;

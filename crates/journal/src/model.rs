@@ -71,10 +71,15 @@ pub enum Change {
         /// Repository-relative path it was moved to.
         to: PathBuf,
     },
-    /// A symlink was created at `path`.
+    /// A symlink was created at `path` (and maybe pointed elsewhere since: a second
+    /// relocation retargets npuprof's own symlink instead of moving it aside).
     Symlink {
         /// What the link points at (may be outside the repository).
         target: PathBuf,
+        /// What it pointed at before npuprof last retargeted it (a retarget interrupted before
+        /// its rename leaves that link: npuprof's, not a change made since).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_target: Option<PathBuf>,
     },
 }
 

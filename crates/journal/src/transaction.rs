@@ -44,6 +44,16 @@ fn record_rewrite(change: &mut Change, old_sha: String, new_sha: String) -> Opti
     }
 }
 
+/// The index of the journaled symlink at `rel` when the link there now (`current`) is as
+/// npuprof left it: at its target, or at its previous target (a retarget interrupted).
+fn own_symlink(journal: &Journal, rel: &Path, current: &Path) -> Option<usize> {
+    journal.entries.iter().position(|e| {
+        e.path == rel
+            && matches!(&e.change, Change::Symlink { target, previous_target }
+                if target == current || previous_target.as_deref() == Some(current))
+    })
+}
+
 /// Permission bits for files npuprof creates.
 const CREATED_MODE: u32 = 0o644;
 
@@ -96,6 +106,12 @@ enum Action {
         rel: PathBuf,
         target: PathBuf,
     },
+    /// Points npuprof's own symlink `rel` (now at `old`) at `target`.
+    Relink {
+        rel: PathBuf,
+        target: PathBuf,
+        old: PathBuf,
+    },
 }
 
 /// A done step, with what undoes it (no `Debug`: it holds whole files).
@@ -116,6 +132,10 @@ enum Undo {
         from: PathBuf,
         to: PathBuf,
     },
+    RelinkBack {
+        rel: PathBuf,
+        target: PathBuf,
+    },
 }
 
 impl Undo {
@@ -125,7 +145,8 @@ impl Undo {
             Undo::Restore { rel, .. }
             | Undo::Remove { rel }
             | Undo::RemoveDir { rel }
-            | Undo::RenameBack { from: rel, .. } => rel,
+            | Undo::RenameBack { from: rel, .. }
+            | Undo::RelinkBack { rel, .. } => rel,
         };
         let io = |what: &str, err: std::io::Error| {
             format!("cannot {what} `{}`: {err}", fs.display(path).display())
@@ -141,6 +162,9 @@ impl Undo {
             Undo::Remove { rel } => fs.unlink(rel).map_err(|e| io("remove", e)),
             Undo::RemoveDir { rel } => fs.rmdir(rel).map_err(|e| io("remove", e)),
             Undo::RenameBack { from, to } => fs.rename(to, from).map_err(|e| io("move back", e)),
+            Undo::RelinkBack { rel, target } => fs
+                .replace_symlink(rel, target)
+                .map_err(|e| io("point back", e)),
         }
     }
 
@@ -154,6 +178,9 @@ impl Undo {
             }
             Undo::Remove { rel } | Undo::RemoveDir { rel } => (rel, !exists(rel)),
             Undo::RenameBack { from, to } => (from, exists(from) && !exists(to)),
+            Undo::RelinkBack { rel, target } => {
+                (rel, fs.read_link(rel).ok().as_ref() == Some(target))
+            }
         };
         if undone {
             Ok(())
@@ -306,7 +333,16 @@ impl Transaction {
         Ok(())
     }
 
-    /// Stages creating a symlink at `rel_path` pointing at `target`; revert removes it.
+    /// Whether `rel_path` is a symlink npuprof created (and journaled), pointing where npuprof
+    /// left it: [`Transaction::symlink`] then points it at a new target instead of refusing.
+    pub fn is_own_symlink(&self, rel_path: &Path) -> bool {
+        self.fs
+            .read_link(rel_path)
+            .is_ok_and(|current| own_symlink(&self.journal, rel_path, &current).is_some())
+    }
+
+    /// Stages creating a symlink at `rel_path` pointing at `target` (or pointing npuprof's own
+    /// symlink there at `target`); revert removes it.
     pub fn symlink(&mut self, rel_path: &Path, target: &Path) -> Result<()> {
         let link = paths::resolve_entry(self.fs.path(), rel_path)?;
         if !link.missing_dirs.is_empty() {
@@ -445,34 +481,69 @@ impl Transaction {
                         Some(known) => *known,
                         None => self.meta(rel)?.is_some(),
                     };
-                    if exists {
-                        return Err(JournalError::Refused(format!(
-                            "cannot create the symlink `{}`: the path exists",
-                            rel.display()
-                        )));
-                    }
                     overlay.insert(rel.clone(), true);
-                    let change = Change::Symlink {
-                        target: target.clone(),
-                    };
-                    // A symlink journaled by an interrupted run is made again, not journaled twice.
-                    match plan
-                        .journal
-                        .entries
-                        .iter_mut()
-                        .find(|e| e.path == *rel && matches!(e.change, Change::Symlink { .. }))
-                    {
-                        Some(existing) => existing.change = change,
-                        None => plan.journal.entries.push(self.entry(rel, change, &now)),
-                    }
-                    plan.actions.push(Action::Symlink {
-                        rel: rel.clone(),
-                        target: target.clone(),
-                    });
+                    self.plan_symlink(&mut plan, rel, target, exists, &now)?;
                 }
             }
         }
         Ok(plan)
+    }
+
+    /// Plans the symlink `rel` -> `target`: a new one where nothing `exists`, or npuprof's own
+    /// symlink there (as it left it) pointed at `target` instead — so that relocating again
+    /// keeps one journaled symlink whose revert leaves the first original in place.
+    fn plan_symlink(
+        &self,
+        plan: &mut Plan,
+        rel: &Path,
+        target: &Path,
+        exists: bool,
+        now: &str,
+    ) -> Result<()> {
+        let journaled = plan
+            .journal
+            .entries
+            .iter()
+            .position(|e| e.path == *rel && matches!(e.change, Change::Symlink { .. }));
+        let change = |previous_target| Change::Symlink {
+            target: target.to_path_buf(),
+            previous_target,
+        };
+        if !exists {
+            // A symlink journaled by an interrupted run is made again, not journaled twice.
+            match journaled {
+                Some(index) => plan.journal.entries[index].change = change(None),
+                None => plan
+                    .journal
+                    .entries
+                    .push(self.entry(rel, change(None), now)),
+            }
+            plan.actions.push(Action::Symlink {
+                rel: rel.to_path_buf(),
+                target: target.to_path_buf(),
+            });
+            return Ok(());
+        }
+        let current = self.fs.read_link(rel).ok();
+        let ours = current.and_then(|current| {
+            own_symlink(&plan.journal, rel, &current).map(|index| (index, current))
+        });
+        let Some((index, current)) = ours else {
+            return Err(JournalError::Refused(format!(
+                "cannot create the symlink `{}`: the path exists and is not the symlink npuprof made",
+                rel.display()
+            )));
+        };
+        let entry = &mut plan.journal.entries[index];
+        entry.command.clone_from(&self.command);
+        entry.time = now.to_owned();
+        entry.change = change(Some(current.clone()));
+        plan.actions.push(Action::Relink {
+            rel: rel.to_path_buf(),
+            target: target.to_path_buf(),
+            old: current,
+        });
+        Ok(())
     }
 
     fn plan_rename(&self, plan: &mut Plan, from: &Path, to: &Path, now: &str) -> Result<()> {
@@ -725,6 +796,15 @@ impl Transaction {
                     fs.symlink(rel, target)
                         .map_err(io_err("create the symlink", fs.display(rel)))?;
                     undo.push(Undo::Remove { rel: rel.clone() });
+                    changed.push(rel.clone());
+                }
+                Action::Relink { rel, target, old } => {
+                    fs.replace_symlink(rel, target)
+                        .map_err(io_err("point the symlink", fs.display(rel)))?;
+                    undo.push(Undo::RelinkBack {
+                        rel: rel.clone(),
+                        target: old.clone(),
+                    });
                     changed.push(rel.clone());
                 }
             }
