@@ -239,7 +239,7 @@ fn inject(err: &InjectError) -> Classified {
             ErrorCode::InvalidInput,
             Some("fix the entry script's syntax error first"),
         ),
-        InjectError::NoDecodeSteps => (ErrorCode::Usage, None),
+        InjectError::NoDecodeSteps | InjectError::TooManyDecodeSteps => (ErrorCode::Usage, None),
         InjectError::HarnessSyntax(_) => (ErrorCode::Internal, None),
     }
 }

@@ -156,6 +156,20 @@ pub fn revert(repo: &Path, force: bool) -> Result<RevertOutcome> {
     Ok(RevertOutcome::Reverted { actions })
 }
 
+/// The command that undoes npuprof's changes to `repo`, word by word, for messages (show it with
+/// `npuprof_target::shell::join`); `--repo=<path>` for a path starting with `-`, which would
+/// otherwise read as an option.
+pub fn revert_argv(repo: &Path) -> Vec<String> {
+    let repo = repo.display().to_string();
+    let mut argv = vec!["npuprof".to_owned(), "revert".to_owned()];
+    if repo.starts_with('-') {
+        argv.push(format!("--repo={repo}"));
+    } else {
+        argv.extend(["--repo".to_owned(), repo]);
+    }
+    argv
+}
+
 /// Re-reads every modified file and checks it is byte-identical to its original.
 fn verify_restored(fs: &Repo, journal: &model::Journal) -> Result<()> {
     for entry in &journal.entries {

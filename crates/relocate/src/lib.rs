@@ -127,8 +127,10 @@ pub struct RelocateReport {
     pub already_relocated: bool,
     /// How to confirm the diagnosis on an existing failed run, when one exists.
     pub reparse: Option<Reparse>,
-    /// How to undo.
+    /// How to undo, shell-quoted: `revert_argv` as one line.
     pub revert_command: String,
+    /// How to undo, word by word.
+    pub revert_argv: Vec<String>,
 }
 
 /// Examines both locations and, unless `request.dry_run` or the target is unsafe, relocates.
@@ -225,12 +227,11 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     };
     let reparse = reparse::newest_raw_run(&raw_runs_root)
         .map(|raw| Reparse::new(&raw, &chosen.resolved, &request.model));
+    let revert_argv = npuprof_journal::revert_argv(&repo);
     Ok(RelocateReport {
         model: request.model.clone(),
-        revert_command: format!(
-            "npuprof revert --repo {}",
-            reparse::shell_quote(&repo.display().to_string())
-        ),
+        revert_command: npuprof_target::shell::join(&revert_argv),
+        revert_argv,
         repo,
         res: res_rel,
         layout,

@@ -122,7 +122,7 @@ fn print_summary(report: &InjectReport) {
     anstream::eprintln!("  output:  {}/<window>", report.save_path);
     anstream::eprintln!("  run:     {}", report.run);
     if !report.dry_run && report.changed {
-        anstream::eprintln!("  undo:    npuprof revert --repo {}", report.repo);
+        anstream::eprintln!("  undo:    {}", report.undo);
     }
     if report.stubs > 0 {
         anstream::eprintln!(

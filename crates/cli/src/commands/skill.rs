@@ -53,7 +53,8 @@ fn install(repo: &Path) -> anyhow::Result<Exit> {
         anstream::eprintln!("npuprof: {INSTALL_PATH} is already installed and up to date");
     } else {
         anstream::eprintln!("npuprof: wrote {INSTALL_PATH}");
-        anstream::eprintln!("  undo: npuprof revert --repo {}", repo.display());
+        let undo = npuprof_journal::revert_argv(repo);
+        anstream::eprintln!("  undo: {}", npuprof_target::shell::join(&undo));
     }
     Ok(Exit::Ok)
 }
