@@ -250,6 +250,7 @@ fn summary(err: &SummaryError) -> Option<Classified> {
         SummaryError::Discover(err) => Some(verify(err)),
         SummaryError::Io { .. } => None,
         SummaryError::Csv { .. }
+        | SummaryError::Unusable { .. }
         | SummaryError::MissingColumn { .. }
         | SummaryError::BadNumber { .. }
         | SummaryError::Ragged { .. }
