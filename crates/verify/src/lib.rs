@@ -58,9 +58,14 @@ pub struct Options {
     pub phases: PhaseSelection,
     /// Overrides the schedule's `active` when computing the recorded steps.
     pub expect_active: Option<u64>,
-    /// Expected number of ranks per phase (`--ranks`).
+    /// Expected number of ranks per phase (`--ranks`), at most [`MAX_RANKS`].
     pub world_size: Option<u32>,
 }
+
+/// The most ranks a run may have: `--ranks`, a `distributed_args.world_size` and the ranks of a
+/// merged report are bounded by it, so that the rank lists verify builds stay small (4 bytes a
+/// rank) whatever a flag or a file says. Far above the largest Ascend clusters.
+pub const MAX_RANKS: u32 = 1 << 16;
 
 /// Progress of the byte-heavy work; implemented by the CLI with a progress bar.
 pub trait Progress: Sync {

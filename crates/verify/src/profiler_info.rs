@@ -223,7 +223,8 @@ impl DistributedArgs {
         };
         Some(Self {
             rank: num("rank"),
-            world_size: num("world_size").filter(|n| *n > 0),
+            // Beyond MAX_RANKS it is no real run's size: unknown.
+            world_size: num("world_size").filter(|n| (1..=crate::MAX_RANKS).contains(n)),
         })
     }
 }
@@ -299,6 +300,18 @@ mod tests {
             })
         );
         assert_eq!(DistributedArgs::parse(r#"{"ENV_VARIABLES": {}}"#), None);
+    }
+    #[test]
+    fn a_world_size_beyond_max_ranks_is_unknown() {
+        let args = DistributedArgs::parse(
+            r#"{"distributed_args": {"rank": 0, "world_size": 1000000000}}"#,
+        )
+        .unwrap();
+        assert_eq!(args.world_size, None);
+        let args =
+            DistributedArgs::parse(r#"{"distributed_args": {"rank": 0, "world_size": 65536}}"#)
+                .unwrap();
+        assert_eq!(args.world_size, Some(65536));
     }
 
     #[test]

@@ -43,7 +43,8 @@ pub struct Args {
     pub expect_active: Option<u64>,
     /// Ranks of the whole run, all required per phase (default: the log_<rank>.log files
     /// require their ranks; distributed_args only names the run's size, a subset is normal).
-    #[arg(long, value_name = "N")]
+    /// At most 65536.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(npuprof_verify::MAX_RANKS)))]
     pub ranks: Option<u32>,
     /// Join the `--json` reports of several nodes into the whole-run verdict.
     #[arg(long, value_name = "REPORT", num_args = 1.., conflicts_with = "model")]
