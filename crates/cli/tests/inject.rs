@@ -10,7 +10,7 @@ use std::process::Command;
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
 mod support;
-use support::{all_files, copy_example};
+use support::{all_files, copy_example, shell_words};
 
 const MODES: [&str; 4] = ["decode", "prefill", "both", "separate"];
 
@@ -272,24 +272,6 @@ fn refuses_an_entry_with_a_syntax_error() {
     let repo = copy_plain_infer();
     fs::write(repo.path().join("broken.py"), "def main(:\n    pass\n").expect("write");
     assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "broken.py"]));
-}
-
-/// What `sh` makes of `line` as arguments to printf: the words it would pass to a program.
-fn shell_words(line: &str, cwd: &Path) -> Vec<String> {
-    let output = Command::new("sh")
-        .arg("-c")
-        .arg(format!("printf '%s\\0' {line}"))
-        .current_dir(cwd)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{line}");
-    let mut words: Vec<String> = output
-        .stdout
-        .split(|b| *b == 0)
-        .map(|w| String::from_utf8(w.to_vec()).unwrap())
-        .collect();
-    words.pop();
-    words
 }
 
 #[test]

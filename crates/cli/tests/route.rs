@@ -284,19 +284,11 @@ fn the_next_command_is_shell_quoted_for_hostile_names() {
             });
         let argv: Vec<String> = serde_json::from_value(report["next"]["argv"].clone()).unwrap();
         let command = report["next"]["command"].as_str().unwrap();
-        let words = Command::new("sh")
-            .arg("-c")
-            .arg(format!("printf '%s\\0' {command}"))
-            .current_dir(tmp.path())
-            .output()
-            .unwrap();
-        let mut words: Vec<String> = words
-            .stdout
-            .split(|b| *b == 0)
-            .map(|w| String::from_utf8(w.to_vec()).unwrap())
-            .collect();
-        words.pop();
-        assert_eq!(words, argv, "{name:?}: {command}");
+        assert_eq!(
+            support::shell_words(command, tmp.path()),
+            argv,
+            "{name:?}: {command}"
+        );
         assert!(
             argv.iter().any(|w| w == &format!("--entry={name}"))
                 || argv.windows(2).any(|w| w[0] == "--entry" && w[1] == name),

@@ -307,15 +307,9 @@ fn the_undo_line_of_install_is_shell_quoted() {
         .lines()
         .find_map(|l| l.trim().strip_prefix("undo: "))
         .unwrap_or_else(|| panic!("no undo line: {stderr}"));
-    let words = Command::new("sh")
-        .arg("-c")
-        .arg(format!("printf '%s\\0' {undo}"))
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
     assert_eq!(
-        words.stdout,
-        format!("npuprof\0revert\0--repo\0{dir}\0").into_bytes(),
+        support::shell_words(undo, tmp.path()),
+        ["npuprof", "revert", "--repo", dir],
         "{undo}"
     );
     assert!(!tmp.path().join("PWNED").exists());

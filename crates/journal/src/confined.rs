@@ -220,9 +220,19 @@ impl Repo {
         owner: Option<(u32, u32)>,
     ) -> io::Result<()> {
         failpoint::step("write_temp", rel)?;
+        self.put_in_place(rel, |dir, temp| write_temp(dir, temp, bytes, mode, owner))
+    }
+
+    /// Makes `rel` anew under a temp name with `make`, then renames it over `rel` (the
+    /// `rename` step); the temp is removed when either fails.
+    fn put_in_place(
+        &self,
+        rel: &Path,
+        make: impl FnOnce(&OwnedFd, &OsStr) -> io::Result<()>,
+    ) -> io::Result<()> {
         let (dir, name) = self.parent(rel)?;
         let temp = temp_name();
-        let result = write_temp(&dir, &temp, bytes, mode, owner).and_then(|()| {
+        let result = make(&dir, &temp).and_then(|()| {
             failpoint::step("rename", rel)?;
             rfs::renameat(&dir, temp.as_os_str(), &dir, name.as_os_str()).map_err(to_io)
         });
@@ -299,18 +309,9 @@ impl Repo {
     /// name, then one `renameat` over the old one.
     pub fn replace_symlink(&self, rel: &Path, target: &Path) -> io::Result<()> {
         failpoint::step("symlink", rel)?;
-        let (dir, name) = self.parent(rel)?;
-        let temp = temp_name();
-        rfs::symlinkat(target, &dir, temp.as_os_str()).map_err(to_io)?;
-        let result = failpoint::step("rename", rel).and_then(|()| {
-            rfs::renameat(&dir, temp.as_os_str(), &dir, name.as_os_str()).map_err(to_io)
-        });
-        if result.is_err() {
-            let _ = rfs::unlinkat(&dir, temp.as_os_str(), AtFlags::empty());
-        }
-        result?;
-        sync(&dir);
-        Ok(())
+        self.put_in_place(rel, |dir, temp| {
+            rfs::symlinkat(target, dir, temp).map_err(to_io)
+        })
     }
 
     /// Creates a symlink at `rel` pointing at `target`.

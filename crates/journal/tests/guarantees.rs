@@ -314,10 +314,16 @@ struct Tmpfs {
     dir: tempfile::TempDir,
 }
 
+/// Says on the stderr handle itself (the harness captures `eprintln!`) that a test was skipped.
+fn skipped(why: &str) {
+    let notice = format!("\n!!!!!!!! SKIPPED the tmpfs disk-full test: {why} !!!!!!!!\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), notice.as_bytes());
+}
+
 impl Tmpfs {
     fn mount() -> Option<Self> {
         if !rustix::process::geteuid().is_root() {
-            eprintln!("skipped: mounting a tmpfs needs root");
+            skipped("mounting a tmpfs needs root");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -327,7 +333,7 @@ impl Tmpfs {
             .status()
             .is_ok_and(|s| s.success());
         if !mounted {
-            eprintln!("skipped: `mount -t tmpfs` is not permitted here");
+            skipped("`mount -t tmpfs` is not permitted here");
             return None;
         }
         Some(Self { dir })
@@ -471,7 +477,8 @@ fn a_journal_that_is_not_a_regular_file_is_refused_never_taken_for_none() {
 fn a_lock_that_is_not_npuprofs_own_file_is_refused_and_left_alone() {
     let outside = tempfile::tempdir().unwrap();
     let precious = outside.path().join("precious.txt");
-    let cases: [(&str, &dyn Fn(&Path)); 4] = [
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Make<'_>); 4] = [
         ("another hard link", &|lock| {
             fs::write(&precious, b"precious\n").unwrap();
             fs::hard_link(&precious, lock).unwrap();

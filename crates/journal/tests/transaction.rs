@@ -418,3 +418,25 @@ fn a_rollback_whose_result_is_not_found_on_disk_keeps_the_journal() {
     assert!(message.contains("c.txt` is not back"), "{message}");
     check_kept_for_revert(repo.path(), &message, &before);
 }
+
+#[test]
+fn a_journal_of_two_relocations_made_the_old_way_is_unwound_by_revert() {
+    let repo = repo_with(&[("models/m/res/run/log_0.log", b"log\n")]);
+    let before = snapshot_tree(repo.path());
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let res = Path::new("models/m/res");
+    // The first relocation, then a second that moves npuprof's symlink aside too (what relocate
+    // did before it retargeted its own symlink): the symlink entry is reused for the new link.
+    for (target, moved) in [
+        (&first, "models/m/res.moved-1"),
+        (&second, "models/m/res.moved-2"),
+    ] {
+        let mut tx = Transaction::begin(repo.path(), "relocate").unwrap();
+        tx.rename(res, Path::new(moved)).unwrap();
+        tx.symlink(res, target.path()).unwrap();
+        tx.commit().unwrap();
+    }
+    assert_eq!(fs::read_link(repo.path().join(res)).unwrap(), second.path());
+    check_revert_ok(repo.path());
+    assert_eq!(snapshot_tree(repo.path()), before);
+}
