@@ -134,9 +134,19 @@ impl fmt::Display for Failure {
 
 impl std::error::Error for Failure {}
 
-/// An error with its causes, each said once (as printed on stderr and in the error document).
+/// The whole chain of an error as one line, each cause once (as printed on stderr and in the
+/// error document); a too-long path (ENAMETOOLONG, which the system words "File name too
+/// long") is named as such.
 pub fn message(err: &anyhow::Error) -> String {
-    npuprof_workflow::error_text(&**err)
+    let mut out = npuprof_workflow::error_text(&**err);
+    let too_long = err
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<io::Error>())
+        .any(|io| io.kind() == io::ErrorKind::InvalidFilename);
+    if too_long {
+        out.push_str(" — path too long (ENAMETOOLONG: the path, or one name in it, exceeds the system's limit)");
+    }
+    out
 }
 
 /// The code and, when one is known, a specific hint for one cause of an error.
@@ -218,7 +228,7 @@ fn inject(err: &InjectError) -> Classified {
             ErrorCode::InvalidInput,
             Some("fix the entry script's syntax error first"),
         ),
-        InjectError::NoDecodeSteps => (ErrorCode::Usage, None),
+        InjectError::NoDecodeSteps | InjectError::TooManyDecodeSteps => (ErrorCode::Usage, None),
         InjectError::HarnessSyntax(_) => (ErrorCode::Internal, None),
     }
 }
@@ -229,6 +239,7 @@ fn summary(err: &SummaryError) -> Option<Classified> {
         SummaryError::Discover(err) => Some(verify(err)),
         SummaryError::Io { .. } => None,
         SummaryError::Csv { .. }
+        | SummaryError::Unusable { .. }
         | SummaryError::MissingColumn { .. }
         | SummaryError::BadNumber { .. }
         | SummaryError::Ragged { .. }
@@ -309,6 +320,10 @@ fn io(err: &io::Error) -> Classified {
         io::ErrorKind::NotADirectory | io::ErrorKind::IsADirectory => {
             (ErrorCode::InvalidInput, None)
         }
+        io::ErrorKind::InvalidFilename => (
+            ErrorCode::InvalidInput,
+            Some("shorten the path (a name is at most 255 bytes, a path at most 4095 on Linux)"),
+        ),
         _ => (ErrorCode::Io, None),
     }
 }
@@ -361,6 +376,30 @@ mod tests {
             source: Box::new(missing),
         };
         assert_eq!(code_of(rolled_back.into()), ErrorCode::NotFound);
+    }
+
+    #[test]
+    fn every_cause_is_printed_once_and_a_long_path_is_named() {
+        let io = std::io::Error::from_raw_os_error(20);
+        let text = io.to_string();
+        let journal = npuprof_journal::JournalError::Io {
+            action: "read",
+            path: PathBuf::from("a.py"),
+            source: io,
+        };
+        let rolled_back = npuprof_journal::JournalError::RolledBack {
+            source: Box::new(journal),
+        };
+        let err = anyhow::Error::new(rolled_back).context("patching");
+        let message = super::message(&err);
+        assert_eq!(message.matches(&text).count(), 1, "{message}");
+        assert!(
+            message.starts_with("patching: cannot read `a.py`"),
+            "{message}"
+        );
+        let long = std::fs::read("x".repeat(300)).unwrap_err();
+        let message = super::message(&anyhow::Error::new(long).context("reading"));
+        assert!(message.contains("path too long (ENAMETOOLONG"), "{message}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::process::Command;
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
 mod support;
-use support::{all_files, copy_example};
+use support::{all_files, copy_example, shell_words};
 
 const MODES: [&str; 4] = ["decode", "prefill", "both", "separate"];
 
@@ -272,4 +272,62 @@ fn refuses_an_entry_with_a_syntax_error() {
     let repo = copy_plain_infer();
     fs::write(repo.path().join("broken.py"), "def main(:\n    pass\n").expect("write");
     assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "broken.py"]));
+}
+
+#[test]
+fn printed_commands_are_shell_quoted_for_hostile_entry_names() {
+    let source = fs::read(copy_plain_infer().path().join("infer.py")).unwrap();
+    for name in [
+        "a;touch PWNED;b.py",
+        "$(touch PWNED).py",
+        "`touch PWNED`.py",
+        "it's \"here\".py",
+        "new\nline.py",
+        "-c.py",
+        "données.py",
+    ] {
+        let repo = tempfile::tempdir().unwrap();
+        fs::write(repo.path().join(name), &source).unwrap();
+        let entry = format!("--entry={name}");
+        let output = npuprof(repo.path(), &["inject", &entry, "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{name:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let harness = report["harness"].as_str().unwrap();
+        let argv =
+            |key: &str| -> Vec<String> { serde_json::from_value(report[key].clone()).unwrap() };
+        let run = argv("run_argv");
+        let words = shell_words(report["run"].as_str().unwrap(), repo.path());
+        assert_eq!(words, run, "{name:?}: `run` is not `run_argv` quoted");
+        assert_eq!(run[0], "python3");
+        let expected = if harness.starts_with('-') {
+            format!("./{harness}")
+        } else {
+            harness.to_owned()
+        };
+        assert_eq!(
+            run[1], expected,
+            "{name:?}: python3 would not get the harness"
+        );
+        let undo = shell_words(report["undo"].as_str().unwrap(), repo.path());
+        assert_eq!(undo, argv("undo_argv"), "{name:?}");
+        assert!(
+            !repo.path().join("PWNED").exists(),
+            "{name:?}: a printed command ran"
+        );
+        // The human summary shows the same quoted line.
+        let repo2 = tempfile::tempdir().unwrap();
+        fs::write(repo2.path().join(name), &source).unwrap();
+        let text = npuprof(repo2.path(), &["inject", &entry]).output().unwrap();
+        let stderr = String::from_utf8(text.stderr).unwrap();
+        assert!(
+            stderr.contains(&format!("  run:     {}\n", report["run"].as_str().unwrap())),
+            "{name:?}: {stderr}"
+        );
+    }
 }

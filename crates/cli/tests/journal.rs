@@ -591,3 +591,55 @@ fn patch_and_relocate_at_once_keep_every_entry_and_revert_restores_res() {
         assert_eq!(check_files(repo.path()), pristine, "round {round}");
     }
 }
+
+/// `patch` on a full disk at its n-th temp file, with the rollback failing too
+/// (`NPUPROF_FAILPOINT` effects): every failed rollback keeps the journal and its originals and
+/// says how to finish; `revert` then restores the pristine files.
+#[test]
+fn a_failed_rollback_of_patch_keeps_the_journal_for_revert() {
+    let reference = support::copy_example("recipes-mini");
+    let pristine = check_files(reference.path());
+    let mut kept = 0;
+    for n in 1.. {
+        let repo = support::copy_example("recipes-mini");
+        let output = npuprof(repo.path(), &PATCH_ARGS)
+            .env(
+                journal::failpoint::FAILPOINT_ENV,
+                format!("write_temp:{n}:enospc,rollback:1:enospc"),
+            )
+            .output()
+            .unwrap();
+        if output.status.success() {
+            break;
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "write {n}: {stderr}");
+        assert!(
+            stderr.contains("No space left on device"),
+            "write {n}: {stderr}"
+        );
+        assert!(
+            !stderr.contains(", 10, "),
+            "write {n}: a file printed as bytes: {stderr}"
+        );
+        if stderr.contains("ROLLBACK FAILED") {
+            kept += 1;
+            assert!(stderr.contains("npuprof revert"), "write {n}: {stderr}");
+            assert!(
+                repo.path().join(".npuprof/journal.json").is_file(),
+                "write {n}: the journal was deleted by a failed rollback"
+            );
+            check_revert_ok(repo.path());
+        }
+        check_same(
+            &check_files(repo.path()),
+            &pristine,
+            &format!("write {n} failed on a full disk, rollback failed, then revert"),
+        );
+        assert!(
+            !repo.path().join(".npuprof").exists(),
+            "write {n}: journal left"
+        );
+    }
+    assert!(kept > 0, "no write step left a failed rollback behind");
+}

@@ -515,3 +515,112 @@ fn relocate_from_inside_the_model_directory_finds_the_repository() {
     assert!(output.status.success(), "revert from models/tiny failed");
     assert!(fs::symlink_metadata(&res).unwrap().is_dir());
 }
+
+/// `relocate --to <dir>` of the fixture's model.
+fn relocate_to(fixture: &Fixture, to: &Path) -> Command {
+    let mut cmd = fixture.npuprof(&[]);
+    cmd.args(["relocate", "--model", "tiny", "--to"]).arg(to);
+    cmd
+}
+
+fn check_success(cmd: &mut Command, context: &str) -> std::process::Output {
+    let output = cmd.output().unwrap();
+    assert!(
+        output.status.success(),
+        "{context}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+#[test]
+fn relocating_again_to_other_targets_is_unwound_by_one_revert() {
+    for force in [false, true] {
+        let fixture = fixture(&["20261129/tiny_run/log_0.log"]);
+        let before = tree(fixture.repo.path());
+        let res = fixture.repo.path().join("models/tiny/res");
+        let targets: Vec<PathBuf> = ["first", "second", "third"]
+            .iter()
+            .map(|name| fixture.local.path().canonicalize().unwrap().join(name))
+            .collect();
+        for target in &targets {
+            let output = check_success(
+                relocate_to(&fixture, target).arg("--json"),
+                &format!("relocate to {}", target.display()),
+            );
+            assert_eq!(fs::read_link(&res).unwrap(), *target);
+            let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            let kinds: Vec<&str> = report["actions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a["action"].as_str().unwrap())
+                .collect();
+            let expected: &[&str] = if target == &targets[0] {
+                &["create_dir", "move_aside", "symlink"]
+            } else {
+                &["create_dir", "relink"]
+            };
+            assert_eq!(kinds, expected, "{}", target.display());
+        }
+        let status = check_success(&mut fixture.npuprof(&["status"]), "status");
+        assert!(
+            !String::from_utf8_lossy(&status.stdout).contains("CHANGED"),
+            "{}",
+            String::from_utf8_lossy(&status.stdout)
+        );
+        let revert: &[&str] = if force {
+            &["revert", "--force"]
+        } else {
+            &["revert"]
+        };
+        check_success(
+            &mut fixture.npuprof(revert),
+            "revert after three relocations",
+        );
+        assert_eq!(
+            tree(fixture.repo.path()),
+            before,
+            "force {force}: not restored"
+        );
+        assert!(!fixture.repo.path().join(".npuprof").exists());
+        for target in &targets {
+            assert!(
+                target.is_dir(),
+                "a target outside the repository was removed"
+            );
+        }
+    }
+}
+
+#[test]
+fn kill_at_every_write_step_of_a_second_relocation_is_finished_by_rerunning_it() {
+    let files = ["20261129/tiny_run/log_0.log"];
+    for n in 1.. {
+        let fixture = fixture(&files);
+        let before = tree(fixture.repo.path());
+        let first = fixture.local.path().canonicalize().unwrap().join("first");
+        let second = fixture.local.path().canonicalize().unwrap().join("second");
+        check_success(&mut relocate_to(&fixture, &first), "first relocation");
+        let output = relocate_to(&fixture, &second)
+            .env("NPUPROF_FAILPOINT", format!("any:{n}"))
+            .output()
+            .unwrap();
+        if output.status.code().is_some() {
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(n > 3, "only {} write steps seen", n - 1);
+            break;
+        }
+        let context = format!("second relocation killed at write step {n}");
+        check_ok(&fixture, &[OsStr::new("status")], &context);
+        check_success(&mut relocate_to(&fixture, &second), &context);
+        let res = fixture.repo.path().join("models/tiny/res");
+        assert_eq!(fs::read_link(&res).unwrap(), second, "{context}");
+        check_ok(&fixture, &[OsStr::new("revert")], &context);
+        assert_eq!(tree(fixture.repo.path()), before, "{context}: not restored");
+    }
+}

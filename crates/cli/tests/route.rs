@@ -261,3 +261,42 @@ fn did_you_mean_for_models_and_configs() {
         assert!(err.contains(expected), "{err}");
     }
 }
+
+#[test]
+fn the_next_command_is_shell_quoted_for_hostile_names() {
+    let source = fs::read(workspace_root().join("examples/plain-infer/infer.py")).unwrap();
+    for (dir, name) in [
+        ("repo", "a;touch PWNED;b.py"),
+        ("repo", "$(touch PWNED).py"),
+        ("-repo", "-c.py"),
+        ("it's here", "new\nline.py"),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join(dir);
+        fs::create_dir(&repo).unwrap();
+        fs::write(repo.join(name), &source).unwrap();
+        let output = route_in(tmp.path(), &[&format!("./{dir}"), "--json"])
+            .output()
+            .unwrap();
+        let report: serde_json::Value =
+            serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+                panic!("{name:?}: {e}: {}", String::from_utf8_lossy(&output.stderr))
+            });
+        let argv: Vec<String> = serde_json::from_value(report["next"]["argv"].clone()).unwrap();
+        let command = report["next"]["command"].as_str().unwrap();
+        assert_eq!(
+            support::shell_words(command, tmp.path()),
+            argv,
+            "{name:?}: {command}"
+        );
+        assert!(
+            argv.iter().any(|w| w == &format!("--entry={name}"))
+                || argv.windows(2).any(|w| w[0] == "--entry" && w[1] == name),
+            "{name:?}: {argv:?}"
+        );
+        assert!(
+            !tmp.path().join("PWNED").exists(),
+            "{name:?}: the command ran"
+        );
+    }
+}

@@ -292,3 +292,25 @@ fn install_into_a_missing_repository_fails() {
         "{output:?}"
     );
 }
+
+#[test]
+fn the_undo_line_of_install_is_shell_quoted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = "x;touch PWNED;y $(id)";
+    fs::create_dir(tmp.path().join(dir)).unwrap();
+    let output = npuprof(tmp.path(), &["skill", "--install", "--repo", dir])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(output.status.success(), "{stderr}");
+    let undo = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("undo: "))
+        .unwrap_or_else(|| panic!("no undo line: {stderr}"));
+    assert_eq!(
+        support::shell_words(undo, tmp.path()),
+        ["npuprof", "revert", "--repo", dir],
+        "{undo}"
+    );
+    assert!(!tmp.path().join("PWNED").exists());
+}

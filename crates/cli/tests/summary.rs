@@ -262,3 +262,92 @@ fn html_page_renders_in_chromium_with_the_real_numbers() {
     check_width("memory width", pipes[0][2].rects[0].2, 1000.0 * memory);
     assert!(dom.contains("msprof-analyze advisor all -d"));
 }
+
+/// Runs `cmd` to completion within a minute (killed and failed otherwise: a hang).
+fn output_within_a_minute(cmd: &mut Command) -> std::process::Output {
+    let mut child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            child.kill().unwrap();
+            panic!("the command hung: {cmd:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// Replaces rank 0's `profiler_info_0.json` by `make(path)` and checks that summary and compare
+/// finish in bounded time, say what the file is, and take the rank from its name.
+fn check_unusable_profiler_info(make: impl Fn(&Path), says: &str) {
+    let tmp = real_copy(Layout::Flat);
+    let info = run_dirs(tmp.path(), Layout::Flat)[0]
+        .1
+        .join("profiler_info_0.json");
+    std::fs::remove_file(&info).unwrap();
+    make(&info);
+    let output = output_within_a_minute(&mut summary_in(tmp.path(), &[".", "--json"]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{says}: {stderr}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains(&format!("profiler_info_0.json: {says}")),
+        "{says}: {stdout}"
+    );
+    let compare = output_within_a_minute(&mut command_in(
+        &get_cargo_bin("npuprof"),
+        tmp.path(),
+        "compare",
+        &["rank0_ascend_pt", "rank1_ascend_pt", "--json"],
+    ));
+    assert!(
+        compare.status.code().is_some_and(|c| c < 2),
+        "{says}: {}",
+        String::from_utf8_lossy(&compare.stderr)
+    );
+}
+
+#[test]
+fn a_fifo_or_huge_profiler_info_is_named_and_never_read() {
+    check_unusable_profiler_info(
+        |path| {
+            let status = Command::new("mkfifo").arg(path).status().unwrap();
+            assert!(status.success());
+        },
+        "it is a FIFO (named pipe), not a regular file",
+    );
+    // A 6 GiB sparse file: reading it whole would take 6 GiB.
+    check_unusable_profiler_info(
+        |path| {
+            std::fs::File::create(path)
+                .unwrap()
+                .set_len(6 << 30)
+                .unwrap();
+        },
+        "it is 6442450944 bytes, over the 1048576 bytes",
+    );
+}
+
+#[test]
+fn a_kernel_details_over_torch_npus_cap_is_refused_unread() {
+    let tmp = real_copy(Layout::Flat);
+    let run = &run_dirs(tmp.path(), Layout::Flat)[0].1;
+    let csv = output_file(run, "kernel_details.csv");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&csv)
+        .unwrap()
+        .set_len(6 << 30)
+        .unwrap();
+    let output = output_within_a_minute(&mut summary_in(tmp.path(), &["rank0_ascend_pt"]));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("kernel_details.csv: it is 6442450944 bytes, over the 5368709120 bytes"),
+        "{stderr}"
+    );
+}

@@ -351,3 +351,44 @@ fn captured_stdout_given_with_log() {
         );
     });
 }
+
+#[test]
+fn ranks_beyond_the_maximum_are_refused_before_anything_is_allocated() {
+    let tmp = tempdir();
+    copy_real_run(tmp.path());
+    let huge = verify_in(tmp.path(), &["rank1_ascend_pt", "--ranks", "1000000000"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&huge.stderr);
+    assert_eq!(huge.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("1..=65536"), "{stderr}");
+    // The maximum itself works: rank 1 of 65536 present, the rest named missing.
+    let most = verify_in(
+        tmp.path(),
+        &["rank1_ascend_pt", "--ranks", "65536", "--json"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        most.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&most.stderr)
+    );
+    // A report naming more ranks than that is refused by --merge.
+    let report = verify_in(tmp.path(), &["rank1_ascend_pt", "--json"])
+        .output()
+        .unwrap();
+    let mut json: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    json["target"]["expected_ranks"] = serde_json::json!(1_000_000_000u32);
+    fs::write(tmp.path().join("huge.json"), json.to_string()).unwrap();
+    let merged = verify_in(tmp.path(), &["--merge", "huge.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&merged.stderr);
+    assert_eq!(merged.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("more than the 65536 npuprof handles"),
+        "{stderr}"
+    );
+}

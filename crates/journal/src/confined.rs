@@ -37,6 +37,18 @@ pub enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The kind with its article, for messages ("a directory").
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::File => "a regular file",
+            Kind::Dir => "a directory",
+            Kind::Symlink => "a symlink",
+            Kind::Other => "a FIFO, socket or device",
+        }
+    }
+}
+
 /// The metadata npuprof needs of one path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Meta {
@@ -208,9 +220,19 @@ impl Repo {
         owner: Option<(u32, u32)>,
     ) -> io::Result<()> {
         failpoint::step("write_temp", rel)?;
+        self.put_in_place(rel, |dir, temp| write_temp(dir, temp, bytes, mode, owner))
+    }
+
+    /// Makes `rel` anew under a temp name with `make`, then renames it over `rel` (the
+    /// `rename` step); the temp is removed when either fails.
+    fn put_in_place(
+        &self,
+        rel: &Path,
+        make: impl FnOnce(&OwnedFd, &OsStr) -> io::Result<()>,
+    ) -> io::Result<()> {
         let (dir, name) = self.parent(rel)?;
         let temp = temp_name();
-        let result = write_temp(&dir, &temp, bytes, mode, owner).and_then(|()| {
+        let result = make(&dir, &temp).and_then(|()| {
             failpoint::step("rename", rel)?;
             rfs::renameat(&dir, temp.as_os_str(), &dir, name.as_os_str()).map_err(to_io)
         });
@@ -281,6 +303,15 @@ impl Repo {
         sync(&to_dir);
         sync(&from_dir);
         Ok(())
+    }
+
+    /// Points the existing symlink `rel` at `target` atomically: a new symlink under a temp
+    /// name, then one `renameat` over the old one.
+    pub fn replace_symlink(&self, rel: &Path, target: &Path) -> io::Result<()> {
+        failpoint::step("symlink", rel)?;
+        self.put_in_place(rel, |dir, temp| {
+            rfs::symlinkat(target, dir, temp).map_err(to_io)
+        })
     }
 
     /// Creates a symlink at `rel` pointing at `target`.

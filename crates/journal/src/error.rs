@@ -76,9 +76,12 @@ pub enum JournalError {
         /// What failed.
         source: Box<JournalError>,
     },
-    /// The commit failed and undoing it failed too.
+    /// The commit failed and undoing it failed too: the journal and the saved originals are
+    /// kept (they name every file's original), so `npuprof revert` can finish.
     #[error(
-        "{source}; ROLLBACK FAILED ({rollback}); run `npuprof revert` to restore the originals"
+        "{source}; ROLLBACK FAILED too ({rollback}); the journal and the saved originals were kept: \
+         once the cause is fixed (free disk space, permissions), run `npuprof revert` to restore \
+         every file (`npuprof status` lists them)"
     )]
     RollbackFailed {
         /// What failed.

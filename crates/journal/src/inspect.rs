@@ -177,9 +177,13 @@ fn status_of(repo: &Repo, entry: &Entry) -> EntryStatus {
             };
             (state, Some(format!("moved to {}", to.display())))
         }
-        Change::Symlink { target } => {
+        Change::Symlink {
+            target,
+            previous_target,
+        } => {
             let state = match repo.read_link(&entry.path) {
                 Ok(current) if current == *target => State::Applied,
+                Ok(current) if previous_target.as_ref() == Some(&current) => State::Interrupted,
                 Ok(_) => State::Changed,
                 Err(_) if exists(&entry.path) => State::Changed,
                 Err(_) => State::Original,

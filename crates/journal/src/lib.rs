@@ -48,7 +48,7 @@ pub use lock::RepoLock;
 pub use model::ChangeKind;
 pub use paths::JOURNAL_DIR;
 pub use restore_check::RestoreCheck;
-pub use revert::{RevertAction, RevertOutcome, UndoAction, revert};
+pub use revert::{RevertAction, RevertOutcome, UndoAction, revert, revert_argv};
 pub use time::now_compact;
 pub use transaction::{CommitReport, Transaction};
 

@@ -15,7 +15,7 @@ use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
-use rustix::fs::{self as rfs, AtFlags, FlockOperation, Mode, OFlags};
+use rustix::fs::{self as rfs, AtFlags, FileType, FlockOperation, Mode, OFlags};
 
 use crate::confined::Repo;
 use crate::error::{JournalError, Result, io_err};
@@ -115,13 +115,20 @@ fn lock_file(repo: &Repo) -> Result<std::fs::File> {
         let dir = repo
             .open_dir(dir_rel)
             .map_err(io_err("open", repo.display(dir_rel)))?;
+        refuse_foreign(
+            rfs::statat(&dir, LOCK_NAME, AtFlags::SYMLINK_NOFOLLOW).ok(),
+            &display,
+        )?;
+        // No truncation on open: the file is checked first (a hard link to a file outside the
+        // repository must not lose its content); non-blocking, in case it is a FIFO.
         let fd = rfs::openat(
             &dir,
             LOCK_NAME,
-            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o644),
         )
         .map_err(|e| io_err("open", &display)(e.into()))?;
+        refuse_foreign(rfs::fstat(&fd).ok(), &display)?;
         if let Err(err) = rfs::flock(&fd, FlockOperation::NonBlockingLockExclusive) {
             if err == rustix::io::Errno::WOULDBLOCK {
                 return Err(JournalError::Locked {
@@ -132,19 +139,45 @@ fn lock_file(repo: &Repo) -> Result<std::fs::File> {
         }
         // The previous holder may have removed the file between our open and our lock.
         if same_file(&fd, &dir) {
-            let ignore = dir_rel.join(".gitignore");
-            if !repo.exists(&ignore).unwrap_or(true) {
-                model::write_own(repo, &ignore, b"*\n")?;
-            }
-            let mut file = std::fs::File::from(fd);
-            file.set_len(0).map_err(io_err("write", &display))?;
-            file.rewind().map_err(io_err("write", &display))?;
-            writeln!(file, "{}", std::process::id()).map_err(io_err("write", &display))?;
-            return Ok(file);
+            let file = std::fs::File::from(fd);
+            return claim(repo, file, &display).inspect_err(|_| {
+                // Nothing of ours is left behind when the directory cannot be set up.
+                let _ = remove_idle_dir(repo);
+            });
         }
     }
     Err(JournalError::Refused(format!(
         "cannot take the lock `{}`: it keeps being replaced (another npuprof?)",
+        display.display()
+    )))
+}
+
+/// Writes the `.gitignore` when missing and this process's pid into the locked `file`.
+fn claim(repo: &Repo, mut file: std::fs::File, display: &Path) -> Result<std::fs::File> {
+    let ignore = Path::new(JOURNAL_DIR).join(".gitignore");
+    if !repo.exists(&ignore).unwrap_or(true) {
+        model::write_own(repo, &ignore, b"*\n")?;
+    }
+    file.set_len(0).map_err(io_err("write", display))?;
+    file.rewind().map_err(io_err("write", display))?;
+    writeln!(file, "{}", std::process::id()).map_err(io_err("write", display))?;
+    Ok(file)
+}
+
+/// Refuses a lock path that is not npuprof's own: anything but a regular file, or a file with
+/// another hard link (writing the pid would overwrite a file elsewhere). `None`: not there yet.
+fn refuse_foreign(stat: Option<rfs::Stat>, display: &Path) -> Result<()> {
+    let Some(stat) = stat else { return Ok(()) };
+    let problem = if FileType::from_raw_mode(stat.st_mode) != FileType::RegularFile {
+        "it is not a regular file"
+    } else if stat.st_nlink > 1 {
+        "it has another hard link (a file elsewhere that npuprof would overwrite)"
+    } else {
+        return Ok(());
+    };
+    Err(JournalError::Refused(format!(
+        "refusing the lock `{}`: {problem}; npuprof never makes one. Remove it (its other names \
+         keep their content), then run this again",
         display.display()
     )))
 }

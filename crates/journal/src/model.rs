@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::confined::Repo;
+use crate::confined::{Kind, Repo};
 use crate::error::{JournalError, Result, io_err};
 use crate::paths::{self, JOURNAL_DIR};
 
@@ -71,10 +71,15 @@ pub enum Change {
         /// Repository-relative path it was moved to.
         to: PathBuf,
     },
-    /// A symlink was created at `path`.
+    /// A symlink was created at `path` (and maybe pointed elsewhere since: a second
+    /// relocation retargets npuprof's own symlink instead of moving it aside).
     Symlink {
         /// What the link points at (may be outside the repository).
         target: PathBuf,
+        /// What it pointed at before npuprof last retargeted it (a retarget interrupted before
+        /// its rename leaves that link: npuprof's, not a change made since).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        previous_target: Option<PathBuf>,
     },
 }
 
@@ -149,14 +154,37 @@ pub struct Loaded {
     pub raw: Vec<u8>,
 }
 
+/// Whether npuprof's own state file `rel` (`journal.json`, `reverted.json`) exists. Anything
+/// there but a regular file is refused, never taken for "none": npuprof never makes one, and
+/// reading a symlinked or replaced journal as absent would record patched bytes as originals.
+pub fn own_file_exists(repo: &Repo, rel: &Path) -> Result<bool> {
+    match repo
+        .meta(rel)
+        .map_err(io_err("inspect", repo.display(rel)))?
+    {
+        None => Ok(false),
+        Some(meta) if meta.kind == Kind::File => Ok(true),
+        Some(meta) => Err(JournalError::BadJournal {
+            path: repo.display(rel),
+            reason: format!(
+                "it is {} instead of a regular file (npuprof never makes one); move it out of \
+                 `{JOURNAL_DIR}/` — if it points at or holds the real journal, put that file back in \
+                 its place as a regular file — then run this again",
+                meta.kind.describe()
+            ),
+        }),
+    }
+}
+
 /// Loads and validates the journal of the repository; `None` when there is none.
 pub fn load(repo: &Repo) -> Result<Option<Loaded>> {
     let file = journal_file();
-    let raw = match repo.read_file(&file) {
-        Ok(Some(raw)) => raw,
-        Ok(None) => return Ok(None),
-        Err(err) => return Err(io_err("read", repo.display(&file))(err)),
-    };
+    if !own_file_exists(repo, &file)? {
+        return Ok(None);
+    }
+    let raw = repo
+        .read(&file)
+        .map_err(io_err("read", repo.display(&file)))?;
     let journal = parse(&raw)
         .and_then(|journal| validate(repo, &journal).map(|()| journal))
         .map_err(|reason| JournalError::BadJournal {

@@ -94,8 +94,8 @@ pub(crate) fn recover(repo: &Repo) -> Result<()> {
     remove_noted_scratch(repo)?;
     finish_in_place_write(repo)?;
     let reverted = reverted_file();
-    if repo.exists(&reverted).unwrap_or(false) {
-        if repo.exists(&model::journal_file()).unwrap_or(true) {
+    if model::own_file_exists(repo, &reverted)? {
+        if model::own_file_exists(repo, &model::journal_file())? {
             // A live journal still needs its originals: only the stale marker goes.
             repo.unlink(&reverted)
                 .map_err(io_err("remove", repo.display(&reverted)))?;
@@ -193,8 +193,8 @@ pub(crate) fn finish_revert_cleanup(repo: &Repo) -> Result<()> {
 
 /// Saved originals with no journal (and no finished revert) mean the journal was deleted.
 pub(crate) fn check_orphans(repo: &Repo) -> Result<()> {
-    if repo.exists(&model::journal_file()).unwrap_or(true)
-        || repo.exists(&reverted_file()).unwrap_or(true)
+    if model::own_file_exists(repo, &model::journal_file())?
+        || model::own_file_exists(repo, &reverted_file())?
     {
         return Ok(());
     }

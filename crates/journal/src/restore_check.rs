@@ -53,7 +53,7 @@ impl RestoreCheck {
                     expected.push((to.clone(), Expected::Absent));
                     expected.push((path, Expected::Present));
                 }
-                Change::Symlink { target } => {
+                Change::Symlink { target, .. } => {
                     expected.push((path, Expected::NotLinkTo(target.clone())));
                 }
             }

@@ -133,14 +133,30 @@ pub fn revert(repo: &Path, force: bool) -> Result<RevertOutcome> {
             );
         }
     }
+    // npuprof's own symlinks: one may stand where a moved item goes back (a journal from before
+    // relocate retargeted its symlink moved the symlink aside and journaled the new one in the
+    // old one's entry).
+    let own_links: Vec<(&Path, &Path)> = journal
+        .entries
+        .iter()
+        .filter_map(|e| match &e.change {
+            Change::Symlink { target, .. } => Some((e.path.as_path(), target.as_path())),
+            _ => None,
+        })
+        .collect();
     let mut actions = Vec::new();
     for (entry, status) in journal.entries.iter().zip(&statuses).rev() {
-        let action = undo_one(fs, &entry.path, &entry.change, status.state, &originals).map_err(
-            |source| JournalError::RevertStopped {
-                path: entry.path.clone(),
-                source: Box::new(source),
-            },
-        )?;
+        let undo = Undo {
+            originals: &originals,
+            own_links: &own_links,
+        };
+        let action =
+            undo_one(fs, &entry.path, &entry.change, status.state, &undo).map_err(|source| {
+                JournalError::RevertStopped {
+                    path: entry.path.clone(),
+                    source: Box::new(source),
+                }
+            })?;
         actions.push(RevertAction {
             path: entry.path.clone(),
             kind: entry.change.kind(),
@@ -154,6 +170,20 @@ pub fn revert(repo: &Path, force: bool) -> Result<RevertOutcome> {
         .map_err(io_err("retire", fs.display(&journal_file)))?;
     recover::finish_revert_cleanup(fs)?;
     Ok(RevertOutcome::Reverted { actions })
+}
+
+/// The command that undoes npuprof's changes to `repo`, word by word, for messages (show it with
+/// `npuprof_target::shell::join`); `--repo=<path>` for a path starting with `-`, which would
+/// otherwise read as an option.
+pub fn revert_argv(repo: &Path) -> Vec<String> {
+    let repo = repo.display().to_string();
+    let mut argv = vec!["npuprof".to_owned(), "revert".to_owned()];
+    if repo.starts_with('-') {
+        argv.push(format!("--repo={repo}"));
+    } else {
+        argv.extend(["--repo".to_owned(), repo]);
+    }
+    argv
 }
 
 /// Re-reads every modified file and checks it is byte-identical to its original.
@@ -186,16 +216,25 @@ fn gone_ok(result: io::Result<()>) -> io::Result<bool> {
     }
 }
 
+/// What undoing one entry needs besides the entry.
+struct Undo<'a> {
+    /// The saved originals needed, by sha256.
+    originals: &'a HashMap<String, Vec<u8>>,
+    /// Every journaled symlink: (path, target).
+    own_links: &'a [(&'a Path, &'a Path)],
+}
+
 fn undo_one(
     fs: &Repo,
     rel: &Path,
     change: &Change,
     state: State,
-    originals: &HashMap<String, Vec<u8>>,
+    undo: &Undo<'_>,
 ) -> Result<UndoAction> {
     if state == State::Original {
         return Ok(UndoAction::AlreadyOriginal);
     }
+    let originals = undo.originals;
     Ok(match change {
         Change::Modified {
             original_sha256,
@@ -226,7 +265,7 @@ fn undo_one(
             }
             Err(err) => return Err(io_err("remove", fs.display(rel))(err)),
         },
-        Change::Renamed { to } => undo_rename(fs, rel, to)?,
+        Change::Renamed { to } => undo_rename(fs, rel, to, undo.own_links)?,
         Change::Symlink { .. } => {
             gone_ok(fs.unlink(rel)).map_err(io_err("remove the symlink", fs.display(rel)))?;
             UndoAction::Unlinked
@@ -234,7 +273,12 @@ fn undo_one(
     })
 }
 
-fn undo_rename(fs: &Repo, rel: &Path, to: &Path) -> Result<UndoAction> {
+fn undo_rename(
+    fs: &Repo,
+    rel: &Path,
+    to: &Path,
+    own_links: &[(&Path, &Path)],
+) -> Result<UndoAction> {
     let exists = |p: &Path| fs.meta(p).ok().flatten().is_some();
     if !exists(to) {
         return Ok(if exists(rel) {
@@ -242,6 +286,14 @@ fn undo_rename(fs: &Repo, rel: &Path, to: &Path) -> Result<UndoAction> {
         } else {
             UndoAction::MovedItemMissing
         });
+    }
+    let own_link = fs
+        .read_link(rel)
+        .is_ok_and(|current| own_links.contains(&(rel, current.as_path())));
+    if own_link {
+        // npuprof's symlink, made after this move: it goes (its own entry then finds it gone).
+        fs.unlink(rel)
+            .map_err(io_err("remove the symlink", fs.display(rel)))?;
     }
     if exists(rel) {
         return Err(JournalError::Refused(format!(

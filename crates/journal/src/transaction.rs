@@ -15,7 +15,7 @@ use crate::confined::{Kind, Meta, Repo};
 use crate::error::{JournalError, Result, io_err};
 use crate::lock::RepoLock;
 use crate::model::{self, Change, Entry, Journal};
-use crate::{paths, recover, time};
+use crate::{failpoint, paths, recover, time};
 
 /// Records in a journaled file change that npuprof rewrites it from `old_sha` to `new_sha`;
 /// returns the file's original sha256 (`None` for a file npuprof created).
@@ -42,6 +42,16 @@ fn record_rewrite(change: &mut Change, old_sha: String, new_sha: String) -> Opti
         }
         Change::CreatedDir | Change::Renamed { .. } | Change::Symlink { .. } => None,
     }
+}
+
+/// The index of the journaled symlink at `rel` when the link there now (`current`) is as
+/// npuprof left it: at its target, or at its previous target (a retarget interrupted).
+fn own_symlink(journal: &Journal, rel: &Path, current: &Path) -> Option<usize> {
+    journal.entries.iter().position(|e| {
+        e.path == rel
+            && matches!(&e.change, Change::Symlink { target, previous_target }
+                if target == current || previous_target.as_deref() == Some(current))
+    })
 }
 
 /// Permission bits for files npuprof creates.
@@ -96,10 +106,15 @@ enum Action {
         rel: PathBuf,
         target: PathBuf,
     },
+    /// Points npuprof's own symlink `rel` (now at `old`) at `target`.
+    Relink {
+        rel: PathBuf,
+        target: PathBuf,
+        old: PathBuf,
+    },
 }
 
-/// A done step, with what undoes it.
-#[derive(Debug)]
+/// A done step, with what undoes it (no `Debug`: it holds whole files).
 enum Undo {
     Restore {
         rel: PathBuf,
@@ -117,6 +132,65 @@ enum Undo {
         from: PathBuf,
         to: PathBuf,
     },
+    RelinkBack {
+        rel: PathBuf,
+        target: PathBuf,
+    },
+}
+
+impl Undo {
+    /// Undoes this step (after the `rollback` failpoint); the error names the path.
+    fn undo(&self, fs: &Repo) -> Result<(), String> {
+        let path = match self {
+            Undo::Restore { rel, .. }
+            | Undo::Remove { rel }
+            | Undo::RemoveDir { rel }
+            | Undo::RenameBack { from: rel, .. }
+            | Undo::RelinkBack { rel, .. } => rel,
+        };
+        let io = |what: &str, err: std::io::Error| {
+            format!("cannot {what} `{}`: {err}", fs.display(path).display())
+        };
+        failpoint::step("rollback", path).map_err(|err| io("undo the change to", err))?;
+        match self {
+            Undo::Restore {
+                rel,
+                old,
+                mode,
+                owner,
+            } => recover::write_file(fs, rel, old, *mode, *owner, None).map_err(|e| e.to_string()),
+            Undo::Remove { rel } => fs.unlink(rel).map_err(|e| io("remove", e)),
+            Undo::RemoveDir { rel } => fs.rmdir(rel).map_err(|e| io("remove", e)),
+            Undo::RenameBack { from, to } => fs.rename(to, from).map_err(|e| io("move back", e)),
+            Undo::RelinkBack { rel, target } => fs
+                .replace_symlink(rel, target)
+                .map_err(|e| io("point back", e)),
+        }
+    }
+
+    /// Checks on disk that this step is undone: a restored file reads back as its old bytes,
+    /// a removed item is gone, a moved item is back.
+    fn check_undone(&self, fs: &Repo) -> Result<(), String> {
+        let exists = |rel: &Path| fs.meta(rel).ok().flatten().is_some();
+        let (rel, undone) = match self {
+            Undo::Restore { rel, old, .. } => {
+                (rel, fs.read_file(rel).ok().flatten().as_ref() == Some(old))
+            }
+            Undo::Remove { rel } | Undo::RemoveDir { rel } => (rel, !exists(rel)),
+            Undo::RenameBack { from, to } => (from, exists(from) && !exists(to)),
+            Undo::RelinkBack { rel, target } => {
+                (rel, fs.read_link(rel).ok().as_ref() == Some(target))
+            }
+        };
+        if undone {
+            Ok(())
+        } else {
+            Err(format!(
+                "`{}` is not back to what it was before",
+                fs.display(rel).display()
+            ))
+        }
+    }
 }
 
 /// The plan of a commit: the new journal, the actions, the originals to save.
@@ -259,7 +333,16 @@ impl Transaction {
         Ok(())
     }
 
-    /// Stages creating a symlink at `rel_path` pointing at `target`; revert removes it.
+    /// Whether `rel_path` is a symlink npuprof created (and journaled), pointing where npuprof
+    /// left it: [`Transaction::symlink`] then points it at a new target instead of refusing.
+    pub fn is_own_symlink(&self, rel_path: &Path) -> bool {
+        self.fs
+            .read_link(rel_path)
+            .is_ok_and(|current| own_symlink(&self.journal, rel_path, &current).is_some())
+    }
+
+    /// Stages creating a symlink at `rel_path` pointing at `target` (or pointing npuprof's own
+    /// symlink there at `target`); revert removes it.
     pub fn symlink(&mut self, rel_path: &Path, target: &Path) -> Result<()> {
         let link = paths::resolve_entry(self.fs.path(), rel_path)?;
         if !link.missing_dirs.is_empty() {
@@ -398,34 +481,69 @@ impl Transaction {
                         Some(known) => *known,
                         None => self.meta(rel)?.is_some(),
                     };
-                    if exists {
-                        return Err(JournalError::Refused(format!(
-                            "cannot create the symlink `{}`: the path exists",
-                            rel.display()
-                        )));
-                    }
                     overlay.insert(rel.clone(), true);
-                    let change = Change::Symlink {
-                        target: target.clone(),
-                    };
-                    // A symlink journaled by an interrupted run is made again, not journaled twice.
-                    match plan
-                        .journal
-                        .entries
-                        .iter_mut()
-                        .find(|e| e.path == *rel && matches!(e.change, Change::Symlink { .. }))
-                    {
-                        Some(existing) => existing.change = change,
-                        None => plan.journal.entries.push(self.entry(rel, change, &now)),
-                    }
-                    plan.actions.push(Action::Symlink {
-                        rel: rel.clone(),
-                        target: target.clone(),
-                    });
+                    self.plan_symlink(&mut plan, rel, target, exists, &now)?;
                 }
             }
         }
         Ok(plan)
+    }
+
+    /// Plans the symlink `rel` -> `target`: a new one where nothing `exists`, or npuprof's own
+    /// symlink there (as it left it) pointed at `target` instead — so that relocating again
+    /// keeps one journaled symlink whose revert leaves the first original in place.
+    fn plan_symlink(
+        &self,
+        plan: &mut Plan,
+        rel: &Path,
+        target: &Path,
+        exists: bool,
+        now: &str,
+    ) -> Result<()> {
+        let journaled = plan
+            .journal
+            .entries
+            .iter()
+            .position(|e| e.path == *rel && matches!(e.change, Change::Symlink { .. }));
+        let change = |previous_target| Change::Symlink {
+            target: target.to_path_buf(),
+            previous_target,
+        };
+        if !exists {
+            // A symlink journaled by an interrupted run is made again, not journaled twice.
+            match journaled {
+                Some(index) => plan.journal.entries[index].change = change(None),
+                None => plan
+                    .journal
+                    .entries
+                    .push(self.entry(rel, change(None), now)),
+            }
+            plan.actions.push(Action::Symlink {
+                rel: rel.to_path_buf(),
+                target: target.to_path_buf(),
+            });
+            return Ok(());
+        }
+        let current = self.fs.read_link(rel).ok();
+        let ours = current.and_then(|current| {
+            own_symlink(&plan.journal, rel, &current).map(|index| (index, current))
+        });
+        let Some((index, current)) = ours else {
+            return Err(JournalError::Refused(format!(
+                "cannot create the symlink `{}`: the path exists and is not the symlink npuprof made",
+                rel.display()
+            )));
+        };
+        let entry = &mut plan.journal.entries[index];
+        entry.command.clone_from(&self.command);
+        entry.time = now.to_owned();
+        entry.change = change(Some(current.clone()));
+        plan.actions.push(Action::Relink {
+            rel: rel.to_path_buf(),
+            target: target.to_path_buf(),
+            old: current,
+        });
+        Ok(())
     }
 
     fn plan_rename(&self, plan: &mut Plan, from: &Path, to: &Path, now: &str) -> Result<()> {
@@ -680,49 +798,51 @@ impl Transaction {
                     undo.push(Undo::Remove { rel: rel.clone() });
                     changed.push(rel.clone());
                 }
+                Action::Relink { rel, target, old } => {
+                    fs.replace_symlink(rel, target)
+                        .map_err(io_err("point the symlink", fs.display(rel)))?;
+                    undo.push(Undo::RelinkBack {
+                        rel: rel.clone(),
+                        target: old.clone(),
+                    });
+                    changed.push(rel.clone());
+                }
             }
         }
         Ok(changed)
     }
 
-    /// Undoes the done steps in reverse order and puts the previous journal back.
+    /// Undoes the done steps in reverse order and, once every one is verified undone, puts the
+    /// previous journal back. When any is not, the journal just written (which names every
+    /// file's original, previous and new bytes) and the saved originals stay, so that
+    /// `npuprof revert` can finish the job once the cause is fixed.
     fn rollback(&self, undo: Vec<Undo>) -> Result<(), String> {
         let fs = &self.fs;
         let mut failures = Vec::new();
-        for step in undo.into_iter().rev() {
-            let result = match &step {
-                Undo::Restore {
-                    rel,
-                    old,
-                    mode,
-                    owner,
-                } => recover::write_file(fs, rel, old, *mode, *owner, None)
-                    .map_err(|err| std::io::Error::other(err.to_string())),
-                Undo::Remove { rel } => fs.unlink(rel),
-                Undo::RemoveDir { rel } => fs.rmdir(rel),
-                Undo::RenameBack { from, to } => fs.rename(to, from),
-            };
-            if let Err(err) = result {
-                failures.push(format!("{step:?}: {err}"));
+        for step in undo.iter().rev() {
+            if let Err(err) = step.undo(fs) {
+                failures.push(err);
             }
+        }
+        if failures.is_empty() {
+            failures.extend(undo.iter().filter_map(|step| step.check_undone(fs).err()));
+        }
+        if !failures.is_empty() {
+            return Err(failures.join("; "));
         }
         let journal = model::journal_file();
         let journal_result = match &self.journal_raw {
             Some(raw) => model::write_own(fs, &journal, raw).map_err(|e| e.to_string()),
-            None => self.forget_journal().map_err(|e| e.to_string()),
+            None => self
+                .forget_journal()
+                .map_err(|e| format!("cannot remove the journal: {e}")),
         };
-        if let Err(err) = journal_result {
-            failures.push(format!("restoring the journal: {err}"));
-        }
+        journal_result?;
         // Every file is back: an in-place write's intent no longer applies.
-        if failures.is_empty() && fs.exists(&recover::intent_file()).unwrap_or(false) {
+        if fs.exists(&recover::intent_file()).unwrap_or(false) {
             let _ = fs.unlink(&recover::intent_file());
         }
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(failures.join("; "))
-        }
+        Ok(())
     }
 
     /// Removes a journal this transaction created: its saved originals first, so that a kill

@@ -307,3 +307,211 @@ fn find_root_walks_up_to_the_journal_like_git() {
         plain.path().canonicalize().unwrap()
     );
 }
+
+/// A small tmpfs mounted on a temp directory, unmounted on drop; `None` (the test is skipped)
+/// when this process may not mount (not root, or no mount permission in this container).
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+/// Says on the stderr handle itself (the harness captures `eprintln!`) that a test was skipped.
+fn skipped(why: &str) {
+    let notice = format!("\n!!!!!!!! SKIPPED the tmpfs disk-full test: {why} !!!!!!!!\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), notice.as_bytes());
+}
+
+impl Tmpfs {
+    fn mount() -> Option<Self> {
+        if !rustix::process::geteuid().is_root() {
+            skipped("mounting a tmpfs needs root");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            skipped("`mount -t tmpfs` is not permitted here");
+            return None;
+        }
+        Some(Self { dir })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// Writes `path` until the filesystem is full.
+fn fill(path: &Path) {
+    use std::io::Write;
+    let mut file = fs::File::create(path).unwrap();
+    let chunk = vec![0u8; 4096];
+    while file.write_all(&chunk).is_ok() {}
+    let _ = file.write_all(b"x");
+}
+
+#[test]
+fn disk_full_with_the_old_inode_held_keeps_the_journal_until_revert_can_finish() {
+    let Some(tmpfs) = Tmpfs::mount() else { return };
+    let repo = tmpfs.dir.path().join("repo");
+    fs::create_dir(&repo).unwrap();
+    fs::write(repo.join("a.txt"), b"a original\n".repeat(2000)).unwrap();
+    fs::write(repo.join("b.txt"), b"b original\n").unwrap();
+    let before = snapshot_tree(&repo);
+    // An editor (or `tail`, a backup) holds a.txt's inode: replacing it frees nothing.
+    let held = fs::File::open(repo.join("a.txt")).unwrap();
+    let filler = tmpfs.dir.path().join("filler");
+    let mut tx = Transaction::begin(&repo, "patch").unwrap();
+    tx.write_file(Path::new("a.txt"), b"a new\n".repeat(2000))
+        .unwrap();
+    tx.write_file(Path::new("b.txt"), b"b new\n".to_vec())
+        .unwrap();
+    // The disk fills up once a.txt is replaced: b.txt and the undo of a.txt both hit ENOSPC.
+    let fill_at = filler.clone();
+    let err = failpoint::with_hook(
+        move |step| {
+            if step.name == "write_temp" && step.path == Path::new("b.txt") {
+                fill(&fill_at);
+            }
+            Ok(())
+        },
+        || tx.commit().unwrap_err(),
+    );
+    let message = format!("{err:#}");
+    assert!(message.contains("No space left on device"), "{message}");
+    assert!(message.contains("ROLLBACK FAILED"), "{message}");
+    assert!(
+        message.len() < 1000,
+        "the message prints file bytes: {message}"
+    );
+    assert_eq!(
+        fs::read(repo.join("a.txt")).unwrap(),
+        b"a new\n".repeat(2000)
+    );
+    assert!(
+        repo.join(".npuprof/journal.json").is_file(),
+        "journal deleted"
+    );
+    // Space is freed: revert finishes the job.
+    drop(held);
+    fs::remove_file(&filler).unwrap();
+    check_revert_ok(&repo);
+    assert_eq!(snapshot_tree(&repo), before);
+}
+
+/// Replaces `.npuprof/<name>` of a patched repository by `make(path)` and checks that every
+/// entry point refuses it as not a regular file, changing nothing.
+fn check_own_file_of_the_wrong_type_is_refused(name: &str, what: &str, make: impl Fn(&Path)) {
+    let repo = repo_with(&[("a.py", b"original\n")]);
+    patch(repo.path(), "patch", &[("a.py", b"patched\n")]);
+    let dir = repo.path().join(".npuprof");
+    let journal = fs::read(dir.join("journal.json")).unwrap();
+    fs::remove_file(dir.join("journal.json")).unwrap();
+    make(&dir.join(name));
+    let before = snapshot_tree(repo.path());
+    let refused = |err: JournalError| {
+        let text = err.to_string();
+        assert!(
+            matches!(err, JournalError::BadJournal { .. })
+                && text.contains(&format!("it is {what} instead of a regular file")),
+            "{name} as {what}: {text}"
+        );
+    };
+    refused(Transaction::begin(repo.path(), "patch").unwrap_err());
+    refused(Transaction::preview(repo.path(), "patch").unwrap_err());
+    refused(journal::revert(repo.path(), true).unwrap_err());
+    refused(journal::status(repo.path()).unwrap_err());
+    assert_eq!(
+        snapshot_tree(repo.path()),
+        before,
+        "{name} as {what}: changed"
+    );
+    assert_eq!(fs::read(repo.path().join("a.py")).unwrap(), b"patched\n");
+    // Repaired as the message says: revert works again.
+    let path = dir.join(name);
+    if path.is_dir() && !path.is_symlink() {
+        fs::remove_dir(&path).unwrap();
+    } else {
+        fs::remove_file(&path).unwrap();
+    }
+    fs::write(dir.join("journal.json"), journal).unwrap();
+    check_revert_ok(repo.path());
+}
+
+#[test]
+fn a_journal_that_is_not_a_regular_file_is_refused_never_taken_for_none() {
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("journal.json");
+    fs::write(&target, br#"{"version": 1, "entries": []}"#).unwrap();
+    for name in ["journal.json", "reverted.json"] {
+        check_own_file_of_the_wrong_type_is_refused(name, "a symlink", |p| {
+            std::os::unix::fs::symlink(&target, p).unwrap();
+        });
+        check_own_file_of_the_wrong_type_is_refused(name, "a symlink", |p| {
+            std::os::unix::fs::symlink("nowhere", p).unwrap();
+        });
+        check_own_file_of_the_wrong_type_is_refused(name, "a directory", |p| {
+            fs::create_dir(p).unwrap();
+        });
+        check_own_file_of_the_wrong_type_is_refused(name, "a FIFO, socket or device", |p| {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                p,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        });
+    }
+}
+
+#[test]
+fn a_lock_that_is_not_npuprofs_own_file_is_refused_and_left_alone() {
+    let outside = tempfile::tempdir().unwrap();
+    let precious = outside.path().join("precious.txt");
+    type Make<'a> = &'a dyn Fn(&Path);
+    let cases: [(&str, Make<'_>); 4] = [
+        ("another hard link", &|lock| {
+            fs::write(&precious, b"precious\n").unwrap();
+            fs::hard_link(&precious, lock).unwrap();
+        }),
+        ("not a regular file", &|lock| {
+            std::os::unix::fs::symlink(&precious, lock).unwrap();
+        }),
+        ("not a regular file", &|lock| fs::create_dir(lock).unwrap()),
+        ("not a regular file", &|lock| {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                lock,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        }),
+    ];
+    for (problem, make) in cases {
+        let repo = repo_with(&[("a.py", b"a\n")]);
+        fs::create_dir(repo.path().join(".npuprof")).unwrap();
+        make(&repo.path().join(".npuprof/lock"));
+        let before = snapshot_tree(repo.path());
+        let err = Transaction::begin(repo.path(), "patch").unwrap_err();
+        assert!(
+            matches!(err, JournalError::Refused(_)) && err.to_string().contains(problem),
+            "{problem}: {err}"
+        );
+        assert!(journal::revert(repo.path(), false).is_err(), "{problem}");
+        assert_eq!(snapshot_tree(repo.path()), before, "{problem}");
+        if precious.exists() {
+            assert_eq!(fs::read(&precious).unwrap(), b"precious\n", "{problem}");
+        }
+    }
+}

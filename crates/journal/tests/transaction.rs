@@ -321,3 +321,122 @@ fn originals_are_the_true_ones_of_the_files_the_command_wrote_last() {
     assert_eq!(lint, [(Path::new("b.py").to_path_buf(), b"b0\n".to_vec())]);
     check_revert_ok(root);
 }
+
+/// The error a full disk gives.
+fn no_space() -> std::io::Error {
+    std::io::Error::from_raw_os_error(28)
+}
+
+/// Commits `tx` with `b.txt`'s write failing as on a full disk, and `hook` run at every step.
+fn commit_with_b_failing(
+    tx: Transaction,
+    mut hook: impl FnMut(failpoint::Step<'_>) -> std::io::Result<()> + 'static,
+) -> String {
+    let err = failpoint::with_hook(
+        move |step| {
+            if step.name == "write_temp" && step.path == Path::new("b.txt") {
+                return Err(no_space());
+            }
+            hook(step)
+        },
+        || tx.commit().unwrap_err(),
+    );
+    format!("{err:#}")
+}
+
+/// Checks that a failed rollback kept the journal and the saved originals, said how to finish,
+/// and that `revert` then restores every file.
+fn check_kept_for_revert(
+    repo: &Path,
+    message: &str,
+    before: &[(std::path::PathBuf, Vec<u8>, u32)],
+) {
+    assert!(message.contains("ROLLBACK FAILED"), "{message}");
+    assert!(message.contains("npuprof revert"), "{message}");
+    assert!(
+        message.len() < 1000 && !message.contains(", 10"),
+        "the message prints file bytes: {message}"
+    );
+    assert!(
+        repo.join(".npuprof/journal.json").is_file(),
+        "journal deleted"
+    );
+    assert!(
+        fs::read_dir(repo.join(".npuprof/originals"))
+            .unwrap()
+            .count()
+            > 0,
+        "saved originals deleted"
+    );
+    check_revert_ok(repo);
+    assert_eq!(snapshot_tree(repo), before);
+}
+
+#[test]
+fn a_failed_rollback_keeps_the_journal_and_the_originals() {
+    let big = b"a original line\n".repeat(200);
+    let repo = repo_with(&[("a.txt", &big), ("b.txt", b"b original\n")]);
+    let before = snapshot_tree(repo.path());
+    let mut tx = Transaction::begin(repo.path(), "patch").unwrap();
+    tx.write_file(Path::new("a.txt"), b"a new\n".to_vec())
+        .unwrap();
+    tx.write_file(Path::new("b.txt"), b"b new\n".to_vec())
+        .unwrap();
+    // The undo of a.txt needs space too (its old inode is still held): its temp file fails.
+    let mut a_writes = 0;
+    let message = commit_with_b_failing(tx, move |step| {
+        if step.name == "write_temp" && step.path == Path::new("a.txt") {
+            a_writes += 1;
+            if a_writes == 2 {
+                return Err(no_space());
+            }
+        }
+        Ok(())
+    });
+    assert_eq!(fs::read(repo.path().join("a.txt")).unwrap(), b"a new\n");
+    check_kept_for_revert(repo.path(), &message, &before);
+}
+
+#[test]
+fn a_rollback_whose_result_is_not_found_on_disk_keeps_the_journal() {
+    let repo = repo_with(&[("a.txt", b"a original\n"), ("b.txt", b"b original\n")]);
+    let before = snapshot_tree(repo.path());
+    let mut tx = Transaction::begin(repo.path(), "patch").unwrap();
+    tx.write_file(Path::new("a.txt"), b"a new\n".to_vec())
+        .unwrap();
+    tx.create_file(Path::new("c.txt"), b"c\n".to_vec()).unwrap();
+    tx.write_file(Path::new("b.txt"), b"b new\n".to_vec())
+        .unwrap();
+    // Every undo works, but c.txt (removed first) is back by the time a.txt is restored.
+    let c = repo.path().canonicalize().unwrap().join("c.txt");
+    let message = commit_with_b_failing(tx, move |step| {
+        if step.name == "rollback" && step.path == Path::new("a.txt") {
+            fs::write(&c, b"c\n")?;
+        }
+        Ok(())
+    });
+    assert!(message.contains("c.txt` is not back"), "{message}");
+    check_kept_for_revert(repo.path(), &message, &before);
+}
+
+#[test]
+fn a_journal_of_two_relocations_made_the_old_way_is_unwound_by_revert() {
+    let repo = repo_with(&[("models/m/res/run/log_0.log", b"log\n")]);
+    let before = snapshot_tree(repo.path());
+    let (first, second) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let res = Path::new("models/m/res");
+    // The first relocation, then a second that moves npuprof's symlink aside too (what relocate
+    // did before it retargeted its own symlink): the symlink entry is reused for the new link.
+    for (target, moved) in [
+        (&first, "models/m/res.moved-1"),
+        (&second, "models/m/res.moved-2"),
+    ] {
+        let mut tx = Transaction::begin(repo.path(), "relocate").unwrap();
+        tx.rename(res, Path::new(moved)).unwrap();
+        tx.symlink(res, target.path()).unwrap();
+        tx.commit().unwrap();
+    }
+    assert_eq!(fs::read_link(repo.path().join(res)).unwrap(), second.path());
+    check_revert_ok(repo.path());
+    assert_eq!(snapshot_tree(repo.path()), before);
+}

@@ -251,3 +251,74 @@ fn harness_runs_and_steps_exactly_its_budget_in_every_mode() {
         insta::assert_snapshot!(format!("run_{name}"), stdout);
     }
 }
+
+#[test]
+fn decode_steps_past_the_step_counter_are_an_error_not_a_wrapped_count() {
+    let source = read("../../examples/plain-infer/infer.py");
+    let options = |decode_steps| HarnessOptions {
+        phase: HarnessPhases::Both,
+        decode_steps,
+        entry_rel: "infer.py",
+        entry_display: "infer.py",
+        harness_display: "infer_profiled.py",
+    };
+    let err = render_harness(&source, &options(u32::MAX)).expect_err("overflow");
+    assert!(matches!(err, InjectError::TooManyDecodeSteps), "{err}");
+    assert!(err.to_string().contains("at most 4294967293"), "{err}");
+    let most = npuprof_patch::inject::MAX_DECODE_STEPS;
+    let harness = render_harness(&source, &options(most)).expect("renders");
+    assert_eq!(harness.windows[0].step_calls, u32::MAX);
+}
+
+/// The string literal `path = os.path.normpath(os.path.join(HERE, "<rel>"))` of a harness,
+/// decoded by python3.
+fn imported_path(harness: &str) -> Option<String> {
+    let line = harness
+        .lines()
+        .find(|l| l.trim_start().starts_with("path = os.path.normpath"))?;
+    let literal = line.split("HERE, ").nth(1)?.trim_end_matches("))");
+    let output = Command::new("python3")
+        .args([
+            "-c",
+            "import ast, sys; sys.stdout.write(ast.literal_eval(sys.argv[1]))",
+        ])
+        .arg(literal)
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8(output.stdout).unwrap())
+}
+
+#[test]
+fn hostile_entry_names_stay_inside_their_literals_and_comments() {
+    let source = read("../../examples/plain-infer/infer.py");
+    for name in [
+        r"x\x41.py",
+        "a\"b.py",
+        "it's.py",
+        "a\nPWNED = 1\n.py",
+        "a\"\"\"\nPWNED = 1\n\"\"\".py",
+        "back\\.py",
+        "données.py",
+    ] {
+        let harness_name = format!("{name}_profiled.py");
+        let options = HarnessOptions {
+            phase: HarnessPhases::Decode,
+            decode_steps: 4,
+            entry_rel: name,
+            entry_display: name,
+            harness_display: &harness_name,
+        };
+        let harness = render_harness(&source, &options).expect("renders");
+        assert!(
+            !harness.text.lines().any(|l| l.starts_with("PWNED")),
+            "{name:?}: the name broke out of a comment or docstring:\n{}",
+            harness.text
+        );
+        if let Some(imported) = imported_path(&harness.text) {
+            assert_eq!(imported, name, "{name:?}: the harness imports another file");
+        }
+    }
+}

@@ -73,6 +73,9 @@ pub enum ActionKind {
     MoveAside,
     /// Put a symlink to the target in place of `res`.
     Symlink,
+    /// Point `res`, npuprof's symlink from an earlier relocation, at the new target instead
+    /// (revert still puts the first original back).
+    Relink,
 }
 
 impl ActionKind {
@@ -82,6 +85,7 @@ impl ActionKind {
             ActionKind::CreateDir => "create dir",
             ActionKind::MoveAside => "move aside",
             ActionKind::Symlink => "symlink",
+            ActionKind::Relink => "relink",
         }
     }
 }
@@ -93,7 +97,7 @@ pub struct PlannedAction {
     pub action: ActionKind,
     /// The path acted on.
     pub path: PathBuf,
-    /// The destination (`move_aside`) or link target (`symlink`).
+    /// The destination (`move_aside`) or link target (`symlink`, `relink`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub to: Option<PathBuf>,
 }
@@ -123,8 +127,10 @@ pub struct RelocateReport {
     pub already_relocated: bool,
     /// How to confirm the diagnosis on an existing failed run, when one exists.
     pub reparse: Option<Reparse>,
-    /// How to undo.
+    /// How to undo, shell-quoted: `revert_argv` as one line.
     pub revert_command: String,
+    /// How to undo, word by word.
+    pub revert_argv: Vec<String>,
 }
 
 /// Examines both locations and, unless `request.dry_run` or the target is unsafe, relocates.
@@ -162,11 +168,19 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     drop(note);
     let target_report = preflight::examine(&chosen.given, &mounts);
 
+    // `res` is npuprof's symlink from an earlier relocation: pointed at the new target, never
+    // moved aside (which would journal a second symlink at the same path).
+    let relink = layout.kind == LayoutKind::Symlink
+        && Transaction::preview(&repo, "relocate")?.is_own_symlink(&res_rel);
+    let move_aside = layout.kind != LayoutKind::Missing && !relink;
     let mut actions = Vec::new();
     let moved_rel = res_rel.with_file_name(format!(
         "res.npuprof-moved-{}",
         npuprof_journal::now_compact()
     ));
+    let moved_rel = unique_path(&repo.join(&moved_rel))
+        .strip_prefix(&repo)
+        .map_or(moved_rel, Path::to_path_buf);
     if !chosen.already_relocated {
         if !chosen.resolved.is_dir() {
             actions.push(PlannedAction {
@@ -175,7 +189,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
                 to: None,
             });
         }
-        if layout.kind != LayoutKind::Missing {
+        if move_aside {
             actions.push(PlannedAction {
                 action: ActionKind::MoveAside,
                 path: res_rel.clone(),
@@ -183,7 +197,11 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
             });
         }
         actions.push(PlannedAction {
-            action: ActionKind::Symlink,
+            action: if relink {
+                ActionKind::Relink
+            } else {
+                ActionKind::Symlink
+            },
             path: res_rel.clone(),
             to: Some(chosen.resolved.clone()),
         });
@@ -193,25 +211,27 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         npuprof_journal::probe::create_dir_outside(&chosen.resolved)
             .map_err(io_err("create", &chosen.resolved))?;
         let mut tx = Transaction::begin(&repo, "relocate")?;
-        if layout.kind != LayoutKind::Missing {
+        if move_aside {
             tx.rename(&res_rel, &moved_rel)?;
         }
         tx.symlink(&res_rel, &chosen.resolved)?;
         tx.commit()?;
     }
-    let raw_runs_root = if apply && layout.kind != LayoutKind::Missing {
-        repo.join(&moved_rel)
-    } else {
-        res
+    let raw_runs_root = match (&layout.symlink_target, apply) {
+        (_, true) if move_aside => repo.join(&moved_rel),
+        // The earlier target, where the runs before this relocation are.
+        (Some(old), true) => res
+            .parent()
+            .map_or_else(|| old.clone(), |dir| dir.join(old)),
+        _ => res,
     };
     let reparse = reparse::newest_raw_run(&raw_runs_root)
         .map(|raw| Reparse::new(&raw, &chosen.resolved, &request.model));
+    let revert_argv = npuprof_journal::revert_argv(&repo);
     Ok(RelocateReport {
         model: request.model.clone(),
-        revert_command: format!(
-            "npuprof revert --repo {}",
-            reparse::shell_quote(&repo.display().to_string())
-        ),
+        revert_command: npuprof_target::shell::join(&revert_argv),
+        revert_argv,
         repo,
         res: res_rel,
         layout,
@@ -223,6 +243,20 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         already_relocated: chosen.already_relocated,
         reparse,
     })
+}
+
+/// `path` (absolute) when nothing is there, else the first free `path-2`, `path-3`, ...: two
+/// relocations in the same second get different names.
+pub(crate) fn unique_path(path: &Path) -> PathBuf {
+    let suffixed = |n: u32| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!("-{n}"));
+        PathBuf::from(name)
+    };
+    std::iter::once(path.to_path_buf())
+        .chain((2..).map(suffixed))
+        .find(|candidate| fs::symlink_metadata(candidate).is_err())
+        .unwrap_or_else(|| path.to_path_buf())
 }
 
 fn check_model_name(model: &str) -> Result<(), RelocateError> {
@@ -272,4 +306,26 @@ fn read_mounts() -> std::io::Result<npuprof_verify::mounts::MountTable> {
     Ok(npuprof_verify::mounts::MountTable::parse(
         &fs::read_to_string(path)?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_taken_name_gets_the_first_free_counter() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("res.npuprof-moved-20261201T120000Z");
+        assert_eq!(unique_path(&base), base);
+        fs::create_dir(&base).unwrap();
+        std::os::unix::fs::symlink(
+            "nowhere",
+            dir.path().join("res.npuprof-moved-20261201T120000Z-2"),
+        )
+        .unwrap();
+        assert_eq!(
+            unique_path(&base),
+            dir.path().join("res.npuprof-moved-20261201T120000Z-3")
+        );
+    }
 }

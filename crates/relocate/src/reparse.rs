@@ -7,6 +7,8 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
+use npuprof_target::shell::quote as shell_quote;
+
 /// How deep below `res/` raw run directories are searched
 /// (`<date>/<run>/prof/<phase>/<worker>_ascend_pt` is 5).
 const MAX_DEPTH: usize = 6;
@@ -85,19 +87,6 @@ pub fn newest_raw_run(root: &Path) -> Option<(PathBuf, usize)> {
     }
     let count = found.len();
     found.into_iter().max().map(|(_, path)| (path, count))
-}
-
-/// Quotes `text` for a POSIX shell (plain words stay as they are).
-pub fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }
 
 /// `text` in shell double quotes (`"`, `$`, `` ` `` and `\` escaped).

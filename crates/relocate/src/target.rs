@@ -33,11 +33,11 @@ pub fn choose(repo: &Path, res: &Path, request: &RelocateRequest) -> Result<Chos
     let chosen = check(repo, res, given.clone())?;
     match chosen {
         Err(reason) if request.to.is_none() && reason == Reason::NotEmpty => {
-            let fresh = given.with_file_name(format!(
+            let fresh = crate::unique_path(&given.with_file_name(format!(
                 "{}-{}",
                 request.model,
                 npuprof_journal::now_compact()
-            ));
+            )));
             check(repo, res, fresh)?.map_err(|reason| reason.error(&given))
         }
         Err(reason) => Err(reason.error(&given)),

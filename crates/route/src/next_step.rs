@@ -14,7 +14,7 @@ pub(crate) fn next_step(
     mechanisms: &[Mechanism],
     entries: &[String],
 ) -> Next {
-    let repo = npuprof_target::shell::quote(&root.display().to_string());
+    let repo = root.display().to_string();
     match route {
         Route::Framework => framework(&root.display().to_string(), configs),
         Route::FrameworkOther => {
@@ -31,41 +31,54 @@ pub(crate) fn next_step(
                     } else {
                         "SGLANG_TORCH_PROFILER_DIR"
                     };
-                    Next {
-                        command: Some(format!("export {var}=\"$PWD/prof\"")),
-                        note: format!(
+                    Next::text(
+                        Some(format!("export {var}=\"$PWD/prof\"")),
+                        format!(
                             "{}: set the variable before starting, run, then `npuprof verify` the output",
                             m.description
                         ),
-                    }
+                    )
                 }
-                Some(m) => Next {
-                    command: None,
-                    note: format!(
+                Some(m) => Next::text(
+                    None,
+                    format!(
                         "{}: set its knobs ({}), run, then `npuprof verify` the output",
                         m.description,
                         m.knobs.join("; ")
                     ),
-                },
-                None => Next { command: None, note: "no mechanism to drive".to_owned() },
+                ),
+                None => Next::text(None, "no mechanism to drive".to_owned()),
             }
         }
         Route::Inject => match entries.first() {
-            Some(entry) => Next {
-                command: Some(format!(
-                    "npuprof inject --repo {repo} --entry {} --dry-run",
-                    npuprof_target::shell::quote(entry)
+            Some(entry) => Next::run(
+                argv(&[("inject", None), ("--repo", Some(&repo)), ("--entry", Some(entry)), ("--dry-run", None)]),
+                "write a torch_npu profiling harness around the entry script's loop (preview)"
+                    .to_owned(),
+            ),
+            None => Next::text(
+                Some(format!(
+                    "npuprof inject {} --entry <script.py> --dry-run",
+                    npuprof_target::shell::join(&npuprof_target::shell::option("--repo", &repo))
                 )),
-                note: "write a torch_npu profiling harness around the entry script's loop (preview)"
+                "no script with an `if __name__ == \"__main__\"` guard found: name the entry script"
                     .to_owned(),
-            },
-            None => Next {
-                command: Some(format!("npuprof inject --repo {repo} --entry <script.py> --dry-run")),
-                note: "no script with an `if __name__ == \"__main__\"` guard found: name the entry script"
-                    .to_owned(),
-            },
+            ),
         },
     }
+}
+
+/// `npuprof <words>`: each `(word, value)` is a subcommand or flag with its value, if any
+/// (see [`npuprof_target::shell::option`]).
+fn argv(words: &[(&str, Option<&str>)]) -> Vec<String> {
+    let mut argv = vec!["npuprof".to_owned()];
+    for (word, value) in words {
+        match value {
+            Some(value) => argv.extend(npuprof_target::shell::option(word, value)),
+            None => argv.push((*word).to_owned()),
+        }
+    }
+    argv
 }
 
 fn framework(root: &str, configs: &[RunConfig]) -> Next {
@@ -96,26 +109,25 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
             let model = c.model.as_deref().unwrap_or_default();
             // A config of a repository nested below the scanned root: point --repo at it.
             let repo = match &place {
-                Some(p) if !p.prefix.is_empty() => npuprof_target::shell::quote(&format!(
-                    "{}/{}",
-                    root.trim_end_matches('/'),
-                    p.prefix
-                )),
-                _ => npuprof_target::shell::quote(root),
+                Some(p) if !p.prefix.is_empty() => {
+                    format!("{}/{}", root.trim_end_matches('/'), p.prefix)
+                }
+                _ => root.to_owned(),
             };
-            Next {
-                command: Some(format!(
-                    "npuprof patch --repo {repo} --model {} --yaml {} --dry-run",
-                    npuprof_target::shell::quote(model),
-                    npuprof_target::shell::quote(file)
-                )),
-                note: format!("{note}: {}", c.path),
-            }
+            Next::run(
+                argv(&[
+                    ("patch", None),
+                    ("--repo", Some(&repo)),
+                    ("--model", Some(model)),
+                    ("--yaml", Some(file)),
+                    ("--dry-run", None),
+                ]),
+                format!("{note}: {}", c.path),
+            )
         }
-        None => Next {
-            command: None,
-            note: "no run config with model_config.enable_profiler under models/*/config/"
-                .to_owned(),
-        },
+        None => Next::text(
+            None,
+            "no run config with model_config.enable_profiler under models/*/config/".to_owned(),
+        ),
     }
 }

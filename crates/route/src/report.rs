@@ -71,10 +71,33 @@ impl Route {
 /// The next step.
 #[derive(Debug, Clone, Serialize)]
 pub struct Next {
-    /// The command to run, when there is one (e.g. `npuprof patch ... --dry-run`).
+    /// The command to run, when there is one (e.g. `npuprof patch ... --dry-run`), shell-quoted.
     pub command: Option<String>,
+    /// The same command word by word, when it is one program's argv (`null` for a shell
+    /// statement such as `export VAR="$PWD/prof"`, or a command with a placeholder to fill in).
+    pub argv: Option<Vec<String>>,
     /// What it does, or what to do by hand.
     pub note: String,
+}
+
+impl Next {
+    /// The next step `argv`, shown shell-quoted.
+    pub(crate) fn run(argv: Vec<String>, note: String) -> Self {
+        Self {
+            command: Some(npuprof_target::shell::join(&argv)),
+            argv: Some(argv),
+            note,
+        }
+    }
+
+    /// A next step that is not one program's argv (or nothing to run: `command` `None`).
+    pub(crate) fn text(command: Option<String>, note: String) -> Self {
+        Self {
+            command,
+            argv: None,
+            note,
+        }
+    }
 }
 
 /// A source location with the trimmed text of its line.

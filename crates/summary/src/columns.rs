@@ -11,6 +11,7 @@ use npuprof_verify::decimal;
 use npuprof_verify::kernel_csv::MAX_RECORD_BYTES;
 
 use crate::error::SummaryError;
+use crate::input::{self, Input};
 
 /// A CSV header with names trimmed (a UTF-8 BOM and surrounding blanks removed).
 pub(crate) struct Header {
@@ -145,7 +146,7 @@ pub(crate) fn open(path: &Path, offset: u64) -> Result<CsvRows<File>, SummaryErr
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(io)?;
+    let mut file = input::open(path, Input::Csv)?;
     if offset > 0 {
         file.seek(SeekFrom::Start(offset)).map_err(io)?;
     }

@@ -56,10 +56,7 @@ struct TimeInfo {
 /// Reads and sums a `communication.json` in one streaming pass: each operator is added as it is
 /// read, so memory does not grow with the number of steps or operators.
 pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
-    let file = std::fs::File::open(path).map_err(|source| SummaryError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let file = crate::input::open(path, crate::input::Input::Json)?;
     let mut sum = Communication {
         ops: 0,
         elapse_us: 0.0,

@@ -18,6 +18,14 @@ pub enum SummaryError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A file is not a regular file, or is larger than npuprof reads of its kind.
+    #[error("{path}: {reason}")]
+    Unusable {
+        /// The file.
+        path: PathBuf,
+        /// What it is, or how large.
+        reason: String,
+    },
     /// A CSV file could not be read, or holds a record too long to be one (an unterminated
     /// quote, binary data).
     #[error("{path}: malformed CSV: {source}")]

@@ -324,7 +324,7 @@ fn segment_starts(path: &Path, segment: u64) -> Result<(Vec<u64>, u64), SummaryE
         path: path.to_path_buf(),
         source,
     };
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = crate::input::open(path, crate::input::Input::Csv)?;
     let len = file.metadata().map_err(io)?.len();
     Ok((line_starts(&file, len, segment).map_err(io)?, len))
 }

@@ -5,7 +5,9 @@
 //! Architecture invariant: this crate never writes and never prints. It reads the text export
 //! (`step_trace_time.csv`, `kernel_details.csv`, `communication.json`, `profiler_info*.json`)
 //! in streaming passes whose memory is bounded by the number of distinct kernel names (capped),
-//! not by file size, one run directory per task on all cores, and returns plain data;
+//! not by file size, one run directory per task on all cores, and returns plain data. Every
+//! file is opened through verify's probe under torch_npu's size cap (`input`): a FIFO or a
+//! huge file is named, never read;
 //! [`html::render_summary`] renders it as one self-contained HTML page (a string). The CLI
 //! prints and writes.
 
@@ -14,6 +16,7 @@ pub mod comm;
 pub mod compare;
 pub mod error;
 pub mod html;
+mod input;
 pub mod kernels;
 pub mod next_steps;
 pub mod pipe;

@@ -161,13 +161,17 @@ pub(crate) fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
     infos.sort();
     let info = infos.first()?;
     let file_rank = rank_from_file_name(info);
-    match std::fs::read_to_string(info).map(|text| ProfilerInfo::parse(&text, file_rank)) {
+    let shown = npuprof_paths::relative(dir, info);
+    let parsed = crate::input::read(info, crate::input::Input::SmallJson)
+        .map(|bytes| ProfilerInfo::parse(&String::from_utf8_lossy(&bytes), file_rank));
+    match parsed {
         Ok(Ok(parsed)) => parsed.rank,
-        _ => {
-            notes.push(format!(
-                "{} is unreadable or not JSON: rank taken from its name",
-                npuprof_paths::relative(dir, info)
-            ));
+        Ok(Err(_)) => {
+            notes.push(format!("{shown} is not JSON: rank taken from its name"));
+            file_rank
+        }
+        Err(reason) => {
+            notes.push(format!("{shown}: {reason}; rank taken from its name"));
             file_rank
         }
     }

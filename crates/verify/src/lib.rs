@@ -60,12 +60,17 @@ pub struct Options {
     pub phases: PhaseSelection,
     /// Overrides the schedule's `active` when computing the recorded steps.
     pub expect_active: Option<u64>,
-    /// Expected number of ranks per phase (`--ranks`).
+    /// Expected number of ranks per phase (`--ranks`), at most [`MAX_RANKS`].
     pub world_size: Option<u32>,
     /// The job's captured stdout (`--log FILE`, or the log `collect` captured), where torch_npu
     /// prints `Task [X] run failed.` and nowhere else.
     pub logs: Vec<PathBuf>,
 }
+
+/// The most ranks a run may have: `--ranks`, the size `parallel_group_info` gives and the ranks of a
+/// merged report are bounded by it, so that the rank lists verify builds stay small (4 bytes a
+/// rank) whatever a flag or a file says. Far above the largest Ascend clusters.
+pub const MAX_RANKS: u32 = 1 << 16;
 
 /// Progress of the byte-heavy work; implemented by the CLI with a progress bar.
 pub trait Progress: Sync {

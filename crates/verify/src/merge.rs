@@ -68,8 +68,20 @@ pub fn read_report(path: &Path) -> Result<NodeReport, VerifyError> {
             ));
         }
     }
-    let report =
+    let report: VerifyReport =
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("not a verify report: {e}")))?;
+    let largest = report
+        .runs
+        .iter()
+        .filter_map(|r| r.rank.map(|rank| u64::from(rank) + 1))
+        .chain(report.target.expected_ranks.map(u64::from))
+        .max();
+    if let Some(n) = largest.filter(|n| *n > u64::from(crate::MAX_RANKS)) {
+        return Err(bad(format!(
+            "it names {n} ranks, more than the {} npuprof handles",
+            crate::MAX_RANKS
+        )));
+    }
     Ok(NodeReport {
         path: path.to_path_buf(),
         report,

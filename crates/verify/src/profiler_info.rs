@@ -250,7 +250,10 @@ impl ParallelGroups {
         }
         Some(Self {
             rank,
-            world_size: highest.and_then(|h| h.checked_add(1)),
+            // Beyond MAX_RANKS it is no real run's size: unknown.
+            world_size: highest
+                .and_then(|h| h.checked_add(1))
+                .filter(|n| (1..=crate::MAX_RANKS).contains(n)),
         })
     }
 }
@@ -335,6 +338,18 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn a_world_size_beyond_max_ranks_is_unknown() {
+        let groups = |highest: u32| {
+            ParallelGroups::parse(&format!(
+                r#"{{"parallel_group_info": {{"g": {{"group_name": "default_group", "group_rank": 0, "global_ranks": [0, {highest}]}}}}}}"#
+            ))
+            .unwrap()
+        };
+        assert_eq!(groups(999_999_999).world_size, None);
+        assert_eq!(groups(65_535).world_size, Some(65_536));
     }
 
     #[test]

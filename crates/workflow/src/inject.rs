@@ -8,10 +8,12 @@ use npuprof_journal::Transaction;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::inject::{
     HarnessOptions, HarnessPhases, InjectError, WindowPlan, Wiring, new_file_diff, render_harness,
+    run_argv,
 };
 use serde::Serialize;
 
 use npuprof_paths::slash;
+use npuprof_target::shell;
 
 use crate::WorkflowError;
 use crate::patch::Mode;
@@ -50,8 +52,14 @@ pub struct InjectReport {
     pub dry_run: bool,
     /// Whether the harness is new or differs from the file there.
     pub changed: bool,
-    /// How to run it.
+    /// How to run it (from the repository), shell-quoted: `run_argv` as one line.
     pub run: String,
+    /// How to run it, word by word.
+    pub run_argv: Vec<String>,
+    /// How to undo the change, shell-quoted: `undo_argv` as one line.
+    pub undo: String,
+    /// How to undo the change, word by word.
+    pub undo_argv: Vec<String>,
     /// Where its profiles land (each window in a sub-directory).
     pub save_path: String,
     /// The profilers it runs.
@@ -168,9 +176,15 @@ pub fn inject(request: &InjectRequest<'_>) -> Result<InjectReport, WorkflowError
     let save_dir = out_rel
         .parent()
         .map_or_else(|| PathBuf::from("npuprof_prof"), |p| p.join("npuprof_prof"));
+    let run_argv = run_argv(&harness_path);
+    let repo_given = request.repo.display().to_string();
+    let undo_argv = npuprof_journal::revert_argv(request.repo);
     Ok(InjectReport {
-        repo: request.repo.display().to_string(),
-        run: format!("python3 {harness_path}"),
+        run: shell::join(&run_argv),
+        run_argv,
+        undo: shell::join(&undo_argv),
+        undo_argv,
+        repo: repo_given,
         entry,
         harness: harness_path,
         phase: request.phase,

@@ -122,7 +122,7 @@ fn print_summary(report: &InjectReport) {
     errln!("  output:  {}/<window>", report.save_path);
     errln!("  run:     {}", report.run);
     if !report.dry_run && report.changed {
-        errln!("  undo:    npuprof revert --repo {}", report.repo);
+        errln!("  undo:    {}", report.undo);
     }
     if report.stubs > 0 {
         errln!(

@@ -53,7 +53,8 @@ fn install(repo: &Path) -> anyhow::Result<Exit> {
         errln!("npuprof: {INSTALL_PATH} is already installed and up to date");
     } else {
         errln!("npuprof: wrote {INSTALL_PATH}");
-        errln!("  undo: npuprof revert --repo {}", repo.display());
+        let undo = npuprof_journal::revert_argv(repo);
+        errln!("  undo: {}", npuprof_target::shell::join(&undo));
     }
     Ok(Exit::Ok)
 }

@@ -43,7 +43,8 @@ pub struct Args {
     pub expect_active: Option<u64>,
     /// Ranks of the whole run, all required per phase (default: the log_<rank>.log files
     /// require their ranks; parallel_group_info only names the run's size, a subset is normal).
-    #[arg(long, value_name = "N")]
+    /// At most 65536.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(npuprof_verify::MAX_RANKS)))]
     pub ranks: Option<u32>,
     /// The job's captured stdout, where torch_npu prints `Task [X] run failed.` (repeatable;
     /// cann-recipes' `log_<rank>.log` in a result directory is read without it).

@@ -95,3 +95,22 @@ pub fn append_second_create_profiler(repo: &Path) {
     assert_ne!(second, text[start..end], "the copy differs from the first");
     fs::write(&path, format!("{text}\n\n{second}\n")).expect("write");
 }
+
+/// The words a POSIX shell makes of `line` (run as arguments of `printf` in `cwd`): what a
+/// program would get if the line were pasted into a shell.
+pub fn shell_words(line: &str, cwd: &Path) -> Vec<String> {
+    let output = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {line}"))
+        .current_dir(cwd)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{line}");
+    let mut words: Vec<String> = output
+        .stdout
+        .split(|b| *b == 0)
+        .map(|w| String::from_utf8(w.to_vec()).unwrap())
+        .collect();
+    words.pop();
+    words
+}

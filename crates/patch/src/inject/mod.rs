@@ -43,6 +43,19 @@ pub struct HarnessOptions<'a> {
     pub harness_display: &'a str,
 }
 
+/// The most decode steps a harness records: its windows count `step()` calls (up to 2 more
+/// than the steps, in `both` mode) in a `u32`.
+pub const MAX_DECODE_STEPS: u32 = u32::MAX - 2;
+
+/// How to run the harness at `harness` (repository-relative): `python3 <harness>`, word by word
+/// (a name starting with `-` gets `./`, so python never reads it as an option).
+pub fn run_argv(harness: &str) -> Vec<String> {
+    vec![
+        "python3".to_owned(),
+        npuprof_target::shell::path_arg(harness),
+    ]
+}
+
 /// Why a harness could not be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum InjectError {
@@ -60,6 +73,11 @@ pub enum InjectError {
     /// `--decode-steps 0`.
     #[error("decode steps must be at least 1")]
     NoDecodeSteps,
+    /// More decode steps than the harness's `step()` count can hold.
+    #[error(
+        "decode steps must be at most {MAX_DECODE_STEPS} (the step() calls, 2 more than the steps, are counted in 32 bits)"
+    )]
+    TooManyDecodeSteps,
     /// The rendered harness does not parse (a bug in npuprof).
     #[error("internal error: the rendered harness has a syntax error at line {0}")]
     HarnessSyntax(usize),
@@ -83,6 +101,9 @@ pub fn render_harness(
 ) -> Result<Harness, InjectError> {
     if options.decode_steps == 0 {
         return Err(InjectError::NoDecodeSteps);
+    }
+    if options.decode_steps > MAX_DECODE_STEPS {
+        return Err(InjectError::TooManyDecodeSteps);
     }
     let analysis = analyse_entry(entry_source)?;
     let (text, wiring, windows) = render::render(&analysis, options);

@@ -393,12 +393,42 @@ fn module_name(entry_file: &str) -> String {
     }
 }
 
+/// `text` escaped for the inside of a Python string literal (`"…"` or `'…'`), docstring or
+/// comment: backslashes and quotes escaped, control characters (a newline ends a comment, `\x41`
+/// written literally would be read as `A`) as `\xNN`/`\uNNNN` escapes; other characters kept.
+pub(super) fn py_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '"' | '\'' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                let code = u32::from(c);
+                let _ = if code <= 0xff {
+                    write!(out, "\\x{code:02x}")
+                } else {
+                    write!(out, "\\u{code:04x}")
+                };
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Renders the harness; returns its text and how each user function was filled in.
 pub(super) fn render(
     analysis: &EntryAnalysis,
     options: &HarnessOptions<'_>,
 ) -> (String, Vec<Wiring>, Vec<WindowPlan>) {
-    let entry = options.entry_display;
+    // File names are the repository's: escaped before they go into comments, docstrings and
+    // string literals (a newline would end a comment, a quote a string).
+    let entry = &py_escape(options.entry_display);
+    let run = py_escape(&npuprof_target::shell::join(&super::run_argv(
+        options.harness_display,
+    )));
     let functions = user_functions(analysis, entry, options.phase);
     let windows = windows(options.phase, options.decode_steps);
     let mode = match options.phase {
@@ -424,7 +454,7 @@ pub(super) fn render(
         out,
         r#""""Profiling harness for {entry}, written by `npuprof inject` ({mode}).
 
-Run:    python3 {harness}
+Run:    {run}
 Output: {outputs} next to this file (check it with `npuprof verify`).
 Undo:   `npuprof revert` removes this file.
 
@@ -444,7 +474,6 @@ DECODE_STEPS = {steps}
 SAVE_PATH = os.path.join(HERE, "npuprof_prof")
 
 "#,
-        harness = options.harness_display,
         steps = options.decode_steps,
         prefill_active = if windows.iter().any(|w| w.name == "prefill") {
             "PREFILL_ACTIVE = 1\n"
@@ -476,7 +505,7 @@ def _load_entry():
 
 entry = _load_entry()
 "#,
-                rel = options.entry_rel,
+                rel = py_escape(options.entry_rel),
                 module = module_name(options.entry_rel),
             );
         }
