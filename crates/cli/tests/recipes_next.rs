@@ -472,3 +472,36 @@ fn a_benchmark_config_outside_config_says_decode_never_runs() {
         text(&out)
     );
 }
+
+#[test]
+fn patch_itself_says_a_draft_model_budget_may_end_sooner() {
+    let tmp = copy_example("recipes-mini");
+    let repo = tmp.path();
+    let yaml = repo.join("models/kimi_k3/config/kimi_mini_rank_1.yaml");
+    let body = fs::read_to_string(&yaml).expect("yaml");
+    fs::write(
+        &yaml,
+        body.replace("draft_model_type: \"none\"", "draft_model_type: \"dspark\""),
+    )
+    .expect("write");
+    let args = [
+        "patch",
+        "--model",
+        "kimi_k3",
+        "--yaml",
+        "kimi_mini_rank_1.yaml",
+        "--dry-run",
+    ];
+    let out = npuprof(repo, &args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("the decode budget is data-dependent"), "{all}");
+    assert!(
+        all.contains("EOS or rejected drafts may end the run sooner"),
+        "{all}"
+    );
+    // Without the draft model the budget is exact and nothing is said.
+    fs::write(&yaml, body).expect("write");
+    let all = text(&npuprof(repo, &args));
+    assert!(!all.contains("data-dependent"), "{all}");
+}
