@@ -351,6 +351,32 @@ fn route_plan_and_patch_of_the_newer_shape() {
     );
 }
 
+/// Runs `infer.sh --model M --yaml F` under the fake; the result directory of case `case`.
+fn infer(repo: &Path, model: &str, yaml: &str, case: &str) -> PathBuf {
+    let out = Command::new("bash")
+        .args([
+            "executor/scripts/infer.sh",
+            "--model",
+            model,
+            "--yaml",
+            yaml,
+        ])
+        .current_dir(repo)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env_remove("RANK")
+        .output()
+        .expect("bash");
+    assert!(out.status.success(), "{}", text(&out));
+    let res = repo.join("models").join(model).join("res");
+    let date = fs::read_dir(&res)
+        .expect("res")
+        .flatten()
+        .next()
+        .expect("a date")
+        .path();
+    date.join(case)
+}
+
 #[test]
 fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
     let tmp = copy_example("recipes-next");
@@ -362,28 +388,12 @@ fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
         text_.replace("enable_profiler: False", "enable_profiler: True "),
     )
     .expect("write");
-    let out = Command::new("bash")
-        .args([
-            "executor/scripts/infer.sh",
-            "--model",
-            "omni_next",
-            "--yaml",
-            "omni_multimodal.yaml",
-        ])
-        .current_dir(repo)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env_remove("RANK")
-        .output()
-        .expect("bash");
-    assert!(out.status.success(), "{}", text(&out));
-    let res = repo.join("models/omni_next/res");
-    let date = fs::read_dir(&res)
-        .expect("res")
-        .flatten()
-        .next()
-        .expect("a date")
-        .path();
-    let result = date.join("omni_next_omni_multimodal");
+    let result = infer(
+        repo,
+        "omni_next",
+        "omni_multimodal.yaml",
+        "omni_next_omni_multimodal",
+    );
     // Two requests: encode and prefill alternate (a new profiler at each switch), then decode.
     for (phase, runs) in [("mm_encode", 2), ("prefill", 2), ("decode", 1)] {
         assert_eq!(recorded(&result, phase).len(), runs, "{phase}");
@@ -399,28 +409,7 @@ fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
     assert_eq!(report["ok"], serde_json::json!(true));
 
     // A text run of the same engine has no encoder phase: prof/mm_encode/ is not required.
-    let out = Command::new("bash")
-        .args([
-            "executor/scripts/infer.sh",
-            "--model",
-            "qwen-next",
-            "--yaml",
-            "dense.yaml",
-        ])
-        .current_dir(repo)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env_remove("RANK")
-        .output()
-        .expect("bash");
-    assert!(out.status.success(), "{}", text(&out));
-    let res = repo.join("models/qwen-next/res");
-    let date = fs::read_dir(&res)
-        .expect("res")
-        .flatten()
-        .next()
-        .expect("a date")
-        .path();
-    let result = date.join("qwen_next_dense");
+    let result = infer(repo, "qwen-next", "dense.yaml", "qwen_next_dense");
     let out = npuprof(repo, &["verify", result.to_str().expect("utf-8"), "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["findings"], serde_json::json!([]), "{report}");
