@@ -407,6 +407,18 @@ fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
         "several encode/prefill runs are normal here"
     );
     assert_eq!(report["ok"], serde_json::json!(true));
+    // summary orders the phases as a request meets them: encode, prefill, decode.
+    let out = npuprof(repo, &["summary", result.to_str().expect("utf-8")]);
+    let shown: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(" · rank").map(|(p, _)| p.to_owned()))
+        .collect();
+    assert_eq!(
+        shown,
+        ["mm_encode", "mm_encode", "prefill", "prefill", "decode"],
+        "{}",
+        text(&out)
+    );
 
     // A text run of the same engine has no encoder phase: prof/mm_encode/ is not required.
     let result = infer(repo, "qwen-next", "dense.yaml", "qwen_next_dense");

@@ -218,9 +218,8 @@ pub fn patch_target(
     }
     if phases.includes(Phase::Decode) && profiled.budget.rule == BudgetRule::DataDependent {
         warnings.push(format!(
-            "the decode budget is data-dependent ({}): the plan assumes the fewest rounds; EOS \
-             or rejected drafts may end the run sooner or later, so the decode window is not \
-             guaranteed to close as planned",
+            "the decode budget is {}; EOS or rejected drafts may end the run sooner or later, so \
+             the decode window is not guaranteed to close as planned",
             profiled.budget.describe()
         ));
     }
