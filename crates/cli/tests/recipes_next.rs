@@ -351,6 +351,32 @@ fn route_plan_and_patch_of_the_newer_shape() {
     );
 }
 
+/// Runs `infer.sh --model M --yaml F` under the fake; the result directory of case `case`.
+fn infer(repo: &Path, model: &str, yaml: &str, case: &str) -> PathBuf {
+    let out = Command::new("bash")
+        .args([
+            "executor/scripts/infer.sh",
+            "--model",
+            model,
+            "--yaml",
+            yaml,
+        ])
+        .current_dir(repo)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env_remove("RANK")
+        .output()
+        .expect("bash");
+    assert!(out.status.success(), "{}", text(&out));
+    let res = repo.join("models").join(model).join("res");
+    let date = fs::read_dir(&res)
+        .expect("res")
+        .flatten()
+        .next()
+        .expect("a date")
+        .path();
+    date.join(case)
+}
+
 #[test]
 fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
     let tmp = copy_example("recipes-next");
@@ -362,28 +388,12 @@ fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
         text_.replace("enable_profiler: False", "enable_profiler: True "),
     )
     .expect("write");
-    let out = Command::new("bash")
-        .args([
-            "executor/scripts/infer.sh",
-            "--model",
-            "omni_next",
-            "--yaml",
-            "omni_multimodal.yaml",
-        ])
-        .current_dir(repo)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env_remove("RANK")
-        .output()
-        .expect("bash");
-    assert!(out.status.success(), "{}", text(&out));
-    let res = repo.join("models/omni_next/res");
-    let date = fs::read_dir(&res)
-        .expect("res")
-        .flatten()
-        .next()
-        .expect("a date")
-        .path();
-    let result = date.join("omni_next_omni_multimodal");
+    let result = infer(
+        repo,
+        "omni_next",
+        "omni_multimodal.yaml",
+        "omni_next_omni_multimodal",
+    );
     // Two requests: encode and prefill alternate (a new profiler at each switch), then decode.
     for (phase, runs) in [("mm_encode", 2), ("prefill", 2), ("decode", 1)] {
         assert_eq!(recorded(&result, phase).len(), runs, "{phase}");
@@ -397,30 +407,21 @@ fn a_multimodal_run_with_alternating_encode_and_prefill_verifies_clean() {
         "several encode/prefill runs are normal here"
     );
     assert_eq!(report["ok"], serde_json::json!(true));
+    // summary orders the phases as a request meets them: encode, prefill, decode.
+    let out = npuprof(repo, &["summary", result.to_str().expect("utf-8")]);
+    let shown: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(" · rank").map(|(p, _)| p.to_owned()))
+        .collect();
+    assert_eq!(
+        shown,
+        ["mm_encode", "mm_encode", "prefill", "prefill", "decode"],
+        "{}",
+        text(&out)
+    );
 
     // A text run of the same engine has no encoder phase: prof/mm_encode/ is not required.
-    let out = Command::new("bash")
-        .args([
-            "executor/scripts/infer.sh",
-            "--model",
-            "qwen-next",
-            "--yaml",
-            "dense.yaml",
-        ])
-        .current_dir(repo)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env_remove("RANK")
-        .output()
-        .expect("bash");
-    assert!(out.status.success(), "{}", text(&out));
-    let res = repo.join("models/qwen-next/res");
-    let date = fs::read_dir(&res)
-        .expect("res")
-        .flatten()
-        .next()
-        .expect("a date")
-        .path();
-    let result = date.join("qwen_next_dense");
+    let result = infer(repo, "qwen-next", "dense.yaml", "qwen_next_dense");
     let out = npuprof(repo, &["verify", result.to_str().expect("utf-8"), "--json"]);
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(report["findings"], serde_json::json!([]), "{report}");
@@ -471,4 +472,37 @@ fn a_benchmark_config_outside_config_says_decode_never_runs() {
         "{next}: {}",
         text(&out)
     );
+}
+
+#[test]
+fn patch_itself_says_a_draft_model_budget_may_end_sooner() {
+    let tmp = copy_example("recipes-mini");
+    let repo = tmp.path();
+    let yaml = repo.join("models/kimi_k3/config/kimi_mini_rank_1.yaml");
+    let body = fs::read_to_string(&yaml).expect("yaml");
+    fs::write(
+        &yaml,
+        body.replace("draft_model_type: \"none\"", "draft_model_type: \"dspark\""),
+    )
+    .expect("write");
+    let args = [
+        "patch",
+        "--model",
+        "kimi_k3",
+        "--yaml",
+        "kimi_mini_rank_1.yaml",
+        "--dry-run",
+    ];
+    let out = npuprof(repo, &args);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("the decode budget is data-dependent"), "{all}");
+    assert!(
+        all.contains("EOS or rejected drafts may end the run sooner"),
+        "{all}"
+    );
+    // Without the draft model the budget is exact and nothing is said.
+    fs::write(&yaml, body).expect("write");
+    let all = text(&npuprof(repo, &args));
+    assert!(!all.contains("data-dependent"), "{all}");
 }

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use npuprof_schedule::{Phase, PhaseSelection, Schedule, Window};
 use npuprof_target::config::{self, dotted};
 use npuprof_target::python::{self, Factory, Site, Span, ValueSource, WindowField};
-use npuprof_target::{NotRecordedCause, PhaseOff, PrefillPolicy, Profiled, Target};
+use npuprof_target::{BudgetRule, NotRecordedCause, PhaseOff, PrefillPolicy, Profiled, Target};
 use tree_sitter::Tree;
 
 use crate::edit::{Edit, Edits};
@@ -214,6 +214,13 @@ pub fn patch_target(
             patched_config.effective_budget,
             plan.min_max_new_tokens
                 .map_or_else(|| "a finite repeat".to_owned(), |m| m.to_string())
+        ));
+    }
+    if phases.includes(Phase::Decode) && profiled.budget.rule == BudgetRule::DataDependent {
+        warnings.push(format!(
+            "the decode budget is {}; EOS or rejected drafts may end the run sooner or later, so \
+             the decode window is not guaranteed to close as planned",
+            profiled.budget.describe()
         ));
     }
     let mut out = files.finish()?;

@@ -428,7 +428,7 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
             });
         }
         let name = callee(node, self.source)?;
-        if self.loaders.iter().any(|l| *l == name) {
+        if self.loaders.contains(&name) {
             return self.run_config.cloned();
         }
         if !matches!(name.as_str(), "os.path.join" | "path.join" | "join") {
@@ -582,7 +582,7 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
             }
         }
         if !decided && !has_else {
-            outcomes.push(locals.clone());
+            outcomes.push(locals);
         }
         if outcomes.is_empty() {
             return Walk::Ended;
@@ -626,7 +626,7 @@ fn merge(outcomes: Vec<Bindings>) -> Bindings {
         .into_iter()
         .map(|n| {
             let first = last(&outcomes[0], &n);
-            let agreed = first.clone().filter(|f| {
+            let agreed = first.filter(|f| {
                 outcomes
                     .iter()
                     .all(|b| last(b, &n).is_some_and(|v| v.identical(f)))

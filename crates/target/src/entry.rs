@@ -11,6 +11,7 @@ use npuprof_syntax::{callee, line, named_children, text};
 
 use crate::definition::{Definitions, LauncherKind};
 use crate::error::TargetError;
+use crate::python::descendants;
 use crate::resolve::Evidence;
 
 /// Where a model's own entry leads for one run config.
@@ -211,18 +212,6 @@ fn calls_of_imported<'t>(
                 out.push((function, call));
             }
         }
-    }
-    out
-}
-
-fn descendants(node: tree_sitter::Node<'_>) -> Vec<tree_sitter::Node<'_>> {
-    let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        out.push(n);
-        let mut kids = named_children(n);
-        kids.reverse();
-        stack.extend(kids);
     }
     out
 }

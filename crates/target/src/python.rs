@@ -518,13 +518,7 @@ fn site(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Opti
             )
         })
         .collect();
-    let args = npuprof_syntax::arguments(call);
-    let arguments_end = args
-        .last()
-        .map_or(list.start_byte() + 1, |a: &Node<'_>| a.end_byte());
-    let multiline = args
-        .last()
-        .is_some_and(|a| a.start_position().row > list.start_position().row);
+    let (arguments_end, multiline) = layout(call, list);
     Some(Site {
         phase,
         factory: factory.name.clone(),
@@ -542,6 +536,19 @@ fn site(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) -> Opti
         shared: false,
         selector: None,
     })
+}
+
+/// Where a call's arguments end (just after `(` when there are none) and whether they are laid
+/// out one per line.
+fn layout(call: Node<'_>, list: Node<'_>) -> (usize, bool) {
+    let args = npuprof_syntax::arguments(call);
+    let end = args
+        .last()
+        .map_or(list.start_byte() + 1, |a: &Node<'_>| a.end_byte());
+    let multiline = args
+        .last()
+        .is_some_and(|a| a.start_position().row > list.start_position().row);
+    (end, multiline)
 }
 
 /// The phase sites of a call whose phase is a value of its function's phase parameter.
@@ -570,13 +577,7 @@ fn evaluated(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) ->
         .filter(|p| p.positional)
         .map(|p| p.name.as_str())
         .collect();
-    let args = npuprof_syntax::arguments(call);
-    let arguments_end = args
-        .last()
-        .map_or(list.start_byte() + 1, |a: &Node<'_>| a.end_byte());
-    let multiline = args
-        .last()
-        .is_some_and(|a| a.start_position().row > list.start_position().row);
+    let (arguments_end, multiline) = layout(call, list);
     let mut out = Vec::new();
     for (member, value, member_line) in &class.members {
         let Some(phase) = Phase::from_name(value) else {
@@ -701,7 +702,7 @@ fn evaluated(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) ->
             }),
         });
     }
-    (out.len() > 1 || out.iter().any(|s| s.selector.is_some())).then_some(out)
+    Some(out)
 }
 
 /// The parameter of `function` that holds a phase: annotated with an `Enum` class of the module
@@ -965,7 +966,7 @@ fn ancestors(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
 }
 
 /// Every named node below `node`, in document order.
-fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
+pub(crate) fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
     let mut out = Vec::new();
     let mut stack = vec![node];
     while let Some(n) = stack.pop() {
