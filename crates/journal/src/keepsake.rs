@@ -32,10 +32,7 @@ impl Keepsake {
     /// Copies the journal of `repo` and every original it names into `dir`, which must not
     /// exist (it is created, mode 0700; its parent must exist). `None` when there is no journal.
     pub fn save(repo: &Path, dir: &Path) -> Result<Option<Self>> {
-        let canonical = repo
-            .canonicalize()
-            .map_err(io_err("open the repository", repo))?;
-        let fs = Repo::open(&canonical).map_err(io_err("open the repository", &canonical))?;
+        let fs = open(repo)?;
         let Some(loaded) = model::load(&fs)? else {
             return Ok(None);
         };
@@ -82,10 +79,7 @@ impl Keepsake {
     /// (nothing done) when the journal is still there. The originals go first and the journal
     /// last, so a failure half-way leaves orphaned originals, which every command refuses.
     pub fn reinstate(&self, repo: &Path) -> Result<bool> {
-        let canonical = repo
-            .canonicalize()
-            .map_err(io_err("open the repository", repo))?;
-        let fs = Repo::open(&canonical).map_err(io_err("open the repository", &canonical))?;
+        let fs = open(repo)?;
         if fs
             .exists(&model::journal_file())
             .map_err(io_err("inspect", fs.display(&model::journal_file())))?
@@ -123,6 +117,13 @@ impl Keepsake {
     pub fn discard(self) -> Result<()> {
         std::fs::remove_dir_all(&self.dir).map_err(io_err("remove", &self.dir))
     }
+}
+
+fn open(repo: &Path) -> Result<Repo> {
+    let canonical = repo
+        .canonicalize()
+        .map_err(io_err("open the repository", repo))?;
+    Repo::open(&canonical).map_err(io_err("open the repository", &canonical))
 }
 
 /// Makes a new private directory `<parent>/<time>-<pid>[-<n>]` (mode 0700, as are the parents

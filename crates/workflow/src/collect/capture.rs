@@ -183,6 +183,27 @@ struct Shared {
     log_error: Option<String>,
 }
 
+impl Shared {
+    /// Takes a chunk of `stream` (`None`: its end), queueing the kept lines to be shown.
+    fn take(&mut self, stream: Stream, chunk: Option<&[u8]>, send: &SyncSender<String>) {
+        let Self {
+            stdout,
+            stderr,
+            not_shown,
+            ..
+        } = self;
+        let kept = match stream {
+            Stream::Stdout => stdout,
+            Stream::Stderr => stderr,
+        };
+        let mut shown = |line: &str| show(send, line, not_shown);
+        match chunk {
+            Some(chunk) => kept.take(chunk, &mut shown),
+            None => kept.end(&mut shown),
+        }
+    }
+}
+
 /// The readers of one launch's streams.
 pub struct Readers {
     shared: Arc<Mutex<Shared>>,
@@ -276,20 +297,7 @@ fn read_stream(
             Ok(n) => n,
         };
         let chunk = &buf[..n];
-        {
-            let mut guard = lock(shared);
-            let Shared {
-                stdout,
-                stderr,
-                not_shown,
-                ..
-            } = &mut *guard;
-            let kept = match stream {
-                Stream::Stdout => stdout,
-                Stream::Stderr => stderr,
-            };
-            kept.take(chunk, &mut |line| show(send, line, not_shown));
-        }
+        lock(shared).take(stream, Some(chunk), send);
         // The log gets whole lines; a line longer than a chunk goes out in pieces.
         pending.extend_from_slice(chunk);
         let cut = match pending.iter().rposition(|&b| b == b'\n') {
@@ -305,18 +313,7 @@ fn read_stream(
     if !pending.is_empty() {
         write_log(&pending, shared);
     }
-    let mut guard = lock(shared);
-    let Shared {
-        stdout,
-        stderr,
-        not_shown,
-        ..
-    } = &mut *guard;
-    let kept = match stream {
-        Stream::Stdout => stdout,
-        Stream::Stderr => stderr,
-    };
-    kept.end(&mut |line| show(send, line, not_shown));
+    lock(shared).take(stream, None, send);
 }
 
 /// Queues `line` to be shown, or counts it when the queue is full (never waits).

@@ -412,6 +412,8 @@ impl Run<'_, '_> {
             return Err(if failed { launch_failed } else { no_result }.into());
         };
         let new_runs = written.runs;
+        // Seam: once verify reads a captured launch log (`Options.logs`, for torch_npu's
+        // `Task [X] run failed.`), pass it `run.output.log` of this run.
         let verdict = npuprof_verify::verify_runs(
             &npuprof_verify::Options {
                 path: result_dir,

@@ -148,10 +148,16 @@ impl Observer for Printer {
                 }
             ),
             Event::LaunchFailed(run) => {
-                errln!(
-                    "npuprof collect: the launch failed ({}); verifying what it wrote",
-                    run.ended()
-                );
+                if run.exit_code == Some(0) {
+                    errln!(
+                        "npuprof collect: the launch exited 0 but its output shows errors; verifying what it wrote"
+                    );
+                } else {
+                    errln!(
+                        "npuprof collect: the launch failed ({}); verifying what it wrote",
+                        run.ended()
+                    );
+                }
                 for error in &run.launch_errors {
                     errln!("  in {}:", error.source);
                     for line in &error.context {
