@@ -394,6 +394,9 @@ impl Run<'_, '_> {
             log: run.output.log.clone(),
         };
         let (interrupted, timed_out, exit_code) = (run.interrupted, run.timed_out, run.exit_code);
+        // The launch's own output, where torch_npu prints `Task [X] run failed.` when no
+        // `log_<rank>.log` holds it: verify reads it as captured stdout.
+        let captured: Vec<PathBuf> = run.output.log.iter().map(PathBuf::from).collect();
         let no_result = Stop::NoResult {
             ended: run.ended(),
             res_dir: target.results.res_dir.clone(),
@@ -412,15 +415,13 @@ impl Run<'_, '_> {
             return Err(if failed { launch_failed } else { no_result }.into());
         };
         let new_runs = written.runs;
-        // Seam: once verify reads a captured launch log (`Options.logs`, for torch_npu's
-        // `Task [X] run failed.`), pass it `run.output.log` of this run.
         let verdict = npuprof_verify::verify_runs(
             &npuprof_verify::Options {
                 path: result_dir,
                 phases: request.phases,
                 expect_active: None,
                 world_size: None,
-                logs: Vec::new(),
+                logs: captured,
             },
             &npuprof_verify::NoProgress,
             &|dir| {
