@@ -10,6 +10,7 @@
 //! points at, as in ruff.
 
 mod autofix;
+mod device;
 mod finding;
 mod fix;
 mod imports;
@@ -20,6 +21,7 @@ mod resolve;
 mod rules;
 mod steps;
 mod walk;
+mod warmup;
 mod window;
 
 pub use autofix::{FixError, Fixed, fix_source};
@@ -34,6 +36,7 @@ use crate::profile::{FileContext, ProfileCall};
 use crate::python::position;
 use crate::resolve::Resolver;
 use crate::rules::Raw;
+use crate::warmup::Warmups;
 
 /// Lints one file's source text; `path` is only used to label the findings.
 /// Findings are sorted by position, then code.
@@ -58,6 +61,7 @@ pub fn lint_source(path: &str, source: &str) -> Vec<Finding> {
             .iter()
             .any(|m| source.contains(m)),
         resolver: Resolver::new(root, source),
+        warmups: Warmups::default(),
     };
     let mut raws: Vec<Raw<'_>> = Vec::new();
     if root.has_error() {
