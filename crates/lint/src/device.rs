@@ -37,8 +37,14 @@ fn side_of(condition: Node<'_>, source: &str) -> Option<Side> {
         _ => {}
     }
     let words = text(condition, source).to_lowercase();
-    let npu = words.contains("npu");
-    let gpu = words.contains("cuda") || words.contains("gpu");
+    // Whole words only (`torch_npu_flag`, `"npu:0"`): `input` is not about the NPU.
+    let has = |word: &str| {
+        words
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == word)
+    };
+    let npu = has("npu");
+    let gpu = has("cuda") || has("gpu");
     let side = match (npu, gpu) {
         (true, false) => Side::Npu,
         (false, true) => Side::Other,

@@ -8,7 +8,7 @@
 //! The file is indexed once (the first warm-up key of each scope, the dispatch tables), so a
 //! window costs a few lookups per caller, however long the file.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 
 use npuprof_syntax::{callee, descendants_in_scope, dotted, line, named_children, text};
@@ -36,6 +36,9 @@ pub(crate) enum Warmup {
 #[derive(Default)]
 pub(crate) struct Warmups<'t> {
     index: OnceCell<Index<'t>>,
+    /// Answers already found: (scope id, byte, keys) → verdict (callers shared by many
+    /// windows are followed once).
+    answers: RefCell<HashMap<(usize, usize, Vec<String>), Warmup>>,
 }
 
 struct Index<'t> {
@@ -241,6 +244,20 @@ impl<'a, 't, 's> Before<'a, 't, 's> {
     }
 
     fn before_in(&self, scope: Node<'t>, at: usize, keys: &[String], depth: usize) -> Warmup {
+        let question = (scope.id(), at, keys.to_vec());
+        if let Some(answer) = self.ctx.warmups.answers.borrow().get(&question) {
+            return answer.clone();
+        }
+        let answer = self.answer(scope, at, keys, depth);
+        self.ctx
+            .warmups
+            .answers
+            .borrow_mut()
+            .insert(question, answer.clone());
+        answer
+    }
+
+    fn answer(&self, scope: Node<'t>, at: usize, keys: &[String], depth: usize) -> Warmup {
         if self.warmed_in(scope, at, keys) {
             return Warmup::Warmed;
         }

@@ -104,7 +104,15 @@ fn with_window<'t>(ctx: &FileContext<'t, '_>, with: Node<'t>) -> Vec<Window<'t>>
                 .then(|| dotted(expr, ctx.source))
                 .flatten()
         });
-        let countable = steps_only_here(ctx, with, key.as_deref());
+        // `with self.prof as prof:` — the profiler is reachable by its own name too.
+        let named = (expr.kind() != "call")
+            .then(|| dotted(expr, ctx.source))
+            .flatten();
+        let named_stepped_elsewhere = named.as_deref().is_some_and(|n| match n.rsplit_once('.') {
+            Some((_, attribute)) => ctx.source.contains(&format!(".{attribute}.step")),
+            None => !steps_only_here(ctx, with, Some(n)),
+        });
+        let countable = steps_only_here(ctx, with, key.as_deref()) && !named_stepped_elsewhere;
         out.push(Window {
             profile,
             frame,

@@ -417,7 +417,7 @@ const CASES: &[Case] = &[
         fixture: "decorator_steps_elsewhere.py",
         derive: None,
         false_alarms: &[],
-        pattern: "the profiler kept on a shared object by one decorator, stepped by another (`state.prof.step()`)",
+        pattern: "the profiler kept on a shared object by one decorator, stepped by another (`state.prof.step()`); `with self.prof as prof:` stepped in another method (silent)",
         seen_in: "MindSpeed `train_decorator` / `train_step_decorator` (`args_.prof = prof`, `args_.prof.step()`)",
         expect: &[(
             Code::WindowUnresolved,
@@ -429,13 +429,20 @@ const CASES: &[Case] = &[
         fixture: "device_branches.py",
         derive: None,
         false_alarms: &[],
-        pattern: "`torch.profiler` in the `else:` of an NPU test, under `if not torch_npu_flag:`, in an `elif` for another device, with CUDA activities (all silent); under an NPU test (NPL005)",
+        pattern: "`torch.profiler` in the `else:` of an NPU test, under `if not torch_npu_flag:`, in an `elif` for another device, with CUDA activities (all silent); under an NPU test, after `if inputs is None:` (NPL005)",
         seen_in: "triton-ascend / fla kernel benchmarks (`if not torch_npu_flag:` with CUDA activities, torch_npu in the `else:`)",
-        expect: &[(
-            Code::TorchProfilerOnNpu,
-            64,
-            &["does not collect Ascend NPU kernels"],
-        )],
+        expect: &[
+            (
+                Code::TorchProfilerOnNpu,
+                64,
+                &["does not collect Ascend NPU kernels"],
+            ),
+            (
+                Code::TorchProfilerOnNpu,
+                76,
+                &["does not collect Ascend NPU kernels"],
+            ),
+        ],
     },
 ];
 

@@ -66,3 +66,15 @@ def npu_side(kernel, x):
             on_trace_ready=torch.profiler.tensorboard_trace_handler("./prof"),
         ):
             kernel(x)
+
+
+def after_a_check_of_inputs(kernel, inputs):
+    # `inputs` is not about the NPU: this is NPU code like any other.
+    if inputs is None:
+        return
+    else:
+        with torch.profiler.profile(
+            activities=[torch.profiler.ProfilerActivity.CPU],
+            on_trace_ready=torch.profiler.tensorboard_trace_handler("./prof"),
+        ):
+            kernel(inputs)
