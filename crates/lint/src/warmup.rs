@@ -38,8 +38,12 @@ pub(crate) struct Warmups<'t> {
     index: OnceCell<Index<'t>>,
     /// Answers already found: (scope id, byte, keys) → verdict (callers shared by many
     /// windows are followed once).
-    answers: RefCell<HashMap<(usize, usize, Vec<String>), Warmup>>,
+    answers: RefCell<HashMap<Question, Warmup>>,
 }
+
+/// A warm-up question: is there a warm-up with one of these keys in this scope (by id)
+/// before this byte?
+type Question = (usize, usize, Vec<String>);
 
 struct Index<'t> {
     /// (scope id, key) → the end of the first call with that key in that scope.

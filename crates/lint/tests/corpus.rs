@@ -417,13 +417,24 @@ const CASES: &[Case] = &[
         fixture: "decorator_steps_elsewhere.py",
         derive: None,
         false_alarms: &[],
-        pattern: "the profiler kept on a shared object by one decorator, stepped by another (`state.prof.step()`); `with self.prof as prof:` stepped in another method (silent)",
+        pattern: "the profiler kept on a shared object by one decorator, stepped by another (`state.prof.step()`); `with self.prof as prof:` stepped in another method (silent); an attribute profiler no code of the file steps",
         seen_in: "MindSpeed `train_decorator` / `train_step_decorator` (`args_.prof = prof`, `args_.prof.step()`)",
-        expect: &[(
-            Code::WindowUnresolved,
-            32,
-            &["`prof` is stored in `state.prof` (line 37): its `step()` may come from elsewhere"],
-        )],
+        expect: &[
+            (
+                Code::WindowUnresolved,
+                32,
+                &[
+                    "`prof` is stored in `state.prof` (line 37): its `step()` may come from elsewhere",
+                ],
+            ),
+            (
+                Code::WindowUnresolved,
+                90,
+                &[
+                    "`self.capture.step()` is never called in this file: the step may come from elsewhere",
+                ],
+            ),
+        ],
     },
     Case {
         fixture: "device_branches.py",
@@ -512,6 +523,10 @@ fn every_pattern_gives_exactly_its_findings() {
 /// Findings per rule over the whole corpus, split by the labels: printed as the corpus's
 /// precision figure (`cargo test -p npuprof-lint --test corpus -- --nocapture`).
 #[test]
+#[allow(
+    clippy::print_stderr,
+    reason = "the precision table is the corpus's reported figure"
+)]
 fn precision_per_rule_over_the_corpus() {
     let mut per_rule: std::collections::BTreeMap<Code, (usize, usize)> = Default::default();
     for case in CASES {
