@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
-use crate::build::{build_npuprof, release_npuprof, target_dir, workspace_root};
+use crate::build::{bench_npuprof, target_dir, workspace_root};
 
 /// Options of the lint benchmark.
 #[derive(Debug, clap::Args)]
@@ -41,16 +41,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let small = dir.join("windows_tenth.py");
     std::fs::write(&big, generate(args.windows))?;
     std::fs::write(&small, generate(args.windows / 10))?;
-    let npuprof = if args.no_build {
-        release_npuprof(&root)
-    } else {
-        build_npuprof(&root)?
-    };
-    ensure!(
-        npuprof.is_file(),
-        "{} not found (build it, or drop --no-build)",
-        npuprof.display()
-    );
+    let npuprof = bench_npuprof(&root, args.no_build)?;
 
     // Sanity: lint finds the generated problems (exit 1: error findings).
     let out = Command::new(&npuprof)
