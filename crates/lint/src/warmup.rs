@@ -1,7 +1,7 @@
 //! What runs before a profiled window (NPL021): the calls before it in its function, and
 //! before each place the function is entered from — its callers in the file and the calls
 //! through dicts, lists or tuples of functions (`MODES[mode](model, x)`) — followed up to the
-//! module. A call counts as a warm-up when it runs the measured call itself, has `warm` in
+//! module (`for run in (f, g): run(model, x)` too). A call counts as a warm-up when it runs the measured call itself, has `warm` in
 //! its name, or runs a model on the same objects (a model call, or a local function whose body
 //! runs one, passed the measured call's model or inputs).
 //!
@@ -48,7 +48,8 @@ type Question = (usize, usize, Vec<String>);
 struct Index<'t> {
     /// (scope id, key) → the end of the first call with that key in that scope.
     first: HashMap<(usize, String), usize>,
-    /// A function's name → the calls through a table (`T[k](...)`) that holds it.
+    /// A function's name → the calls through a table that holds it (`T[k](...)`, or
+    /// `run(...)` in `for run in T:` / `for run in (f, g):`).
     dispatch: HashMap<String, Vec<Node<'t>>>,
 }
 
@@ -144,6 +145,9 @@ fn build<'t>(ctx: &FileContext<'t, '_>) -> Index<'t> {
     let mut tables: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut subscripted: Vec<(Node<'t>, &str)> = Vec::new();
     let mut runs_model: HashMap<usize, bool> = HashMap::new();
+    // `for run in (f, g): run(...)`: the loop variable, the functions, the loop.
+    let mut loops: Vec<(&str, Vec<&str>, Node<'t>)> = Vec::new();
+    let mut plain_calls: HashMap<&str, Vec<Node<'t>>> = HashMap::new();
     let mut stack = vec![resolver.root()];
     while let Some(node) = stack.pop() {
         stack.extend(named_children(node));
@@ -164,10 +168,30 @@ fn build<'t>(ctx: &FileContext<'t, '_>) -> Index<'t> {
                         .extend(table_functions(right, source));
                 }
             }
+            "for_statement" => {
+                if let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) && left.kind() == "identifier"
+                {
+                    let functions = match right.kind() {
+                        "list" | "tuple" => table_functions(right, source),
+                        "identifier" => vec![text(right, source)],
+                        _ => Vec::new(),
+                    };
+                    loops.push((text(left, source), functions, node));
+                }
+            }
             "call" => {
                 let Some(function) = node.child_by_field_name("function") else {
                     continue;
                 };
+                if function.kind() == "identifier" {
+                    plain_calls
+                        .entry(text(function, source))
+                        .or_default()
+                        .push(node);
+                }
                 if function.kind() == "subscript"
                     && let Some(table) = function.child_by_field_name("value")
                     && table.kind() == "identifier"
@@ -212,6 +236,29 @@ fn build<'t>(ctx: &FileContext<'t, '_>) -> Index<'t> {
                 .entry((*function).to_owned())
                 .or_default()
                 .push(call);
+        }
+    }
+    for (variable, functions, each) in loops {
+        // A loop over a table by name runs the table's functions.
+        let functions: Vec<&str> = functions
+            .iter()
+            .flat_map(|f| match tables.get(f) {
+                Some(listed) => listed.clone(),
+                None => vec![*f],
+            })
+            .collect();
+        let calls = plain_calls
+            .get(variable)
+            .into_iter()
+            .flatten()
+            .filter(|c| each.start_byte() <= c.start_byte() && c.end_byte() <= each.end_byte());
+        for call in calls {
+            for function in &functions {
+                dispatch
+                    .entry((*function).to_owned())
+                    .or_default()
+                    .push(*call);
+            }
         }
     }
     Index { first, dispatch }

@@ -372,15 +372,22 @@ const CASES: &[Case] = &[
         fixture: "warmup_callers.py",
         derive: None,
         false_alarms: &[],
-        pattern: "warm-up by a helper of any name that runs the same model, before a list dispatch; a cold dict dispatch; a function not called in the file",
+        pattern: "warm-up by a helper of any name that runs the same model, before a list dispatch; a cold dict dispatch; a cold loop over a tuple of functions; a function not called in the file",
         seen_in: "inference scripts that dispatch phases through tables of functions (cann-recipes-infer profiling template, benchmark drivers)",
-        expect: &[(
-            Code::NoWarmupBeforeWindow,
-            29,
-            &[
-                "not in `measure_cold()` before the window, nor in `cold_main()` before the call on line 50, nor in the module before the call on line 55",
-            ],
-        )],
+        expect: &[
+            (
+                Code::NoWarmupBeforeWindow,
+                29,
+                &[
+                    "not in `measure_cold()` before the window, nor in `cold_main()` before the call on line 50, nor in the module before the call on line 55",
+                ],
+            ),
+            (
+                Code::NoWarmupBeforeWindow,
+                63,
+                &["nor in `sweep()` before the call on line 69"],
+            ),
+        ],
     },
     Case {
         fixture: "contextmanager_bare_yield.py",

@@ -53,3 +53,20 @@ def cold_main(model, batch):
 if __name__ == "__main__":
     main(object(), [1])
     cold_main(object(), [1])
+
+
+def measure_swept(model, batch):
+    with torch_npu.profiler.profile(
+        experimental_config=CONFIG,
+        on_trace_ready=torch_npu.profiler.tensorboard_trace_handler("./prof_sweep"),
+    ):
+        model(batch)
+
+
+def sweep(model, batch):
+    # A loop over a tuple of functions runs each, with nothing before it.
+    for run in (measure_swept,):
+        run(model, batch)
+
+
+sweep(object(), [1])
