@@ -325,9 +325,10 @@ fn stop_consequence(schedule: npuprof_schedule::Schedule, steps: u64) -> String 
     }
 }
 
-/// A scheduled window whose profiler is never stepped in the window: NPL010 "no `step()`
-/// reachable" when nothing else can step it (never bound to a name, or a local name whose
-/// `step()` is never called), NPL019 when it is handed on (the counter's escape) elsewhere.
+/// A scheduled window whose profiler is neither stepped nor handed on in the window (a
+/// handed-on profiler is the counter's escape, NPL019): NPL010 "no `step()` reachable" — it is
+/// never bound to a name, or the name that holds it is never stepped. A window with a loop is
+/// left to NPL013, which names the loop.
 fn check_never_stepped<'t>(
     ctx: &FileContext<'t, '_>,
     call: &ProfileCall<'t>,
@@ -343,11 +344,11 @@ fn check_never_stepped<'t>(
             .any(|n| matches!(n.kind(), "for_statement" | "while_statement"))
     };
     if window.key.is_some() && has_loop() {
-        return; // NPL013 names the loop
+        return;
     }
     let why = match window.key.as_deref() {
         None => "the profiler is never bound to a name (`with profile(...):` without `as`, or a `profile(...)` that is not kept), so nothing can call its `step()`".to_owned(),
-        Some(key) => format!("`{key}.step()` is never called in this file"),
+        Some(key) => format!("`{key}.step()` is never called, and `{key}` is not handed on"),
     };
     let other = window
         .body
