@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail, ensure};
 
-use crate::build::{build_npuprof, release_npuprof, workspace_root};
+use crate::build::{bench_npuprof, workspace_root};
 
 /// Options of the route benchmark.
 #[derive(Debug, clap::Args)]
@@ -40,16 +40,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let repo = root.join("target/bench/route-repo");
     generate(&root, &repo, args.files, args.profiler_permille)?;
 
-    let npuprof = if args.no_build {
-        release_npuprof(&root)
-    } else {
-        build_npuprof(&root)?
-    };
-    ensure!(
-        npuprof.is_file(),
-        "{} not found (build it, or drop --no-build)",
-        npuprof.display()
-    );
+    let npuprof = bench_npuprof(&root, args.no_build)?;
 
     // Sanity: the scan finds the wrapper in the generated tree.
     let out = Command::new(&npuprof)

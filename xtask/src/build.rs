@@ -39,7 +39,22 @@ pub fn build_npuprof(root: &Path) -> anyhow::Result<PathBuf> {
     Ok(release_npuprof(root))
 }
 
+/// The release `npuprof` a benchmark times: built now, or (`no_build`) the one already there.
+pub fn bench_npuprof(root: &Path, no_build: bool) -> anyhow::Result<PathBuf> {
+    let npuprof = if no_build {
+        release_npuprof(root)
+    } else {
+        build_npuprof(root)?
+    };
+    ensure!(
+        npuprof.is_file(),
+        "{} not found (build it, or drop --no-build)",
+        npuprof.display()
+    );
+    Ok(npuprof)
+}
+
 /// Where the release `npuprof` binary is.
-pub fn release_npuprof(root: &Path) -> PathBuf {
+fn release_npuprof(root: &Path) -> PathBuf {
     target_dir(root).join("release/npuprof")
 }

@@ -10,6 +10,7 @@
 //! points at, as in ruff.
 
 mod autofix;
+mod device;
 mod finding;
 mod fix;
 mod imports;
@@ -21,6 +22,7 @@ mod rules;
 mod steps;
 pub mod torch_npu;
 mod walk;
+mod warmup;
 mod window;
 
 pub use autofix::{FixError, Fixed, fix_source};
@@ -35,6 +37,7 @@ use crate::profile::{FileContext, ProfileCall};
 use crate::python::position;
 use crate::resolve::Resolver;
 use crate::rules::Raw;
+use crate::warmup::Warmups;
 
 /// Lints one file's source text; `path` is only used to label the findings.
 /// Findings are sorted by position, then code.
@@ -59,6 +62,7 @@ pub fn lint_source(path: &str, source: &str) -> Vec<Finding> {
             .iter()
             .any(|m| source.contains(&format!("{m}("))),
         resolver: Resolver::new(root, source),
+        warmups: Warmups::default(),
     };
     let mut raws: Vec<Raw<'_>> = Vec::new();
     if root.has_error() {

@@ -8,6 +8,7 @@ use tree_sitter::Node;
 use crate::imports::Imports;
 use crate::python::{has_splat, last_segment};
 use crate::resolve::{Frame, Int, Resolution, Resolver, Trail};
+use crate::warmup::Warmups;
 
 /// Which profiler API a call uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +30,8 @@ pub(crate) struct FileContext<'t, 's> {
     pub(crate) exports_results: bool,
     /// The values of the file's names.
     pub(crate) resolver: Resolver<'t, 's>,
+    /// What runs before the windows (NPL021), indexed on first use.
+    pub(crate) warmups: Warmups<'t>,
 }
 
 impl FileContext<'_, '_> {

@@ -8,7 +8,7 @@
 //! default. When a value cannot be known the answer is an error naming why; nothing is guessed.
 
 use std::cell::{OnceCell, RefCell};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use npuprof_syntax::{
     callee, descendants_in_scope, dotted, kwarg, line, named_children, positional, text,
@@ -132,6 +132,9 @@ pub(crate) struct Resolver<'t, 's> {
     index: OnceCell<Index<'t, 's>>,
     /// The bindings of names at module level, computed on first use.
     module_bindings: RefCell<HashMap<String, Vec<Binding<'t>>>>,
+    /// The names `K` whose `K.step` is used in a function that does not take `K` as a
+    /// parameter (nor does any function around it): module globals stepped in functions.
+    globals_stepped: OnceCell<HashSet<&'s str>>,
 }
 
 /// What one pass over the file finds.
@@ -146,6 +149,10 @@ struct Index<'t, 's> {
     scopes: HashMap<usize, Node<'t>>,
     /// The parent of every named node, by node id (for the same reason).
     parents: HashMap<usize, Node<'t>>,
+    /// The module-level function definitions by name (the first of each name).
+    module_functions: HashMap<&'s str, Node<'t>>,
+    /// `K.step` attributes inside functions: the function and `K`.
+    step_sites: Vec<(Node<'t>, &'s str)>,
 }
 
 impl<'t, 's> Index<'t, 's> {
@@ -154,9 +161,26 @@ impl<'t, 's> Index<'t, 's> {
         let mut add_arguments = Vec::new();
         let mut scopes = HashMap::new();
         let mut parents = HashMap::new();
+        let mut module_functions = HashMap::new();
+        let mut step_sites = Vec::new();
+        for def in named_children(root).into_iter().filter_map(definition_of) {
+            if let Some(name) = def.child_by_field_name("name") {
+                module_functions.entry(text(name, source)).or_insert(def);
+            }
+        }
         let mut stack = vec![(root, root)];
         while let Some((node, scope)) = stack.pop() {
             scopes.insert(node.id(), scope);
+            if node.kind() == "attribute"
+                && scope != root
+                && node
+                    .child_by_field_name("attribute")
+                    .is_some_and(|a| text(a, source) == "step")
+                && let Some(object) = node.child_by_field_name("object")
+                && object.kind() == "identifier"
+            {
+                step_sites.push((scope, text(object, source)));
+            }
             let inner = if node.kind() == "function_definition" {
                 node
             } else {
@@ -193,6 +217,8 @@ impl<'t, 's> Index<'t, 's> {
             calls,
             scopes,
             parents,
+            module_functions,
+            step_sites,
         }
     }
 }
@@ -205,7 +231,67 @@ impl<'t, 's> Resolver<'t, 's> {
             root,
             index: OnceCell::new(),
             module_bindings: RefCell::new(HashMap::new()),
+            globals_stepped: OnceCell::new(),
         }
+    }
+
+    /// Whether some function of the file steps the module global `name` (`name.step`
+    /// in a function none of whose enclosing functions has a parameter `name`).
+    pub(crate) fn global_stepped_in_function(&self, name: &str) -> bool {
+        self.globals_stepped
+            .get_or_init(|| {
+                let index = self.index();
+                index
+                    .step_sites
+                    .iter()
+                    .filter(|(scope, key)| {
+                        let mut def = *scope;
+                        while def.kind() == "function_definition" {
+                            if parameter(def, key, self.source).is_some() {
+                                return false;
+                            }
+                            def = self.scope_of(def);
+                        }
+                        true
+                    })
+                    .map(|(_, key)| *key)
+                    .collect()
+            })
+            .contains(name)
+    }
+
+    /// The truth value of a condition the script fixes in its text (`True`, `False`, an
+    /// integer, a name assigned one of these once, `not` of such), and the names followed.
+    pub(crate) fn truth(
+        &self,
+        node: Node<'t>,
+        frame: Option<Frame<'t>>,
+    ) -> Result<(bool, Trail), String> {
+        if node.kind() == "not_operator" {
+            let inner = node
+                .child_by_field_name("argument")
+                .ok_or("an incomplete expression")?;
+            return self.truth(inner, frame).map(|(t, trail)| (!t, trail));
+        }
+        let (value, _) = self.expression(node, frame);
+        let mut trail = Trail::default();
+        let truth = match value.kind() {
+            "true" => true,
+            "false" | "none" => false,
+            _ => {
+                let found = self.int(node, frame)?;
+                return Ok((found.value != 0, found.trail));
+            }
+        };
+        if value != node {
+            trail.resolved.push(format!(
+                "{} = {} (line {})",
+                self.text(node),
+                self.text(value),
+                line(value)
+            ));
+        }
+        Ok((truth, trail))
     }
 
     fn index(&self) -> &Index<'t, 's> {
@@ -507,6 +593,28 @@ impl<'t, 's> Resolver<'t, 's> {
         Ok(index.and_then(|i| positional(call).get(i).copied()))
     }
 
+    /// The module node of the file.
+    pub(crate) fn root(&self) -> Node<'t> {
+        self.root
+    }
+
+    /// Whether `def` has a parameter `name`.
+    pub(crate) fn has_parameter(&self, def: Node<'t>, name: &str) -> bool {
+        parameter(def, name, self.source).is_some()
+    }
+
+    /// The argument `call` passes for the parameter `name` of `def` (`None`: not a
+    /// parameter, not passed, or hidden in `*args`/`**kwargs`).
+    pub(crate) fn argument_of(
+        &self,
+        def: Node<'t>,
+        name: &str,
+        call: Node<'t>,
+    ) -> Option<Node<'t>> {
+        let param = parameter(def, name, self.source)?;
+        self.argument(&param, call).ok().flatten()
+    }
+
     /// The calls of `def` in the file: `f(...)` for a module function, `x.f(...)` for a
     /// method, `Class(...)` for `__init__`.
     pub(crate) fn call_sites(&self, def: Node<'t>) -> Vec<Node<'t>> {
@@ -544,7 +652,9 @@ impl<'t, 's> Resolver<'t, 's> {
                 self.enclosing_class(call)?.child_by_field_name("body")?,
                 rest,
             ),
-            None if !name.contains('.') => (self.root, name.as_str()),
+            None if !name.contains('.') => {
+                return self.index().module_functions.get(name.as_str()).copied();
+            }
             _ => return None,
         };
         named_children(block)

@@ -6,6 +6,7 @@ use tree_sitter::Node;
 
 use npuprof_patch::Edit;
 
+use crate::device;
 use crate::fix::closing_fix;
 use crate::profile::{
     ExperimentalArg, FileContext, Flavor, ProfileCall, ScheduleArg, enum_argument, is_true,
@@ -14,6 +15,7 @@ use crate::python::{has_splat, kwarg_node, last_segment};
 use crate::registry::Code;
 use crate::steps::Counter;
 use crate::torch_npu::versions;
+use crate::warmup::{Before, Warmup, is_model_call, wanted_keys};
 use crate::window::Window;
 
 /// A finding before it is given its file path and position.
@@ -55,6 +57,8 @@ pub(crate) fn check_configuration<'t>(
         .child_by_field_name("function")
         .unwrap_or(call.node);
     match call.flavor {
+        // Code written for another device (a GPU branch, CUDA activities) is not NPU code.
+        Flavor::Torch if device::off_npu(ctx, call.node) || device::lists_cuda(ctx, call.node) => {}
         Flavor::Torch => out.push(raw(
             at,
             Code::TorchProfilerOnNpu,
@@ -189,7 +193,11 @@ pub(crate) fn check_step_budget<'t>(
     window: &Window<'t>,
     out: &mut Vec<Raw<'t>>,
 ) {
+    if matches!(call.schedule, ScheduleArg::Absent) {
+        return;
+    }
     if !window.countable {
+        check_attribute_never_stepped(ctx, window, out);
         return;
     }
     let counter = Counter::new(ctx, window.key.as_deref(), window.frame);
@@ -199,6 +207,7 @@ pub(crate) fn check_step_budget<'t>(
         .map(|s| counter.uses(*s))
         .any(|u| u.steps > 0 || u.escaped.is_some());
     if !stepped {
+        check_never_stepped(ctx, call, window, out);
         return;
     }
     let at = window.anchor;
@@ -262,31 +271,7 @@ pub(crate) fn check_step_budget<'t>(
     );
     let trail = trail.describe();
     if steps < needed {
-        let run = schedule.run(steps);
-        let warning = run
-            .warnings
-            .last()
-            .map(|w| format!(", and torch_npu warns \"{w}\""))
-            .unwrap_or_default();
-        let consequence = match run.stop_state {
-            Action::Record => format!("it stops in RECORD: incomplete data is parsed{warning}"),
-            Action::RecordAndSave => {
-                format!("it stops in RECORD_AND_SAVE: the cycle has not completed{warning}")
-            }
-            Action::Warmup => {
-                format!("it stops in WARMUP: the run directory is deleted, no data{warning}")
-            }
-            Action::None if run.saved_cycles > 0 => format!(
-                "it stops before cycle {} records anything: only {} of {} cycle(s) are saved (steps {}), and torch_npu prints no warning",
-                run.saved_cycles + 1,
-                run.saved_cycles,
-                schedule.repeat,
-                steps_list(&run.recorded_steps)
-            ),
-            Action::None => {
-                "nothing is recorded before it stops (still in skip_first/wait): no data".to_owned()
-            }
-        };
+        let consequence = stop_consequence(schedule, steps);
         let fix = closing_fix(ctx, window, needed + 1 - steps);
         out.push(Raw {
             node: at,
@@ -322,6 +307,122 @@ pub(crate) fn check_step_budget<'t>(
     }
 }
 
+/// What torch_npu does when the profiler stops after `steps` calls of `step()`.
+fn stop_consequence(schedule: npuprof_schedule::Schedule, steps: u64) -> String {
+    let run = schedule.run(steps);
+    let warning = run
+        .warnings
+        .last()
+        .map(|w| format!(", and torch_npu warns \"{w}\""))
+        .unwrap_or_default();
+    match run.stop_state {
+        Action::Record => format!("it stops in RECORD: incomplete data is parsed{warning}"),
+        Action::RecordAndSave => {
+            format!("it stops in RECORD_AND_SAVE: the cycle has not completed{warning}")
+        }
+        Action::Warmup => {
+            format!("it stops in WARMUP: the run directory is deleted, no data{warning}")
+        }
+        Action::None if run.saved_cycles > 0 => format!(
+            "it stops before cycle {} records anything: only {} of {} cycle(s) are saved (steps {}), and torch_npu prints no warning",
+            run.saved_cycles + 1,
+            run.saved_cycles,
+            schedule.repeat,
+            steps_list(&run.recorded_steps)
+        ),
+        Action::None => {
+            "nothing is recorded before it stops (still in skip_first/wait): no data".to_owned()
+        }
+    }
+}
+
+/// A scheduled window whose profiler is neither stepped nor handed on in the window (a
+/// handed-on profiler is the counter's escape, NPL019): NPL010 "no `step()` reachable" — it is
+/// never bound to a name, or the name that holds it is never stepped. A window with a loop is
+/// left to NPL013, which names the loop.
+fn check_never_stepped<'t>(
+    ctx: &FileContext<'t, '_>,
+    call: &ProfileCall<'t>,
+    window: &Window<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    let source = ctx.source;
+    let has_loop = || {
+        window
+            .body
+            .iter()
+            .flat_map(|s| descendants_in_scope(*s))
+            .any(|n| matches!(n.kind(), "for_statement" | "while_statement"))
+    };
+    if window.key.is_some() && has_loop() {
+        return;
+    }
+    let why = match window.key.as_deref() {
+        None => "the profiler is never bound to a name (`with profile(...):` without `as`, or a `profile(...)` that is not kept), so nothing can call its `step()`".to_owned(),
+        Some(key) => format!("`{key}.step()` is never called, and `{key}` is not handed on"),
+    };
+    let other = window
+        .body
+        .iter()
+        .flat_map(|s| descendants_in_scope(*s))
+        .filter(|n| n.kind() == "call")
+        .find_map(|n| {
+            let name = callee(n, source)?;
+            let object = name.strip_suffix(".step")?;
+            (Some(object) != window.key.as_deref()).then(|| {
+                format!(
+                    " (`{name}()` on line {} steps another object)",
+                    npuprof_syntax::line(n)
+                )
+            })
+        })
+        .unwrap_or_default();
+    let (needs, consequence) = match &call.schedule {
+        ScheduleArg::Known { values: Ok(v), .. } => match v.schedule.closing_step_calls() {
+            Some(needed) => (
+                format!("`schedule({})` needs {needed} to close", v.schedule),
+                format!("; {}", stop_consequence(v.schedule, 0)),
+            ),
+            None => return,
+        },
+        _ => ("the schedule never advances".to_owned(), String::new()),
+    };
+    let target = window.key.as_deref().unwrap_or("prof");
+    out.push(raw(
+        window.anchor,
+        Code::WindowNotClosed,
+        format!("no `step()` reachable: {why}{other}; {needs}{consequence}"),
+        match window.key {
+            None => format!("bind the profiler (`with profile(...) as {target}:`) and call `{target}.step()` once per step, plus one closing `step()`"),
+            Some(_) => format!("call `{target}.step()` once per step, plus one closing `step()`, or drop the `schedule`"),
+        },
+    ));
+}
+
+/// A profiler kept in an attribute (`self.prof`) whose `step()` is called nowhere in the
+/// file: NPL019, since another file may step it.
+fn check_attribute_never_stepped<'t>(
+    ctx: &FileContext<'t, '_>,
+    window: &Window<'t>,
+    out: &mut Vec<Raw<'t>>,
+) {
+    let Some(key) = window.key.as_deref() else {
+        return;
+    };
+    let Some(attribute) = key.rsplit_once('.').map(|(_, a)| a) else {
+        return;
+    };
+    if ctx.source.contains(&format!(".{attribute}.step")) {
+        return;
+    }
+    out.push(raw(
+        window.anchor,
+        Code::WindowUnresolved,
+        format!("`{key}.step()` is never called in this file: the step may come from elsewhere (another file that reaches `{key}`), so the step budget is not checked"),
+        format!("check that something calls `{key}.step()` once per step, or check the window with `npuprof plan`"),
+    ));
+}
+
 /// `3, 4, 5` (or `3–40` for a long run of consecutive steps).
 fn steps_list(steps: &[u64]) -> String {
     match steps {
@@ -343,7 +444,8 @@ pub(crate) fn check_loops<'t>(
     window: &Window<'t>,
     out: &mut Vec<Raw<'t>>,
 ) {
-    if matches!(call.schedule, ScheduleArg::Absent) || !window.countable {
+    // An unbound profiler cannot be stepped at all: NPL010 says so instead.
+    if matches!(call.schedule, ScheduleArg::Absent) || !window.countable || window.key.is_none() {
         return;
     }
     let key = window.key.as_deref();
@@ -447,39 +549,6 @@ fn records_from_first_step(call: &ProfileCall<'_>) -> Option<bool> {
     }
 }
 
-/// Whether a callee looks like a model forward (`model(...)`, `self.model(...)`,
-/// `model.generate(...)`, `run_decode_step(...)`).
-fn is_model_call(callee: &str) -> bool {
-    let segments: Vec<String> = callee.split('.').map(str::to_lowercase).collect();
-    if segments
-        .iter()
-        .any(|s| s.contains("tokenizer") || s.contains("processor"))
-    {
-        return false;
-    }
-    let last = segments.last().map(String::as_str).unwrap_or("");
-    if last.contains("model") {
-        const CONSTRUCTORS: [&str; 9] = [
-            "build", "load", "create", "make", "get", "init", "set", "save", "to",
-        ];
-        return !CONSTRUCTORS.iter().any(|p| last.starts_with(p));
-    }
-    const FORWARDS: [&str; 6] = [
-        "forward",
-        "generate",
-        "prefill",
-        "decode",
-        "infer",
-        "inference",
-    ];
-    FORWARDS.iter().any(|f| {
-        last == *f
-            || last.starts_with(&format!("{f}_"))
-            || last.ends_with(&format!("_{f}"))
-            || last.contains(&format!("_{f}_"))
-    })
-}
-
 /// NPL021: the first model call in the window has no warm-up call before the window.
 pub(crate) fn check_warmup<'t>(
     ctx: &FileContext<'t, '_>,
@@ -502,22 +571,22 @@ pub(crate) fn check_warmup<'t>(
                 .map(|c| (n, c))
         });
     let Some((node, name)) = first else { return };
-    let scope = ctx.resolver.scope_of(window.anchor);
-    let warmed = descendants_in_scope(scope)
-        .into_iter()
-        .filter(|n| n.kind() == "call" && n.end_byte() <= window.anchor.start_byte())
-        .filter_map(|n| callee(n, source))
-        .any(|c| {
-            c == name
-                || last_segment(&c).to_lowercase().contains("warm")
-                || (is_model_call(&c) && last_segment(&c) == last_segment(&name))
-        });
-    if !warmed {
-        out.push(raw(
-            node,
-            Code::NoWarmupBeforeWindow,
-            format!("`{name}(...)` first runs inside the profiled window, with no warm-up call before it: compilation, JIT and first-call allocation land in the recorded steps"),
-            format!("call `{name}(...)` once (a warm-up prefill and decode step) before the profiler starts"),
-        ));
-    }
+    let keys = wanted_keys(node, source);
+    let Warmup::Cold(path) = Before::new(ctx).before(window.anchor, &keys) else {
+        return;
+    };
+    let path = match path.as_slice() {
+        [only] => format!("in {only} before the window"),
+        [first, rest @ ..] => format!(
+            "not in {first} before the window, nor in {}",
+            rest.join(", nor in ")
+        ),
+        [] => String::new(),
+    };
+    out.push(raw(
+        node,
+        Code::NoWarmupBeforeWindow,
+        format!("`{name}(...)` first runs inside the profiled window, with no warm-up call before it ({path}): compilation, JIT and first-call allocation land in the recorded steps"),
+        format!("call `{name}(...)` once (a warm-up prefill and decode step) before the profiler starts"),
+    ));
 }

@@ -142,8 +142,23 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
     fn helper_steps(&self, n: Node<'t>) -> Result<Count, String> {
         let key = self.key_name();
         let source = self.ctx.source;
-        let stored = || format!("`{key}` is stored or passed on (line {})", line(n));
         let resolver = &self.ctx.resolver;
+        let stored = || {
+            let how = match resolver.parent(n) {
+                Some(p) if p.kind() == "assignment" => p
+                    .child_by_field_name("left")
+                    .map_or("stored".to_owned(), |l| {
+                        format!("stored in `{}`", text(l, source))
+                    }),
+                Some(p) if p.kind() == "return_statement" => "returned".to_owned(),
+                Some(p) if p.kind() == "yield" => "yielded".to_owned(),
+                _ => "stored or passed on".to_owned(),
+            };
+            format!(
+                "`{key}` is {how} (line {}): its `step()` may come from elsewhere",
+                line(n)
+            )
+        };
         let (argument, keyword) = match resolver.parent(n) {
             Some(p) if p.kind() == "argument_list" => (n, None),
             Some(p)
@@ -232,10 +247,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
             "while_statement" => self.while_loop(stmt),
             "with_statement" => self.count(&self.body(stmt)),
             "try_statement" => self.try_statement(stmt),
-            "if_statement" => Err(format!(
-                "`{key}.step()` is called under a condition (`if` on line {})",
-                line(stmt)
-            )),
+            "if_statement" => self.if_statement(stmt),
             kind => Err(format!(
                 "`{key}.step()` is called inside a `{kind}` (line {})",
                 line(stmt)
@@ -245,6 +257,60 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
 
     fn body(&self, stmt: Node<'t>) -> Vec<Node<'t>> {
         stmt.child_by_field_name("body")
+            .map(statements)
+            .unwrap_or_default()
+    }
+
+    /// An `if` whose conditions the script fixes in its text (`if CLOSING_STEP:` with
+    /// `CLOSING_STEP = True`): the branch taken is counted; any other condition is refused.
+    fn if_statement(&self, stmt: Node<'t>) -> Result<Count, String> {
+        let mut trail = Trail::default();
+        let mut branches = vec![(
+            stmt.child_by_field_name("condition"),
+            self.branch(stmt, "consequence"),
+        )];
+        for clause in named_children(stmt) {
+            match clause.kind() {
+                "elif_clause" => branches.push((
+                    clause.child_by_field_name("condition"),
+                    self.branch(clause, "consequence"),
+                )),
+                "else_clause" => branches.push((None, self.branch(clause, "body"))),
+                _ => {}
+            }
+        }
+        for (condition, body) in branches {
+            let taken = match condition {
+                None => true,
+                Some(condition) => {
+                    let (truth, found) =
+                        self.ctx
+                            .resolver
+                            .truth(condition, self.frame)
+                            .map_err(|_| {
+                                format!(
+                                    "`{}.step()` is called under a condition (`if` on line {})",
+                                    self.key_name(),
+                                    line(stmt)
+                                )
+                            })?;
+                    trail.merge(&found);
+                    truth
+                }
+            };
+            if taken {
+                let mut count = self.count(&body)?;
+                trail.merge(&count.trail);
+                count.trail = trail;
+                return Ok(count);
+            }
+        }
+        Ok(Count { steps: 0, trail })
+    }
+
+    fn branch(&self, clause: Node<'t>, field: &str) -> Vec<Node<'t>> {
+        clause
+            .child_by_field_name(field)
             .map(statements)
             .unwrap_or_default()
     }

@@ -1,7 +1,7 @@
 //! Profiled windows (`with profile(...) as prof:` bodies and `prof.start()` … `prof.stop()`
 //! sequences) and where their profiler comes from.
 
-use npuprof_syntax::{callee, descendants_in_scope, dotted, named_children, positional, text};
+use npuprof_syntax::{callee, descendants_in_scope, dotted, named_children, positional};
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
@@ -104,7 +104,15 @@ fn with_window<'t>(ctx: &FileContext<'t, '_>, with: Node<'t>) -> Vec<Window<'t>>
                 .then(|| dotted(expr, ctx.source))
                 .flatten()
         });
-        let countable = steps_only_here(ctx, with, key.as_deref());
+        // `with self.prof as prof:` — the profiler is reachable by its own name too.
+        let named = (expr.kind() != "call")
+            .then(|| dotted(expr, ctx.source))
+            .flatten();
+        let named_stepped_elsewhere = named.as_deref().is_some_and(|n| match n.rsplit_once('.') {
+            Some((_, attribute)) => ctx.source.contains(&format!(".{attribute}.step")),
+            None => !steps_only_here(ctx, with, Some(n)),
+        });
+        let countable = steps_only_here(ctx, with, key.as_deref()) && !named_stepped_elsewhere;
         out.push(Window {
             profile,
             frame,
@@ -164,29 +172,8 @@ fn steps_only_here<'t>(ctx: &FileContext<'t, '_>, anchor: Node<'t>, key: Option<
     if key.contains('.') {
         return false;
     }
-    if ctx.resolver.scope_of(anchor).kind() != "module" {
-        return true;
-    }
-    let needle = format!("{key}.step");
-    let mut stack = vec![ctx.resolver.scope_of(anchor)];
-    while let Some(node) = stack.pop() {
-        if node.kind() == "function_definition"
-            && text(node, ctx.source).contains(&needle)
-            && !has_parameter(node, key, ctx.source)
-        {
-            return false;
-        }
-        stack.extend(named_children(node));
-    }
-    true
-}
-
-fn has_parameter(def: Node<'_>, name: &str, source: &str) -> bool {
-    def.child_by_field_name("parameters").is_some_and(|params| {
-        descendants_in_scope(params)
-            .iter()
-            .any(|n| n.kind() == "identifier" && text(*n, source) == name)
-    })
+    ctx.resolver.scope_of(anchor).kind() != "module"
+        || !ctx.resolver.global_stepped_in_function(key)
 }
 
 /// The statements of a block, without comments.
