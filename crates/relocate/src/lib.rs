@@ -210,7 +210,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         model: request.model.clone(),
         revert_command: format!(
             "npuprof revert --repo {}",
-            reparse::shell_quote(&repo.display().to_string())
+            npuprof_verify::reparse::shell_quote(&repo.display().to_string())
         ),
         repo,
         res: res_rel,

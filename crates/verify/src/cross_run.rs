@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::BufReader;
+use std::path::Path;
 
 use crate::Options;
 use crate::discover::{self, Target, TargetKind};
@@ -11,8 +12,9 @@ use crate::log_findings;
 use crate::logs;
 use crate::mounts::{Mount, MountTable};
 use crate::probe;
+use crate::reparse::{self, ReparseDir};
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
-use crate::run_check::{self, RunFacts, RunOutcome, reparse_command};
+use crate::run_check::{self, RunFacts, RunOutcome};
 
 /// Sort key of a phase: prefill, decode, others by name, none.
 pub(crate) fn phase_key(phase: Option<&str>) -> (u8, String) {
@@ -373,9 +375,11 @@ fn check_result_logs(
 ) -> BTreeSet<u32> {
     let sched_ctx = run_check::schedule_context(outcomes.iter().map(|o| &o.facts));
     let mut failed = BTreeSet::new();
-    // A rank's log covers every phase: re-parse (or chown) every phase's directory.
+    // A rank's log covers every phase: chown the whole profile directory, re-parse the rank's
+    // run directories (analyse() looks one level down only, so never the profile directory).
     let run_dir = target.profile_dir().display().to_string();
     for (rank, path) in &target.rank_logs {
+        let reparse = rank_reparse_command(target, outcomes, *rank);
         let scan = probe::open_regular(path).and_then(|o| {
             logs::scan_log(BufReader::new(o.file)).map_err(|e| probe::FileProblem::from_io(&e))
         });
@@ -384,7 +388,7 @@ fn check_result_logs(
                 if scan.run_failed_lines > 0 {
                     failed.insert(*rank);
                 }
-                for f in log_findings::findings(&scan, path, &run_dir, sched_ctx) {
+                for f in log_findings::findings(&scan, path, &run_dir, &reparse, sched_ctx) {
                     findings.push(f.at(None, Some(*rank)));
                 }
             }
@@ -392,6 +396,29 @@ fn check_result_logs(
         }
     }
     failed
+}
+
+/// The command that re-parses what `rank`'s log covers: the rank's run directories; the
+/// directories holding every run when none is known to be the rank's.
+fn rank_reparse_command(target: &Target, outcomes: &[RunOutcome], rank: u32) -> String {
+    let own: Vec<ReparseDir> = outcomes
+        .iter()
+        .filter(|o| o.facts.rank == Some(rank))
+        .map(|o| ReparseDir::run(&o.facts.dir))
+        .collect();
+    let dirs = if own.is_empty() {
+        ReparseDir::parents_of(outcomes.iter().map(|o| o.facts.dir.as_path()))
+    } else {
+        own
+    };
+    if dirs.is_empty() {
+        format!(
+            "(no `*_ascend_pt` run directory was found under {}: nothing to re-parse)",
+            target.profile_dir().display()
+        )
+    } else {
+        reparse::analyse_command(&dirs)
+    }
 }
 
 /// The bad-output-filesystem signature: failed parsers, no CSV, a broken trace.
@@ -474,15 +501,16 @@ fn bad_disk_finding(
 ) -> Finding {
     let (fs, verdict) = filesystem_verdict(mount);
     let (repo, model) = discover::repo_and_model(&target.root)
-        .map(|(r, m)| (r.display().to_string(), m))
+        .map(|(r, m)| {
+            (
+                reparse::shell_quote(&r.display().to_string()),
+                reparse::shell_quote(&m),
+            )
+        })
         .unwrap_or_else(|| ("<repo>".to_owned(), "<model>".to_owned()));
     let run = first.dir.display().to_string();
-    let name = first
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let copy = format!("/tmp/npuprof-reparse/{name}");
+    let scratch = Path::new("/tmp/npuprof-reparse");
+    let copy = scratch.join(first.dir.file_name().unwrap_or_default());
     Finding::new(
         Severity::Error,
         Code::OutputFilesystem,
@@ -491,8 +519,13 @@ fn bad_disk_finding(
         ),
         Evidence::path(run.clone()),
         format!(
-            "relocate the output to a local disk and re-run: npuprof relocate --repo {repo} --model {model}; or confirm by re-parsing a copy there: mkdir -p /tmp/npuprof-reparse && cp -r {run} {copy} && {}",
-            reparse_command(&copy)
+            "relocate the output to a local disk and re-run: npuprof relocate --repo {} --model {}; or confirm by re-parsing a copy there: mkdir -p {} && cp -r {} {} && {}",
+            repo,
+            model,
+            reparse::shell_quote(&scratch.display().to_string()),
+            reparse::shell_quote(&run),
+            reparse::shell_quote(&copy.display().to_string()),
+            reparse::analyse_command(&[ReparseDir::run(&copy)])
         ),
     )
     .at(first.phase.as_deref(), first.rank)

@@ -24,6 +24,7 @@ pub mod merge;
 pub mod mounts;
 pub mod probe;
 pub mod profiler_info;
+pub mod reparse;
 pub mod report;
 pub mod run_check;
 pub mod trace_scan;

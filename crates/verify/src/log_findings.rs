@@ -4,7 +4,6 @@ use std::path::Path;
 
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::logs::{self, LogScan, RootMessage, ScheduleWarning};
-use crate::run_check::reparse_command;
 use npuprof_schedule::Schedule;
 
 /// Whether the runs the log belongs to used a schedule.
@@ -54,10 +53,16 @@ fn root_next_action(kind: RootMessage, reparse: &str) -> String {
     }
 }
 
-/// Findings for one log file. `run_dir` is used in re-parse commands.
-pub fn findings(scan: &LogScan, path: &Path, run_dir: &str, ctx: ScheduleContext) -> Vec<Finding> {
+/// Findings for one log file. `run_dir` is the directory to chown; `reparse` the command
+/// that re-parses what the log covers (`crate::reparse::analyse_command`).
+pub fn findings(
+    scan: &LogScan,
+    path: &Path,
+    run_dir: &str,
+    reparse: &str,
+    ctx: ScheduleContext,
+) -> Vec<Finding> {
     let p = path.display().to_string();
-    let reparse = reparse_command(run_dir);
     let mut out = Vec::new();
     if scan.run_failed_lines > 0 {
         let roots = logs::root_tasks(&scan.failed_tasks);
@@ -109,7 +114,7 @@ pub fn findings(scan: &LogScan, path: &Path, run_dir: &str, ctx: ScheduleContext
             Code::ParserRootCause,
             format!("parser root cause: \"{}\"", m.text),
             Evidence::line(p.clone(), m.line),
-            root_next_action(m.kind, &reparse),
+            root_next_action(m.kind, reparse),
         ));
     }
     for w in &scan.schedule_warnings {

@@ -13,6 +13,7 @@ use crate::log_findings::{self, ScheduleContext};
 use crate::logs;
 use crate::probe::{self, Contents, FileProblem, Opened};
 use crate::profiler_info::{self, DistributedArgs, ProfilerInfo};
+use crate::reparse::{self, ReparseDir};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
 use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
@@ -73,11 +74,6 @@ pub struct RunOutcome {
     pub facts: RunFacts,
 }
 
-/// `python3 -c "import torch_npu; torch_npu.profiler.profiler.analyse('<dir>')"`.
-pub fn reparse_command(dir: &str) -> String {
-    format!("python3 -c \"import torch_npu; torch_npu.profiler.profiler.analyse('{dir}')\"")
-}
-
 fn disp(p: &Path) -> String {
     p.display().to_string()
 }
@@ -91,12 +87,20 @@ fn describe_schedule(s: &Schedule) -> String {
 struct Ctx<'a> {
     phase: Option<String>,
     rank: Option<u32>,
+    /// The run directory, as reports write it.
     dir: String,
+    /// The run directory.
+    run_dir: PathBuf,
     findings: Vec<Finding>,
     progress: &'a dyn Progress,
 }
 
 impl Ctx<'_> {
+    /// The command that re-parses this run directory.
+    fn reparse(&self) -> String {
+        reparse::analyse_command(&[ReparseDir::run(&self.run_dir)])
+    }
+
     fn push(&mut self, f: Finding) {
         let f = f.at(self.phase.as_deref(), self.rank);
         self.findings.push(f);
@@ -195,7 +199,7 @@ fn list_output(
                 Evidence::path(disp(dir)),
                 format!(
                     "check the run's log for `run failed` lines, then re-parse: {}",
-                    reparse_command(&disp(dir))
+                    ctx.reparse()
                 ),
             ));
             Listing::Missing
@@ -215,6 +219,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         phase: run.phase.clone(),
         rank: None,
         dir: disp(dir),
+        run_dir: dir.clone(),
         findings: Vec::new(),
         progress,
     };
@@ -440,7 +445,7 @@ fn check_temp_leftover(ctx: &mut Ctx<'_>, dir: &Path, out_dir: &Path, in_output:
         Code::TraceTempLeftover,
         "trace_view_temp.json was left behind: timeline parsing never finished (torch_npu 7.1 and older rename it when done)",
         Evidence::path(disp(&p)),
-        format!("re-parse the run: {}", reparse_command(&ctx.dir)),
+        format!("re-parse the run: {}", ctx.reparse()),
     ));
 }
 
@@ -509,7 +514,8 @@ fn check_run_logs(
         match logs::scan_log(BufReader::new(opened.file)) {
             Ok(scan) => {
                 parsers_failed |= scan.run_failed_lines > 0;
-                for f in log_findings::findings(&scan, &path, &ctx.dir, sched_ctx) {
+                let reparse = ctx.reparse();
+                for f in log_findings::findings(&scan, &path, &ctx.dir, &reparse, sched_ctx) {
                     ctx.push(f);
                 }
             }

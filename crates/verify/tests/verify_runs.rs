@@ -687,3 +687,92 @@ fn a_run_without_profiler_info_is_not_counted_as_a_missing_rank() {
             .any(|f| f.code == Code::ProfilerInfoMissing)
     );
 }
+
+/// What torch_npu's `analyse(path)` parses (`_path_manager.py`, `get_profiler_path_list`, the
+/// same in every build 2.1–2.14): `path` when it holds `FRAMEWORK/` or a `PROF_*` directory,
+/// else each immediate subdirectory that does.
+fn analyse_parses(path: &Path) -> Vec<std::path::PathBuf> {
+    let is_run = |dir: &Path| {
+        dir.join("FRAMEWORK").is_dir()
+            || fs::read_dir(dir).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    e.path().is_dir() && e.file_name().to_string_lossy().starts_with("PROF_")
+                })
+            })
+    };
+    if !path.is_dir() {
+        return Vec::new();
+    }
+    if is_run(path) {
+        return vec![path.to_path_buf()];
+    }
+    let mut runs: Vec<_> = fs::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    runs.retain(|p| p.is_dir() && is_run(p));
+    runs
+}
+
+/// The paths of every `analyse('…')` in the report's next actions (plain paths only).
+fn suggested_analyse_paths(report: &VerifyReport) -> Vec<std::path::PathBuf> {
+    const CALL: &str = "torch_npu.profiler.profiler.analyse('";
+    let mut out = Vec::new();
+    for f in &report.findings {
+        let mut rest = f.next_action.as_str();
+        while let Some(at) = rest.find(CALL) {
+            rest = &rest[at + CALL.len()..];
+            let end = rest.find('\'').unwrap_or(rest.len());
+            out.push(std::path::PathBuf::from(&rest[..end]));
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_suggested_reparse_names_a_path_analyse_parses() {
+    // A cann-recipes result directory whose rank logs report failed parsers (real 2.7.1 stdout
+    // format), each rank with a prefill and a decode run holding their raw FRAMEWORK/ data.
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
+    for rank in [0, 1] {
+        for phase in ["prefill", "decode"] {
+            let run = res.add_run(phase, rank);
+            fs::create_dir_all(run.dir.join("FRAMEWORK")).unwrap_or_else(|e| panic!("{e}"));
+            if phase == "decode" {
+                break_like_bad_disk(&run);
+            }
+        }
+        res.write_log(rank, ALL_PARSERS_FAILED_LOG);
+    }
+    let report = run_verify(&res.dir, |_| {});
+    assert!(
+        report.findings.iter().any(|f| f.code == Code::ParserFailed
+            && f.evidence
+                .path
+                .as_deref()
+                .is_some_and(|p| p.ends_with("log_1.log"))),
+        "the result logs are read"
+    );
+    let paths = suggested_analyse_paths(&report);
+    assert!(paths.len() >= 4, "{paths:?}");
+    for path in paths
+        .iter()
+        .filter(|p| !p.starts_with("/tmp/npuprof-reparse"))
+    {
+        assert!(
+            !analyse_parses(path).is_empty(),
+            "analyse('{}') parses nothing",
+            path.display()
+        );
+    }
+    // Rank 1's log names rank 1's two run directories, not rank 0's.
+    let rank1 = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ParserFailed && f.rank == Some(1))
+        .map(|f| f.next_action.clone())
+        .unwrap_or_default();
+    assert_eq!(rank1.matches("_ascend_pt'").count(), 2, "{rank1}");
+    assert!(!rank1.contains("node1_4000_"), "{rank1}");
+}
