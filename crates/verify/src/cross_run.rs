@@ -12,9 +12,11 @@ use crate::log_findings;
 use crate::logs;
 use crate::mounts::{Mount, MountTable};
 use crate::probe;
+use crate::profiler_info::RecordedSchedule;
 use crate::reparse::{self, ReparseDir};
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
 use crate::run_check::{self, RunFacts, RunOutcome};
+use npuprof_schedule::{RECORDED_CYCLES_LIMIT, Schedule};
 
 /// Sort key of a phase: prefill, decode, others by name, none.
 pub(crate) fn phase_key(phase: Option<&str>) -> (u8, String) {
@@ -142,7 +144,7 @@ pub fn assemble(
     check_unreadable_dirs(target, &mut findings);
     check_phases(target, &phases, &outcomes, &mut findings);
     check_ranks(target, &expectation, &outcomes, &mut findings);
-    check_duplicates(&outcomes, &mut findings);
+    check_cycles(&outcomes, &mut findings);
     for o in &outcomes {
         findings.extend(o.findings.iter().cloned());
     }
@@ -327,43 +329,172 @@ fn check_ranks(
     }
 }
 
-/// More run directories for one phase and rank than the schedule's `repeat`.
-fn check_duplicates(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
-    let mut groups: BTreeMap<((u8, String), u32), Vec<&RunFacts>> = BTreeMap::new();
+/// The run directories of one phase and rank, in order of the timestamp in their names
+/// (`…_{YYYYmmddHHMMSSfff}_ascend_pt`; the name when it has none).
+fn by_timestamp<'a>(mut runs: Vec<&'a RunFacts>) -> Vec<&'a RunFacts> {
+    fn stamp(f: &RunFacts) -> (Option<u64>, String) {
+        let name = f
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ts = name
+            .strip_suffix("_ascend_pt")
+            .and_then(|n| n.rsplit('_').next())
+            .filter(|t| t.len() >= 14 && t.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|t| t.parse().ok());
+        (ts, name)
+    }
+    runs.sort_by_cached_key(|f| stamp(f));
+    runs
+}
+
+/// The cycles across each phase's and rank's run directories. torch_npu writes one directory
+/// per cycle (`repeat = N` gives N, each with its own cycle's Step Ids), so each cycle of the
+/// schedule must be in exactly one directory, in timestamp order. Without known cycles (no
+/// Step Ids, a callable schedule) only the count is checked.
+fn check_cycles(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
+    let mut groups: BTreeMap<((u8, String), Option<u32>), Vec<&RunFacts>> = BTreeMap::new();
     for o in outcomes {
-        if let Some(r) = o.facts.rank {
-            groups
-                .entry((phase_key(o.facts.phase.as_deref()), r))
-                .or_default()
-                .push(&o.facts);
-        }
+        groups
+            .entry((phase_key(o.facts.phase.as_deref()), o.facts.rank))
+            .or_default()
+            .push(&o.facts);
     }
-    for runs in groups.values() {
-        let repeat = runs
+    for runs in groups.into_values() {
+        let runs = by_timestamp(runs);
+        let schedule = runs
             .iter()
-            .find_map(|f| f.schedule.flatten())
-            .map(|s| s.repeat)
-            .or(runs.iter().all(|f| f.schedule == Some(None)).then_some(1));
-        if let Some(repeat) = repeat.filter(|r| *r > 0)
-            && runs.len() as u64 > repeat
-        {
-            let f = runs[0];
-            findings.push(
-                Finding::new(
-                    Severity::Warning,
-                    Code::RunDuplicate,
-                    format!(
-                        "{} run directories for rank {} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
-                        runs.len(),
-                        f.rank.unwrap_or(0)
-                    ),
-                    Evidence::path(f.dir.display().to_string()),
-                    "verify a fresh result directory, or move the older *_ascend_pt directories away",
-                )
-                .at(f.phase.as_deref(), f.rank),
-            );
+            .find_map(|f| f.schedule.and_then(RecordedSchedule::args));
+        let no_window = runs.iter().all(|f| {
+            matches!(
+                (f.schedule, f.step_ids),
+                (Some(RecordedSchedule::Absent), _)
+                    | (Some(RecordedSchedule::Function), Some(false))
+            )
+        });
+        match schedule {
+            Some(s) if runs.iter().all(|f| !f.cycles.is_empty()) => {
+                cycle_findings(&s, &runs, findings)
+            }
+            Some(s) if s.repeat > 0 => count_finding(&runs, s.repeat, findings),
+            None if no_window => count_finding(&runs, 1, findings),
+            _ => {}
         }
     }
+}
+
+fn cycle_findings(s: &Schedule, runs: &[&RunFacts], findings: &mut Vec<Finding>) {
+    let first = runs[0];
+    let at = |f: Finding| f.at(first.phase.as_deref(), first.rank);
+    let who = first
+        .rank
+        .map_or_else(String::new, |r| format!(" of rank {r}"));
+    let mut holders: BTreeMap<u64, Vec<&RunFacts>> = BTreeMap::new();
+    for f in runs {
+        for &k in &f.cycles {
+            holders.entry(k).or_default().push(f);
+        }
+    }
+    let steps_of = |k: u64| {
+        s.cycle_steps(k)
+            .map(|r| {
+                let (a, b) = (r.start, r.end.saturating_sub(1));
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}–{b}")
+                }
+            })
+            .unwrap_or_default()
+    };
+    let expected = s.repeat.min(RECORDED_CYCLES_LIMIT);
+    let missing: Vec<u64> = (0..expected).filter(|k| !holders.contains_key(k)).collect();
+    if !missing.is_empty() {
+        let last_saved = holders.keys().max().copied();
+        let trailing = missing.iter().all(|&m| Some(m) > last_saved);
+        let list: Vec<String> = missing
+            .iter()
+            .take(8)
+            .map(|&k| format!("cycle {k} (Step Ids {})", steps_of(k)))
+            .collect();
+        findings.push(at(Finding::new(
+            Severity::Error,
+            Code::CycleMissing,
+            format!(
+                "{} of the {expected} cycle(s) of schedule {} are in none of the {} run director(ies){who}: {}{}",
+                missing.len(),
+                s.to_string().replace(", ", " "),
+                runs.len(),
+                list.join(", "),
+                if missing.len() > list.len() { ", …" } else { "" }
+            ),
+            Evidence::path(first.dir.display().to_string()),
+            if trailing {
+                "the run stopped before these cycles were saved: make it last at least skip_first + repeat*(wait+warmup+active) + 1 steps (npuprof plan), then re-run"
+            } else {
+                "a cycle's directory was deleted (a stop in WARMUP deletes it) or moved: re-run, or verify the complete output"
+            },
+        )));
+    }
+    for (k, dirs) in &holders {
+        if dirs.len() > 1 {
+            let names: Vec<String> = dirs.iter().map(|f| f.dir.display().to_string()).collect();
+            findings.push(at(Finding::new(
+                Severity::Warning,
+                Code::CycleDuplicate,
+                format!(
+                    "cycle {k} (Step Ids {}) is in {} run directories{who}, but torch_npu writes each cycle once: leftovers of another run are mixed in ({})",
+                    steps_of(*k),
+                    dirs.len(),
+                    names.join(", ")
+                ),
+                Evidence::path(names[1].clone()),
+                "verify a fresh result directory, or move the older *_ascend_pt directories away",
+            )));
+        }
+    }
+    let order: Vec<u64> = runs
+        .iter()
+        .filter_map(|f| f.cycles.first().copied())
+        .collect();
+    if let Some(i) = order.windows(2).position(|w| w[1] < w[0]) {
+        findings.push(at(Finding::new(
+            Severity::Warning,
+            Code::CycleDuplicate,
+            format!(
+                "the run directories{who} are not in cycle order by their timestamps: {} (cycle {}) is newer than {} (cycle {}), but torch_npu saves cycles in order: leftovers of another run are mixed in",
+                runs[i + 1].dir.display(),
+                order[i + 1],
+                runs[i].dir.display(),
+                order[i]
+            ),
+            Evidence::path(runs[i + 1].dir.display().to_string()),
+            "verify a fresh result directory, or move the older *_ascend_pt directories away",
+        )));
+    }
+}
+
+/// More run directories for one phase and rank than the cycles saved (`repeat`).
+fn count_finding(runs: &[&RunFacts], repeat: u64, findings: &mut Vec<Finding>) {
+    if runs.len() as u64 <= repeat {
+        return;
+    }
+    let f = runs[0];
+    findings.push(
+        Finding::new(
+            Severity::Warning,
+            Code::RunDuplicate,
+            format!(
+                "{} run directories{} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
+                runs.len(),
+                f.rank.map_or_else(String::new, |r| format!(" for rank {r}"))
+            ),
+            Evidence::path(f.dir.display().to_string()),
+            "verify a fresh result directory, or move the older *_ascend_pt directories away",
+        )
+        .at(f.phase.as_deref(), f.rank),
+    );
 }
 
 /// The result directory's `log_<rank>.log` files; returns the ranks whose log reports failed

@@ -27,6 +27,7 @@ pub mod profiler_info;
 pub mod reparse;
 pub mod report;
 pub mod run_check;
+pub mod schedule_findings;
 pub mod trace_scan;
 
 mod cross_run;

@@ -3,40 +3,8 @@
 use std::path::Path;
 
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::logs::{self, LogScan, RootMessage, ScheduleWarning};
-use npuprof_schedule::Schedule;
-
-/// Whether the runs the log belongs to used a schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScheduleContext {
-    /// Every run recorded `schedule: {}`: the RECORD stop warning is harmless.
-    NoSchedule,
-    /// At least one run had a schedule.
-    Scheduled,
-    /// Not known.
-    Unknown,
-}
-
-impl ScheduleContext {
-    /// From the runs' schedules (`None` unknown, `Some(None)` no schedule).
-    pub fn from_schedules(schedules: impl IntoIterator<Item = Option<Option<Schedule>>>) -> Self {
-        let mut any = false;
-        let mut all_none = true;
-        for s in schedules {
-            any = true;
-            match s {
-                Some(Some(_)) => return Self::Scheduled,
-                Some(None) => {}
-                None => all_none = false,
-            }
-        }
-        if any && all_none {
-            Self::NoSchedule
-        } else {
-            Self::Unknown
-        }
-    }
-}
+use crate::logs::{self, LogScan, RootMessage};
+use crate::schedule_findings::{self, ScheduleContext};
 
 fn root_next_action(kind: RootMessage, reparse: &str) -> String {
     match kind {
@@ -118,47 +86,7 @@ pub fn findings(
         ));
     }
     for w in &scan.schedule_warnings {
-        let (severity, code, meaning, action) = match w.kind {
-            ScheduleWarning::StopInWarmup => (
-                Severity::Error,
-                Code::ScheduleStopInWarmup,
-                "the profiler stopped during WARMUP: torch_npu deletes that run directory, so there is no data",
-                "give the phase enough steps: skip_first + wait + warmup + active + 1 step() calls (npuprof plan), then re-run",
-            ),
-            ScheduleWarning::StopInRecord => match ctx {
-                ScheduleContext::NoSchedule => (
-                    Severity::Info,
-                    Code::ScheduleStopInRecord,
-                    "printed on every run without a schedule: harmless here (profiler_info schedule is {})",
-                    "none",
-                ),
-                _ => (
-                    Severity::Warning,
-                    Code::ScheduleStopInRecord,
-                    "the profiler stopped inside the recording window: the parsed data is incomplete",
-                    "make the run last past the window (skip_first + wait + warmup + active + 1 steps; npuprof plan), then re-run",
-                ),
-            },
-            ScheduleWarning::StopInRecordAndSave => (
-                Severity::Warning,
-                Code::ScheduleCycleIncomplete,
-                "the profiler stopped in RECORD_AND_SAVE: the last cycle may not have been saved",
-                "call prof.step() once more after the last recorded step (the usual +1 margin), then re-run",
-            ),
-            ScheduleWarning::Transition => (
-                Severity::Warning,
-                Code::ScheduleTransition,
-                "an invalid schedule transition: raw data is kept but not parsed",
-                "fix the schedule so each cycle runs WARMUP → RECORD → RECORD_AND_SAVE (npuprof plan), then re-run",
-            ),
-        };
-        out.push(Finding::new(
-            severity,
-            code,
-            format!("{meaning}: \"{}\"", w.text),
-            Evidence::line(p.clone(), w.line),
-            action,
-        ));
+        out.push(schedule_findings::warning_finding(w, path, ctx));
     }
     for o in &scan.ownership {
         out.push(Finding::new(

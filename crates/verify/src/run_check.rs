@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan, StepTraceRow};
-use crate::log_findings::{self, ScheduleContext};
+use crate::log_findings;
 use crate::logs;
 use crate::probe::{self, Contents, FileProblem, Opened};
-use crate::profiler_info::{self, DistributedArgs, ProfilerInfo};
+use crate::profiler_info::{self, DistributedArgs, ProfilerInfo, RecordedSchedule};
 use crate::reparse::{self, ReparseDir};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
+use crate::schedule_findings::{ScheduleContext, ScheduleEvidence};
 use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
 use npuprof_schedule::Schedule;
@@ -49,8 +50,12 @@ pub struct RunFacts {
     pub phase: Option<String>,
     /// Rank.
     pub rank: Option<u32>,
-    /// The schedule: `None` unknown, `Some(None)` no schedule.
-    pub schedule: Option<Option<Schedule>>,
+    /// The recorded schedule (`None`: unknown).
+    pub schedule: Option<RecordedSchedule>,
+    /// Whether kernel_details.csv has a `Step Id` column (`None`: no table was read).
+    pub step_ids: Option<bool>,
+    /// The schedule's cycles (0-based) its Step Ids belong to (empty: none known).
+    pub cycles: Vec<u64>,
     /// `distributed_args.world_size` from profiler_metadata.json.
     pub world_size: Option<u32>,
     /// No CSV at all in the output directory.
@@ -82,6 +87,21 @@ fn disp(p: &Path) -> String {
 /// skip_first=12`): the stable form of the JSON `schedule` field and of the step messages.
 fn describe_schedule(s: &Schedule) -> String {
     s.to_string().replace(", ", " ")
+}
+
+/// The report's `schedule` field: the arguments; `callable` for a function with Step Ids
+/// (`torch.profiler.schedule`, a lambda…, whose arguments are not recorded); `none` for no
+/// window (torch_npu's default schedule: `{}` without Step Ids, or `null`); `function` for `{}`
+/// when no kernel table tells the two apart.
+fn describe_recorded(s: RecordedSchedule, step_ids: Option<bool>) -> String {
+    match (s, step_ids) {
+        (RecordedSchedule::Args(s), _) => describe_schedule(&s),
+        (RecordedSchedule::Function, Some(true)) => "callable".to_owned(),
+        (RecordedSchedule::Function, Some(false)) | (RecordedSchedule::Absent, _) => {
+            "none".to_owned()
+        }
+        (RecordedSchedule::Function, None) => "function".to_owned(),
+    }
 }
 
 struct Ctx<'a> {
@@ -134,7 +154,7 @@ fn open_artifact(ctx: &mut Ctx<'_>, path: &Path, empty_code: Option<Code>) -> Op
 struct Config {
     info: Option<ProfilerInfo>,
     distributed: Option<DistributedArgs>,
-    effective_schedule: Option<Option<Schedule>>,
+    effective_schedule: Option<RecordedSchedule>,
 }
 
 fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) -> Config {
@@ -156,7 +176,9 @@ fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) 
         .or(distributed.and_then(|d| d.rank));
     let schedule = info.as_ref().and_then(|i| i.schedule);
     let effective_schedule = match (schedule, opts.expect_active) {
-        (Some(Some(s)), Some(a)) => Some(Some(s.with_active(a))),
+        (Some(RecordedSchedule::Args(s)), Some(a)) => {
+            Some(RecordedSchedule::Args(s.with_active(a)))
+        }
         (s, _) => s,
     };
     Config {
@@ -249,13 +271,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     let trace_broken = judge_trace(&mut ctx, &out_dir, large.trace, info, &mut artifacts);
     check_size_caps(&mut ctx, &out_dir, &artifacts.files);
 
-    let mut steps = StepsSummary {
-        expected: config
-            .effective_schedule
-            .flatten()
-            .and_then(|s| s.recorded_steps()),
-        ..StepsSummary::default()
-    };
+    let mut steps = StepsSummary::default();
     let kernel_path = out_dir.join("kernel_details.csv");
     let kernel_scan = judge_kernels(
         &mut ctx,
@@ -265,6 +281,11 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         &mut artifacts,
         &mut steps,
     );
+    let args = config.effective_schedule.and_then(RecordedSchedule::args);
+    let cycles = args
+        .map(|s| step_checks::cycles_of(&s, &steps.kernel_details))
+        .unwrap_or_default();
+    steps.expected = args.and_then(|s| step_checks::expected_steps(&s, &cycles));
     let step_trace_path = out_dir.join("step_trace_time.csv");
     let step_rows = has("step_trace_time.csv")
         .then(|| read_step_trace(&mut ctx, &step_trace_path, &mut artifacts, &mut steps))
@@ -280,12 +301,18 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         &step_trace_path,
     );
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
-    let parsers_failed = check_run_logs(&mut ctx, dir, info, &mut artifacts);
+    let evidence = ScheduleEvidence {
+        schedule: info.and_then(|i| i.schedule),
+        step_ids: kernel_scan.as_ref().map(|k| k.has("Step Id")),
+    };
+    let parsers_failed = check_run_logs(&mut ctx, dir, evidence, &mut artifacts);
     let facts = RunFacts {
         dir: dir.clone(),
         phase: run.phase.clone(),
         rank: ctx.rank,
-        schedule: info.and_then(|i| i.schedule),
+        schedule: evidence.schedule,
+        step_ids: evidence.step_ids,
+        cycles,
         world_size: config.distributed.and_then(|d| d.world_size),
         no_csv: listing != Listing::Unreadable
             && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
@@ -398,9 +425,7 @@ fn summary(
         level: info.and_then(|i| i.level_raw.clone()),
         aic_metrics: info.and_then(|i| i.aic_metrics.clone()),
         export_type: info.and_then(|i| i.export_type.clone()),
-        schedule: facts
-            .schedule
-            .map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
+        schedule: facts.schedule.map(|s| describe_recorded(s, facts.step_ids)),
         steps,
         artifacts,
     }
@@ -413,6 +438,8 @@ fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
         phase: run.phase.clone(),
         rank: None,
         schedule: None,
+        step_ids: None,
+        cycles: Vec::new(),
         world_size: None,
         no_csv: false,
         trace_broken: false,
@@ -491,7 +518,7 @@ fn read_step_trace(
 fn check_run_logs(
     ctx: &mut Ctx<'_>,
     dir: &Path,
-    info: Option<&ProfilerInfo>,
+    evidence: ScheduleEvidence,
     artifacts: &mut Artifacts,
 ) -> bool {
     let logs_dir = dir.join("logs");
@@ -504,7 +531,7 @@ fn check_run_logs(
         }
     };
     let mut parsers_failed = false;
-    let sched_ctx = ScheduleContext::from_schedules([info.and_then(|i| i.schedule)]);
+    let sched_ctx = ScheduleContext::from_runs([evidence]);
     for name in names.into_iter().filter(|n| n.ends_with(".log")) {
         let path = logs_dir.join(&name);
         artifacts.logs.push(name);
@@ -614,7 +641,10 @@ fn size_cap(ctx: &mut Ctx<'_>, path: &Path, cap: u64, kind: &str, cap_text: &str
     }
 }
 
-/// The schedule context shared by log checks: whether every run had no schedule.
+/// The schedule context shared by log checks: what the runs' schedules are.
 pub fn schedule_context<'a>(facts: impl IntoIterator<Item = &'a RunFacts>) -> ScheduleContext {
-    ScheduleContext::from_schedules(facts.into_iter().map(|f| f.schedule))
+    ScheduleContext::from_runs(facts.into_iter().map(|f| ScheduleEvidence {
+        schedule: f.schedule,
+        step_ids: f.step_ids,
+    }))
 }

@@ -8,7 +8,7 @@ use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan};
 use crate::probe::Opened;
-use crate::profiler_info::{Level, ProfilerInfo};
+use crate::profiler_info::{Level, ProfilerInfo, RecordedSchedule};
 use crate::report::KernelSummary;
 
 /// The fix for a minimal header when Level0 was (or may have been) recorded.
@@ -127,7 +127,7 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
         need(&[col]);
     }
     need(&["Block Dim", "Block Num"]);
-    if matches!(schedule, Some(Some(_))) {
+    if matches!(schedule, Some(RecordedSchedule::Args(_))) {
         need(&["Step Id"]);
     }
     if is_minimal(scan) {
@@ -291,7 +291,7 @@ fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&Pr
             ),
         ));
     }
-    if scan.empty_step_id_rows > 0 && matches!(schedule, Some(Some(_)) | None) {
+    if scan.empty_step_id_rows > 0 && schedule != Some(RecordedSchedule::Absent) {
         ctx.push(Finding::new(
             Severity::Info,
             Code::KernelStepIdEmpty,
