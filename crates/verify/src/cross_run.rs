@@ -329,6 +329,18 @@ fn check_ranks(
     }
 }
 
+/// A run directory's name without its timestamp and suffix (`{worker}_{pid}`).
+fn worker_of(dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix("_ascend_pt").unwrap_or(&name);
+    stem.rsplit_once('_')
+        .map_or(stem, |(worker, _)| worker)
+        .to_owned()
+}
+
 /// The run directories of one phase and rank, in order of the timestamp in their names
 /// (`…_{YYYYmmddHHMMSSfff}_ascend_pt`; the name when it has none).
 fn by_timestamp<'a>(mut runs: Vec<&'a RunFacts>) -> Vec<&'a RunFacts> {
@@ -354,10 +366,16 @@ fn by_timestamp<'a>(mut runs: Vec<&'a RunFacts>) -> Vec<&'a RunFacts> {
 /// schedule must be in exactly one directory, in timestamp order. Without known cycles (no
 /// Step Ids, a callable schedule) only the count is checked.
 fn check_cycles(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
-    let mut groups: BTreeMap<((u8, String), Option<u32>), Vec<&RunFacts>> = BTreeMap::new();
+    // A run without a rank is grouped with the directories of its own process (the worker
+    // name torch_npu gives them: `{worker}_{pid}`), never with other processes'.
+    let mut groups: BTreeMap<((u8, String), Option<u32>, String), Vec<&RunFacts>> = BTreeMap::new();
     for o in outcomes {
+        let process = match o.facts.rank {
+            Some(_) => String::new(),
+            None => worker_of(&o.facts.dir),
+        };
         groups
-            .entry((phase_key(o.facts.phase.as_deref()), o.facts.rank))
+            .entry((phase_key(o.facts.phase.as_deref()), o.facts.rank, process))
             .or_default()
             .push(&o.facts);
     }

@@ -481,10 +481,7 @@ fn schedule_warnings_with_and_without_schedule() {
     for phase in ["prefill", "decode"] {
         let run = res2.add_run(phase, 0);
         run.edit_info(|v| v["config"]["common_config"]["schedule"] = serde_json::json!({}));
-        run.write(
-            "kernel_details.csv",
-            edited_kernel_details(|_, l| l.split_once(',').map_or("", |(_, rest)| rest).to_owned()),
-        );
+        run.write("kernel_details.csv", kernel_details_without_step_id());
     }
     res2.write_log(
         0,
@@ -542,13 +539,7 @@ fn steps_and_compilation_inside_the_window() {
     // Spread the real kernels over steps 13..=16; step 13 is 20× slower in step_trace_time.
     run.write(
         "kernel_details.csv",
-        edited_kernel_details(|i, l| {
-            if i == 0 {
-                l.to_owned()
-            } else {
-                replace_field(l, 0, &(13 + (i % 4)).to_string())
-            }
-        }),
+        kernel_details_with_steps(|i| (13 + (i % 4)).to_string()),
     );
     let header = fs::read_to_string(level2_output("step_trace_time.csv")).unwrap_or_default();
     let header = header.lines().next().unwrap_or_default().to_owned();
@@ -787,13 +778,7 @@ fn repeat_cycle_run(res: &ResultDir, cycle: u64, stamp: &str) -> Run {
     run.edit_info(|v| v["config"]["common_config"]["schedule"]["repeat"] = 2.into());
     run.write(
         "kernel_details.csv",
-        edited_kernel_details(|i, l| {
-            if i == 0 {
-                l.to_owned()
-            } else {
-                replace_field(l, 0, &step)
-            }
-        }),
+        kernel_details_with_steps(|_| step.clone()),
     );
     let trace_steps = fs::read_to_string(level2_output("step_trace_time.csv"))
         .unwrap_or_default()
@@ -878,10 +863,7 @@ fn run_with_schedule(
     run.edit_info(|v| v["config"]["common_config"]["schedule"] = schedule);
     if !step_ids {
         // The default schedule marks no ProfilerStep: kernel_details has no Step Id column.
-        run.write(
-            "kernel_details.csv",
-            edited_kernel_details(|_, l| l.split_once(',').map_or("", |(_, rest)| rest).to_owned()),
-        );
+        run.write("kernel_details.csv", kernel_details_without_step_id());
     }
     res.write_log(0, log);
     res
