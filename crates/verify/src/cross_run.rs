@@ -329,6 +329,10 @@ fn check_ranks(
     }
 }
 
+/// The run directories whose cycles belong together: phase, rank, and the process of a run
+/// without a rank.
+type CycleGroup = ((u8, String), Option<u32>, String);
+
 /// A run directory's name without its timestamp and suffix (`{worker}_{pid}`).
 fn worker_of(dir: &Path) -> String {
     let name = dir
@@ -343,7 +347,7 @@ fn worker_of(dir: &Path) -> String {
 
 /// The run directories of one phase and rank, in order of the timestamp in their names
 /// (`…_{YYYYmmddHHMMSSfff}_ascend_pt`; the name when it has none).
-fn by_timestamp<'a>(mut runs: Vec<&'a RunFacts>) -> Vec<&'a RunFacts> {
+fn by_timestamp(mut runs: Vec<&RunFacts>) -> Vec<&RunFacts> {
     fn stamp(f: &RunFacts) -> (Option<u64>, String) {
         let name = f
             .dir
@@ -368,7 +372,7 @@ fn by_timestamp<'a>(mut runs: Vec<&'a RunFacts>) -> Vec<&'a RunFacts> {
 fn check_cycles(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
     // A run without a rank is grouped with the directories of its own process (the worker
     // name torch_npu gives them: `{worker}_{pid}`), never with other processes'.
-    let mut groups: BTreeMap<((u8, String), Option<u32>, String), Vec<&RunFacts>> = BTreeMap::new();
+    let mut groups: BTreeMap<CycleGroup, Vec<&RunFacts>> = BTreeMap::new();
     for o in outcomes {
         let process = match o.facts.rank {
             Some(_) => String::new(),
