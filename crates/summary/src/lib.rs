@@ -9,7 +9,7 @@
 //! [`html::render_summary`] renders it as one self-contained HTML page (a string). The CLI
 //! prints and writes.
 
-mod columns;
+pub mod columns;
 pub mod comm;
 pub mod compare;
 pub mod error;
@@ -134,7 +134,7 @@ pub fn summarize_both(
 
 /// The run's phase: from discovery, else the nearest `prefill`/`decode` directory between the
 /// summarised path and the run (the `<res>/<phase>/prof/<run>` layout), else the path's name.
-fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
+pub fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
     if run.phase.is_some() {
         return run.phase.clone();
     }
@@ -165,7 +165,7 @@ fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
 }
 
 /// Prefill before decode before other phases before none.
-fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
+pub fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
     match phase.as_deref() {
         Some("prefill") => (0, None),
         Some("decode") => (1, None),
