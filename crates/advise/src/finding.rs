@@ -20,6 +20,8 @@ pub struct Evidence {
     pub count: Option<u64>,
     /// The step it is in, when it is one step's.
     pub step: Option<u64>,
+    /// Where it is on the `Start Time(us)` clock (a gap: to find it in trace_view.json).
+    pub at_us: Option<f64>,
 }
 
 /// What is wrong with one phase × rank (or, for `slow-rank`, with one phase's ranks).

@@ -50,6 +50,7 @@ fn kernel_evidence(run: &RunData, kernel: &Kernel, detail: String) -> Evidence {
         share: run.share(per_step),
         count: Some(kernel.count),
         step: None,
+        at_us: None,
     }
 }
 
@@ -111,6 +112,7 @@ fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
             share: None,
             count: Some(rows),
             step: None,
+            at_us: None,
         }];
         evidence.extend(dynamic.iter().take(top).map(|k| {
             let detail = format!(
@@ -141,6 +143,7 @@ fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
                     share: run.share(per_step),
                     count: Some(t.count),
                     step: None,
+                    at_us: None,
                 }
             })
             .collect()
@@ -262,6 +265,7 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
             share: run.share(k.gap_total_us / run.steps()),
             count: Some(k.gap_count),
             step: None,
+            at_us: None,
         });
     }
     finding.evidence.extend(
@@ -272,15 +276,15 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
             .map(|gap| Evidence {
                 label: format!("+{} into the step", duration(gap.offset_us)),
                 detail: format!(
-                    "at {:.3} µs, after {}, before {}",
-                    gap.start_us,
-                    fit(&gap.after, 30),
-                    fit(&gap.before, 30)
+                    "after {}, before {}",
+                    fit(&gap.after, 27),
+                    fit(&gap.before, 27)
                 ),
                 time_us: Some(gap.gap_us),
                 share: run.share(gap.gap_us),
                 count: None,
                 step: gap.step,
+                at_us: Some(gap.start_us),
             }),
     );
     let preparing: Option<f64> = run.step_rows.iter().map(|s| s.preparing_us).sum();
@@ -293,6 +297,7 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
             share: run.share(per_step),
             count: None,
             step: None,
+            at_us: None,
         });
     }
     Some(finding)
@@ -334,6 +339,7 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
                 share: run.share(op.elapse_us / comm_steps),
                 count: Some(op.count),
                 step: None,
+                at_us: None,
             }));
         finding
             .evidence
@@ -351,6 +357,7 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
                 share: run.share(link.time_ms * 1000.0 / comm_steps),
                 count: None,
                 step: None,
+                at_us: None,
             }));
     }
     Some(finding)
@@ -394,6 +401,7 @@ fn small_packets(run: &RunData, _top: usize) -> Option<Finding> {
             share: run.share(l.small_ms * 1000.0 / comm_steps),
             count: Some(l.small),
             step: None,
+            at_us: None,
         })
         .collect();
     Some(finding)
@@ -489,6 +497,7 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Option<Finding> {
             share: t.run.share(t.own_us()),
             count: None,
             step: None,
+            at_us: None,
         })
         .collect();
     Some(finding)
