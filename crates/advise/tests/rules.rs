@@ -352,7 +352,7 @@ fn enlarge_packets(value: &mut serde_json::Value) {
 
 #[test]
 fn phase_and_rank_select_and_an_empty_selection_is_an_error() {
-    let tmp = real_copy(Layout::ResultDir);
+    let tmp: tempfile::TempDir = real_copy(Layout::ResultDir);
     let decode = advise(
         tmp.path(),
         &Options {
