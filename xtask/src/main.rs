@@ -1,6 +1,7 @@
-//! Developer tasks: `cargo xtask bench route|verify|summary`.
+//! Developer tasks: `cargo xtask bench route|verify|summary|advise`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench_advise;
 mod bench_route;
 mod bench_summary;
 mod bench_verify;
@@ -30,6 +31,8 @@ enum Bench {
     Verify(bench_verify::Args),
     /// `npuprof summary` on a multi-million-row kernel_details.csv vs pandas read_csv + groupby.
     Summary(bench_summary::Args),
+    /// `npuprof advise` against `npuprof summary` on the same file, and msprof-analyze's advisor.
+    Advise(bench_advise::Args),
 }
 
 fn main() -> anyhow::Result<()> {
@@ -37,5 +40,6 @@ fn main() -> anyhow::Result<()> {
         Task::Bench(Bench::Route(args)) => bench_route::run(&args),
         Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
         Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
+        Task::Bench(Bench::Advise(args)) => bench_advise::run(&args),
     }
 }
