@@ -260,7 +260,10 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
     if let Some(k) = kernels.filter(|k| k.gap_count > 0) {
         finding.evidence.push(Evidence {
             label: format!("gaps of {} or more", duration(GAP_US)),
-            detail: "between kernels on the device timeline".to_owned(),
+            detail: format!(
+                "{} of {} kernels start after one (host-bound dispatch when most do)",
+                k.gap_count, k.rows
+            ),
             time_us: Some(k.gap_total_us / run.steps()),
             share: run.share(k.gap_total_us / run.steps()),
             count: Some(k.gap_count),

@@ -233,7 +233,9 @@ fn the_human_summary_names_route_window_and_verdicts_on_stdout() {
         );
     }
     assert!(
-        stdout.lines().any(|l| l.starts_with("next: npuprof advise ")),
+        stdout
+            .lines()
+            .any(|l| l.starts_with("next: npuprof advise ")),
         "no advise line in:\n{stdout}"
     );
 }

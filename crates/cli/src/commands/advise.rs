@@ -161,14 +161,7 @@ fn finding_block(out: &mut String, number: usize, finding: &Finding) {
         );
         let _ = writeln!(out, "{}", fit(line.trim_end(), WIDTH));
         if !item.detail.is_empty() {
-            let detail = format!("{:30}{}", "", item.detail);
-            let _ = writeln!(
-                out,
-                "{}{}{}",
-                dim().render(),
-                fit(&detail, WIDTH),
-                dim().render_reset()
-            );
+            wrap(out, &" ".repeat(30), &item.detail);
         }
     }
     wrap(out, "    do: ", &finding.action);
