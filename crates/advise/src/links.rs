@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::thresholds::{RDMA_SMALL_MB, SDMA_SMALL_MB};
@@ -102,7 +103,9 @@ fn small_below(link: &str) -> Option<f64> {
 /// The key torch_npu gives the per-step totals of every operator.
 const TOTAL_OP_INFO: &str = "Total Op Info";
 
-/// Reads a `communication.json` (step → `p2p`/`collective` → operator → info).
+/// Reads a `communication.json` (step → `p2p`/`collective` → operator → info) in one
+/// streaming pass: each operator is added as it is read, so memory is bounded by the distinct
+/// operator names and link types, not by the steps.
 pub fn read_comm(path: &Path) -> Result<Comm, SummaryError> {
     let json = |source| SummaryError::Json {
         path: path.to_path_buf(),
@@ -112,42 +115,49 @@ pub fn read_comm(path: &Path) -> Result<Comm, SummaryError> {
         path: path.to_path_buf(),
         source,
     })?;
-    type Steps = BTreeMap<String, BTreeMap<String, BTreeMap<String, OpEntry>>>;
-    let steps: Steps = serde_json::from_reader(std::io::BufReader::new(file)).map_err(json)?;
-    let mut comm = Comm {
-        steps: steps.len(),
-        ..Comm::default()
-    };
-    let mut links: BTreeMap<String, Link> = BTreeMap::new();
-    let mut ops: BTreeMap<String, CommOp> = BTreeMap::new();
-    for (name, op) in steps
-        .values()
-        .flat_map(BTreeMap::values)
-        .flat_map(BTreeMap::iter)
-    {
-        if name == TOTAL_OP_INFO {
-            continue;
-        }
+    let mut acc = Acc::default();
+    let mut reader = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
+    Level {
+        depth: Depth::Steps,
+        acc: &mut acc,
+    }
+    .deserialize(&mut reader)
+    .map_err(json)?;
+    reader.end().map_err(json)?;
+    Ok(acc.finish())
+}
+
+/// What the pass adds up.
+#[derive(Default)]
+struct Acc {
+    comm: Comm,
+    links: BTreeMap<String, Link>,
+    ops: BTreeMap<String, CommOp>,
+}
+
+impl Acc {
+    /// Adds one operator.
+    fn add(&mut self, name: &str, op: &OpEntry) {
         let time = op.time.as_ref();
-        let ms = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
-        comm.elapse_us += ms(|t| t.elapse_ms);
-        comm.wait_us += ms(|t| t.wait_ms);
-        comm.transit_us += ms(|t| t.transit_ms);
+        let us = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
+        self.comm.elapse_us += us(|t| t.elapse_ms);
+        self.comm.wait_us += us(|t| t.wait_ms);
+        self.comm.transit_us += us(|t| t.transit_ms);
         let short = name.split('@').next().unwrap_or(name);
-        let entry = ops.entry(short.to_owned()).or_insert_with(|| CommOp {
+        let entry = self.ops.entry(short.to_owned()).or_insert_with(|| CommOp {
             name: short.to_owned(),
             count: 0,
             elapse_us: 0.0,
             wait_us: 0.0,
         });
         entry.count += 1;
-        entry.elapse_us += ms(|t| t.elapse_ms);
-        entry.wait_us += ms(|t| t.wait_ms);
+        entry.elapse_us += us(|t| t.elapse_ms);
+        entry.wait_us += us(|t| t.wait_ms);
         for (kind, info) in op.bandwidth.iter().flatten() {
             let Some(below) = small_below(kind) else {
                 continue;
             };
-            let link = links.entry(kind.clone()).or_insert_with(|| Link {
+            let link = self.links.entry(kind.clone()).or_insert_with(|| Link {
                 link: kind.clone(),
                 size_mb: 0.0,
                 time_ms: 0.0,
@@ -169,19 +179,159 @@ pub fn read_comm(path: &Path) -> Result<Comm, SummaryError> {
             }
         }
     }
-    comm.links = links
-        .into_values()
-        .filter(|l| l.size_mb > 0.0 || l.transfers > 0)
-        .map(|mut l| {
-            l.bandwidth_gb_s = (l.time_ms > 0.0).then(|| l.size_mb / l.time_ms);
-            l
+
+    /// The links with data, with their bandwidth, and the operators by elapsed time.
+    fn finish(self) -> Comm {
+        let mut comm = self.comm;
+        comm.links = self
+            .links
+            .into_values()
+            .filter(|l| l.size_mb > 0.0 || l.transfers > 0)
+            .map(|mut l| {
+                l.bandwidth_gb_s = (l.time_ms > 0.0).then(|| l.size_mb / l.time_ms);
+                l
+            })
+            .collect();
+        comm.ops = self.ops.into_values().collect();
+        comm.ops.sort_by(|a, b| {
+            b.elapse_us
+                .total_cmp(&a.elapse_us)
+                .then(a.name.cmp(&b.name))
+        });
+        comm
+    }
+}
+
+/// The nesting of the file.
+#[derive(Clone, Copy)]
+enum Depth {
+    Steps,
+    Categories,
+    Operators,
+}
+
+/// Reads one level of the file's maps, adding every operator below it.
+struct Level<'a> {
+    depth: Depth,
+    acc: &'a mut Acc,
+}
+
+impl<'de> DeserializeSeed<'de> for Level<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Level<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.depth {
+            Depth::Steps => "an object of steps",
+            Depth::Categories => "an object of communication categories",
+            Depth::Operators => "an object of communication operators",
         })
-        .collect();
-    comm.ops = ops.into_values().collect();
-    comm.ops.sort_by(|a, b| {
-        b.elapse_us
-            .total_cmp(&a.elapse_us)
-            .then(a.name.cmp(&b.name))
-    });
-    Ok(comm)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match self.depth {
+                Depth::Steps => {
+                    map.next_value_seed(Level {
+                        depth: Depth::Categories,
+                        acc: &mut *self.acc,
+                    })?;
+                    self.acc.comm.steps += 1;
+                }
+                Depth::Categories => map.next_value_seed(Level {
+                    depth: Depth::Operators,
+                    acc: &mut *self.acc,
+                })?,
+                Depth::Operators if key == TOTAL_OP_INFO => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+                Depth::Operators => {
+                    let op: OpEntry = map.next_value()?;
+                    self.acc.add(&key, &op);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comm_of(json: &str) -> Result<Comm, SummaryError> {
+        let dir = tempfile::tempdir().map_err(|source| SummaryError::Io {
+            path: "tempdir".into(),
+            source,
+        })?;
+        let path = dir.path().join("communication.json");
+        std::fs::write(&path, json).map_err(|source| SummaryError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        read_comm(&path)
+    }
+
+    #[test]
+    fn steps_operators_links_and_small_packets_add_up() {
+        let op = |ms: f64| {
+            format!(
+                r#"{{"Communication Time Info": {{"Elapse Time(ms)": {ms}, "Wait Time(ms)": 0.5, "Transit Time(ms)": 0.25}},
+                "Communication Bandwidth Info": {{
+                  "HCCS": {{"Transit Size(MB)": 20, "Transit Time(ms)": 2, "Size Distribution": {{"2.0": [3, 0.75], "32.0": [1, 1.0]}}}},
+                  "SDMA": {{"Transit Size(MB)": 20, "Transit Time(ms)": 2, "Size Distribution": {{}}}},
+                  "RDMA": {{"Transit Size(MB)": 0, "Transit Time(ms)": 0, "Size Distribution": {{}}}}}}}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"step1": {{"p2p": {{}}, "collective": {{"hcom_allReduce__1_0_1@g": {}, "Total Op Info": {{}}}}}},
+                "step2": {{"collective": {{"hcom_allReduce__1_0_1@g": {}}}}}}}"#,
+            op(1.0),
+            op(3.0)
+        );
+        let comm = comm_of(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(comm.steps, 2);
+        assert_eq!(
+            (comm.elapse_us, comm.wait_us, comm.transit_us),
+            (4000.0, 1000.0, 500.0)
+        );
+        assert_eq!(comm.ops.len(), 1);
+        assert_eq!(
+            (comm.ops[0].name.as_str(), comm.ops[0].count),
+            ("hcom_allReduce__1_0_1", 2)
+        );
+        // SDMA (the sum of its links) is left out; RDMA without data too.
+        assert_eq!(comm.links.len(), 1);
+        let hccs = &comm.links[0];
+        assert_eq!(
+            (hccs.link.as_str(), hccs.transfers, hccs.small),
+            ("HCCS", 8, 6)
+        );
+        assert_eq!((hccs.small_ms, hccs.bandwidth_gb_s), (1.5, Some(10.0)));
+    }
+
+    #[test]
+    fn a_cut_or_misshapen_file_is_an_error() {
+        for json in [
+            r#"{"step1": {"collective": {"#,
+            r#"{"step1": []}"#,
+            r#"{} trailing"#,
+        ] {
+            let message = comm_of(json)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                message.contains("not a torch_npu communication.json"),
+                "{json}: {message}"
+            );
+        }
+    }
 }
