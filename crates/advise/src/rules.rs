@@ -222,11 +222,12 @@ fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
     let mut finding = Finding::new(
         Code::MemoryBound,
         format!(
-            "{} kernel(s) bound by data movement: {} per step{}; compute-bound kernels {}",
+            "{} kernel(s) bound by data movement: {} per step{}; compute-bound kernels {}{}",
             memory.len(),
             duration(per_step),
             of_step(run, per_step),
-            duration(compute)
+            duration(compute),
+            of_step(run, compute)
         ),
         per_step,
     );
