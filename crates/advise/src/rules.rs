@@ -11,7 +11,7 @@ use crate::thresholds::{
     BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
     SMALL_PACKET_SHARE,
 };
-use crate::units::busiest;
+use crate::units::{Unit, busiest};
 
 /// The `Accelerator Core` of AI CPU kernels.
 const AI_CPU: &str = "AI_CPU";
@@ -166,7 +166,7 @@ fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
 }
 
 /// The kernels with pipe metrics, each with its busiest pipe and ratio.
-fn bounded<'a>(run: &'a RunData) -> impl Iterator<Item = (&'a Kernel, crate::units::Unit, f64)> {
+fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Unit, f64)> {
     run.kernels.iter().flat_map(|k| &k.kernels).filter_map(|k| {
         let (unit, ratio) = busiest(k.ratios.as_ref()?)?;
         Some((k, unit, ratio))

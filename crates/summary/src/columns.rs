@@ -123,6 +123,10 @@ pub fn name_key(field: &[u8]) -> Cow<'_, [u8]> {
 
 /// A numeric field: `None` when empty or `N/A`, `Err(())` when it is something else.
 #[inline]
+#[allow(
+    clippy::result_unit_err,
+    reason = "the caller names the file, line and column (`bad_number`)"
+)]
 pub fn number(field: &[u8]) -> Result<Option<f64>, ()> {
     if let Some(value) = decimal::short_decimal(field) {
         return Ok(Some(value));
