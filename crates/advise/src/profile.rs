@@ -5,12 +5,14 @@
 //! Memory is bounded by the number of distinct names and types (capped as summary caps them,
 //! [`npuprof_summary::kernels::MAX_GROUPS`]) and [`MAX_SHAPES`] shapes per type, not by rows.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::BuildHasherDefault;
 use std::path::Path;
 
 use npuprof_summary::SummaryError;
 use npuprof_summary::columns::{self, Header};
-use npuprof_summary::kernels::{MAX_GROUPS, OTHER};
+use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
+use npuprof_summary::pipe::RatioValues;
 use serde::Serialize;
 
 use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES, MAX_STEPS};
@@ -170,12 +172,11 @@ struct KindAcc {
     count: u64,
 }
 
+/// Keys (the bytes of a name or type) to their index, hashed a word at a time.
+type Index = HashMap<Box<[u8]>, usize, BuildHasherDefault<WordHash>>;
+
 /// A key's index in `index`, inserting it (or [`OTHER`] past the cap) on first sight.
-fn position<T: Default>(
-    index: &mut HashMap<Box<[u8]>, usize>,
-    accs: &mut Vec<(String, T)>,
-    key: &[u8],
-) -> usize {
+fn position<T: Default>(index: &mut Index, accs: &mut Vec<(String, T)>, key: &[u8]) -> usize {
     if let Some(&i) = index.get(key) {
         return i;
     }
@@ -204,9 +205,12 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
     let mut reader = columns::open(path, 0)?;
     let header = columns::read_header(&mut reader, path)?;
     let cols = Columns::new(&header, path)?;
-    let mut names_index = HashMap::new();
+    let mut names_index = Index::default();
     let mut names: Vec<(String, NameAcc)> = Vec::new();
-    let mut kinds_index = HashMap::new();
+    let mut kinds_index = Index::default();
+    let seen = &mut RatioValues::default();
+    // The last step's field and value: rows come grouped by step, so a step is parsed once.
+    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
     let mut kinds: Vec<(String, KindAcc)> = Vec::new();
     let mut profile = KernelProfile {
         has_state: cols.state.is_some(),
@@ -215,7 +219,7 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         ordered: cols.start.is_some(),
         ..KernelProfile::default()
     };
-    let mut steps: Vec<u64> = Vec::new();
+    let mut steps: BTreeSet<u64> = BTreeSet::new();
     // The timeline: the current step, its first start, the last start, the latest end so far
     // and the name index ending it.
     let mut timeline: Option<(Option<u64>, f64, f64, f64, usize)> = None;
@@ -251,11 +255,11 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         acc.total_us += duration;
         if cols
             .state
-            .is_some_and(|i| columns::text(field(i)).eq_ignore_ascii_case("dynamic"))
+            .is_some_and(|i| field(i).trim_ascii().eq_ignore_ascii_case(b"dynamic"))
         {
             acc.dynamic += 1;
         }
-        if let Some(ratios) = cols.units.row(field) {
+        if let Some(ratios) = cols.units.row(seen, |i| record.get_word(i)) {
             for (sum, r) in acc.weighted.iter_mut().zip(ratios) {
                 *sum += duration * r;
             }
@@ -274,18 +278,20 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         }
         profile.rows += 1;
         profile.total_us += duration;
-        let step = match cols.step.map(|i| columns::text(field(i))) {
-            Some(text) => text.parse::<u64>().ok(),
+        let step = match cols.step.map(field) {
+            Some(bytes) if bytes == last_step.0.as_slice() => last_step.1,
+            Some(bytes) => {
+                let step = columns::text(bytes).parse::<u64>().ok();
+                if let Some(step) = step
+                    && steps.len() < MAX_STEPS
+                {
+                    steps.insert(step);
+                }
+                last_step = (bytes.to_vec(), step);
+                step
+            }
             None => None,
         };
-        // Rows come grouped by step: only a change of step is looked up.
-        if let Some(step) = step
-            && steps.last() != Some(&step)
-            && !steps.contains(&step)
-            && steps.len() < MAX_STEPS
-        {
-            steps.push(step);
-        }
         if profile.ordered
             && let Some(start) = cols.start.and_then(|i| number(i).ok().flatten())
         {

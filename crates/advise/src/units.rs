@@ -3,7 +3,8 @@
 //! vector split, unprefixed ones on older chips. A pipe's value in a row is the largest of its
 //! columns that hold a number.
 
-use npuprof_summary::columns::{self, Header};
+use npuprof_summary::columns::Header;
+use npuprof_summary::pipe::RatioValues;
 use serde::Serialize;
 
 /// A pipe of the AI Core.
@@ -101,15 +102,20 @@ impl UnitColumns {
         )
     }
 
-    /// The row's ratio per pipe from `field(column)`; `None` when no ratio column holds a
+    /// The row's ratio per pipe from `field(column)` (a field and its first eight bytes, the
+    /// values of short fields looked up in `seen`); `None` when no ratio column holds a
     /// number, or every ratio is 0 (rows without metrics: communication, AI CPU, `N/A`).
-    pub(crate) fn row<'a>(&self, field: impl Fn(usize) -> &'a [u8]) -> Option<[f64; UNITS]> {
+    pub(crate) fn row<'a>(
+        &self,
+        seen: &mut RatioValues,
+        field: impl Fn(usize) -> Option<(&'a [u8], u64)>,
+    ) -> Option<[f64; UNITS]> {
         let mut ratios = [0.0; UNITS];
         let mut any = false;
         for &(column, unit) in &self.0 {
-            if let Ok(Some(value)) = columns::number(field(column))
-                && value > ratios[unit]
-            {
+            let value = field(column).map_or(f64::NAN, |(f, word)| seen.value(f, word));
+            // A NaN (no number) compares false.
+            if value > ratios[unit] {
                 ratios[unit] = value;
                 any = true;
             }
@@ -130,11 +136,18 @@ mod tests {
                 .map(str::as_bytes),
         );
         let cols = UnitColumns::new(&header);
-        let row = ["k", "0.1", "0.2", "0.3", "0.0", "0.9", "0.4", "0.5"];
-        let got = cols.row(|i| row[i].as_bytes());
+        static ROW: [&str; 8] = ["k", "0.1", "0.2", "0.3", "0.0", "0.9", "0.4", "0.5"];
+        let field = |row: &'static [&'static str]| {
+            move |i: usize| {
+                let f = row[i].as_bytes();
+                Some((f, npuprof_verify::decimal::word(f)))
+            }
+        };
+        let seen = &mut RatioValues::default();
+        let got = cols.row(seen, field(&ROW));
         assert_eq!(got, Some([0.1, 0.0, 0.0, 0.2, 0.9, 0.5, 0.3]));
         assert_eq!(got.as_ref().and_then(busiest), Some((Unit::Mte2, 0.9)));
-        let zeros = ["k", "0", "0.0", "N/A", "0", "0", "0", "0"];
-        assert_eq!(cols.row(|i| zeros[i].as_bytes()), None);
+        static ZEROS: [&str; 8] = ["k", "0", "0.0", "N/A", "0", "0", "0", "0"];
+        assert_eq!(cols.row(seen, field(&ZEROS)), None);
     }
 }
