@@ -124,7 +124,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         advise_one.max_rss_kb as f64 / 1024.0,
         summary_one.max_rss_kb as f64 / 1024.0
     );
-    if let Some((measured, _)) = &anchor {
+    if let Some((measured, _, _)) = anchor.as_ref().filter(|_| same_input) {
         println!(
             "msprof-analyze advisor / npuprof advise (one core): {:.0}× the wall time",
             measured.secs / advise_one.secs.max(0.001)
@@ -147,7 +147,7 @@ fn count_findings(measured: &Measured) -> anyhow::Result<usize> {
 }
 
 /// msprof-analyze's advisor on `run` (or on a run of `--anchor-rows` rows), once after a
-/// warm-up when it is slow; its row and the table label.
+/// warm-up; its times, the table label and the size of its kernel_details.csv.
 fn time_anchor(
     program: &Path,
     args: &Args,
@@ -155,7 +155,7 @@ fn time_anchor(
     sample: &Path,
     kernel_sample: &[u8],
     run: &Path,
-) -> anyhow::Result<(Measured, String)> {
+) -> anyhow::Result<(Measured, String, u64)> {
     let (dir, rows) = match args.anchor_rows {
         Some(rows) => {
             let dir = out.join("anchor").join("rank0_ascend_pt");
@@ -164,6 +164,7 @@ fn time_anchor(
         }
         None => (run.to_path_buf(), args.rows),
     };
+    let bytes = fs::metadata(dir.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"))?.len();
     let report = out.join("anchor-report");
     fs::create_dir_all(&report)?;
     let mut cmd = Command::new(program);

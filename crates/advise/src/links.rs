@@ -4,11 +4,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::thresholds::{RDMA_SMALL_MB, SDMA_SMALL_MB};
 use npuprof_summary::SummaryError;
+use npuprof_summary::comm::each_operator;
 
 /// One link type's transfers, summed over the steps.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -100,30 +100,12 @@ fn small_below(link: &str) -> Option<f64> {
     }
 }
 
-/// The key torch_npu gives the per-step totals of every operator.
-const TOTAL_OP_INFO: &str = "Total Op Info";
-
 /// Reads a `communication.json` (step → `p2p`/`collective` → operator → info) in one
-/// streaming pass: each operator is added as it is read, so memory is bounded by the distinct
-/// operator names and link types, not by the steps.
+/// streaming pass (summary's [`each_operator`]): memory is bounded by the distinct operator
+/// names and link types, not by the steps.
 pub fn read_comm(path: &Path) -> Result<Comm, SummaryError> {
-    let json = |source| SummaryError::Json {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = std::fs::File::open(path).map_err(|source| SummaryError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
     let mut acc = Acc::default();
-    let mut reader = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
-    Level {
-        depth: Depth::Steps,
-        acc: &mut acc,
-    }
-    .deserialize(&mut reader)
-    .map_err(json)?;
-    reader.end().map_err(json)?;
+    acc.comm.steps = each_operator(path, |name, op: OpEntry| acc.add(name, &op))?;
     Ok(acc.finish())
 }
 
@@ -199,66 +181,6 @@ impl Acc {
                 .then(a.name.cmp(&b.name))
         });
         comm
-    }
-}
-
-/// The nesting of the file.
-#[derive(Clone, Copy)]
-enum Depth {
-    Steps,
-    Categories,
-    Operators,
-}
-
-/// Reads one level of the file's maps, adding every operator below it.
-struct Level<'a> {
-    depth: Depth,
-    acc: &'a mut Acc,
-}
-
-impl<'de> DeserializeSeed<'de> for Level<'_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
-        deserializer.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Level<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self.depth {
-            Depth::Steps => "an object of steps",
-            Depth::Categories => "an object of communication categories",
-            Depth::Operators => "an object of communication operators",
-        })
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            match self.depth {
-                Depth::Steps => {
-                    map.next_value_seed(Level {
-                        depth: Depth::Categories,
-                        acc: &mut *self.acc,
-                    })?;
-                    self.acc.comm.steps += 1;
-                }
-                Depth::Categories => map.next_value_seed(Level {
-                    depth: Depth::Operators,
-                    acc: &mut *self.acc,
-                })?,
-                Depth::Operators if key == TOTAL_OP_INFO => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-                Depth::Operators => {
-                    let op: OpEntry = map.next_value()?;
-                    self.acc.add(&key, &op);
-                }
-            }
-        }
-        Ok(())
     }
 }
 
