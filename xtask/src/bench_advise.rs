@@ -112,10 +112,18 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         )?),
         None => None,
     };
-    if let Some((measured, label)) = &anchor {
+    let same_input = anchor.as_ref().is_some_and(|a| a.2 == bytes);
+    if let Some((measured, label, _)) = anchor.as_ref().filter(|_| same_input) {
         rows.push((label.as_str(), measured, "-"));
     }
     table("kernel_details.csv", bytes, &rows);
+    if let Some((measured, label, anchor_bytes)) = anchor.as_ref().filter(|_| !same_input) {
+        table(
+            "kernel_details.csv",
+            *anchor_bytes,
+            &[(label.as_str(), measured, "-")],
+        );
+    }
     println!();
     println!(
         "npuprof advise / npuprof summary, one core: {:.2} wall, {:.2} CPU; peak RSS {:.1} MB vs {:.1} MB",
