@@ -184,5 +184,6 @@ fn time_anchor(
     Ok((
         measured,
         format!("msprof-analyze advisor all ({rows} rows)"),
+        bytes,
     ))
 }
