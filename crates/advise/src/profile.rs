@@ -6,7 +6,7 @@
 //! [`npuprof_summary::kernels::MAX_GROUPS`]) and [`MAX_SHAPES`] shapes per type, not by rows.
 
 use std::collections::{BTreeSet, HashMap};
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use npuprof_summary::SummaryError;
@@ -193,11 +193,12 @@ fn position<T: Default>(index: &mut Index, accs: &mut Vec<(String, T)>, key: &[u
     i
 }
 
-/// FNV-1a of a field: distinct shapes are told apart by this hash.
+/// A field's hash, a word at a time: distinct shapes are told apart by it.
 fn fingerprint(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    let mut hash = WordHash::default();
+    hash.write(bytes);
+    hash.write_usize(bytes.len());
+    hash.finish()
 }
 
 /// Reads `kernel_details.csv` in one pass.
@@ -293,7 +294,9 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
             None => None,
         };
         if profile.ordered
-            && let Some(start) = cols.start.and_then(|i| number(i).ok().flatten())
+            && let Some(start) = cols
+                .start
+                .and_then(|i| npuprof_verify::decimal::parse_f64(field(i).trim_ascii()))
         {
             timeline = Some(match timeline {
                 Some((s, first, last_start, end, ended_by)) if s == step => {
