@@ -22,9 +22,7 @@ use std::path::{Path, PathBuf};
 
 use npuprof_summary::run::{COMMUNICATION, KERNEL_DETAILS, OUTPUT_DIR, STEP_TRACE};
 use npuprof_summary::steps::{Step, read_steps};
-use npuprof_summary::{SummaryError, phase_of, phase_order};
-use npuprof_verify::discover::discover;
-use rayon::prelude::*;
+use npuprof_summary::{SummaryError, phase_order};
 use serde::Serialize;
 
 pub use crate::codes::Code;
@@ -99,43 +97,13 @@ impl RunData {
 
 /// Advises on the run directories under `path` (any path `npuprof summary` accepts).
 pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
-    let target = discover(path)?;
-    let selected: Vec<(PathBuf, Option<String>)> = target
-        .runs
-        .iter()
-        .map(|run| (run.dir.clone(), phase_of(run, path)))
-        .filter(|(_, phase)| options.phase.is_none() || *phase == options.phase)
-        .collect();
-    let mut order: Vec<(u64, usize)> = selected
-        .iter()
-        .enumerate()
-        .map(|(i, (dir, _))| (npuprof_summary::run::kernel_details_bytes(dir), i))
-        .collect();
-    order.sort_by_key(|&(bytes, i)| (std::cmp::Reverse(bytes), i));
-    let mut done: Vec<(usize, Result<Option<RunData>, SummaryError>)> = order
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(_, i)| {
-            let (dir, phase) = &selected[i];
-            (i, read_run(dir, phase.clone(), path, options.rank))
-        })
-        .collect();
-    done.sort_by_key(|(i, _)| *i);
-    let mut runs = Vec::with_capacity(done.len());
-    for (_, run) in done {
-        runs.extend(run?);
-    }
+    let mut runs = npuprof_summary::each_run(path, options.phase.as_deref(), |dir, phase| {
+        read_run(dir, phase, path, options.rank)
+    })?;
     if runs.is_empty() {
-        let mut parts: Vec<String> = Vec::new();
-        parts.extend(options.phase.as_ref().map(|p| format!("phase {p}")));
-        parts.extend(options.rank.map(|r| format!("rank {r}")));
         return Err(SummaryError::NothingSelected {
             path: path.to_path_buf(),
-            selection: if parts.is_empty() {
-                "every run".to_owned()
-            } else {
-                parts.join(", ")
-            },
+            selection: npuprof_summary::selection(options.phase.as_deref(), options.rank),
         });
     }
     runs.sort_by(|a, b| {

@@ -56,7 +56,7 @@ pub const COMMUNICATION: &str = "communication.json";
 
 /// The size of the run's `kernel_details.csv` (0 when there is none): what summarising it
 /// costs, to schedule the largest runs first.
-pub fn kernel_details_bytes(dir: &Path) -> u64 {
+pub(crate) fn kernel_details_bytes(dir: &Path) -> u64 {
     std::fs::metadata(dir.join(OUTPUT_DIR).join(KERNEL_DETAILS)).map_or(0, |m| m.len())
 }
 
