@@ -11,7 +11,7 @@
 //! [`html::render_summary`] renders it as one self-contained HTML page (a string). The CLI
 //! prints and writes.
 
-mod columns;
+pub mod columns;
 pub mod comm;
 pub mod compare;
 pub mod error;
@@ -70,43 +70,17 @@ pub struct Summary {
 /// directory, a recipes result directory (`prof/<phase>/…`, also `<res>/<phase>/prof/…`) or
 /// any parent of run directories.
 pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError> {
-    let target = discover(path)?;
-    let selected: Vec<(PathBuf, Option<String>)> = target
-        .runs
-        .iter()
-        .map(|run| (run.dir.clone(), phase_of(run, path)))
-        .filter(|(_, phase)| options.phase.is_none() || *phase == options.phase)
-        .collect();
-    // Largest runs first, one task each, so no core is left with a big run at the end.
-    let mut order: Vec<(u64, usize)> = selected
-        .iter()
-        .enumerate()
-        .map(|(i, (dir, _))| (run::kernel_details_bytes(dir), i))
-        .collect();
-    order.sort_by_key(|&(bytes, i)| (std::cmp::Reverse(bytes), i));
-    let mut done: Vec<(usize, Result<Option<RunSummary>, SummaryError>)> = order
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(_, i)| {
-            let (dir, phase) = &selected[i];
-            // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
-            if options.rank.is_some() && run::read_rank(dir, &mut Vec::new()) != options.rank {
-                return (i, Ok(None));
-            }
-            let summary = run::summarize_run(dir, phase.clone(), path, options.top);
-            (i, summary.map(Some))
-        })
-        .collect();
-    done.sort_by_key(|(i, _)| *i);
-    // The error reported is the first in discovery order, as if the runs were read in turn.
-    let mut runs = Vec::with_capacity(done.len());
-    for (_, summary) in done {
-        runs.extend(summary?);
-    }
+    let mut runs = each_run(path, options.phase.as_deref(), |dir, phase| {
+        // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
+        if options.rank.is_some() && run::read_rank(dir, &mut Vec::new()) != options.rank {
+            return Ok(None);
+        }
+        run::summarize_run(dir, phase, path, options.top).map(Some)
+    })?;
     if runs.is_empty() {
         return Err(SummaryError::NothingSelected {
             path: path.to_path_buf(),
-            selection: selection(options),
+            selection: selection(options.phase.as_deref(), options.rank),
         });
     }
     runs.sort_by(|a, b| {
@@ -133,6 +107,62 @@ pub fn summarize_both(
     options: &Options,
 ) -> (Result<Summary, SummaryError>, Result<Summary, SummaryError>) {
     rayon::join(|| summarize(base, options), || summarize(new, options))
+}
+
+/// `read(run directory, phase)` for every run directory below `path` (of `phase` only, when
+/// given), in parallel on all cores, the largest `kernel_details.csv` first; the results in
+/// discovery order, those that are `None` left out. The error returned is the first in
+/// discovery order, as if the runs were read in turn.
+pub fn each_run<T, F>(path: &Path, phase: Option<&str>, read: F) -> Result<Vec<T>, SummaryError>
+where
+    T: Send,
+    F: Fn(&Path, Option<String>) -> Result<Option<T>, SummaryError> + Sync,
+{
+    let target = discover(path)?;
+    let selected: Vec<(PathBuf, Option<String>)> = target
+        .runs
+        .iter()
+        .map(|run| (run.dir.clone(), phase_of(run, path)))
+        .filter(|(_, p)| phase.is_none() || p.as_deref() == phase)
+        .collect();
+    // Largest runs first, one task each, so no core is left with a big run at the end.
+    let mut order: Vec<(u64, usize)> = selected
+        .iter()
+        .enumerate()
+        .map(|(i, (dir, _))| (run::kernel_details_bytes(dir), i))
+        .collect();
+    order.sort_by_key(|&(bytes, i)| (std::cmp::Reverse(bytes), i));
+    let mut done: Vec<(usize, Result<Option<T>, SummaryError>)> = order
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(_, i)| {
+            let (dir, phase) = &selected[i];
+            (i, read(dir, phase.clone()))
+        })
+        .collect();
+    done.sort_by_key(|(i, _)| *i);
+    let mut out = Vec::with_capacity(done.len());
+    for (_, result) in done {
+        out.extend(result?);
+    }
+    Ok(out)
+}
+
+/// What `--phase`/`--rank` selected, for the error when nothing matches: `phase decode,
+/// rank 3`, or `every run`.
+pub fn selection(phase: Option<&str>, rank: Option<u32>) -> String {
+    let mut parts = Vec::new();
+    if let Some(phase) = phase {
+        parts.push(format!("phase {phase}"));
+    }
+    if let Some(rank) = rank {
+        parts.push(format!("rank {rank}"));
+    }
+    if parts.is_empty() {
+        "every run".to_owned()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// The run's phase: from discovery, else the nearest `prefill`/`decode` directory between the
@@ -168,27 +198,12 @@ fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
 }
 
 /// mm_encode before prefill before decode before other phases before none.
-fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
+pub fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
     match phase.as_deref() {
         Some("mm_encode") => (0, None),
         Some("prefill") => (1, None),
         Some("decode") => (2, None),
         Some(other) => (3, Some(other)),
         None => (4, None),
-    }
-}
-
-fn selection(options: &Options) -> String {
-    let mut parts = Vec::new();
-    if let Some(phase) = &options.phase {
-        parts.push(format!("phase {phase}"));
-    }
-    if let Some(rank) = options.rank {
-        parts.push(format!("rank {rank}"));
-    }
-    if parts.is_empty() {
-        "every run".to_owned()
-    } else {
-        parts.join(", ")
     }
 }
