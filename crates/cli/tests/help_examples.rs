@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "collect",
     "verify",
     "summary",
+    "advise",
     "compare",
     "relocate",
     "skill",
@@ -115,7 +116,7 @@ fn needs_missing_program(line: &str) -> Option<&'static str> {
 
 /// The commands whose examples read a collected result: a copy for them first runs the
 /// top-level help's `collect` example, as a user would have.
-const NEED_A_RESULT: &[&str] = &["verify", "summary", "relocate"];
+const NEED_A_RESULT: &[&str] = &["verify", "summary", "advise", "relocate"];
 
 /// A workspace-like copy of what the examples name: `examples/` and the vendored real run.
 fn clone_copy(tmp: &Path) -> std::path::PathBuf {
@@ -128,6 +129,7 @@ fn clone_copy(tmp: &Path) -> std::path::PathBuf {
 }
 
 /// Runs each line in `root`; a failure (exit other than 0 or 1) is added to `failures`.
+#[allow(clippy::print_stderr, reason = "says which pager half was not run")]
 fn run_lines(root: &Path, lines: &[String], failures: &mut Vec<String>) {
     for line in lines {
         if let Some(program) = needs_missing_program(line) {
