@@ -164,7 +164,12 @@ fn help(npuprof: &Path, command: &[&str]) -> Result<String, String> {
             output.status
         ));
     }
-    String::from_utf8(output.stdout).map_err(|_| "`--help` is not UTF-8".to_owned())
+    let text = String::from_utf8(output.stdout).map_err(|_| "`--help` is not UTF-8".to_owned())?;
+    // clap pads some blank lines with spaces; a page keeps no trailing whitespace.
+    Ok(text
+        .lines()
+        .map(|line| line.trim_end().to_owned() + "\n")
+        .collect())
 }
 
 /// verify's finding registry.
