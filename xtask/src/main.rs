@@ -1,4 +1,5 @@
-//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise`, `cargo xtask fidelity`.
+//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise`, `cargo xtask fidelity`,
+//! `cargo xtask codegen`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_advise;
@@ -7,6 +8,7 @@ mod bench_route;
 mod bench_summary;
 mod bench_verify;
 mod build;
+mod codegen;
 mod fidelity;
 
 use clap::{Parser, Subcommand};
@@ -25,6 +27,8 @@ enum Task {
     Bench(Bench),
     /// Checks npuprof's torch_npu facts against the real torch-npu wheels (needs PyPI).
     Fidelity(fidelity::Args),
+    /// Writes the reference pages under `docs/` from the code (`--check`: exit 1 when stale).
+    Codegen(codegen::Args),
 }
 
 #[derive(Debug, Subcommand)]
@@ -49,7 +53,13 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
         Task::Bench(Bench::Advise(args)) => bench_advise::run(&args),
         Task::Bench(Bench::Lint(args)) => bench_lint::run(&args),
-        // Exit 2 on an error, as 1 means drift.
+        // Exit 2 on an error, as 1 means a stale page (or drift).
+        Task::Codegen(args) => {
+            return Ok(codegen::run(&args).unwrap_or_else(|e| {
+                eprintln!("error: {e:#}");
+                std::process::ExitCode::from(2)
+            }));
+        }
         Task::Fidelity(args) => {
             return Ok(fidelity::run(&args).unwrap_or_else(|e| {
                 eprintln!("error: {e:#}");

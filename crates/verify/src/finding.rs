@@ -25,142 +25,241 @@ impl Severity {
     }
 }
 
+/// One code's entry in the registry: what [`Code::info`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeInfo {
+    /// The code.
+    pub code: Code,
+    /// The stable kebab-case spelling (JSON and human output).
+    pub name: &'static str,
+    /// The severity a finding of this code has unless its check knows better (a build, a
+    /// schedule or the recorded level can raise or lower it; the finding carries the one chosen).
+    pub severity: Severity,
+    /// A short title (a few words, no final stop).
+    pub title: &'static str,
+    /// One line of Markdown: what the finding means.
+    pub meaning: &'static str,
+    /// One line of Markdown: the usual next action (each finding's own `next_action` is the
+    /// concrete one, with paths and commands).
+    pub next_action: &'static str,
+}
+
 macro_rules! codes {
-    ($( $(#[$doc:meta])* $variant:ident = $text:literal ),+ $(,)?) => {
+    ($( $variant:ident = ($text:literal, $severity:ident, $title:literal, $meaning:literal, $next:literal); )+) => {
         /// Stable finding codes (kebab-case in JSON and human output), in order of priority:
         /// findings of one severity are listed in this order.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         pub enum Code {
-            $( $(#[$doc])* #[serde(rename = $text)] $variant, )+
+            $( #[doc = $meaning] #[serde(rename = $text)] $variant, )+
         }
+
+        /// Every code's entry, in the order of [`Code::ALL`].
+        pub const REGISTRY: &[CodeInfo] = &[
+            $( CodeInfo {
+                code: Code::$variant,
+                name: $text,
+                severity: Severity::$severity,
+                title: $title,
+                meaning: $meaning,
+                next_action: $next,
+            }, )+
+        ];
 
         impl Code {
             /// Every code, in documentation order.
             pub const ALL: &'static [Code] = &[$(Code::$variant),+];
-
-            /// The stable kebab-case spelling.
-            pub fn as_str(self) -> &'static str {
-                match self { $(Code::$variant => $text,)+ }
-            }
         }
     };
 }
 
+impl Code {
+    /// This code's entry of the registry.
+    pub fn info(self) -> &'static CodeInfo {
+        // The variants and the entries are generated in the same order.
+        &REGISTRY[self as usize]
+    }
+
+    /// The stable kebab-case spelling.
+    pub fn as_str(self) -> &'static str {
+        self.info().name
+    }
+
+    /// The severity a finding of this code has unless its check knows better.
+    pub fn default_severity(self) -> Severity {
+        self.info().severity
+    }
+}
+
+// Each entry: code = (JSON spelling, default severity, title, meaning, usual next action).
 codes! {
-    /// Every parser failed and no CSV exists: the known bad-output-filesystem failure.
-    OutputFilesystem = "output-filesystem",
-    /// Parser tasks `run failed`; the root task is named.
-    ParserFailed = "parser-failed",
-    /// A root-cause message from the parser.
-    ParserRootCause = "parser-root-cause",
-    /// An expected phase (`prefill`/`decode`) has no run directory.
-    PhaseMissing = "phase-missing",
-    /// A rank has no run directory in a phase.
-    RankMissing = "rank-missing",
-    /// `--merge`: a rank appears in more than one node's report (or twice in one).
-    RankDuplicate = "rank-duplicate",
-    /// The profiler stopped in WARMUP: the run directory was deleted.
-    ScheduleStopInWarmup = "schedule-stop-in-warmup",
-    /// `ASCEND_PROFILER_OUTPUT/` is absent.
-    OutputDirMissing = "output-dir-missing",
-    /// `profiler_info*.json` is not valid JSON.
-    ProfilerInfoInvalid = "profiler-info-invalid",
-    /// A `trace_view_temp.json` was left behind: parsing never finished.
-    TraceTempLeftover = "trace-temp-leftover",
-    /// `trace_view.json` is empty.
-    TraceEmpty = "trace-empty",
-    /// `trace_view.json` ends cleanly after an event without the closing `]`.
-    TraceUnterminated = "trace-unterminated",
-    /// `trace_view.json` ends in the middle of an event.
-    TraceCutMidEvent = "trace-cut-mid-event",
-    /// `trace_view.json` closes with `},]`: the device timeline was empty.
-    TraceEmptyDeviceTimeline = "trace-empty-device-timeline",
-    /// `trace_view.json` has a syntax error before its end.
-    TraceMalformed = "trace-malformed",
-    /// `trace_view.json` is a JSON object, not torch_npu's bare array.
-    TraceNotArray = "trace-not-array",
-    /// The `Ascend Hardware` or `CANN` process is missing from the trace.
-    TraceProcessMissing = "trace-process-missing",
-    /// A file is over torch_npu's size cap (JSON 10 GiB, CSV 5 GiB) and is treated as empty.
-    FileOverSizeCap = "file-over-size-cap",
-    /// The log says a file exceeded torch_npu's preset size.
-    SizeCapWarning = "size-cap-warning",
-    /// A file or directory exists but could not be read (permission denied, I/O error).
-    FileUnreadable = "file-unreadable",
-    /// A FIFO, socket, device or directory where a file belongs: skipped without reading.
-    FileNotRegular = "file-not-regular",
-    /// A git-lfs pointer file where the data belongs.
-    FileLfsPointer = "file-lfs-pointer",
-    /// An artifact is empty (0 bytes).
-    FileEmpty = "file-empty",
-    /// A CSV record runs past the size limit (NULs, no line ending, an unclosed quote) or the
-    /// header is absurdly wide: read only up to there.
-    CsvCorrupt = "csv-corrupt",
-    /// A `.db` of a db export is not SQLite, is cut short, or SQLite cannot read it.
-    DbInvalid = "db-invalid",
-    /// A `.db` lacks tables every parsed run has.
-    DbTablesMissing = "db-tables-missing",
-    /// A `.db`'s essential tables hold no rows.
-    DbTablesEmpty = "db-tables-empty",
-    /// kernel_details.csv has the minimal (Level0) header.
-    KernelHeaderMinimal = "kernel-header-minimal",
-    /// kernel_details.csv lacks columns expected for the recorded level or metric group.
-    KernelColumnsMissing = "kernel-columns-missing",
-    /// kernel_details.csv rows whose field count differs from the header.
-    KernelRowsMalformed = "kernel-rows-malformed",
-    /// A kernel_details.csv column is present but empty in every row.
-    KernelColumnEmpty = "kernel-column-empty",
-    /// kernel_details.csv has a header but no rows.
-    KernelNoRows = "kernel-no-rows",
-    /// Steps the schedule records are absent from kernel_details.csv.
-    StepsMissing = "steps-missing",
-    /// Step Ids the schedule does not record.
-    StepsUnexpected = "steps-unexpected",
-    /// step_trace_time.csv lacks recorded steps.
-    StepTraceMissingSteps = "step-trace-missing-steps",
-    /// `--merge`: ranks of one phase recorded different steps.
-    StepsInconsistent = "steps-inconsistent",
-    /// The first recorded step is ≥ 10× the median of the others: compilation inside the window.
-    CompileInWindow = "compile-in-window",
-    /// An artifact required by the recorded configuration is absent.
-    ArtifactMissing = "artifact-missing",
-    /// The profiler stopped in RECORD: incomplete data (harmless without a schedule).
-    ScheduleStopInRecord = "schedule-stop-in-record",
-    /// The profiler stopped in RECORD_AND_SAVE: the cycle may not have completed.
-    ScheduleCycleIncomplete = "schedule-cycle-incomplete",
-    /// An invalid schedule transition (`RECORD followed by NONE`, ...): raw data not parsed.
-    ScheduleTransition = "schedule-transition",
-    /// The output directory belongs to another user (`chown` message); an error on builds
-    /// whose CANN export stops on it.
-    OutputOwner = "output-owner",
-    /// The CANN toolkit's files belong to another user (`chown` message naming the toolkit).
-    ToolkitOwner = "toolkit-owner",
-    /// `Failed to get acl to npu flow events`: kernels cannot be tied to steps (Step Id).
-    AclFlowMissing = "acl-flow-missing",
-    /// NPU activity, raw data, no failure and no kernels: the window recorded no kernels.
-    NoKernelsInWindow = "no-kernels-in-window",
-    /// A build that writes `analyse.done` after every parse left none: parsing did not end.
-    AnalyseDoneMissing = "analyse-done-missing",
-    /// More run directories for one phase and rank than the schedule's `repeat`.
-    RunDuplicate = "run-duplicate",
-    /// A cycle of a `repeat ≥ 2` schedule is in none of the phase's run directories.
-    CycleMissing = "cycle-missing",
-    /// A cycle is in more than one run directory, or the cycles are out of timestamp order.
-    CycleDuplicate = "cycle-duplicate",
-    /// No `profiler_info*.json`: the configuration is unknown.
-    ProfilerInfoMissing = "profiler-info-missing",
-    /// kernel_details.csv rows with an empty `Step Id`.
-    KernelStepIdEmpty = "kernel-step-id-empty",
-    /// db export: text artifacts are not expected.
-    DbExport = "db-export",
-    /// Part of the expectation is unknown, so it was not checked.
-    ExpectationUnknown = "expectation-unknown",
-    /// The number of ranks is not known (no `--ranks`, no `log_<rank>.log`, no `parallel_group_info`).
-    WorldSizeUnknown = "world-size-unknown",
-    /// Only some ranks of the run are here (normal for one node of a multi-node run).
-    RankSubset = "rank-subset",
-    /// `analyse.done` exists although the run has errors (it is written even when parsing fails).
-    AnalyseDoneNotSuccess = "analyse-done-not-success",
+    OutputFilesystem = ("output-filesystem", Error, "Bad output filesystem",
+        "Every parser failed and no CSV exists: the known bad-output-filesystem failure.",
+        "write the output to a local disk (`npuprof relocate`), run again, and verify");
+    ParserFailed = ("parser-failed", Error, "Parser tasks failed",
+        "Parser tasks `run failed`; the root task is named.",
+        "fix the root task's cause (its log line is the evidence), then re-parse with `torch_npu.profiler.profiler.analyse(<run dir>)`");
+    ParserRootCause = ("parser-root-cause", Error, "Parser root cause",
+        "A root-cause message from the parser.",
+        "fix what the message names, then re-parse the run directory");
+    PhaseMissing = ("phase-missing", Error, "Phase missing",
+        "An expected phase (`prefill`/`decode`) has no run directory.",
+        "check that the phase's profiler was enabled and its window reached (`npuprof plan`), then run again");
+    RankMissing = ("rank-missing", Error, "Rank missing",
+        "A rank has no run directory in a phase.",
+        "read that rank's log for a crash or an early exit; copy its output here if it ran on another node");
+    RankDuplicate = ("rank-duplicate", Error, "Rank reported twice",
+        "`--merge`: a rank appears in more than one node's report (or twice in one).",
+        "merge each node's report once; remove the duplicate report");
+    ScheduleStopInWarmup = ("schedule-stop-in-warmup", Error, "Stopped in WARMUP",
+        "The profiler stopped in WARMUP: the run directory was deleted.",
+        "run enough steps for the window to close (`npuprof plan` shows how many), then run again");
+    OutputDirMissing = ("output-dir-missing", Error, "No ASCEND_PROFILER_OUTPUT",
+        "`ASCEND_PROFILER_OUTPUT/` is absent.",
+        "parsing did not run or did not finish: re-parse the run directory and read its log");
+    ProfilerInfoInvalid = ("profiler-info-invalid", Error, "profiler_info is not JSON",
+        "`profiler_info*.json` is not valid JSON.",
+        "the run was cut short while writing it: run again");
+    TraceTempLeftover = ("trace-temp-leftover", Error, "Trace parsing never finished",
+        "A `trace_view_temp.json` was left behind: parsing never finished.",
+        "re-parse the run directory (and check the disk has room)");
+    TraceEmpty = ("trace-empty", Error, "Trace empty",
+        "`trace_view.json` is empty.",
+        "re-parse the run directory; if it stays empty, read the parser's log");
+    TraceUnterminated = ("trace-unterminated", Error, "Trace unterminated",
+        "`trace_view.json` ends cleanly after an event without the closing `]`.",
+        "the writer stopped early (killed, disk full): re-parse the run directory");
+    TraceCutMidEvent = ("trace-cut-mid-event", Error, "Trace cut mid-event",
+        "`trace_view.json` ends in the middle of an event.",
+        "the file was truncated (disk full, killed, partial copy): re-parse or copy it again");
+    TraceEmptyDeviceTimeline = ("trace-empty-device-timeline", Error, "Empty device timeline",
+        "`trace_view.json` closes with `},]`: the device timeline was empty.",
+        "no device data reached the parser: check the window recorded NPU work, then run again");
+    TraceMalformed = ("trace-malformed", Error, "Trace malformed",
+        "`trace_view.json` has a syntax error before its end.",
+        "the file is damaged at the reported byte: re-parse the run directory");
+    TraceNotArray = ("trace-not-array", Warning, "Trace is not an array",
+        "`trace_view.json` is a JSON object, not torch_npu's bare array.",
+        "check which tool wrote the file; torch_npu writes a bare array");
+    TraceProcessMissing = ("trace-process-missing", Error, "Trace process missing",
+        "The `Ascend Hardware` or `CANN` process is missing from the trace.",
+        "the device data was not parsed: read the parser's log and re-parse");
+    FileOverSizeCap = ("file-over-size-cap", Error, "File over torch_npu's size cap",
+        "A file is over torch_npu's size cap (JSON 10 GiB, CSV 5 GiB) and is treated as empty.",
+        "record fewer steps or a lower level (`npuprof plan`), then run again");
+    SizeCapWarning = ("size-cap-warning", Error, "Size cap reported",
+        "The log says a file exceeded torch_npu's preset size.",
+        "record fewer steps or a lower level, then run again");
+    FileUnreadable = ("file-unreadable", Error, "File unreadable",
+        "A file or directory exists but could not be read (permission denied, I/O error).",
+        "fix the permissions or the disk, then verify again");
+    FileNotRegular = ("file-not-regular", Error, "Not a regular file",
+        "A FIFO, socket, device or directory where a file belongs: skipped without reading.",
+        "replace it with the real file (copy the run again)");
+    FileLfsPointer = ("file-lfs-pointer", Error, "git-lfs pointer",
+        "A git-lfs pointer file where the data belongs.",
+        "fetch the data (`git lfs pull`), then verify again");
+    FileEmpty = ("file-empty", Error, "File empty",
+        "An artifact is empty (0 bytes).",
+        "re-parse the run directory; if it stays empty, read the parser's log");
+    CsvCorrupt = ("csv-corrupt", Error, "CSV corrupt",
+        "A CSV record runs past the size limit (NULs, no line ending, an unclosed quote) or the header is absurdly wide: read only up to there.",
+        "the file is damaged at the reported line: re-parse the run directory");
+    DbInvalid = ("db-invalid", Error, "Database invalid",
+        "A `.db` of a db export is not SQLite, is cut short, or SQLite cannot read it.",
+        "re-parse the run directory (and check the disk has room)");
+    DbTablesMissing = ("db-tables-missing", Error, "Database tables missing",
+        "A `.db` lacks tables every parsed run has.",
+        "the export did not finish: re-parse the run directory");
+    DbTablesEmpty = ("db-tables-empty", Error, "Database tables empty",
+        "A `.db`'s essential tables hold no rows.",
+        "nothing was recorded or the export failed: check the window, then re-parse or run again");
+    KernelHeaderMinimal = ("kernel-header-minimal", Warning, "Minimal kernel header",
+        "kernel_details.csv has the minimal (Level0) header.",
+        "for shapes, streams and AI Core metrics, pass an `_ExperimentalConfig` with `ProfilerLevel.Level1` and run again");
+    KernelColumnsMissing = ("kernel-columns-missing", Error, "Kernel columns missing",
+        "kernel_details.csv lacks columns expected for the recorded level or metric group.",
+        "re-parse the run directory with the CANN that recorded it");
+    KernelRowsMalformed = ("kernel-rows-malformed", Error, "Kernel rows malformed",
+        "kernel_details.csv rows whose field count differs from the header.",
+        "the file is damaged at the reported line: re-parse the run directory");
+    KernelColumnEmpty = ("kernel-column-empty", Warning, "Kernel column empty",
+        "A kernel_details.csv column is present but empty in every row.",
+        "check the metric group and level that should fill it");
+    KernelNoRows = ("kernel-no-rows", Warning, "No kernel rows",
+        "kernel_details.csv has a header but no rows.",
+        "check the window recorded NPU work (`npuprof plan`), then run again");
+    StepsMissing = ("steps-missing", Error, "Recorded steps missing",
+        "Steps the schedule records are absent from kernel_details.csv.",
+        "check that `step()` is called once per step inside the window, then run again");
+    StepsUnexpected = ("steps-unexpected", Warning, "Unexpected steps",
+        "Step Ids the schedule does not record.",
+        "check the schedule passed to the profiler against the one expected (`npuprof plan`)");
+    StepTraceMissingSteps = ("step-trace-missing-steps", Warning, "Step trace lacks steps",
+        "step_trace_time.csv lacks recorded steps.",
+        "re-parse the run directory; compare with kernel_details.csv's Step Ids");
+    StepsInconsistent = ("steps-inconsistent", Warning, "Ranks recorded different steps",
+        "`--merge`: ranks of one phase recorded different steps.",
+        "check that every rank ran the same schedule and step count");
+    CompileInWindow = ("compile-in-window", Warning, "Compilation in the window",
+        "The first recorded step is ≥ 10× the median of the others: compilation inside the window.",
+        "warm up before the window (raise `skip_first` or `wait`), then run again");
+    ArtifactMissing = ("artifact-missing", Error, "Artifact missing",
+        "An artifact required by the recorded configuration is absent.",
+        "re-parse the run directory; if it stays absent, read the parser's log");
+    ScheduleStopInRecord = ("schedule-stop-in-record", Warning, "Stopped in RECORD",
+        "The profiler stopped in RECORD: incomplete data (harmless without a schedule).",
+        "run enough steps for the window to close, with one closing `step()` (`npuprof plan`)");
+    ScheduleCycleIncomplete = ("schedule-cycle-incomplete", Info, "Stopped in RECORD_AND_SAVE: cycle saved",
+        "The profiler stopped in RECORD_AND_SAVE: stop() closes the open step and saves and parses the cycle; its last step holds no forward in a forward-then-`step()` loop.",
+        "none needed; for kernels in the cycle's last step, call `step()` once more after the last recorded forward");
+    ScheduleTransition = ("schedule-transition", Warning, "Invalid schedule transition",
+        "An invalid schedule transition (`RECORD followed by NONE`, ...): raw data not parsed.",
+        "fix the schedule or the `step()` calls (`npuprof lint`), then run again");
+    OutputOwner = ("output-owner", Warning, "Output owned by another user",
+        "The output directory belongs to another user (`chown` message); an error on builds whose CANN export stops on it.",
+        "`chown` the output directory to your user, or write the output to a directory you own (`npuprof relocate`)");
+    ToolkitOwner = ("toolkit-owner", Warning, "Toolkit owned by another user",
+        "The CANN toolkit's files belong to another user (`chown` message naming the toolkit).",
+        "fix the toolkit's ownership, or source a CANN toolkit installed by your user; then re-parse");
+    AclFlowMissing = ("acl-flow-missing", Warning, "No ACL-to-NPU flow events",
+        "`Failed to get acl to npu flow events`: kernels cannot be tied to steps (Step Id).",
+        "check the window recorded NPU work between its `step()` calls, then run again");
+    NoKernelsInWindow = ("no-kernels-in-window", Warning, "No kernels in the window",
+        "NPU activity, raw data, no failure and no kernels: the window recorded no kernels.",
+        "move the window onto steps that run the model (`npuprof plan`), then run again");
+    AnalyseDoneMissing = ("analyse-done-missing", Warning, "analyse.done missing",
+        "A build that writes `analyse.done` after every parse left none: parsing did not end.",
+        "re-parse the run directory and read its log");
+    RunDuplicate = ("run-duplicate", Warning, "Run directories duplicated",
+        "More run directories for one phase and rank than the schedule's `repeat` (when the cycles are not known from Step Ids).",
+        "remove the output of earlier runs, or verify one run's directories");
+    CycleMissing = ("cycle-missing", Error, "Cycle missing",
+        "A cycle of the schedule is in none of the phase's run directories (torch_npu writes one directory per cycle).",
+        "make the run last for every cycle (npuprof plan), or verify the complete output");
+    CycleDuplicate = ("cycle-duplicate", Warning, "Cycle duplicated or out of order",
+        "A cycle is in more than one run directory, or the directories' timestamps are out of cycle order: leftovers of another run are mixed in.",
+        "verify a fresh result directory, or move the older *_ascend_pt directories away");
+    ProfilerInfoMissing = ("profiler-info-missing", Warning, "profiler_info missing",
+        "No `profiler_info*.json`: the configuration is unknown.",
+        "the run did not finish writing: re-parse or run again; the checks that need it were skipped");
+    KernelStepIdEmpty = ("kernel-step-id-empty", Info, "Empty Step Id",
+        "kernel_details.csv rows with an empty `Step Id`.",
+        "kernels outside any step: usually work between `step()` calls, nothing to do");
+    DbExport = ("db-export", Info, "db export",
+        "db export: text artifacts are not expected.",
+        "nothing: the `.db` files are checked instead");
+    ExpectationUnknown = ("expectation-unknown", Info, "Expectation unknown",
+        "Part of the expectation is unknown, so it was not checked.",
+        "name the run config (`--model`/`--yaml`) or the window so verify knows what to expect");
+    WorldSizeUnknown = ("world-size-unknown", Info, "World size unknown",
+        "The number of ranks is not known (no `--ranks`, no `log_<rank>.log`, no `parallel_group_info`).",
+        "pass `--ranks` to check that every rank is present");
+    RankSubset = ("rank-subset", Info, "Subset of ranks",
+        "Only some ranks of the run are here (normal for one node of a multi-node run).",
+        "verify each node and merge the reports (`--merge`) to check the whole run");
+    AnalyseDoneNotSuccess = ("analyse-done-not-success", Info, "analyse.done despite errors",
+        "`analyse.done` exists although the run has errors (it is written even when parsing fails).",
+        "nothing: the file does not mean success; fix the errors reported");
 }
 
 /// Where the evidence for a finding is.
@@ -258,5 +357,58 @@ impl Finding {
         self.phase = phase.map(str::to_owned);
         self.rank = rank;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_its_entry() {
+        assert_eq!(REGISTRY.len(), Code::ALL.len());
+        let mut names = std::collections::HashSet::new();
+        let mut titles = std::collections::HashSet::new();
+        for (entry, &code) in REGISTRY.iter().zip(Code::ALL) {
+            assert_eq!(entry.code, code);
+            assert_eq!(code.info(), entry);
+            assert!(names.insert(entry.name), "{} twice", entry.name);
+            assert!(titles.insert(entry.title), "title {:?} twice", entry.title);
+            for (what, text) in [
+                ("title", entry.title),
+                ("meaning", entry.meaning),
+                ("next action", entry.next_action),
+            ] {
+                assert!(!text.trim().is_empty(), "{}: empty {what}", entry.name);
+                assert!(!text.contains('\n'), "{}: {what} spans lines", entry.name);
+            }
+            assert!(
+                !entry.title.ends_with('.'),
+                "{}: title ends with a stop",
+                entry.name
+            );
+        }
+    }
+
+    #[test]
+    fn the_json_spelling_is_the_registry_name() {
+        for &code in Code::ALL {
+            let json = serde_json::to_string(&code).expect("serialise");
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+            let back: Code = serde_json::from_str(&json).expect("parse");
+            assert_eq!(back, code);
+        }
+        assert_eq!(Code::OutputFilesystem.as_str(), "output-filesystem");
+        assert_eq!(
+            Code::AnalyseDoneNotSuccess.as_str(),
+            "analyse-done-not-success"
+        );
+    }
+
+    #[test]
+    fn default_severities_are_the_registry_ones() {
+        assert_eq!(Code::OutputFilesystem.default_severity(), Severity::Error);
+        assert_eq!(Code::TraceNotArray.default_severity(), Severity::Warning);
+        assert_eq!(Code::RankSubset.default_severity(), Severity::Info);
     }
 }
