@@ -112,6 +112,7 @@ fn every_config_of_both_examples_is_resolved_to_what_its_run_executes_or_refused
         "recipes-next omni_next omni_text.yaml: A",
         "recipes-next pangu_7b pangu_mini_7b.yaml: B",
         "recipes-next qwen-next dense.yaml: A",
+        "recipes-next qwen-next dspark.yaml: A",
         "recipes-next qwen-next long_decode.yaml: A",
         // An own loop that never reaches ModelRunner.define_profiler is not family B.
         "recipes-next solo_next solo.yaml: refused: own loop, no profiler",
@@ -438,6 +439,21 @@ fn a_standalone_recipe_without_run_configs_is_routed_with_its_real_toggle() {
         all.contains("pass --enable_profiler to its launch script"),
         "{all}"
     );
+    // The launch line, the results path and the lines of its files that show them.
+    assert!(
+        all.contains("launch:    cd models/hstu && python3 ./inference/inference_gr_ranking.py --gin_config_file ./inference/configs/kuairand_1k_inference_ranking.gin --mode eval --enable_fused_ops all --enable_profiler"),
+        "{all}"
+    );
+    assert!(all.contains("results:   models/hstu/result"), "{all}");
+    assert!(
+        all.contains("evidence:  models/hstu/inference/inference_gr_ranking.py:25 toggle: the --enable_profiler flag"),
+        "{all}"
+    );
+    assert!(
+        all.contains("evidence:  models/hstu/inference/inference_gr_ranking.py:14 results:"),
+        "{all}"
+    );
+    assert!(all.contains("(cli-flag)"), "{all}");
     // A model directory that is neither is still an error.
     let out = npuprof(&repo, &["route", "--model", "no_such_model"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -505,4 +521,59 @@ fn patch_itself_says_a_draft_model_budget_may_end_sooner() {
     fs::write(&yaml, body).expect("write");
     let all = text(&npuprof(repo, &args));
     assert!(!all.contains("data-dependent"), "{all}");
+}
+
+#[test]
+fn the_launcher_evidence_cites_the_line_that_chooses_the_entry() {
+    let repo = workspace_root().join("examples/recipes-next");
+    for (model, yaml, line) in [
+        (
+            "qwen-next",
+            "dense.yaml",
+            "executor/scripts/function.sh:75 no models/<m>/infer.py: the launcher runs the shared engine",
+        ),
+        (
+            "omni_next",
+            "omni_text.yaml",
+            "executor/scripts/function.sh:74 the launcher runs the model's own infer.py",
+        ),
+    ] {
+        let out = npuprof(&repo, &["route", "--model", model, "--yaml", yaml]);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{all}");
+        assert!(all.contains(line), "{model}: {all}");
+        assert!(
+            !all.contains(":0 "),
+            "{model}: no evidence at line 0: {all}"
+        );
+    }
+}
+
+#[test]
+fn a_speculative_config_keeps_offline_decode_forwards_at_the_budget() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let out = npuprof(
+        &repo,
+        &["route", "--model", "qwen-next", "--yaml", "dspark.yaml"],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("scheduler_config.max_new_tokens = 40 -> 40 decode forwards"),
+        "{all}"
+    );
+    assert!(
+        all.contains("speculative_config method `dspark`: offline, the scheduler finishes a request on its decode-step count"),
+        "{all}"
+    );
+    assert!(
+        all.contains("online requests stop on tokens and EOS, sooner"),
+        "{all}"
+    );
+    // Without a speculative_config nothing is said about it.
+    let all = text(&npuprof(
+        &repo,
+        &["route", "--model", "qwen-next", "--yaml", "dense.yaml"],
+    ));
+    assert!(!all.contains("speculative_config"), "{all}");
 }

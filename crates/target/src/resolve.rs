@@ -14,6 +14,7 @@ use crate::definition::{
     BudgetRule, Definitions, Family, LauncherKind, ResultBase, Shape, SiteScope, Toggle,
 };
 use crate::error::TargetError;
+use crate::manual;
 use crate::python::{self, Factory, Site};
 use crate::results::{Results, case_name};
 
@@ -71,7 +72,7 @@ pub struct Evidence {
     pub what: String,
     /// File, relative to the repository.
     pub path: String,
-    /// 1-based line (0 for a whole file).
+    /// 1-based line.
     pub line: usize,
 }
 
@@ -163,6 +164,8 @@ pub struct ManualTarget {
     pub toggle: Toggle,
     /// What the user does.
     pub instruction: String,
+    /// Where its profiler writes, relative to the repository, when the definitions say.
+    pub results: Option<String>,
 }
 
 /// How the model is profiled.
@@ -445,7 +448,10 @@ fn resolve_files(
         mut notes,
     } = locate(definitions, request, files)?;
     let (mode, shape) = (view.mode, view.shape);
-    let mut evidence = vec![launcher_evidence(request.model, view.launcher)];
+    let mut evidence: Vec<Evidence> =
+        launcher_evidence(definitions, files, request.model, view.launcher)
+            .into_iter()
+            .collect();
     evidence.extend(view.chain.iter().cloned());
     let Results {
         res_dir,
@@ -455,12 +461,21 @@ fn resolve_files(
     } = results;
     let run_config = view.config;
     if !run_config.has_switch_section {
+        let mut launch = launch;
         let manual = match definitions.manual(request.model) {
-            Some(m) => ManualTarget {
-                family: m.family,
-                toggle: m.toggle,
-                instruction: m.instruction.clone(),
-            },
+            Some(m) => {
+                if let Some(own) = manual::launch(m, request.yaml) {
+                    launch = own;
+                }
+                evidence.extend(manual::evidence(m, |rel| files.read(rel).ok()));
+                notes.extend(m.notes.iter().cloned());
+                ManualTarget {
+                    family: m.family,
+                    toggle: m.toggle,
+                    instruction: m.instruction.clone(),
+                    results: manual::results(m, request.yaml),
+                }
+            }
             None => detect_toggle(files, request.model, &value, &mut evidence)
                 .unwrap_or_else(|| no_toggle(request.model, &shape.config.switch)),
         };
@@ -579,20 +594,41 @@ fn infer_mode(yaml: &str) -> RunMode {
     }
 }
 
-fn launcher_evidence(model: &str, launcher: LauncherKind) -> Evidence {
-    match launcher {
-        LauncherKind::Model => Evidence {
-            what: "the model's own infer.py, which the shared launcher runs when it exists"
-                .to_owned(),
-            path: format!("models/{model}/infer.py"),
-            line: 0,
-        },
-        LauncherKind::Shared => Evidence {
-            what: "no models/<m>/infer.py: the shared launcher runs the engine".to_owned(),
-            path: "executor/scripts/infer.sh".to_owned(),
-            line: 0,
-        },
-    }
+/// Where the launcher chooses the Python entry: the line of `markers.launcher_script` that
+/// names the model's own `infer.py` (or, for the shared engine, the shared entry). `None` when
+/// the script has no such line (a fork's launcher): no evidence is better than a made-up line.
+fn launcher_evidence(
+    definitions: &Definitions,
+    files: Files<'_>,
+    model: &str,
+    launcher: LauncherKind,
+) -> Option<Evidence> {
+    let markers = &definitions.markers;
+    let script = &markers.launcher_script;
+    let text = files.read(script).ok()?;
+    let (wanted, what) = match launcher {
+        LauncherKind::Model => (
+            format!("models/{model}/infer.py"),
+            "the launcher runs the model's own infer.py, which exists",
+        ),
+        LauncherKind::Shared => (
+            markers.shared_entry.clone(),
+            "no models/<m>/infer.py: the launcher runs the shared engine",
+        ),
+    };
+    let own_entry = |line: &str| line.contains("models/") && line.contains("/infer.py");
+    let index = text.lines().position(|line| {
+        !line.trim_start().starts_with('#')
+            && match launcher {
+                LauncherKind::Model => own_entry(line),
+                LauncherKind::Shared => line.contains(wanted.as_str()),
+            }
+    })?;
+    Some(Evidence {
+        what: format!("{what} ({wanted})"),
+        path: script.clone(),
+        line: index + 1,
+    })
 }
 
 /// The shared launcher honours `--yaml`; a model with its own loop is launched from its
@@ -681,6 +717,7 @@ fn detect_toggle(
                 ManualTarget {
                     family: Family::Multimedia,
                     toggle: Toggle::ModelArgs,
+                    results: None,
                     instruction: format!(
                         "add `{name}: true` under model_args in the run config (its launcher passes model_args as flags; {rel}:{line} reads --{name})"
                     ),
@@ -691,6 +728,7 @@ fn detect_toggle(
                 ManualTarget {
                     family: Family::Standalone,
                     toggle: Toggle::CliFlag,
+                    results: None,
                     instruction: format!(
                         "pass --{name} to the model's launch script ({rel}:{line})"
                     ),
@@ -701,6 +739,7 @@ fn detect_toggle(
                 ManualTarget {
                     family: Family::Multimedia,
                     toggle: Toggle::EnvVar,
+                    results: None,
                     instruction: format!(
                         "set {name}=1 in the environment of the launch ({rel}:{line})"
                     ),
@@ -708,7 +747,7 @@ fn detect_toggle(
             ),
         };
         evidence.push(Evidence {
-            what: format!("profiling toggle ({:?})", manual.toggle).to_lowercase(),
+            what: format!("profiling toggle ({})", manual.toggle.name()),
             path: rel,
             line,
         });
@@ -721,6 +760,7 @@ fn no_toggle(model: &str, switch: &[String]) -> ManualTarget {
     ManualTarget {
         family: Family::Multimedia,
         toggle: Toggle::None,
+        results: None,
         instruction: format!(
             "the run config has no {} section, so it belongs to another pipeline than the LLM \
              engine, and no profiling switch was found in models/{model}; profile it with \
@@ -897,11 +937,14 @@ fn budget(
         RunMode::Offline => rules.offline,
         RunMode::Online { .. } => rules.online,
     };
-    if let (Some(draft), Some(draft_rule)) = (&config.draft_model, shape.draft_budget_rule) {
-        rule = draft_rule;
-        notes.push(format!(
-            "draft model `{draft}`: the number of decode rounds depends on acceptance and EOS"
-        ));
+    if let (Some(draft), Some(draft_rules)) = (&config.draft_model, shape.draft_budget_rule) {
+        rule = match mode {
+            RunMode::Offline => draft_rules.offline,
+            RunMode::Online { .. } => draft_rules.online,
+        };
+        if let Some(note) = &shape.draft_note {
+            notes.push(note.replace("{draft}", draft));
+        }
     }
     let budget = Budget {
         rule,
