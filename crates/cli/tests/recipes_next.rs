@@ -577,3 +577,51 @@ fn a_speculative_config_keeps_offline_decode_forwards_at_the_budget() {
     ));
     assert!(!all.contains("speculative_config"), "{all}");
 }
+
+#[test]
+fn a_benchmark_config_is_refused_by_route_plan_and_patch_with_decode_never_runs() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let yaml = "../benchmark/mmlu_test.yaml";
+    for args in [
+        vec!["route", "--model", "qwen-next", "--yaml", yaml],
+        vec![
+            "plan",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            yaml,
+            "--phase",
+            "decode",
+        ],
+        vec![
+            "patch",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            yaml,
+            "--phase",
+            "decode",
+            "--dry-run",
+        ],
+    ] {
+        let out = npuprof(&repo, &args);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        assert!(
+            all.contains(
+                "`models/qwen-next/benchmark/mmlu_test.yaml` is outside models/qwen-next/config/"
+            ),
+            "{args:?}: {all}"
+        );
+        assert!(
+            all.contains("its own launcher: models/qwen-next/benchmark/run_infer.sh"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            all.contains(
+                "scheduler_config.max_new_tokens 1 makes it a prefill benchmark: decode never runs"
+            ),
+            "{args:?}: {all}"
+        );
+    }
+}

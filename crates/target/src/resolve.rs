@@ -367,6 +367,9 @@ fn locate(
             hint: format!(" (a run config is a .yaml file){hint}"),
         });
     }
+    if request.yaml.split('/').any(|c| c == "..") {
+        return Err(outside_config(definitions, files, request));
+    }
     let config_text = match files.read(&config_path) {
         Ok(text) => text,
         Err(TargetError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -1053,6 +1056,66 @@ pub fn list_configs(dir: &Path) -> Vec<String> {
 }
 
 /// Whether a file name is a YAML file's (`.yaml`, `.yml`): run configs are.
+/// The refusal of a run config outside `config/` (`--yaml ../benchmark/x.yaml`): where it is,
+/// the scripts beside it that launch it, and whether its budget buys any decode.
+fn outside_config(
+    definitions: &Definitions,
+    files: Files<'_>,
+    request: &Request<'_>,
+) -> TargetError {
+    let mut parts: Vec<&str> = vec!["models", request.model, "config"];
+    for part in request.yaml.split('/') {
+        match part {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            other => parts.push(other),
+        }
+    }
+    let path = parts.join("/");
+    let dir = parts[..parts.len().saturating_sub(1)].join("/");
+    let mut scripts: Vec<String> = std::fs::read_dir(files.repo.join(&dir))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".sh") || n.ends_with(".py"))
+                .map(|n| format!("{dir}/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    scripts.sort();
+    let launchers = if scripts.is_empty() {
+        String::new()
+    } else {
+        format!(" (its own launcher: {})", scripts.join(", "))
+    };
+    let budget = files
+        .read(&path)
+        .ok()
+        .and_then(|text| config::parse_yaml(&text).ok())
+        .and_then(|value| {
+            definitions.shapes.iter().find_map(|shape| {
+                config::lookup(&value, &shape.config.budget)
+                    .and_then(yaml_serde::Value::as_u64)
+                    .map(|n| (dotted(&shape.config.budget), n))
+            })
+        });
+    let why = match budget {
+        Some((key, n)) if n <= 1 => format!(
+            "; {key} {n} makes it a prefill benchmark: decode never runs, and raising the budget would change the benchmark"
+        ),
+        _ => String::new(),
+    };
+    TargetError::OutsideConfig {
+        path,
+        model: request.model.to_owned(),
+        launchers,
+        why,
+    }
+}
+
 fn is_yaml_name(name: &str) -> bool {
     name.ends_with(".yaml") || name.ends_with(".yml")
 }
