@@ -625,3 +625,15 @@ fn a_benchmark_config_is_refused_by_route_plan_and_patch_with_decode_never_runs(
         );
     }
 }
+
+#[test]
+fn route_names_why_a_config_under_config_is_not_profilable() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let all = text(&npuprof(&repo, &["route"]));
+    let line = all
+        .lines()
+        .find(|l| l.contains("models/solo_next/config/solo.yaml") && l.contains(" no "))
+        .unwrap_or_else(|| panic!("{all}"));
+    assert!(line.contains("runs the model's own loop"), "{line}");
+    assert!(!line.contains("not under models/<model>/config/"), "{line}");
+}
