@@ -468,6 +468,8 @@ fn resolve_files(
         let manual = match definitions.manual(request.model) {
             Some(m) => {
                 if let Some(own) = manual::launch(m, request.yaml) {
+                    // Its own launcher, not the LLM launcher's choice of entry.
+                    evidence.retain(|e| e.path != definitions.markers.launcher_script);
                     launch = own;
                 }
                 evidence.extend(manual::evidence(m, |rel| files.read(rel).ok()));
