@@ -112,6 +112,7 @@ fn every_config_of_both_examples_is_resolved_to_what_its_run_executes_or_refused
         "recipes-next omni_next omni_text.yaml: A",
         "recipes-next pangu_7b pangu_mini_7b.yaml: B",
         "recipes-next qwen-next dense.yaml: A",
+        "recipes-next qwen-next dspark.yaml: A",
         "recipes-next qwen-next long_decode.yaml: A",
         // An own loop that never reaches ModelRunner.define_profiler is not family B.
         "recipes-next solo_next solo.yaml: refused: own loop, no profiler",
@@ -119,15 +120,18 @@ fn every_config_of_both_examples_is_resolved_to_what_its_run_executes_or_refused
     assert_eq!(seen, expected);
 }
 
+/// `route --model M --yaml F` on recipes-next, which must succeed: its whole output.
+fn route_next(model: &str, yaml: &str) -> String {
+    let repo = workspace_root().join("examples/recipes-next");
+    let out = npuprof(&repo, &["route", "--model", model, "--yaml", yaml]);
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{model} {yaml}: {all}");
+    all
+}
+
 #[test]
 fn the_text_mode_chain_names_the_hand_over_with_its_line() {
-    let repo = workspace_root().join("examples/recipes-next");
-    let out = npuprof(
-        &repo,
-        &["route", "--model", "omni_next", "--yaml", "omni_text.yaml"],
-    );
-    let all = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{all}");
+    let all = route_next("omni_next", "omni_text.yaml");
     assert!(
         all.contains("models/omni_next/infer.py:27 the model's infer.py hands this run config to the shared engine"),
         "{all}"
@@ -438,6 +442,21 @@ fn a_standalone_recipe_without_run_configs_is_routed_with_its_real_toggle() {
         all.contains("pass --enable_profiler to its launch script"),
         "{all}"
     );
+    // The launch line, the results path and the lines of its files that show them.
+    assert!(
+        all.contains("launch:    cd models/hstu && python3 ./inference/inference_gr_ranking.py --gin_config_file ./inference/configs/kuairand_1k_inference_ranking.gin --mode eval --enable_fused_ops all --enable_profiler"),
+        "{all}"
+    );
+    assert!(all.contains("results:   models/hstu/result"), "{all}");
+    assert!(
+        all.contains("evidence:  models/hstu/inference/inference_gr_ranking.py:25 toggle: the --enable_profiler flag"),
+        "{all}"
+    );
+    assert!(
+        all.contains("evidence:  models/hstu/inference/inference_gr_ranking.py:14 results:"),
+        "{all}"
+    );
+    assert!(all.contains("(cli-flag)"), "{all}");
     // A model directory that is neither is still an error.
     let out = npuprof(&repo, &["route", "--model", "no_such_model"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -505,4 +524,185 @@ fn patch_itself_says_a_draft_model_budget_may_end_sooner() {
     fs::write(&yaml, body).expect("write");
     let all = text(&npuprof(repo, &args));
     assert!(!all.contains("data-dependent"), "{all}");
+}
+
+#[test]
+fn the_launcher_evidence_cites_the_line_that_chooses_the_entry() {
+    for (model, yaml, line) in [
+        (
+            "qwen-next",
+            "dense.yaml",
+            "executor/scripts/function.sh:75 no models/<m>/infer.py: the launcher runs the shared engine",
+        ),
+        (
+            "omni_next",
+            "omni_text.yaml",
+            "executor/scripts/function.sh:74 the launcher runs the model's own infer.py",
+        ),
+    ] {
+        let all = route_next(model, yaml);
+        assert!(all.contains(line), "{model}: {all}");
+        assert!(
+            !all.contains(":0 "),
+            "{model}: no evidence at line 0: {all}"
+        );
+    }
+}
+
+#[test]
+fn a_speculative_config_keeps_offline_decode_forwards_at_the_budget() {
+    let all = route_next("qwen-next", "dspark.yaml");
+    assert!(
+        all.contains("scheduler_config.max_new_tokens = 40 -> 40 decode forwards"),
+        "{all}"
+    );
+    assert!(
+        all.contains("speculative_config method `dspark`: offline, the scheduler finishes a request on its decode-step count"),
+        "{all}"
+    );
+    assert!(
+        all.contains("online requests stop on tokens and EOS, sooner"),
+        "{all}"
+    );
+    // Without a speculative_config nothing is said about it.
+    let all = route_next("qwen-next", "dense.yaml");
+    assert!(!all.contains("speculative_config"), "{all}");
+}
+
+#[test]
+fn a_benchmark_config_is_refused_by_route_plan_and_patch_with_decode_never_runs() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let yaml = "../benchmark/mmlu_test.yaml";
+    for args in [
+        vec!["route", "--model", "qwen-next", "--yaml", yaml],
+        vec![
+            "plan",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            yaml,
+            "--phase",
+            "decode",
+        ],
+        vec![
+            "patch",
+            "--model",
+            "qwen-next",
+            "--yaml",
+            yaml,
+            "--phase",
+            "decode",
+            "--dry-run",
+        ],
+    ] {
+        let out = npuprof(&repo, &args);
+        let all = text(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {all}");
+        assert!(
+            all.contains(
+                "`models/qwen-next/benchmark/mmlu_test.yaml` is outside models/qwen-next/config/"
+            ),
+            "{args:?}: {all}"
+        );
+        assert!(
+            all.contains("its own launcher: models/qwen-next/benchmark/run_infer.sh"),
+            "{args:?}: {all}"
+        );
+        assert!(
+            all.contains(
+                "scheduler_config.max_new_tokens 1 makes it a prefill benchmark: decode never runs"
+            ),
+            "{args:?}: {all}"
+        );
+    }
+}
+
+#[test]
+fn route_names_why_a_config_under_config_is_not_profilable() {
+    let repo = workspace_root().join("examples/recipes-next");
+    let all = text(&npuprof(&repo, &["route"]));
+    let line = all
+        .lines()
+        .find(|l| l.contains("models/solo_next/config/solo.yaml") && l.contains(" no "))
+        .unwrap_or_else(|| panic!("{all}"));
+    assert!(line.contains("runs the model's own loop"), "{line}");
+    assert!(!line.contains("not under models/<model>/config/"), "{line}");
+}
+
+#[test]
+fn a_multimedia_model_is_routed_with_its_own_launch_line_results_and_evidence() {
+    // The shape of davinci-magihuman (family C), written here: a mode argument naming
+    // config/<mode>.yaml, an environment toggle, PROF_DIR's default, the multimedia launcher's cd.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let repo = tmp.path();
+    let model = repo.join("models/davinci-magihuman");
+    fs::create_dir_all(model.join("config")).expect("mkdir");
+    fs::create_dir_all(model.join("inference/pipeline")).expect("mkdir");
+    fs::create_dir_all(repo.join("executor/scripts")).expect("mkdir");
+    fs::write(
+        model.join("config/distill.yaml"),
+        "model_name: magi\nworld_size: 1\nentry_script: sample_video.py\n",
+    )
+    .expect("write");
+    fs::write(
+        model.join("infer.sh"),
+        "MODE=\"${1:-base}\"\npython3 - <<EOF\nyaml_path = 'config/${MODE}.yaml'\nEOF\nexport PROF_DIR=\"${PROF_DIR:-./prof/${MODE}_prof/}\"\nmm_launch\n",
+    )
+    .expect("write");
+    fs::write(
+        model.join("inference/pipeline/video_generate.py"),
+        "import os\n\n\ndef run():\n    if os.environ.get(\"ENABLE_PROFILER\"):\n        return os.environ.get(\"PROF_DIR\")\n",
+    )
+    .expect("write");
+    fs::write(
+        repo.join("executor/scripts/mm_function.sh"),
+        "function mm_launch_task()\n{\n    cd \"${MM_MODEL_DIR}\"\n}\n",
+    )
+    .expect("write");
+    fs::write(
+        repo.join("executor/scripts/function.sh"),
+        "INFER_PATH=\"${REPO_ROOT}/executor/offline/infer.py\"\n",
+    )
+    .expect("write");
+    let out = npuprof(
+        repo,
+        &[
+            "route",
+            "--model",
+            "davinci-magihuman",
+            "--yaml",
+            "distill.yaml",
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    for line in [
+        "family C, a multimedia pipeline",
+        "launch:  cd models/davinci-magihuman && ENABLE_PROFILER=1 bash infer.sh distill",
+        "profile: by hand (env-var): set ENABLE_PROFILER=1",
+        "results: models/davinci-magihuman/prof/distill_prof/",
+        "models/davinci-magihuman/infer.sh:3 launch: the mode argument names config/<mode>.yaml",
+        "models/davinci-magihuman/inference/pipeline/video_generate.py:5 toggle: ENABLE_PROFILER",
+        "models/davinci-magihuman/infer.sh:5 results: PROF_DIR defaults",
+        "executor/scripts/mm_function.sh:3 results base: the multimedia launcher cds to models/<m>",
+    ] {
+        assert!(all.contains(line), "{line}: {all}");
+    }
+    // Not the LLM launcher's choice of entry.
+    assert!(!all.contains("executor/scripts/function.sh"), "{all}");
+    // patch still refuses, with the instruction.
+    let out = npuprof(
+        repo,
+        &[
+            "patch",
+            "--model",
+            "davinci-magihuman",
+            "--yaml",
+            "distill.yaml",
+            "--dry-run",
+        ],
+    );
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(2), "{all}");
+    assert!(all.contains("ENABLE_PROFILER=1"), "{all}");
 }

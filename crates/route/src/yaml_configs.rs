@@ -110,7 +110,8 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     if model.is_none() && model_config.is_none() {
         return None;
     }
-    let view = place.as_ref().and_then(|p| {
+    // A config under config/ whose model the definitions cannot resolve keeps the reason.
+    let (view, view_error) = match place.as_ref().map(|p| {
         npuprof_target::config_view(
             npuprof_target::Definitions::builtin(),
             &root.join(p.prefix),
@@ -119,8 +120,11 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
             &value,
             None,
         )
-        .ok()
-    });
+    }) {
+        Some(Ok(view)) => (Some(view), None),
+        Some(Err(e)) => (None, Some(e.to_string())),
+        None => (None, None),
+    };
     let keys = view.as_ref().map_or_else(
         || &npuprof_target::Definitions::builtin().shapes[0].config,
         |v| &v.shape.config,
@@ -150,9 +154,10 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
             None,
         )
     } else {
-        match &view {
-            Some(view) => decode_budget(view),
-            None if max_new_tokens.is_some_and(|n| n <= 1) => (
+        match (&view, &view_error) {
+            (Some(view), _) => decode_budget(view),
+            (None, Some(e)) => (no(e), None),
+            (None, None) if max_new_tokens.is_some_and(|n| n <= 1) => (
                 no(&format!(
                     "not under models/<model>/config/ (its own launcher runs it, not infer.sh \
                      --yaml): {} {} makes it a prefill benchmark, decode never runs",
@@ -161,7 +166,7 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
                 )),
                 None,
             ),
-            None => (
+            (None, None) => (
                 no("not under models/<model>/config/: the model's budget rule is unknown"),
                 None,
             ),

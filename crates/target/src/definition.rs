@@ -168,9 +168,13 @@ pub struct Shape {
     pub config: ConfigKeys,
     /// The budget rules.
     pub budget_rule: BudgetRules,
-    /// The rule when the run config names a draft model (the shape's rules otherwise apply).
+    /// The rules when the run config names a draft model (the shape's rules otherwise apply).
     #[serde(default)]
-    pub draft_budget_rule: Option<BudgetRule>,
+    pub draft_budget_rule: Option<BudgetRules>,
+    /// What route, plan and patch say when the run config names a draft model (`{draft}`: its
+    /// type or method).
+    #[serde(default)]
+    pub draft_note: Option<String>,
     /// Where results land.
     pub results: ResultLayout,
     /// Per-model overrides.
@@ -212,6 +216,52 @@ pub struct Manual {
     pub toggle: Toggle,
     /// What the user does, as an instruction.
     pub instruction: String,
+    /// The command that runs it, from the repository (`{stem}`: the run config's file name
+    /// without `.yaml`).
+    #[serde(default)]
+    pub launch: Option<ManualLaunch>,
+    /// Where its profiler writes, relative to the repository (`{stem}` as in `launch`).
+    #[serde(default)]
+    pub results: Option<String>,
+    /// Lines that show the launch, the toggle and the results path, found by their text.
+    #[serde(default)]
+    pub evidence: Vec<ManualEvidence>,
+    /// Things to know about its launch.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+/// The launch of a model profiled by hand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManualLaunch {
+    /// The working directory, relative to the repository.
+    pub cwd: String,
+    /// The command (`{stem}` is replaced).
+    pub argv: Vec<String>,
+}
+
+/// A line of a model's own file that shows part of its manual target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ManualEvidence {
+    /// What the line shows.
+    pub what: String,
+    /// The file, relative to the repository.
+    pub file: String,
+    /// Text the line contains (the first such line is cited).
+    pub find: String,
+}
+
+impl Toggle {
+    /// The name users read (the definitions' spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            Toggle::EnvVar => "env-var",
+            Toggle::ModelArgs => "model-args",
+            Toggle::CliFlag => "cli-flag",
+            Toggle::CodeEdit => "code-edit",
+            Toggle::None => "none",
+        }
+    }
 }
 
 /// Names a repository scan recognises by role.
@@ -225,6 +275,8 @@ pub struct Markers {
     pub switch_section: String,
     /// The shared engine's entry script (a model's own `infer.py` may hand the run to it).
     pub shared_entry: String,
+    /// The shell script that chooses between a model's own `infer.py` and the shared entry.
+    pub launcher_script: String,
     /// The functions Python code loads a run config with (dotted callee names).
     pub config_loaders: Vec<String>,
 }

@@ -23,6 +23,20 @@ pub enum TargetError {
         /// `; did you mean …` or the model's configs.
         hint: String,
     },
+    /// The run config lies outside `models/<m>/config/`: not one `infer.sh --yaml` runs.
+    #[error(
+        "`{path}` is outside models/{model}/config/, so infer.sh --yaml does not run it{launchers}; npuprof resolves, plans and patches only run configs under config/{why}"
+    )]
+    OutsideConfig {
+        /// The config, relative to the repository (normalised).
+        path: String,
+        /// The model.
+        model: String,
+        /// ` (its own launcher: …)` when scripts sit beside it, else empty.
+        launchers: String,
+        /// `; …: decode never runs` when its budget buys no decode, else empty.
+        why: String,
+    },
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Read {

@@ -13,6 +13,7 @@ pub mod config;
 pub mod definition;
 mod entry;
 mod error;
+pub mod manual;
 pub mod python;
 mod resolve;
 pub mod results;

@@ -14,6 +14,7 @@ use crate::definition::{
     BudgetRule, Definitions, Family, LauncherKind, ResultBase, Shape, SiteScope, Toggle,
 };
 use crate::error::TargetError;
+use crate::manual;
 use crate::python::{self, Factory, Site};
 use crate::results::{Results, case_name};
 
@@ -71,7 +72,7 @@ pub struct Evidence {
     pub what: String,
     /// File, relative to the repository.
     pub path: String,
-    /// 1-based line (0 for a whole file).
+    /// 1-based line.
     pub line: usize,
 }
 
@@ -163,6 +164,8 @@ pub struct ManualTarget {
     pub toggle: Toggle,
     /// What the user does.
     pub instruction: String,
+    /// Where its profiler writes, relative to the repository, when the definitions say.
+    pub results: Option<String>,
 }
 
 /// How the model is profiled.
@@ -364,6 +367,9 @@ fn locate(
             hint: format!(" (a run config is a .yaml file){hint}"),
         });
     }
+    if request.yaml.split('/').any(|c| c == "..") {
+        return Err(outside_config(definitions, files, request));
+    }
     let config_text = match files.read(&config_path) {
         Ok(text) => text,
         Err(TargetError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
@@ -445,7 +451,10 @@ fn resolve_files(
         mut notes,
     } = locate(definitions, request, files)?;
     let (mode, shape) = (view.mode, view.shape);
-    let mut evidence = vec![launcher_evidence(request.model, view.launcher)];
+    let mut evidence: Vec<Evidence> =
+        launcher_evidence(definitions, files, request.model, view.launcher)
+            .into_iter()
+            .collect();
     evidence.extend(view.chain.iter().cloned());
     let Results {
         res_dir,
@@ -455,12 +464,23 @@ fn resolve_files(
     } = results;
     let run_config = view.config;
     if !run_config.has_switch_section {
+        let mut launch = launch;
         let manual = match definitions.manual(request.model) {
-            Some(m) => ManualTarget {
-                family: m.family,
-                toggle: m.toggle,
-                instruction: m.instruction.clone(),
-            },
+            Some(m) => {
+                if let Some(own) = manual::launch(m, request.yaml) {
+                    // Its own launcher, not the LLM launcher's choice of entry.
+                    evidence.retain(|e| e.path != definitions.markers.launcher_script);
+                    launch = own;
+                }
+                evidence.extend(manual::evidence(m, |rel| files.read(rel).ok()));
+                notes.extend(m.notes.iter().cloned());
+                ManualTarget {
+                    family: m.family,
+                    toggle: m.toggle,
+                    instruction: m.instruction.clone(),
+                    results: manual::results(m, request.yaml),
+                }
+            }
             None => detect_toggle(files, request.model, &value, &mut evidence)
                 .unwrap_or_else(|| no_toggle(request.model, &shape.config.switch)),
         };
@@ -579,20 +599,41 @@ fn infer_mode(yaml: &str) -> RunMode {
     }
 }
 
-fn launcher_evidence(model: &str, launcher: LauncherKind) -> Evidence {
-    match launcher {
-        LauncherKind::Model => Evidence {
-            what: "the model's own infer.py, which the shared launcher runs when it exists"
-                .to_owned(),
-            path: format!("models/{model}/infer.py"),
-            line: 0,
-        },
-        LauncherKind::Shared => Evidence {
-            what: "no models/<m>/infer.py: the shared launcher runs the engine".to_owned(),
-            path: "executor/scripts/infer.sh".to_owned(),
-            line: 0,
-        },
-    }
+/// Where the launcher chooses the Python entry: the line of `markers.launcher_script` that
+/// names the model's own `infer.py` (or, for the shared engine, the shared entry). `None` when
+/// the script has no such line (a fork's launcher): no evidence is better than a made-up line.
+fn launcher_evidence(
+    definitions: &Definitions,
+    files: Files<'_>,
+    model: &str,
+    launcher: LauncherKind,
+) -> Option<Evidence> {
+    let markers = &definitions.markers;
+    let script = &markers.launcher_script;
+    let text = files.read(script).ok()?;
+    let (wanted, what) = match launcher {
+        LauncherKind::Model => (
+            format!("models/{model}/infer.py"),
+            "the launcher runs the model's own infer.py, which exists",
+        ),
+        LauncherKind::Shared => (
+            markers.shared_entry.clone(),
+            "no models/<m>/infer.py: the launcher runs the shared engine",
+        ),
+    };
+    let own_entry = |line: &str| line.contains("models/") && line.contains("/infer.py");
+    let index = text.lines().position(|line| {
+        !line.trim_start().starts_with('#')
+            && match launcher {
+                LauncherKind::Model => own_entry(line),
+                LauncherKind::Shared => line.contains(wanted.as_str()),
+            }
+    })?;
+    Some(Evidence {
+        what: format!("{what} ({wanted})"),
+        path: script.clone(),
+        line: index + 1,
+    })
 }
 
 /// The shared launcher honours `--yaml`; a model with its own loop is launched from its
@@ -681,6 +722,7 @@ fn detect_toggle(
                 ManualTarget {
                     family: Family::Multimedia,
                     toggle: Toggle::ModelArgs,
+                    results: None,
                     instruction: format!(
                         "add `{name}: true` under model_args in the run config (its launcher passes model_args as flags; {rel}:{line} reads --{name})"
                     ),
@@ -691,6 +733,7 @@ fn detect_toggle(
                 ManualTarget {
                     family: Family::Standalone,
                     toggle: Toggle::CliFlag,
+                    results: None,
                     instruction: format!(
                         "pass --{name} to the model's launch script ({rel}:{line})"
                     ),
@@ -701,6 +744,7 @@ fn detect_toggle(
                 ManualTarget {
                     family: Family::Multimedia,
                     toggle: Toggle::EnvVar,
+                    results: None,
                     instruction: format!(
                         "set {name}=1 in the environment of the launch ({rel}:{line})"
                     ),
@@ -708,7 +752,7 @@ fn detect_toggle(
             ),
         };
         evidence.push(Evidence {
-            what: format!("profiling toggle ({:?})", manual.toggle).to_lowercase(),
+            what: format!("profiling toggle ({})", manual.toggle.name()),
             path: rel,
             line,
         });
@@ -721,6 +765,7 @@ fn no_toggle(model: &str, switch: &[String]) -> ManualTarget {
     ManualTarget {
         family: Family::Multimedia,
         toggle: Toggle::None,
+        results: None,
         instruction: format!(
             "the run config has no {} section, so it belongs to another pipeline than the LLM \
              engine, and no profiling switch was found in models/{model}; profile it with \
@@ -897,11 +942,14 @@ fn budget(
         RunMode::Offline => rules.offline,
         RunMode::Online { .. } => rules.online,
     };
-    if let (Some(draft), Some(draft_rule)) = (&config.draft_model, shape.draft_budget_rule) {
-        rule = draft_rule;
-        notes.push(format!(
-            "draft model `{draft}`: the number of decode rounds depends on acceptance and EOS"
-        ));
+    if let (Some(draft), Some(draft_rules)) = (&config.draft_model, shape.draft_budget_rule) {
+        rule = match mode {
+            RunMode::Offline => draft_rules.offline,
+            RunMode::Online { .. } => draft_rules.online,
+        };
+        if let Some(note) = &shape.draft_note {
+            notes.push(note.replace("{draft}", draft));
+        }
     }
     let budget = Budget {
         rule,
@@ -1010,6 +1058,66 @@ pub fn list_configs(dir: &Path) -> Vec<String> {
 }
 
 /// Whether a file name is a YAML file's (`.yaml`, `.yml`): run configs are.
+/// The refusal of a run config outside `config/` (`--yaml ../benchmark/x.yaml`): where it is,
+/// the scripts beside it that launch it, and whether its budget buys any decode.
+fn outside_config(
+    definitions: &Definitions,
+    files: Files<'_>,
+    request: &Request<'_>,
+) -> TargetError {
+    let mut parts: Vec<&str> = vec!["models", request.model, "config"];
+    for part in request.yaml.split('/') {
+        match part {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            other => parts.push(other),
+        }
+    }
+    let path = parts.join("/");
+    let dir = parts[..parts.len().saturating_sub(1)].join("/");
+    let mut scripts: Vec<String> = std::fs::read_dir(files.repo.join(&dir))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".sh") || n.ends_with(".py"))
+                .map(|n| format!("{dir}/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    scripts.sort();
+    let launchers = if scripts.is_empty() {
+        String::new()
+    } else {
+        format!(" (its own launcher: {})", scripts.join(", "))
+    };
+    let budget = files
+        .read(&path)
+        .ok()
+        .and_then(|text| config::parse_yaml(&text).ok())
+        .and_then(|value| {
+            definitions.shapes.iter().find_map(|shape| {
+                config::lookup(&value, &shape.config.budget)
+                    .and_then(yaml_serde::Value::as_u64)
+                    .map(|n| (dotted(&shape.config.budget), n))
+            })
+        });
+    let why = match budget {
+        Some((key, n)) if n <= 1 => format!(
+            "; {key} {n} makes it a prefill benchmark: decode never runs, and raising the budget would change the benchmark"
+        ),
+        _ => String::new(),
+    };
+    TargetError::OutsideConfig {
+        path,
+        model: request.model.to_owned(),
+        launchers,
+        why,
+    }
+}
+
 fn is_yaml_name(name: &str) -> bool {
     name.ends_with(".yaml") || name.ends_with(".yml")
 }

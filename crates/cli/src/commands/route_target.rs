@@ -69,7 +69,12 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
     let dir = repo.join("models").join(model).join("config");
     let manual = Definitions::builtin().manual(model);
     if let Some(m) = manual.filter(|_| !dir.is_dir() && repo.join("models").join(model).is_dir()) {
-        // A standalone recipe without run configs: its real toggle, as the definitions say.
+        // A standalone recipe without run configs: its real toggle, launch and results path,
+        // as the definitions say, with the lines of its files that show them.
+        let launch = npuprof_target::manual::launch(m, "");
+        let results = npuprof_target::manual::results(m, "");
+        let evidence =
+            npuprof_target::manual::evidence(m, |rel| std::fs::read_to_string(repo.join(rel)).ok());
         if json {
             print_json(&serde_json::json!({
                 "schema_version": SCHEMA_VERSION,
@@ -77,17 +82,32 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
                 "family": m.family,
                 "toggle": m.toggle,
                 "instruction": m.instruction,
+                "launch": launch,
+                "results": results,
+                "evidence": evidence,
+                "notes": m.notes,
                 "configs": [],
             }))?;
         } else {
-            crate::output::stdout().write_all(
-                format!(
-                    "model {model}: no run configs (family {}, profiled by hand)\nprofiling: {}\n",
-                    m.family.letter(),
-                    m.instruction
-                )
-                .as_bytes(),
-            )?;
+            let mut s = format!(
+                "model {model}: no run configs (family {}, profiled by hand)\nprofiling: {} ({})\n",
+                m.family.letter(),
+                m.instruction,
+                m.toggle.name()
+            );
+            if let Some(l) = &launch {
+                let _ = writeln!(s, "launch:    {}", l.command_line());
+            }
+            if let Some(r) = &results {
+                let _ = writeln!(s, "results:   {r}");
+            }
+            for note in &m.notes {
+                let _ = writeln!(s, "note:      {note}");
+            }
+            for e in &evidence {
+                let _ = writeln!(s, "evidence:  {}:{} {}", e.path, e.line, e.what);
+            }
+            crate::output::stdout().write_all(s.as_bytes())?;
         }
         return Ok(Exit::Ok);
     }
@@ -198,7 +218,12 @@ fn human(target: &Target, next: Option<&str>) -> String {
     let _ = writeln!(s, "launch:  {}", target.launch.command_line());
     match &target.how {
         How::Manual(m) => {
-            let _ = writeln!(s, "profile: by hand ({:?}): {}", m.toggle, m.instruction);
+            let _ = writeln!(
+                s,
+                "profile: by hand ({}): {}",
+                m.toggle.name(),
+                m.instruction
+            );
         }
         How::Settable(p) => {
             let keys = &p.shape.config;
@@ -285,28 +310,40 @@ fn human(target: &Target, next: Option<&str>) -> String {
             }
         }
     }
+    let manual_results = match &target.how {
+        How::Manual(m) => Some(
+            m.results
+                .as_deref()
+                .unwrap_or("not known (no profiler writes)"),
+        ),
+        How::Settable(_) => None,
+    };
     let phases: Vec<&str> = target
         .results
         .phases
         .iter()
         .map(|(_, p)| p.as_str())
         .collect();
-    let _ = writeln!(
-        s,
-        "results: {}/<YYYYMMDD>/{}{}{}",
-        target.results.res_dir,
-        target.results.case,
-        target
-            .results
-            .role_prefix
-            .as_ref()
-            .map_or_else(String::new, |r| format!("/{r}<i>")),
-        if phases.is_empty() {
-            String::new()
-        } else {
-            format!("/{{{}}}", phases.join(", "))
-        }
-    );
+    if let Some(r) = manual_results {
+        let _ = writeln!(s, "results: {r}");
+    } else {
+        let _ = writeln!(
+            s,
+            "results: {}/<YYYYMMDD>/{}{}{}",
+            target.results.res_dir,
+            target.results.case,
+            target
+                .results
+                .role_prefix
+                .as_ref()
+                .map_or_else(String::new, |r| format!("/{r}<i>")),
+            if phases.is_empty() {
+                String::new()
+            } else {
+                format!("/{{{}}}", phases.join(", "))
+            }
+        );
+    }
     for note in &target.notes {
         let _ = writeln!(s, "note:    {note}");
     }
