@@ -1,14 +1,19 @@
-"""Parameters that only some torch_npu builds accept, each read in the builds' wheels.
+"""Parameters and members that only some torch_npu builds have, each read in the builds' wheels.
 
-A definition decorated with `per_build` accepts (and `inspect.signature` shows) only the
-parameters of the emulated build (FAKE_TORCH_NPU_BUILD, read at each call): passing another one
-raises TypeError as Python does for the real definition.
+A function decorated with `per_build`, or a class whose metaclass is `PerBuildClass`, accepts (and
+`inspect.signature` shows) only the parameters of the emulated build (FAKE_TORCH_NPU_BUILD, read
+at each call): passing another one raises TypeError as Python does for the real definition. A
+class whose metaclass is `PerBuildMembers` has only the build's members.
 """
 import inspect
 
 from torch_npu.profiler import _env
 
-_2025_ON = ("2.7.1", "2.10.0", "2.7.1.post11", "2.14.0")
+
+def _from(build):
+    """`build` and the later ones (by date)."""
+    return _env.BUILDS[_env.BUILDS.index(build):]
+
 
 # definition -> parameter -> the builds that have it (the others have no such parameter).
 ONLY_IN = {
@@ -16,17 +21,17 @@ ONLY_IN = {
         "custom_trace_id_callback": ("2.7.1.post11", "2.14.0"),
         "execution_trace_observer": ("2.14.0",),
     },
-    "tensorboard_trace_handler": {"async_mode": _env.BUILDS[1:]},
-    "analyse": {"export_type": _2025_ON},
+    "tensorboard_trace_handler": {"async_mode": _from("2.5.1")},
+    "analyse": {"export_type": _from("2.7.1")},
     "Schedule": {"skip_first_wait": ("2.7.1.post11", "2.14.0")},
     "_ExperimentalConfig": {
-        name: _2025_ON
+        name: _from("2.7.1")
         for name in ("mstx", "host_sys", "mstx_domain_include", "mstx_domain_exclude", "sys_io", "sys_interconnection")
     },
 }
 
 # class -> member -> the builds that have it.
-MEMBERS_ONLY_IN = {"AiCMetrics": {"MemoryAccess": _env.BUILDS[1:]}}
+MEMBERS_ONLY_IN = {"AiCMetrics": {"MemoryAccess": _from("2.5.1")}}
 
 
 def accepts(definition, parameter):
