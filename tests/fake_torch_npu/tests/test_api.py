@@ -156,3 +156,92 @@ class AnalyseTest(FakeTestCase):
         shutil.rmtree(self.run / "FRAMEWORK")
         out = self.analyse(self.run.parent)
         self.assertIn("Start parsing profiling data", out)
+
+
+class PerBuildApiTest(FakeTestCase):
+    """Each build's parameters and members, as read in its wheel (`profiler.py`, `scheduler.py`,
+    `experimental_config.py`): `inspect` shows them and a call with another one fails as in Python."""
+
+    CONFIG_2025 = {"mstx", "host_sys", "mstx_domain_include", "mstx_domain_exclude", "sys_io", "sys_interconnection"}
+    # build -> definition -> the parameters of the build among those only some builds have.
+    EXPECTED = {
+        "2.1.0.post10": {"profile": set(), "tensorboard_trace_handler": set(), "analyse": set(),
+                         "schedule": set(), "_ExperimentalConfig": set()},
+        "2.5.1": {"profile": set(), "tensorboard_trace_handler": {"async_mode"}, "analyse": set(),
+                  "schedule": set(), "_ExperimentalConfig": set()},
+        "2.7.1": {"profile": set(), "tensorboard_trace_handler": {"async_mode"}, "analyse": {"export_type"},
+                  "schedule": set(), "_ExperimentalConfig": CONFIG_2025},
+        "2.10.0": {"profile": set(), "tensorboard_trace_handler": {"async_mode"}, "analyse": {"export_type"},
+                   "schedule": set(), "_ExperimentalConfig": CONFIG_2025},
+        "2.7.1.post11": {"profile": {"custom_trace_id_callback"}, "tensorboard_trace_handler": {"async_mode"},
+                         "analyse": {"export_type"}, "schedule": {"skip_first_wait"},
+                         "_ExperimentalConfig": CONFIG_2025},
+        "2.14.0": {"profile": {"execution_trace_observer", "custom_trace_id_callback"},
+                   "tensorboard_trace_handler": {"async_mode"}, "analyse": {"export_type"},
+                   "schedule": {"skip_first_wait"}, "_ExperimentalConfig": CONFIG_2025},
+    }
+    GATED = {
+        "profile": {"execution_trace_observer", "custom_trace_id_callback"},
+        "tensorboard_trace_handler": {"async_mode"},
+        "analyse": {"export_type"},
+        "schedule": {"skip_first_wait"},
+        "_ExperimentalConfig": CONFIG_2025,
+    }
+
+    def definitions(self):
+        return {
+            "profile": P.profile,
+            "tensorboard_trace_handler": P.tensorboard_trace_handler,
+            "analyse": P.profiler.analyse,
+            "schedule": P.schedule,
+            "_ExperimentalConfig": P._ExperimentalConfig,
+        }
+
+    def test_signatures_follow_the_build(self):
+        import inspect
+
+        for build, expected in self.EXPECTED.items():
+            os.environ["FAKE_TORCH_NPU_BUILD"] = build
+            for name, obj in self.definitions().items():
+                params = set(inspect.signature(obj).parameters)
+                with self.subTest(build=build, definition=name):
+                    self.assertEqual(params & self.GATED[name], expected[name])
+
+    def test_a_parameter_the_build_lacks_fails_as_in_python(self):
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.10.0"
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'custom_trace_id_callback'"):
+            P.profile(custom_trace_id_callback=lambda: "id")
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'skip_first_wait'"):
+            P.schedule(wait=0, active=1, skip_first_wait=1)
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.5.1"
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'mstx'"):
+            P._ExperimentalConfig(mstx=True)
+        # analyse and tensorboard_trace_handler swallow it (no_exception_func) and return None.
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertIsNone(P.profiler.analyse(str(self.tmp), export_type="db"))
+        self.assertIn("Call analyse failed. Exception: analyse() got an unexpected keyword argument 'export_type'",
+                      out.getvalue())
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.1.0.post10"
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertIsNone(P.tensorboard_trace_handler(str(self.tmp / "p"), async_mode=True))
+        self.assertIn("Call tensorboard_trace_handler failed.", out.getvalue())
+
+    def test_positional_arguments_follow_the_builds_order(self):
+        # 2.5.1 has no mstx: its fifth parameter is data_simplification.
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.5.1"
+        config = P._ExperimentalConfig(P.ProfilerLevel.Level0, None, False, False, False)
+        self.assertFalse(config._data_simplification)
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"
+        config = P._ExperimentalConfig(P.ProfilerLevel.Level0, None, False, False, True, False)
+        self.assertEqual((config._mstx, config._data_simplification), (True, False))
+
+    def test_memory_access_from_2_5_1(self):
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.1.0.post10"
+        self.assertFalse(hasattr(P.AiCMetrics, "MemoryAccess"))
+        self.assertNotIn("MemoryAccess", dir(P.AiCMetrics))
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            config = P._ExperimentalConfig(P.ProfilerLevel.Level1, "ACL_AICORE_MEMORY_ACCESS")
+        self.assertEqual(config._aic_metrics, P.AiCMetrics.PipeUtilization)
+        self.assertIn("Invalid parameter aic_metrics, reset it to default.", out.getvalue())
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.5.1"
+        self.assertEqual(P.AiCMetrics.MemoryAccess, "ACL_AICORE_MEMORY_ACCESS")

@@ -73,7 +73,9 @@ class ScheduleTest(FakeTestCase):
         self.assertEqual(actions(s, 4), [Action.NONE, Action.NONE, Action.RECORD_AND_SAVE, Action.NONE])
         self.assertIn("skip_first_wait", s.__dict__)
         os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"
-        older = torch_npu.profiler.schedule(wait=2, active=1, repeat=1, skip_first=2, skip_first_wait=1)
+        with self.assertRaisesRegex(TypeError, "unexpected keyword argument 'skip_first_wait'"):
+            torch_npu.profiler.schedule(wait=2, active=1, repeat=1, skip_first=2, skip_first_wait=1)
+        older = torch_npu.profiler.schedule(2, 1, 0, 1, 2)
         self.assertNotIn("skip_first_wait", older.__dict__)
 
     def test_profiler_info_schedule_key_order(self):

@@ -114,8 +114,12 @@ pub struct AicoreNone {
 /// does (with the builds that print each), read it here instead and fill `Text::builds`.
 const VERIFY_TEXTS: &[(&str, Matched)] = &[
     ("run failed", Matched::RunFailed),
+    // 2.1.0.post10's spelling of a failed task.
+    ("has not run successfully", Matched::RunFailed),
     ("Failed to export CANN Profiling data", Matched::Root),
     ("'msprof' command not found", Matched::Root),
+    // 2.5.1 and older spell it unquoted.
+    ("msprof command not found", Matched::Root),
     ("CANN Profiling data does not exist", Matched::Root),
     (
         "The profiling data cannot be parsed during the daemon process",

@@ -98,11 +98,6 @@ def block_num_spelling():
     return build() in _BUILDS_2026
 
 
-def has_skip_first_wait():
-    """schedule(skip_first_wait=...) exists in 2.7.1.post11 and 2.14.0."""
-    return build() in ("2.7.1.post11", "2.14.0")
-
-
 def rank():
     """The global rank (env RANK, default 0)."""
     return _int_env("RANK", 0)

@@ -58,7 +58,8 @@ METRIC_COLUMNS = {
          "aiv_r0_read_cache_miss_allocate", "aiv_r1_read_cache_hit", "aiv_r1_read_cache_miss_allocate"),
         (),
     ),
-    AiCMetrics.MemoryAccess: (
+    # AiCMetrics.MemoryAccess, which the builds before 2.5.1 lack (the key is its value).
+    "ACL_AICORE_MEMORY_ACCESS": (
         ("aic_read_main_memory_datas(KB)", "aic_write_main_memory_datas(KB)", "aic_GM_to_L1_datas(KB)",
          "aic_L0C_to_GM_datas(KB)"),
         ("aiv_read_main_memory_datas(KB)", "aiv_write_main_memory_datas(KB)", "aiv_GM_to_UB_datas(KB)",

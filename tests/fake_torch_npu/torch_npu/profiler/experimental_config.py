@@ -1,5 +1,5 @@
 """_ExperimentalConfig, ProfilerLevel, AiCMetrics and ExportType."""
-from torch_npu.profiler import _log
+from torch_npu.profiler import _log, _params
 
 
 class ProfilerLevel:
@@ -11,8 +11,9 @@ class ProfilerLevel:
     Level2 = "Level2"
 
 
-class AiCMetrics:
-    """AI Core metric groups (the strings profiler_info records as `_aic_metrics`)."""
+class AiCMetrics(metaclass=_params.PerBuildMembers):
+    """AI Core metric groups (the strings profiler_info records as `_aic_metrics`; MemoryAccess
+    from 2.5.1)."""
 
     PipeUtilization = "ACL_AICORE_PIPE_UTILIZATION"
     ArithmeticUtilization = "ACL_AICORE_ARITHMETIC_UTILIZATION"
@@ -31,11 +32,10 @@ class ExportType:
 
 
 _LEVELS = (ProfilerLevel.Level_none, ProfilerLevel.Level0, ProfilerLevel.Level1, ProfilerLevel.Level2)
-_METRICS = tuple(v for k, v in vars(AiCMetrics).items() if not k.startswith("_"))
 
 
-class _ExperimentalConfig:
-    """Collection options. aic_metrics defaults to PipeUtilization at Level1/2 and to
+class _ExperimentalConfig(metaclass=_params.PerBuildClass):
+    """Collection options (mstx, host_sys, mstx_domain_*, sys_* only on the builds that have them). aic_metrics defaults to PipeUtilization at Level1/2 and to
     AiCoreNone at Level0/Level_none (a metric asked at Level0 is reset with a warning)."""
 
     def __init__(
@@ -44,13 +44,13 @@ class _ExperimentalConfig:
         aic_metrics=None,
         l2_cache=False,
         msprof_tx=False,
+        mstx=False,
         data_simplification=True,
         record_op_args=False,
         op_attr=False,
         gc_detect_threshold=None,
         export_type=ExportType.Text,
         host_sys=None,
-        mstx=False,
         mstx_domain_include=None,
         mstx_domain_exclude=None,
         sys_io=False,
@@ -62,7 +62,7 @@ class _ExperimentalConfig:
         high = profiler_level in (ProfilerLevel.Level1, ProfilerLevel.Level2)
         if aic_metrics is None:
             aic_metrics = AiCMetrics.PipeUtilization if high else AiCMetrics.AiCoreNone
-        elif aic_metrics not in _METRICS:
+        elif aic_metrics not in AiCMetrics.values():
             _log.warn("Invalid parameter aic_metrics, reset it to default.")
             aic_metrics = AiCMetrics.PipeUtilization if high else AiCMetrics.AiCoreNone
         elif not high and aic_metrics != AiCMetrics.AiCoreNone:

@@ -7,7 +7,7 @@ import socket
 import time
 from enum import Enum
 
-from torch_npu.profiler import _env, _log, _parser, _raw, _writers
+from torch_npu.profiler import _env, _log, _params, _parser, _raw, _writers
 from torch_npu.profiler.experimental_config import _ExperimentalConfig
 from torch_npu.profiler.scheduler import ProfilerAction, _default_schedule_fn
 
@@ -89,6 +89,7 @@ class _TraceHandler:
 
 
 @_no_exception
+@_params.per_build
 def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True, async_mode=False):
     """on_trace_ready handler. Creating it points the process's output directory at `dir_name`."""
     del async_mode  # parsing is always synchronous in the fake
@@ -99,12 +100,14 @@ def tensorboard_trace_handler(dir_name=None, worker_name=None, analyse_flag=True
     return _TraceHandler(analyse_flag)
 
 
-class profile:  # noqa: N801 - torch_npu's name
+class profile(metaclass=_params.PerBuildClass):  # noqa: N801 - torch_npu's name
     """The profiler. Use as a context manager, or call start(), step() per iteration and stop()."""
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
-                 experimental_config=None, use_cuda=None):
+                 experimental_config=None, execution_trace_observer=None, custom_trace_id_callback=None,
+                 use_cuda=None):
+        del execution_trace_observer, custom_trace_id_callback  # no trace ids nor observers in the fake
         if use_cuda is not None:
             _log.warn("This is npu environment, use_cuda is invalid")
         self.activities = list(activities) if activities else supported_activities()
@@ -298,6 +301,7 @@ class profile:  # noqa: N801 - torch_npu's name
 
 
 @_no_exception
+@_params.per_build
 def analyse(profiler_path, max_process_number=None, export_type=None):
     """Re-parses `profiler_path` when it is a run directory, else each of its immediate
     subdirectories that is one (holds FRAMEWORK/ or a PROF_* directory); nothing deeper and

@@ -1,7 +1,7 @@
 """torch_npu.profiler.schedule and ProfilerAction, with torch_npu's arithmetic and clamping."""
 from enum import Enum
 
-from torch_npu.profiler import _env, _log
+from torch_npu.profiler import _log, _params
 
 
 class ProfilerAction(Enum):
@@ -13,8 +13,9 @@ class ProfilerAction(Enum):
     RECORD_AND_SAVE = 3
 
 
-class Schedule:
-    """schedule(wait, active, warmup=0, repeat=0, skip_first=0[, skip_first_wait=0]).
+class Schedule(metaclass=_params.PerBuildClass):
+    """schedule(wait, active, warmup=0, repeat=0, skip_first=0[, skip_first_wait=0]), the last
+    only on the builds that have it (`_params.ONLY_IN`).
 
     Invalid values are reset with a warning as torch_npu does: `active` below 1 to 1, a negative
     or non-integer wait/warmup/repeat/skip_first to 0 (a bool is an int and passes);
@@ -30,7 +31,7 @@ class Schedule:
         self.warmup = _valid(warmup, "warmup", 0, 0)
         self.repeat = _valid(repeat, "repeat", 0, 0)
         self.skip_first = _valid(skip_first, "skip_first", 0, 0)
-        if _env.has_skip_first_wait():
+        if _params.accepts("Schedule", "skip_first_wait"):
             if not isinstance(skip_first_wait, int):
                 _log.warn("Invalid parameter skip_first_wait, reset it to 0.")
                 skip_first_wait = 0
@@ -59,9 +60,8 @@ class Schedule:
         return ProfilerAction.RECORD_AND_SAVE
 
 
-def schedule(wait, active, warmup=0, repeat=0, skip_first=0, skip_first_wait=0):
-    """Creates a Schedule (the name torch_npu exports)."""
-    return Schedule(wait, active, warmup, repeat, skip_first, skip_first_wait)
+# torch_npu exports the class as `schedule` too.
+schedule = Schedule
 
 
 def _default_schedule_fn(_step):
