@@ -104,10 +104,7 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         runs.extend(summary?);
     }
     if runs.is_empty() {
-        return Err(SummaryError::NothingSelected {
-            path: path.to_path_buf(),
-            selection: selection(options),
-        });
+        return Err(nothing_selected(path, options, &selected, &target.runs));
     }
     runs.sort_by(|a, b| {
         phase_order(&a.phase)
@@ -178,17 +175,56 @@ fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
     }
 }
 
-fn selection(options: &Options) -> String {
-    let mut parts = Vec::new();
-    if let Some(phase) = &options.phase {
-        parts.push(format!("phase {phase}"));
-    }
-    if let Some(rank) = options.rank {
-        parts.push(format!("rank {rank}"));
-    }
-    if parts.is_empty() {
-        "every run".to_owned()
-    } else {
-        parts.join(", ")
+fn nothing_selected(
+    path: &Path,
+    options: &Options,
+    selected: &[(PathBuf, Option<String>)],
+    all: &[RunRef],
+) -> SummaryError {
+    let (selection, available) = match (&options.phase, options.rank) {
+        (Some(phase), _) if selected.is_empty() => {
+            let mut phases: Vec<Option<String>> =
+                all.iter().map(|run| phase_of(run, path)).collect();
+            phases.sort_by(|a, b| phase_order(a).cmp(&phase_order(b)).then(a.cmp(b)));
+            phases.dedup();
+            let names: Vec<&str> = phases.iter().flatten().map(String::as_str).collect();
+            (
+                format!("no phase `{phase}`"),
+                if names.is_empty() {
+                    "no phase directories".to_owned()
+                } else {
+                    names.join(", ")
+                },
+            )
+        }
+        (phase, Some(rank)) => {
+            let mut ranks: Vec<u32> = selected
+                .iter()
+                .filter_map(|(dir, _)| run::read_rank(dir, &mut Vec::new()))
+                .collect();
+            ranks.sort_unstable();
+            ranks.dedup();
+            let within = phase
+                .as_ref()
+                .map_or_else(String::new, |p| format!(" in phase {p}"));
+            (
+                format!("no rank {rank}{within}"),
+                if ranks.is_empty() {
+                    "no run directory with a readable rank".to_owned()
+                } else {
+                    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+                    format!("rank {}", list.join(", "))
+                },
+            )
+        }
+        _ => (
+            "no run directory".to_owned(),
+            "nothing to summarise".to_owned(),
+        ),
+    };
+    SummaryError::NothingSelected {
+        path: path.to_path_buf(),
+        selection,
+        available,
     }
 }
