@@ -52,7 +52,8 @@ pub struct Args {
     /// Phases to profile.
     #[arg(long, value_enum, default_value = "decode")]
     pub phase: PhaseArg,
-    /// Decode steps to record (`--decode-steps` is an older name for it).
+    /// Decode steps to record.
+    // `--decode-steps` is its older name, kept as a hidden alias.
     #[arg(long, alias = "decode-steps", value_name = "N",
           default_value_t = DEFAULT_DECODE_ACTIVE as u32, value_parser = clap::value_parser!(u32).range(1..))]
     pub decode_active: u32,

@@ -38,8 +38,8 @@ pub struct Args {
     /// Phases a result directory must contain.
     #[arg(long, value_enum, default_value = "both")]
     pub phase: PhaseArg,
-    /// Override the schedule's decode `active` when computing the recorded steps
-    /// (`--expect-active` is an older name for it).
+    /// Override the schedule's decode `active` when computing the recorded steps.
+    // `--expect-active` is its older name, kept as a hidden alias.
     #[arg(long, alias = "expect-active", value_name = "N")]
     pub decode_active: Option<u64>,
     /// Ranks of the whole run, all required per phase (default: the log_<rank>.log files
