@@ -332,7 +332,11 @@ fn whole_run(
 
 /// One warm-up run of `cmd`, then `runs` timed ones: the median wall and CPU times, the highest
 /// peak RSS and the last output.
-fn median_of(cmd: &Command, runs: usize, allow_exit_1: bool) -> anyhow::Result<Measured> {
+pub(crate) fn median_of(
+    cmd: &Command,
+    runs: usize,
+    allow_exit_1: bool,
+) -> anyhow::Result<Measured> {
     eprintln!("timing {} ...", cmd.get_program().to_string_lossy());
     measure(cmd, allow_exit_1)?;
     let all: Vec<Measured> = (0..runs)
@@ -364,7 +368,7 @@ fn npuprof_top(json: &[u8]) -> Option<(String, f64, u64)> {
 }
 
 /// A Markdown table of `(tool, measured, result)` rows on `bytes` of `input`.
-fn table(input: &str, bytes: u64, rows: &[(&str, &Measured, &str)]) {
+pub(crate) fn table(input: &str, bytes: u64, rows: &[(&str, &Measured, &str)]) {
     println!();
     println!("| tool | input | median wall s | GB/s | median CPU s | peak RSS | result |");
     println!("|---|---|---|---|---|---|---|");

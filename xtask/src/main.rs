@@ -1,6 +1,7 @@
-//! Developer tasks: `cargo xtask bench route|verify|summary|lint`, `cargo xtask fidelity`.
+//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise`, `cargo xtask fidelity`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod bench_advise;
 mod bench_lint;
 mod bench_route;
 mod bench_summary;
@@ -34,6 +35,8 @@ enum Bench {
     Verify(bench_verify::Args),
     /// `npuprof summary` on a multi-million-row kernel_details.csv vs pandas read_csv + groupby.
     Summary(bench_summary::Args),
+    /// `npuprof advise` against `npuprof summary` on the same file, and msprof-analyze's advisor.
+    Advise(bench_advise::Args),
     /// `npuprof lint` on a generated file with 2000 windows vs the same with 200, and vs
     /// Python's `ast.parse`.
     Lint(bench_lint::Args),
@@ -44,6 +47,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Task::Bench(Bench::Route(args)) => bench_route::run(&args),
         Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
         Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
+        Task::Bench(Bench::Advise(args)) => bench_advise::run(&args),
         Task::Bench(Bench::Lint(args)) => bench_lint::run(&args),
         // Exit 2 on an error, as 1 means drift.
         Task::Fidelity(args) => {

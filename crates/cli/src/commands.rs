@@ -1,5 +1,6 @@
 //! One module per subcommand; each has an `Args` struct and a `run` function.
 
+mod advise;
 mod collect;
 mod compare;
 mod completions;
@@ -44,6 +45,8 @@ pub enum Command {
     Summary(summary::Args),
     /// Compare two profiles: step-time delta and the kernel deltas that explain it.
     Compare(compare::Args),
+    /// What is wrong with a profile and what to do: findings with evidence, time at stake, next action.
+    Advise(advise::Args),
     /// List what npuprof has changed in a repository.
     Status(status::Args),
     /// Restore every file npuprof changed, byte for byte.
@@ -70,6 +73,7 @@ impl Command {
             Command::Collect(args) => collect::run(args),
             Command::Summary(args) => summary::run(args),
             Command::Compare(args) => compare::run(args),
+            Command::Advise(args) => advise::run(args),
             Command::Status(args) => status::run(args),
             Command::Revert(args) => revert::run(args),
             Command::Skill(args) => skill::run(args),

@@ -169,6 +169,19 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "advise",
+        &[
+            ex(
+                "What is wrong with the newest decode profile, largest time at stake first",
+                "npuprof advise models/deepseek-v3/res --phase decode",
+            ),
+            ex(
+                "Rank 0 only, as JSON, ten evidence items per finding",
+                "npuprof advise models/deepseek-v3/res --rank 0 --json --top 10",
+            ),
+        ],
+    ),
+    (
         "compare",
         &[
             ex(

@@ -233,6 +233,12 @@ fn the_human_summary_names_route_window_and_verdicts_on_stdout() {
             "missing {line:?} in:\n{stdout}"
         );
     }
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("next: npuprof advise ")),
+        "no advise line in:\n{stdout}"
+    );
 }
 
 #[test]

@@ -242,7 +242,19 @@ fn engine_with_builtin_profiler_writes_default_windows() {
         console.contains("profiler.py: Start parsing profiling data"),
         "{console}"
     );
-    assert!(!console.contains("[WARNING]"), "{console}");
+    // torch_npu warns about the recipes' warmup=0 (as the real scheduler does), and about nothing
+    // else: both windows close.
+    let warnings: Vec<&str> = console
+        .lines()
+        .filter(|l| l.contains("[WARNING]"))
+        .collect();
+    assert!(
+        !warnings.is_empty()
+            && warnings.iter().all(|l| l.ends_with(
+                "profiler.py: Profiler won't be using warmup, this can skew profiler results"
+            )),
+        "{console}"
+    );
 
     let results = repo.result_dirs("qwen-mini");
     assert_eq!(results.len(), 1);

@@ -318,7 +318,9 @@ fn stop_consequence(schedule: npuprof_schedule::Schedule, steps: u64) -> String 
     match run.stop_state {
         Action::Record => format!("it stops in RECORD: incomplete data is parsed{warning}"),
         Action::RecordAndSave => {
-            format!("it stops in RECORD_AND_SAVE: the cycle has not completed{warning}")
+            format!(
+                "it stops in RECORD_AND_SAVE: stop() saves the cycle, but its last step is the one open at stop(), with no forward in it{warning}"
+            )
         }
         Action::Warmup => {
             format!("it stops in WARMUP: the run directory is deleted, no data{warning}")

@@ -279,9 +279,10 @@ fn decode_plan(request: &PlanRequest, config: Option<&PlanConfig>) -> PhasePlan 
     plan.closing_step_calls = closing;
     plan.min_step_calls = min_calls;
     plan.actions = action_spans(schedule, calls.max(min_calls.unwrap_or(0)));
-    plan.window_steps = schedule
-        .run(min_calls.unwrap_or(schedule.skip_first.saturating_add(schedule.cycle())))
-        .recorded_steps;
+    plan.window_steps = match min_calls {
+        Some(calls) => schedule.run(calls).recorded_steps,
+        None => schedule.cycle_steps(0).into_iter().flatten().collect(),
+    };
     if closing.is_none() {
         plan.notes.push(
             "repeat=0 cycles forever: the window never closes by itself; the verdict depends on \
@@ -311,6 +312,11 @@ fn decode_plan(request: &PlanRequest, config: Option<&PlanConfig>) -> PhasePlan 
 
 fn phase_plan(phase: Phase, schedule: &Schedule, calls: u64, from: EvaluatedFrom) -> PhasePlan {
     let run = schedule.run(calls);
+    let notes = run
+        .stop_closes_step
+        .map(|step| stop_note(run.stop_state, step))
+        .into_iter()
+        .collect();
     PhasePlan {
         phase,
         active: schedule.active,
@@ -330,8 +336,28 @@ fn phase_plan(phase: Phase, schedule: &Schedule, calls: u64, from: EvaluatedFrom
         warnings: run.warnings,
         stop_state: run.stop_state,
         actions: action_spans(schedule, calls),
-        notes: Vec::new(),
+        notes,
     }
+}
+
+/// What torch_npu's `stop()` does with the step open in RECORD or RECORD_AND_SAVE: it closes
+/// and records it, then saves the trace; that step holds no forward in a loop that calls
+/// `step()` after each forward.
+fn stop_note(state: Action, step: u64) -> String {
+    let (saved, fix) = if state == Action::RecordAndSave {
+        (
+            "saves and parses the complete cycle",
+            ": give the phase one more step()",
+        )
+    } else {
+        ("parses the incomplete cycle", "")
+    };
+    format!(
+        "stop() in {} closes and records the open step {step}, then {saved}; step {step} holds only \
+         what runs between the last step() and stop() (no forward in a loop that calls step() after \
+         each forward), so its Step Id has no kernels{fix}",
+        state.name()
+    )
 }
 
 /// The actions of steps `0..=last`, merged into spans (after the last cycle every step is NONE,
@@ -427,10 +453,19 @@ mod tests {
         assert_eq!(plan.min_max_new_tokens, Some(34));
         assert_eq!(decode.evaluated_step_calls, 32);
         assert!(!decode.closes_cleanly);
-        // 32 calls end on the window's last step: stopped in RECORD_AND_SAVE.
+        // 32 calls end on the window's last step: stopped in RECORD_AND_SAVE, which closes and
+        // records step 32 (empty in a forward-then-step loop) and saves the cycle.
         assert_eq!(
             decode.warning.as_deref(),
             Some(crate::schedule::STOP_IN_RECORD_AND_SAVE)
+        );
+        assert_eq!(decode.recorded_steps, (3..=32).collect::<Vec<u64>>());
+        assert!(
+            decode.notes.iter().any(|n| n.contains(
+                "stop() in RECORD_AND_SAVE closes and records the open step 32, then saves and parses the complete cycle"
+            )),
+            "{:?}",
+            decode.notes
         );
         assert_eq!(
             plan.config.as_ref().map(|c| c.budget_sufficient),

@@ -5,6 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use npuprof_verify::reparse::{ReparseDir, analyse_command};
 use serde::Serialize;
 
 use npuprof_target::shell::quote as shell_quote;
@@ -44,16 +45,12 @@ impl Reparse {
             shell_quote(&raw_run.display().to_string()),
             shell_quote(&copy_to.display().to_string())
         );
-        let python = format!(
-            "import torch_npu; torch_npu.profiler.profiler.analyse({})",
-            python_quote(&copy_to.display().to_string())
-        );
         Self {
             raw_run: raw_run.clone(),
             raw_runs_found: *count,
+            analyse_command: analyse_command(&[ReparseDir::run(&copy_to)]),
             copy_to,
             copy_command,
-            analyse_command: format!("python3 -c {}", shell_double_quote(&python)),
         }
     }
 }
@@ -89,35 +86,14 @@ pub fn newest_raw_run(root: &Path) -> Option<(PathBuf, usize)> {
     found.into_iter().max().map(|(_, path)| (path, count))
 }
 
-/// `text` in shell double quotes (`"`, `$`, `` ` `` and `\` escaped).
-fn shell_double_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        if matches!(c, '"' | '$' | '`' | '\\') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
-}
-
-/// A Python string literal for `text`.
-fn python_quote(text: &str) -> String {
-    format!("'{}'", text.replace('\\', r"\\").replace('\'', r"\'"))
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::{Path, PathBuf};
 
-    use super::{Reparse, shell_quote};
+    use super::Reparse;
 
     #[test]
     fn quoting_survives_awkward_paths() {
-        assert_eq!(shell_quote("/tmp/a_b-1"), "/tmp/a_b-1");
-        assert_eq!(shell_quote("/tmp/it's here"), r"'/tmp/it'\''s here'");
         let raw = (PathBuf::from("/data/run's/w_1_ascend_pt"), 1);
         let reparse = Reparse::new(&raw, Path::new("/tmp/x$y/res"), "m");
         assert_eq!(

@@ -1,4 +1,9 @@
 //! A simulated run: start, `step()` a number of times, stop; and the warnings torch_npu prints.
+//!
+//! As torch_npu's `profile.stop()` does (every build from 2.1 to 2.14): it first closes the step
+//! that is open (`ProfilerStep#<n>`), then runs the exit action of the current state, which in
+//! RECORD and RECORD_AND_SAVE stops, finalizes and saves the trace (`on_trace_ready` parses it).
+//! So the open step is recorded, and a stop in RECORD_AND_SAVE saves a complete cycle.
 
 use serde::Serialize;
 
@@ -8,7 +13,7 @@ use crate::{Action, Schedule};
 pub const STOP_IN_WARMUP: &str = "Incorrect schedule: Stop profiler while current state is WARMUP which will result in empty parsed data.";
 /// torch_npu's warning when stopped in RECORD (incomplete data is parsed).
 pub const STOP_IN_RECORD: &str = "Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.";
-/// torch_npu's warning when stopped in RECORD_AND_SAVE.
+/// torch_npu's caution when stopped in RECORD_AND_SAVE (the cycle is saved and parsed).
 pub const STOP_IN_RECORD_AND_SAVE: &str = "Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cycle has not yet completed.";
 /// torch_npu's warning for a RECORD → NONE transition.
 pub const TRANSITION_RECORD_NONE: &str = "Incorrect schedule: RECORD followed by NONE";
@@ -24,10 +29,16 @@ pub struct Run {
     pub calls: u64,
     /// The state when `stop()` is called.
     pub stop_state: Action,
-    /// Step numbers that were recorded (the `Step Id`s of the output).
+    /// Step numbers that were recorded (the `Step Id`s of the output), including the step open
+    /// at `stop()` when the state is RECORD or RECORD_AND_SAVE.
     pub recorded_steps: Vec<u64>,
-    /// Cycles saved (and parsed) by a RECORD_AND_SAVE transition.
+    /// Complete cycles saved (and parsed): by leaving RECORD_AND_SAVE, or by a stop in it. A
+    /// stop in RECORD parses an incomplete cycle, not counted here.
     pub saved_cycles: u64,
+    /// The step open at `stop()` that stop() closes and records (stop in RECORD or
+    /// RECORD_AND_SAVE). In a loop that calls `step()` after each forward it holds no forward,
+    /// so its `Step Id` has no kernels.
+    pub stop_closes_step: Option<u64>,
     /// At least one cycle saved and no schedule warning.
     pub closes_cleanly: bool,
     /// The warnings torch_npu prints, in order.
@@ -62,11 +73,16 @@ impl Schedule {
             prev = next;
         }
         let stop_state = prev;
+        let stop_closes_step = stop_state.is_recorded().then_some(simulated);
+        recorded_steps.extend(stop_closes_step);
         match stop_state {
             Action::None => {}
             Action::Warmup => warnings.push(STOP_IN_WARMUP.to_owned()),
             Action::Record => warnings.push(STOP_IN_RECORD.to_owned()),
-            Action::RecordAndSave => warnings.push(STOP_IN_RECORD_AND_SAVE.to_owned()),
+            Action::RecordAndSave => {
+                saved_cycles += 1;
+                warnings.push(STOP_IN_RECORD_AND_SAVE.to_owned());
+            }
         }
         let closes_cleanly = warnings.is_empty() && saved_cycles > 0;
         Run {
@@ -74,6 +90,7 @@ impl Schedule {
             stop_state,
             recorded_steps,
             saved_cycles,
+            stop_closes_step,
             closes_cleanly,
             warnings,
         }
@@ -102,6 +119,30 @@ mod tests {
         assert_eq!(s.run(7).warnings, vec![STOP_IN_RECORD_AND_SAVE]);
         assert!(s.run(8).closes_cleanly);
         assert_eq!(s.run(8).recorded_steps, vec![5, 6, 7]);
+        assert_eq!(s.run(8).stop_closes_step, None);
+    }
+
+    #[test]
+    fn stop_closes_and_records_the_open_step() {
+        // torch_npu's stop(): the open ProfilerStep is closed, then RECORD / RECORD_AND_SAVE
+        // stop, finalize and save the trace.
+        let s = Schedule::clamped(0, 2, 3, 1, 3, 0);
+        let in_record = s.run(5);
+        assert_eq!(in_record.stop_state, Action::Record);
+        assert_eq!(in_record.recorded_steps, vec![5]);
+        assert_eq!(in_record.stop_closes_step, Some(5));
+        assert_eq!(in_record.saved_cycles, 0, "an incomplete cycle");
+        let in_save = s.run(7);
+        assert_eq!(in_save.stop_state, Action::RecordAndSave);
+        assert_eq!(in_save.recorded_steps, vec![5, 6, 7]);
+        assert_eq!(in_save.stop_closes_step, Some(7));
+        assert_eq!(in_save.saved_cycles, 1, "the cycle is saved and parsed");
+        assert!(
+            !in_save.closes_cleanly,
+            "torch_npu still prints its caution"
+        );
+        assert_eq!(s.run(4).recorded_steps, Vec::<u64>::new());
+        assert_eq!(s.run(4).stop_closes_step, None);
     }
 
     #[test]
@@ -122,6 +163,7 @@ mod tests {
         let run = s.run(2);
         assert_eq!(run.stop_state, Action::Record);
         assert_eq!(run.saved_cycles, 1);
+        assert_eq!(run.recorded_steps, vec![0, 1, 2]);
         assert_eq!(run.warnings, vec![STOP_IN_RECORD]);
         assert!(!run.closes_cleanly);
     }

@@ -2,6 +2,7 @@
 //! and the `step()` calls that close the last cycle.
 
 use std::fmt;
+use std::ops::Range;
 
 use serde::Serialize;
 
@@ -37,7 +38,9 @@ pub struct Schedule {
 
 impl Schedule {
     /// Builds a schedule from raw arguments, clamping like torch_npu: `active < 1` becomes 1,
-    /// any other negative value becomes 0.
+    /// a negative `wait`, `warmup`, `repeat` or `skip_first` becomes 0. torch_npu only checks
+    /// that `skip_first_wait` is an integer and then tests it against 0, so a negative one counts
+    /// as set: it is kept as its magnitude.
     ///
     /// The argument order is this struct's field order, not torch_npu's positional order
     /// (`wait, active, warmup, ...`).
@@ -56,7 +59,7 @@ impl Schedule {
             active: nonneg(active).max(1),
             repeat: nonneg(repeat),
             skip_first: nonneg(skip_first),
-            skip_first_wait: nonneg(skip_first_wait),
+            skip_first_wait: skip_first_wait.unsigned_abs(),
         }
     }
 
@@ -125,6 +128,25 @@ impl Schedule {
             steps.extend(first..first.saturating_add(self.active));
         }
         Some(steps)
+    }
+
+    /// The step numbers cycle `k` (0-based) records, which are the `Step Id`s of that cycle's
+    /// run directory (torch_npu writes one run directory per cycle); `None` past the last cycle.
+    pub fn cycle_steps(&self, k: u64) -> Option<Range<u64>> {
+        if self.repeat > 0 && k >= self.repeat {
+            return None;
+        }
+        let first = self.first_recorded(k);
+        Some(first..first.saturating_add(self.active))
+    }
+
+    /// The cycle (0-based) that records step number `step`, if any.
+    pub fn cycle_of(&self, step: u64) -> Option<u64> {
+        if !self.is_recorded(step) {
+            return None;
+        }
+        let shifted = (step - self.skip_first).saturating_add(self.skipped_wait());
+        Some(shifted / self.cycle())
     }
 
     /// The first recorded step of cycle `k` (0-based):
@@ -203,6 +225,30 @@ mod tests {
     }
 
     #[test]
+    fn a_negative_skip_first_wait_counts_as_set() {
+        // torch_npu tests `skip_first_wait != 0`, so -1 skips the first wait as 1 does.
+        let negative = Schedule::clamped(2, 0, 1, 1, 1, -1);
+        assert_eq!(negative.action(1), Action::RecordAndSave);
+        assert_eq!(negative.recorded_steps(), Some(vec![1]));
+    }
+
+    #[test]
+    fn cycles_are_numbered_and_each_has_its_steps() {
+        let s = Schedule::clamped(1, 1, 2, 3, 2, 0);
+        assert_eq!(s.cycle_steps(0), Some(4..6));
+        assert_eq!(s.cycle_steps(2), Some(12..14));
+        assert_eq!(s.cycle_steps(3), None);
+        assert_eq!(s.cycle_of(5), Some(0));
+        assert_eq!(s.cycle_of(9), Some(1));
+        assert_eq!(s.cycle_of(8), Some(1));
+        assert_eq!(s.cycle_of(7), None, "warmup");
+        assert_eq!(s.cycle_of(16), None);
+        let forever = Schedule::clamped(0, 0, 1, 0, 0, 0);
+        assert_eq!(forever.cycle_steps(7), Some(7..8));
+        assert_eq!(forever.cycle_of(7), Some(7));
+    }
+
+    #[test]
     fn clamping() {
         let s = Schedule::clamped(-1, -2, 0, -3, -4, -5);
         assert_eq!(
@@ -213,7 +259,7 @@ mod tests {
                 active: 1,
                 repeat: 0,
                 skip_first: 0,
-                skip_first_wait: 0
+                skip_first_wait: 5
             }
         );
         assert_eq!(s.closing_step_calls(), None);
@@ -291,7 +337,13 @@ mod tests {
             let recorded = s.recorded_steps().expect("repeat > 0");
             prop_assert_eq!(&s.run(closing).recorded_steps, &recorded);
             let by_action: Vec<u64> = (0..closing + 3).filter(|&x| s.is_recorded(x)).collect();
-            prop_assert_eq!(by_action, recorded);
+            prop_assert_eq!(&by_action, &recorded);
+            let by_cycle: Vec<u64> = (0..s.repeat).flat_map(|k| s.cycle_steps(k).expect("k < repeat")).collect();
+            prop_assert_eq!(&by_cycle, &recorded);
+            for step in by_action {
+                let k = s.cycle_of(step).expect("recorded");
+                prop_assert!(s.cycle_steps(k).expect("k < repeat").contains(&step));
+            }
         }
     }
 }

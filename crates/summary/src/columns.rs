@@ -14,13 +14,13 @@ use crate::error::SummaryError;
 use crate::input::{self, Input};
 
 /// A CSV header with names trimmed (a UTF-8 BOM and surrounding blanks removed).
-pub(crate) struct Header {
+pub struct Header {
     names: Vec<String>,
 }
 
 impl Header {
     /// Reads the names of a CSV header record.
-    pub(crate) fn new<'a>(fields: impl Iterator<Item = &'a [u8]>) -> Self {
+    pub fn new<'a>(fields: impl Iterator<Item = &'a [u8]>) -> Self {
         let names = fields
             .map(|field| {
                 String::from_utf8_lossy(field)
@@ -33,14 +33,14 @@ impl Header {
     }
 
     /// The index of the first column named one of `spellings`.
-    pub(crate) fn find(&self, spellings: &[&str]) -> Option<usize> {
+    pub fn find(&self, spellings: &[&str]) -> Option<usize> {
         spellings
             .iter()
             .find_map(|s| self.names.iter().position(|n| n == s))
     }
 
     /// Like [`Header::find`], but a missing column is an error naming the file and the header.
-    pub(crate) fn require(&self, path: &Path, spellings: &[&str]) -> Result<usize, SummaryError> {
+    pub fn require(&self, path: &Path, spellings: &[&str]) -> Result<usize, SummaryError> {
         self.find(spellings)
             .ok_or_else(|| SummaryError::MissingColumn {
                 path: path.to_path_buf(),
@@ -67,7 +67,7 @@ impl Header {
     }
 
     /// An error unless `record` has as many fields as the header.
-    pub(crate) fn check_len(&self, path: &Path, record: &Record<'_>) -> Result<(), SummaryError> {
+    pub fn check_len(&self, path: &Path, record: &Record<'_>) -> Result<(), SummaryError> {
         if record.len() == self.names.len() {
             return Ok(());
         }
@@ -80,20 +80,20 @@ impl Header {
     }
 
     /// The name of column `index`.
-    pub(crate) fn name(&self, index: usize) -> &str {
+    pub fn name(&self, index: usize) -> &str {
         self.names.get(index).map_or("", String::as_str)
     }
 }
 
 /// A field as text: torch_npu appends a TAB to timestamps and may write CRLF, so blanks around
 /// the value are dropped.
-pub(crate) fn text(field: &[u8]) -> &str {
+pub fn text(field: &[u8]) -> &str {
     std::str::from_utf8(field.trim_ascii()).unwrap_or("")
 }
 
 /// The bytes of [`text`]`(field)`, without a UTF-8 validation for ASCII.
 #[inline]
-pub(crate) fn text_bytes(field: &[u8]) -> &[u8] {
+pub fn text_bytes(field: &[u8]) -> &[u8] {
     let trimmed = field.trim_ascii();
     if trimmed.is_ascii() {
         trimmed
@@ -105,7 +105,7 @@ pub(crate) fn text_bytes(field: &[u8]) -> &[u8] {
 /// The bytes of a field read as a kernel name: invalid UTF-8 replaced, then surrounding
 /// whitespace (`str::trim`) removed; borrowed for ASCII.
 #[inline]
-pub(crate) fn name_key(field: &[u8]) -> Cow<'_, [u8]> {
+pub fn name_key(field: &[u8]) -> Cow<'_, [u8]> {
     if field.is_ascii() {
         // The ASCII characters `char::is_whitespace` accepts.
         let blank = |b: &u8| matches!(b, b'\t'..=b'\r' | b' ');
@@ -124,7 +124,11 @@ pub(crate) fn name_key(field: &[u8]) -> Cow<'_, [u8]> {
 
 /// A numeric field: `None` when empty or `N/A`, `Err(())` when it is something else.
 #[inline]
-pub(crate) fn number(field: &[u8]) -> Result<Option<f64>, ()> {
+#[allow(
+    clippy::result_unit_err,
+    reason = "the caller names the file, line and column (`bad_number`)"
+)]
+pub fn number(field: &[u8]) -> Result<Option<f64>, ()> {
     if let Some(value) = decimal::short_decimal(field) {
         return Ok(Some(value));
     }
@@ -141,7 +145,7 @@ fn other_number(field: &[u8]) -> Result<Option<f64>, ()> {
 
 /// Opens a CSV file for streaming from byte `offset`, with flexible record lengths (checked
 /// per field) and records of at most [`MAX_RECORD_BYTES`].
-pub(crate) fn open(path: &Path, offset: u64) -> Result<CsvRows<File>, SummaryError> {
+pub fn open(path: &Path, offset: u64) -> Result<CsvRows<File>, SummaryError> {
     let io = |source| SummaryError::Io {
         path: path.to_path_buf(),
         source,
@@ -158,7 +162,7 @@ pub(crate) fn open(path: &Path, offset: u64) -> Result<CsvRows<File>, SummaryErr
 }
 
 /// The next record of a CSV file opened with [`open`].
-pub(crate) fn next<'a>(
+pub fn next<'a>(
     rows: &'a mut CsvRows<File>,
     path: &Path,
 ) -> Result<Option<Record<'a>>, SummaryError> {
@@ -166,7 +170,7 @@ pub(crate) fn next<'a>(
 }
 
 /// [`next`] splitting only the fields at `columns` (see [`CsvRows::next_record_columns`]).
-pub(crate) fn next_columns<'a>(
+pub fn next_columns<'a>(
     rows: &'a mut CsvRows<File>,
     path: &Path,
     columns: &[usize],
@@ -183,7 +187,7 @@ fn csv_error(path: &Path, source: npuprof_verify::csv_rows::CsvError) -> Summary
 }
 
 /// Reads the header record of a CSV file opened with [`open`].
-pub(crate) fn read_header(rows: &mut CsvRows<File>, path: &Path) -> Result<Header, SummaryError> {
+pub fn read_header(rows: &mut CsvRows<File>, path: &Path) -> Result<Header, SummaryError> {
     match next(rows, path)? {
         Some(record) => Ok(Header::new(record.iter())),
         None => Err(SummaryError::MissingColumn {
@@ -195,7 +199,7 @@ pub(crate) fn read_header(rows: &mut CsvRows<File>, path: &Path) -> Result<Heade
 }
 
 /// The error for `field`, at column `column`, that must be a number.
-pub(crate) fn bad_number(
+pub fn bad_number(
     path: &Path,
     record: &Record<'_>,
     header: &Header,

@@ -4,8 +4,10 @@
 //! {…(ms)}, "Communication Bandwidth Info": {…}}, "Total Op Info": {…}}}}`. The operators are
 //! summed (the vendor's `Total Op Info` entries are skipped, they repeat the sum).
 
+use std::marker::PhantomData;
 use std::path::Path;
 
+use serde::de::DeserializeOwned;
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +58,6 @@ struct TimeInfo {
 /// Reads and sums a `communication.json` in one streaming pass: each operator is added as it is
 /// read, so memory does not grow with the number of steps or operators.
 pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
-    let file = crate::input::open(path, crate::input::Input::Json)?;
     let mut sum = Communication {
         ops: 0,
         elapse_us: 0.0,
@@ -66,19 +67,37 @@ pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
         idle_us: 0.0,
         wait_ratio: None,
     };
+    each_operator(path, |_, op: OpEntry| sum.add(op.time.as_ref()))?;
+    let moving = sum.wait_us + sum.transit_us;
+    sum.wait_ratio = (moving > 0.0).then(|| sum.wait_us / moving);
+    Ok(sum)
+}
+
+/// Streams a `communication.json`: `each(name, operator)` for every operator of every step and
+/// category as it is read (the vendor's `Total Op Info` left out), each read as a `T`; returns
+/// the number of steps. Memory does not grow with the file.
+pub fn each_operator<T, F>(path: &Path, mut each: F) -> Result<usize, SummaryError>
+where
+    T: DeserializeOwned,
+    F: FnMut(&str, T),
+{
+    let file = crate::input::open(path, crate::input::Input::Json)?;
     let mut reader = serde_json::Deserializer::from_reader(std::io::BufReader::new(file));
     let json = |source| SummaryError::Json {
         path: path.to_path_buf(),
         source,
     };
-    Level::Steps
-        .sum_into(&mut sum)
-        .deserialize(&mut reader)
-        .map_err(json)?;
+    let mut steps = 0;
+    Walk {
+        level: Level::Steps,
+        each: &mut each,
+        steps: &mut steps,
+        operator: PhantomData,
+    }
+    .deserialize(&mut reader)
+    .map_err(json)?;
     reader.end().map_err(json)?;
-    let moving = sum.wait_us + sum.transit_us;
-    sum.wait_ratio = (moving > 0.0).then(|| sum.wait_us / moving);
-    Ok(sum)
+    Ok(steps)
 }
 
 impl Communication {
@@ -102,19 +121,26 @@ enum Level {
     Operators,
 }
 
-impl Level {
-    fn sum_into(self, sum: &mut Communication) -> Summing<'_> {
-        Summing { level: self, sum }
+/// Reads one level of the file's maps, handing every operator below it to `each`.
+struct Walk<'w, T, F> {
+    level: Level,
+    each: &'w mut F,
+    steps: &'w mut usize,
+    operator: PhantomData<fn() -> T>,
+}
+
+impl<T, F> Walk<'_, T, F> {
+    fn below(&mut self, level: Level) -> Walk<'_, T, F> {
+        Walk {
+            level,
+            each: &mut *self.each,
+            steps: &mut *self.steps,
+            operator: PhantomData,
+        }
     }
 }
 
-/// Reads one level of the file's maps, adding every operator below it to `sum`.
-struct Summing<'s> {
-    level: Level,
-    sum: &'s mut Communication,
-}
-
-impl<'de> DeserializeSeed<'de> for Summing<'_> {
+impl<'de, T: DeserializeOwned, F: FnMut(&str, T)> DeserializeSeed<'de> for Walk<'_, T, F> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
@@ -122,7 +148,7 @@ impl<'de> DeserializeSeed<'de> for Summing<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Summing<'_> {
+impl<'de, T: DeserializeOwned, F: FnMut(&str, T)> Visitor<'de> for Walk<'_, T, F> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -133,17 +159,20 @@ impl<'de> Visitor<'de> for Summing<'_> {
         })
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         while let Some(key) = map.next_key::<String>()? {
             match self.level {
-                Level::Steps => map.next_value_seed(Level::Categories.sum_into(self.sum))?,
-                Level::Categories => map.next_value_seed(Level::Operators.sum_into(self.sum))?,
+                Level::Steps => {
+                    map.next_value_seed(self.below(Level::Categories))?;
+                    *self.steps += 1;
+                }
+                Level::Categories => map.next_value_seed(self.below(Level::Operators))?,
                 Level::Operators if key == TOTAL_OP_INFO => {
                     map.next_value::<IgnoredAny>()?;
                 }
                 Level::Operators => {
-                    let op: OpEntry = map.next_value()?;
-                    self.sum.add(op.time.as_ref());
+                    let op: T = map.next_value()?;
+                    (self.each)(&key, op);
                 }
             }
         }

@@ -6,6 +6,7 @@
 //! counts compare fairly. Summaries to compare must keep every kernel group (`top: None`).
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -20,6 +21,10 @@ const UNCHANGED_US: f64 = 0.005;
 /// The verdict names the types behind a change while it fits this many characters (the first
 /// one always).
 const VERDICT_WIDTH: usize = 100;
+
+/// A change of the other sign than the step's is named in the verdict from this effect on the
+/// step on (1 %): a kernel type that got slower stays visible when the step got faster.
+const OPPOSITE_EFFECT: f64 = 0.01;
 
 /// How a kernel group changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -152,7 +157,12 @@ impl PhaseTotals {
         for run in runs {
             totals.kernel_us += run.kernels.as_ref().map_or(0.0, |k| k.total_us);
             for k in &run.top_kernels {
-                add(&mut totals.by_name, &k.name, k.total_us, k.count);
+                add(
+                    &mut totals.by_name,
+                    &operator_key(&k.name),
+                    k.total_us,
+                    k.count,
+                );
             }
             for t in &run.by_type {
                 add(&mut totals.by_type, &t.kind, t.total_us, t.count);
@@ -361,7 +371,30 @@ fn verdict(
         line.push_str(separator);
         line.push_str(&cause);
     }
+    let opposite = by_type
+        .iter()
+        .filter(|d| d.delta_us.signum() == -delta.delta_us.signum())
+        .find(|d| d.effect.is_some_and(|e| e.abs() >= OPPOSITE_EFFECT));
+    if let Some(d) = opposite {
+        let _ = write!(line, "; yet {} in {}", units::signed(d.delta_us), d.key);
+    }
     line
+}
+
+/// The key a kernel name is matched by across runs: HCCL's per-run number in
+/// `hcom_allReduce__586_1_1` (`__<run>_<i>_<j>` at the end) becomes `*`, so the same
+/// collective of two runs is one operator.
+pub fn operator_key(name: &str) -> std::borrow::Cow<'_, str> {
+    let Some((head, tail)) = name.rsplit_once("__") else {
+        return name.into();
+    };
+    let parts: Vec<&str> = tail.split('_').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    if parts.len() == 3 && parts.iter().all(numeric) {
+        format!("{head}__*_{}_{}", parts[1], parts[2]).into()
+    } else {
+        name.into()
+    }
 }
 
 #[cfg(test)]
@@ -435,5 +468,66 @@ mod tests {
             line,
             "decode step 12.4% slower (+1.24 ms): +1.10 ms in MatMulV3"
         );
+    }
+
+    #[test]
+    fn a_change_of_the_other_sign_is_named_past_one_percent() {
+        // The step is 1 ms faster because collectives got 3 ms faster, while MatMulV3 took 3×
+        // its 1 ms: the slower type must not vanish from the headline.
+        let step = Delta::new(10_000.0, 9_000.0);
+        let delta = |key: &str, base_us: f64, new_us: f64| KernelDelta {
+            key: key.to_owned(),
+            change: if new_us > base_us {
+                Change::Slower
+            } else {
+                Change::Faster
+            },
+            base_us,
+            new_us,
+            delta_us: new_us - base_us,
+            base_count: 1.0,
+            new_count: 1.0,
+            effect: Some((new_us - base_us) / 10_000.0),
+        };
+        let types = vec![
+            delta("hcom_allReduce_", 4000.0, 1000.0),
+            delta("MatMulV3", 1000.0, 3000.0),
+            delta("Cast", 100.0, 150.0),
+        ];
+        let line = verdict(&Some("decode".to_owned()), Some(&step), &step, &types);
+        assert_eq!(
+            line,
+            "decode step 10.0% faster (-1.00 ms): -3.00 ms in hcom_allReduce_; yet +2.00 ms in MatMulV3"
+        );
+        // Under 1 % of the step (Cast: +50 µs of 10 ms) it is left out.
+        let line = verdict(&None, Some(&step), &step, &types[..1]);
+        assert!(!line.contains("yet"), "{line}");
+        let small = [types[0].clone(), types[2].clone()];
+        assert!(!verdict(&None, Some(&step), &step, &small).contains("yet"));
+    }
+
+    #[test]
+    fn hccl_names_match_across_runs_without_their_run_number() {
+        assert_eq!(
+            operator_key("hcom_allReduce__586_1_1"),
+            "hcom_allReduce__*_1_1"
+        );
+        assert_eq!(
+            operator_key("hcom_allReduce__271_1_1"),
+            operator_key("hcom_allReduce__586_1_1")
+        );
+        assert_eq!(
+            operator_key("hcom_allReduce__586_0_1"),
+            "hcom_allReduce__*_0_1"
+        );
+        for plain in [
+            "MatMulV2",
+            "a__b",
+            "x__1_2",
+            "x__1_2_y",
+            "trans_TransData_0",
+        ] {
+            assert_eq!(operator_key(plain), plain);
+        }
     }
 }

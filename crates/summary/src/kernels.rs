@@ -150,7 +150,7 @@ struct Acc {
 /// A word-at-a-time multiplicative hash (FxHash's step) for the short kernel names: no
 /// untrusted-input DoS concern, the map is capped and local to one pass.
 #[derive(Clone, Copy, Default)]
-struct WordHash(u64);
+pub struct WordHash(u64);
 
 impl WordHash {
     #[inline]

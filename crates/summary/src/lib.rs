@@ -11,7 +11,7 @@
 //! [`html::render_summary`] renders it as one self-contained HTML page (a string). The CLI
 //! prints and writes.
 
-mod columns;
+pub mod columns;
 pub mod comm;
 pub mod compare;
 pub mod error;
@@ -70,41 +70,19 @@ pub struct Summary {
 /// directory, a recipes result directory (`prof/<phase>/…`, also `<res>/<phase>/prof/…`) or
 /// any parent of run directories.
 pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError> {
-    let target = discover(path)?;
-    let selected: Vec<(PathBuf, Option<String>)> = target
-        .runs
-        .iter()
-        .map(|run| (run.dir.clone(), phase_of(run, path)))
-        .filter(|(_, phase)| options.phase.is_none() || *phase == options.phase)
-        .collect();
-    // Largest runs first, one task each, so no core is left with a big run at the end.
-    let mut order: Vec<(u64, usize)> = selected
-        .iter()
-        .enumerate()
-        .map(|(i, (dir, _))| (run::kernel_details_bytes(dir), i))
-        .collect();
-    order.sort_by_key(|&(bytes, i)| (std::cmp::Reverse(bytes), i));
-    let mut done: Vec<(usize, Result<Option<RunSummary>, SummaryError>)> = order
-        .par_iter()
-        .with_max_len(1)
-        .map(|&(_, i)| {
-            let (dir, phase) = &selected[i];
-            // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
-            if options.rank.is_some() && run::read_rank(dir, &mut Vec::new()) != options.rank {
-                return (i, Ok(None));
-            }
-            let summary = run::summarize_run(dir, phase.clone(), path, options.top);
-            (i, summary.map(Some))
-        })
-        .collect();
-    done.sort_by_key(|(i, _)| *i);
-    // The error reported is the first in discovery order, as if the runs were read in turn.
-    let mut runs = Vec::with_capacity(done.len());
-    for (_, summary) in done {
-        runs.extend(summary?);
-    }
+    let mut runs = each_run(path, options.phase.as_deref(), |dir, phase| {
+        // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
+        if options.rank.is_some() && run::read_rank(dir, &mut Vec::new()) != options.rank {
+            return Ok(None);
+        }
+        run::summarize_run(dir, phase, path, options.top).map(Some)
+    })?;
     if runs.is_empty() {
-        return Err(nothing_selected(path, options, &selected, &target.runs));
+        return Err(nothing_selected(
+            path,
+            options.phase.as_deref(),
+            options.rank,
+        ));
     }
     runs.sort_by(|a, b| {
         phase_order(&a.phase)
@@ -130,6 +108,107 @@ pub fn summarize_both(
     options: &Options,
 ) -> (Result<Summary, SummaryError>, Result<Summary, SummaryError>) {
     rayon::join(|| summarize(base, options), || summarize(new, options))
+}
+
+/// `read(run directory, phase)` for every run directory below `path` (of `phase` only, when
+/// given), in parallel on all cores, the largest `kernel_details.csv` first; the results in
+/// discovery order, those that are `None` left out. The error returned is the first in
+/// discovery order, as if the runs were read in turn.
+pub fn each_run<T, F>(path: &Path, phase: Option<&str>, read: F) -> Result<Vec<T>, SummaryError>
+where
+    T: Send,
+    F: Fn(&Path, Option<String>) -> Result<Option<T>, SummaryError> + Sync,
+{
+    let target = discover(path)?;
+    let selected: Vec<(PathBuf, Option<String>)> = target
+        .runs
+        .iter()
+        .map(|run| (run.dir.clone(), phase_of(run, path)))
+        .filter(|(_, p)| phase.is_none() || p.as_deref() == phase)
+        .collect();
+    // Largest runs first, one task each, so no core is left with a big run at the end.
+    let mut order: Vec<(u64, usize)> = selected
+        .iter()
+        .enumerate()
+        .map(|(i, (dir, _))| (run::kernel_details_bytes(dir), i))
+        .collect();
+    order.sort_by_key(|&(bytes, i)| (std::cmp::Reverse(bytes), i));
+    let mut done: Vec<(usize, Result<Option<T>, SummaryError>)> = order
+        .par_iter()
+        .with_max_len(1)
+        .map(|&(_, i)| {
+            let (dir, phase) = &selected[i];
+            (i, read(dir, phase.clone()))
+        })
+        .collect();
+    done.sort_by_key(|(i, _)| *i);
+    let mut out = Vec::with_capacity(done.len());
+    for (_, result) in done {
+        out.extend(result?);
+    }
+    Ok(out)
+}
+
+/// The error when `--phase`/`--rank` select no run directory under `path`: what was asked
+/// for and what the profile has (the phases there are, or the selected phase's ranks).
+pub fn nothing_selected(path: &Path, phase: Option<&str>, rank: Option<u32>) -> SummaryError {
+    let runs: Vec<(PathBuf, Option<String>)> = discover(path)
+        .map(|target| {
+            target
+                .runs
+                .iter()
+                .map(|run| (run.dir.clone(), phase_of(run, path)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let selected: Vec<&PathBuf> = runs
+        .iter()
+        .filter(|(_, p)| phase.is_none() || p.as_deref() == phase)
+        .map(|(dir, _)| dir)
+        .collect();
+    let (selection, available) = match (phase, rank) {
+        (Some(phase), _) if selected.is_empty() => {
+            let mut phases: Vec<Option<String>> = runs.into_iter().map(|(_, p)| p).collect();
+            phases.sort_by(|a, b| phase_order(a).cmp(&phase_order(b)).then(a.cmp(b)));
+            phases.dedup();
+            let names: Vec<&str> = phases.iter().flatten().map(String::as_str).collect();
+            (
+                format!("no phase `{phase}`"),
+                if names.is_empty() {
+                    "no phase directories".to_owned()
+                } else {
+                    names.join(", ")
+                },
+            )
+        }
+        (phase, Some(rank)) => {
+            let mut ranks: Vec<u32> = selected
+                .iter()
+                .filter_map(|dir| run::read_rank(dir, &mut Vec::new()))
+                .collect();
+            ranks.sort_unstable();
+            ranks.dedup();
+            let within = phase.map_or_else(String::new, |p| format!(" in phase {p}"));
+            (
+                format!("no rank {rank}{within}"),
+                if ranks.is_empty() {
+                    "no run directory with a readable rank".to_owned()
+                } else {
+                    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+                    format!("rank {}", list.join(", "))
+                },
+            )
+        }
+        _ => (
+            "no run directory".to_owned(),
+            "nothing to summarise".to_owned(),
+        ),
+    };
+    SummaryError::NothingSelected {
+        path: path.to_path_buf(),
+        selection,
+        available,
+    }
 }
 
 /// The run's phase: from discovery, else the nearest `prefill`/`decode` directory between the
@@ -165,66 +244,12 @@ fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
 }
 
 /// mm_encode before prefill before decode before other phases before none.
-fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
+pub fn phase_order(phase: &Option<String>) -> (u8, Option<&str>) {
     match phase.as_deref() {
         Some("mm_encode") => (0, None),
         Some("prefill") => (1, None),
         Some("decode") => (2, None),
         Some(other) => (3, Some(other)),
         None => (4, None),
-    }
-}
-
-fn nothing_selected(
-    path: &Path,
-    options: &Options,
-    selected: &[(PathBuf, Option<String>)],
-    all: &[RunRef],
-) -> SummaryError {
-    let (selection, available) = match (&options.phase, options.rank) {
-        (Some(phase), _) if selected.is_empty() => {
-            let mut phases: Vec<Option<String>> =
-                all.iter().map(|run| phase_of(run, path)).collect();
-            phases.sort_by(|a, b| phase_order(a).cmp(&phase_order(b)).then(a.cmp(b)));
-            phases.dedup();
-            let names: Vec<&str> = phases.iter().flatten().map(String::as_str).collect();
-            (
-                format!("no phase `{phase}`"),
-                if names.is_empty() {
-                    "no phase directories".to_owned()
-                } else {
-                    names.join(", ")
-                },
-            )
-        }
-        (phase, Some(rank)) => {
-            let mut ranks: Vec<u32> = selected
-                .iter()
-                .filter_map(|(dir, _)| run::read_rank(dir, &mut Vec::new()))
-                .collect();
-            ranks.sort_unstable();
-            ranks.dedup();
-            let within = phase
-                .as_ref()
-                .map_or_else(String::new, |p| format!(" in phase {p}"));
-            (
-                format!("no rank {rank}{within}"),
-                if ranks.is_empty() {
-                    "no run directory with a readable rank".to_owned()
-                } else {
-                    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
-                    format!("rank {}", list.join(", "))
-                },
-            )
-        }
-        _ => (
-            "no run directory".to_owned(),
-            "nothing to summarise".to_owned(),
-        ),
-    };
-    SummaryError::NothingSelected {
-        path: path.to_path_buf(),
-        selection,
-        available,
     }
 }

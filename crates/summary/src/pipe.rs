@@ -157,7 +157,7 @@ impl PipeColumns {
 
 /// The values of the short ratio fields seen, by their bytes: torch_npu writes ratios with
 /// three decimals, so a few hundred distinct fields make up nearly every row.
-pub(crate) struct RatioValues {
+pub struct RatioValues {
     /// Direct-mapped: a field's key (see [`RatioValues::value`]) and its value, NaN for none.
     slots: Box<[(u64, f64)]>,
 }
@@ -174,9 +174,11 @@ impl RatioValues {
     /// 1024 slots (16 KiB).
     const BITS: u32 = 10;
 
-    /// The value of a ratio field whose first eight bytes are `word`; NaN when it holds none.
+    /// The value of a ratio field whose first eight bytes are `word`
+    /// ([`Record::get_word`](npuprof_verify::csv_rows::Record::get_word)); NaN when it holds
+    /// none.
     #[inline(always)]
-    fn value(&mut self, field: &[u8], word: u64) -> f64 {
+    pub fn value(&mut self, field: &[u8], word: u64) -> f64 {
         let compute = || match columns::number(field) {
             Ok(Some(value)) => value,
             _ => f64::NAN,

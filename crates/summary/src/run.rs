@@ -45,11 +45,14 @@ pub struct RunSummary {
     pub path: PathBuf,
 }
 
-/// The files of a run directory that the summary reads.
-const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
-const STEP_TRACE: &str = "step_trace_time.csv";
-const KERNEL_DETAILS: &str = "kernel_details.csv";
-const COMMUNICATION: &str = "communication.json";
+/// The directory of a run that holds the text export.
+pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
+/// The step split, in [`OUTPUT_DIR`].
+pub const STEP_TRACE: &str = "step_trace_time.csv";
+/// The device kernels, in [`OUTPUT_DIR`].
+pub const KERNEL_DETAILS: &str = "kernel_details.csv";
+/// Communication and waiting (multi-card runs), in [`OUTPUT_DIR`].
+pub const COMMUNICATION: &str = "communication.json";
 
 /// The size of the run's `kernel_details.csv` (0 when there is none): what summarising it
 /// costs, to schedule the largest runs first.
@@ -144,7 +147,7 @@ fn no_kernel_details_note(output: &Path) -> String {
 }
 
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.
-pub(crate) fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
+pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
     let mut infos: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries

@@ -124,3 +124,30 @@ fn runs_with_different_phase_names_pair_when_each_has_one() {
         ]
     );
 }
+
+#[test]
+fn hccl_kernels_renumbered_by_another_run_are_the_same_operators() {
+    let base = real_copy(Layout::Flat);
+    let new = real_copy(Layout::Flat);
+    // A later run numbers its collectives differently: hcom_allReduce__586_0_1 → __271_0_1.
+    for (_, dir) in run_dirs(new.path(), Layout::Flat) {
+        common::rewrite_csv(
+            &common::output_file(&dir, "kernel_details.csv"),
+            |_, fields| {
+                for field in fields.iter_mut() {
+                    if field.starts_with("hcom_allReduce__586_") {
+                        *field = field.replace("__586_", "__271_");
+                    }
+                }
+            },
+        );
+    }
+    let comparison = compare(&summary(base.path()), &summary(new.path()));
+    let phase = &comparison.phases[0];
+    assert!(
+        phase.by_name.iter().all(|d| !d.key.starts_with("hcom_")),
+        "{:#?}",
+        phase.by_name
+    );
+    assert_eq!(phase.verdict, "run step unchanged (+0.0 µs)");
+}

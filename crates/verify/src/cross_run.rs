@@ -2,14 +2,19 @@
 //! directories, the bad-output-filesystem case and analyse.done.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 use crate::Options;
 use crate::discover::{self, Target, TargetKind};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::log_findings::{self, LogVerdict};
 use crate::mounts::{Mount, MountTable};
+use crate::profiler_info::RecordedSchedule;
+use crate::reparse::{self, ReparseDir};
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
-use crate::run_check::{self, RunFacts, RunOutcome, reparse_command};
+use crate::run_check::{self, RunFacts, RunOutcome};
+use crate::schedule_findings;
+use npuprof_schedule::{RECORDED_CYCLES_LIMIT, Schedule};
 
 /// Sort key of a phase: mm_encode, prefill, decode (the order a request meets them), others by
 /// name, none.
@@ -146,7 +151,7 @@ pub fn assemble(
     check_unreadable_dirs(target, &mut findings);
     check_phases(target, &phases, &outcomes, &mut findings);
     check_ranks(target, &expectation, &outcomes, &mut findings);
-    check_duplicates(&outcomes, &mut findings);
+    check_cycles(&outcomes, &mut findings);
     for o in &outcomes {
         findings.extend(o.findings.iter().cloned());
     }
@@ -154,6 +159,7 @@ pub fn assemble(
     let captured = log_findings::captured_logs(
         &opts.logs,
         &target.root.display().to_string(),
+        &reparse_command_for(target, &outcomes, |_| true),
         run_check::schedule_context(outcomes.iter().map(|o| &o.facts)),
         &run_check::first_build(&outcomes),
         &mut findings,
@@ -351,11 +357,50 @@ fn check_ranks(
     }
 }
 
-/// More run directories for one phase and rank than the schedule's `repeat`.
+/// The run directories whose cycles belong together: phase, rank, and the process of a run
+/// without a rank.
+type CycleGroup = ((u8, String), Option<u32>, String);
+
+/// A run directory's name without its timestamp and suffix (`{worker}_{pid}`).
+fn worker_of(dir: &Path) -> String {
+    let name = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stem = name.strip_suffix("_ascend_pt").unwrap_or(&name);
+    stem.rsplit_once('_')
+        .map_or(stem, |(worker, _)| worker)
+        .to_owned()
+}
+
+/// The run directories of one phase and rank, in order of the timestamp in their names
+/// (`…_{YYYYmmddHHMMSSfff}_ascend_pt`; the name when it has none).
+fn by_timestamp(mut runs: Vec<&RunFacts>) -> Vec<&RunFacts> {
+    fn stamp(f: &RunFacts) -> (Option<u64>, String) {
+        let name = f
+            .dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let ts = name
+            .strip_suffix("_ascend_pt")
+            .and_then(|n| n.rsplit('_').next())
+            .filter(|t| t.len() >= 14 && t.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|t| t.parse().ok());
+        (ts, name)
+    }
+    runs.sort_by_cached_key(|f| stamp(f));
+    runs
+}
+
+/// The cycles across each phase's and rank's run directories. torch_npu writes one directory
+/// per cycle (`repeat = N` gives N, each with its own cycle's Step Ids), so each cycle of the
+/// schedule must be in exactly one directory, in timestamp order. Without known cycles (no
+/// Step Ids, a callable schedule) only the count is checked.
 ///
 /// Where the run has an `mm_encode` phase, encode and prefill alternate and each switch makes a
 /// new profiler: several encode and prefill run directories per rank are normal there.
-fn check_duplicates(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
+fn check_cycles(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
     let encoder = npuprof_schedule::Phase::MmEncode.name();
     let alternating = outcomes
         .iter()
@@ -364,44 +409,156 @@ fn check_duplicates(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
         alternating
             && (phase == Some(encoder) || phase == Some(npuprof_schedule::Phase::Prefill.name()))
     };
-    let mut groups: BTreeMap<((u8, String), u32), Vec<&RunFacts>> = BTreeMap::new();
+    // A run without a rank is grouped with the directories of its own process (the worker
+    // name torch_npu gives them: `{worker}_{pid}`), never with other processes'.
+    let mut groups: BTreeMap<CycleGroup, Vec<&RunFacts>> = BTreeMap::new();
     for o in outcomes {
         if switches_freely(o.facts.phase.as_deref()) {
             continue;
         }
-        if let Some(r) = o.facts.rank {
-            groups
-                .entry((phase_key(o.facts.phase.as_deref()), r))
-                .or_default()
-                .push(&o.facts);
-        }
+        let process = match o.facts.rank {
+            Some(_) => String::new(),
+            None => worker_of(&o.facts.dir),
+        };
+        groups
+            .entry((phase_key(o.facts.phase.as_deref()), o.facts.rank, process))
+            .or_default()
+            .push(&o.facts);
     }
-    for runs in groups.values() {
-        let repeat = runs
+    for runs in groups.into_values() {
+        let runs = by_timestamp(runs);
+        let schedule = runs
             .iter()
-            .find_map(|f| f.schedule.flatten())
-            .map(|s| s.repeat)
-            .or(runs.iter().all(|f| f.schedule == Some(None)).then_some(1));
-        if let Some(repeat) = repeat.filter(|r| *r > 0)
-            && runs.len() as u64 > repeat
-        {
-            let f = runs[0];
-            findings.push(
-                Finding::new(
-                    Severity::Warning,
-                    Code::RunDuplicate,
-                    format!(
-                        "{} run directories for rank {} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
-                        runs.len(),
-                        f.rank.unwrap_or(0)
-                    ),
-                    Evidence::path(f.dir.display().to_string()),
-                    "verify a fresh result directory, or move the older *_ascend_pt directories away",
-                )
-                .at(f.phase.as_deref(), f.rank),
-            );
+            .find_map(|f| f.schedule.and_then(RecordedSchedule::args));
+        let no_window = runs.iter().all(|f| {
+            matches!(
+                (f.schedule, f.step_ids),
+                (Some(RecordedSchedule::Absent), _)
+                    | (Some(RecordedSchedule::Function), Some(false))
+            )
+        });
+        match schedule {
+            Some(s) if runs.iter().all(|f| !f.cycles.is_empty()) => {
+                cycle_findings(&s, &runs, findings)
+            }
+            Some(s) if s.repeat > 0 => count_finding(&runs, s.repeat, findings),
+            None if no_window => count_finding(&runs, 1, findings),
+            _ => {}
         }
     }
+}
+
+fn cycle_findings(s: &Schedule, runs: &[&RunFacts], findings: &mut Vec<Finding>) {
+    let first = runs[0];
+    let at = |f: Finding| f.at(first.phase.as_deref(), first.rank);
+    let who = first
+        .rank
+        .map_or_else(String::new, |r| format!(" of rank {r}"));
+    let mut holders: BTreeMap<u64, Vec<&RunFacts>> = BTreeMap::new();
+    for f in runs {
+        for &k in &f.cycles {
+            holders.entry(k).or_default().push(f);
+        }
+    }
+    let steps_of = |k: u64| {
+        s.cycle_steps(k)
+            .map(|r| {
+                let (a, b) = (r.start, r.end.saturating_sub(1));
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}–{b}")
+                }
+            })
+            .unwrap_or_default()
+    };
+    let expected = s.repeat.min(RECORDED_CYCLES_LIMIT);
+    let missing: Vec<u64> = (0..expected).filter(|k| !holders.contains_key(k)).collect();
+    if !missing.is_empty() {
+        let last_saved = holders.keys().max().copied();
+        let trailing = missing.iter().all(|&m| Some(m) > last_saved);
+        let list: Vec<String> = missing
+            .iter()
+            .take(8)
+            .map(|&k| format!("cycle {k} (Step Ids {})", steps_of(k)))
+            .collect();
+        findings.push(at(Finding::new(
+            Severity::Error,
+            Code::CycleMissing,
+            format!(
+                "{} of the {expected} cycle(s) of schedule {} are in none of the {} run director(ies){who}: {}{}",
+                missing.len(),
+                s.to_string().replace(", ", " "),
+                runs.len(),
+                list.join(", "),
+                if missing.len() > list.len() { ", …" } else { "" }
+            ),
+            Evidence::path(first.dir.display().to_string()),
+            if trailing {
+                "the run stopped before these cycles were saved: make it last at least skip_first + repeat*(wait+warmup+active) + 1 steps (npuprof plan), then re-run"
+            } else {
+                "a cycle's directory was deleted (a stop in WARMUP deletes it) or moved: re-run, or verify the complete output"
+            },
+        )));
+    }
+    for (k, dirs) in &holders {
+        if dirs.len() > 1 {
+            let names: Vec<String> = dirs.iter().map(|f| f.dir.display().to_string()).collect();
+            findings.push(at(Finding::new(
+                Severity::Warning,
+                Code::CycleDuplicate,
+                format!(
+                    "cycle {k} (Step Ids {}) is in {} run directories{who}, but torch_npu writes each cycle once: leftovers of another run are mixed in ({})",
+                    steps_of(*k),
+                    dirs.len(),
+                    names.join(", ")
+                ),
+                Evidence::path(names[1].clone()),
+                "verify a fresh result directory, or move the older *_ascend_pt directories away",
+            )));
+        }
+    }
+    let order: Vec<u64> = runs
+        .iter()
+        .filter_map(|f| f.cycles.first().copied())
+        .collect();
+    if let Some(i) = order.windows(2).position(|w| w[1] < w[0]) {
+        findings.push(at(Finding::new(
+            Severity::Warning,
+            Code::CycleDuplicate,
+            format!(
+                "the run directories{who} are not in cycle order by their timestamps: {} (cycle {}) is newer than {} (cycle {}), but torch_npu saves cycles in order: leftovers of another run are mixed in",
+                runs[i + 1].dir.display(),
+                order[i + 1],
+                runs[i].dir.display(),
+                order[i]
+            ),
+            Evidence::path(runs[i + 1].dir.display().to_string()),
+            "verify a fresh result directory, or move the older *_ascend_pt directories away",
+        )));
+    }
+}
+
+/// More run directories for one phase and rank than the cycles saved (`repeat`).
+fn count_finding(runs: &[&RunFacts], repeat: u64, findings: &mut Vec<Finding>) {
+    if runs.len() as u64 <= repeat {
+        return;
+    }
+    let f = runs[0];
+    findings.push(
+        Finding::new(
+            Severity::Warning,
+            Code::RunDuplicate,
+            format!(
+                "{} run directories{} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
+                runs.len(),
+                f.rank.map_or_else(String::new, |r| format!(" for rank {r}"))
+            ),
+            Evidence::path(f.dir.display().to_string()),
+            "verify a fresh result directory, or move the older *_ascend_pt directories away",
+        )
+        .at(f.phase.as_deref(), f.rank),
+    );
 }
 
 /// The result directory's `log_<rank>.log` files; returns what each rank's log says.
@@ -413,13 +570,18 @@ fn check_result_logs(
     let sched_ctx = run_check::schedule_context(outcomes.iter().map(|o| &o.facts));
     let build = run_check::first_build(outcomes);
     let mut failed = BTreeMap::new();
-    // A rank's log covers every phase: re-parse (or chown) every phase's directory.
+    // A rank's log covers every phase: chown the whole profile directory, re-parse the rank's
+    // run directories (analyse() looks one level down only, so never the profile directory).
     let run_dir = target.profile_dir().display().to_string();
     for (rank, path) in &target.rank_logs {
+        let reparse = reparse_command_for(target, outcomes, |f| f.rank == Some(*rank));
         match log_findings::scan_file(path) {
             Ok(scan) => {
                 failed.insert(*rank, LogVerdict::of(&scan, &build));
-                for f in log_findings::findings(&scan, path, &run_dir, sched_ctx, &build) {
+                let found = log_findings::findings(&scan, path, &run_dir, &reparse, &build)
+                    .into_iter()
+                    .chain(schedule_findings::log_findings(&scan, path, sched_ctx));
+                for f in found {
                     findings.push(f.at(None, Some(*rank)));
                 }
             }
@@ -427,6 +589,33 @@ fn check_result_logs(
         }
     }
     failed
+}
+
+/// The command that re-parses the run directories `covered` admits (a rank's log covers that
+/// rank's, captured stdout every one); the directories holding every run when none is admitted.
+fn reparse_command_for(
+    target: &Target,
+    outcomes: &[RunOutcome],
+    covered: impl Fn(&RunFacts) -> bool,
+) -> String {
+    let own: Vec<ReparseDir> = outcomes
+        .iter()
+        .filter(|o| covered(&o.facts))
+        .map(|o| ReparseDir::run(&o.facts.dir))
+        .collect();
+    let dirs = if own.is_empty() {
+        ReparseDir::parents_of(outcomes.iter().map(|o| o.facts.dir.as_path()))
+    } else {
+        own
+    };
+    if dirs.is_empty() {
+        format!(
+            "(no `*_ascend_pt` run directory was found under {}: nothing to re-parse)",
+            target.profile_dir().display()
+        )
+    } else {
+        reparse::analyse_command(&dirs)
+    }
 }
 
 /// The bad-output-filesystem signature: failed parsers (in the run's own `logs/`, its rank's
@@ -511,15 +700,16 @@ fn bad_disk_finding(
 ) -> Finding {
     let (fs, verdict) = filesystem_verdict(mount);
     let (repo, model) = discover::repo_and_model(&target.root)
-        .map(|(r, m)| (r.display().to_string(), m))
+        .map(|(r, m)| {
+            (
+                reparse::shell_quote(&r.display().to_string()),
+                reparse::shell_quote(&m),
+            )
+        })
         .unwrap_or_else(|| ("<repo>".to_owned(), "<model>".to_owned()));
     let run = first.dir.display().to_string();
-    let name = first
-        .dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let copy = format!("/tmp/npuprof-reparse/{name}");
+    let scratch = Path::new("/tmp/npuprof-reparse");
+    let copy = scratch.join(first.dir.file_name().unwrap_or_default());
     Finding::new(
         Severity::Error,
         Code::OutputFilesystem,
@@ -528,8 +718,13 @@ fn bad_disk_finding(
         ),
         Evidence::path(run.clone()),
         format!(
-            "relocate the output to a local disk and re-run: npuprof relocate --repo {repo} --model {model}; or confirm by re-parsing a copy there: mkdir -p /tmp/npuprof-reparse && cp -r {run} {copy} && {}",
-            reparse_command(&copy)
+            "relocate the output to a local disk and re-run: npuprof relocate --repo {} --model {}; or confirm by re-parsing a copy there: mkdir -p {} && cp -r {} {} && {}",
+            repo,
+            model,
+            reparse::shell_quote(&scratch.display().to_string()),
+            reparse::shell_quote(&run),
+            reparse::shell_quote(&copy.display().to_string()),
+            reparse::analyse_command(&[ReparseDir::run(&copy)])
         ),
     )
     .at(first.phase.as_deref(), first.rank)

@@ -143,6 +143,10 @@ codes! {
     AnalyseDoneMissing = "analyse-done-missing",
     /// More run directories for one phase and rank than the schedule's `repeat`.
     RunDuplicate = "run-duplicate",
+    /// A cycle of a `repeat ≥ 2` schedule is in none of the phase's run directories.
+    CycleMissing = "cycle-missing",
+    /// A cycle is in more than one run directory, or the cycles are out of timestamp order.
+    CycleDuplicate = "cycle-duplicate",
     /// No `profiler_info*.json`: the configuration is unknown.
     ProfilerInfoMissing = "profiler-info-missing",
     /// kernel_details.csv rows with an empty `Step Id`.

@@ -26,8 +26,10 @@ pub mod mounts;
 pub mod parse_tasks;
 pub mod probe;
 pub mod profiler_info;
+pub mod reparse;
 pub mod report;
 pub mod run_check;
+pub mod schedule_findings;
 pub mod trace_scan;
 
 mod cross_run;

@@ -5,42 +5,10 @@ use std::path::{Path, PathBuf};
 
 use crate::build::Build;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::logs::{self, LogScan, Owner, RootMessage, ScheduleWarning};
+use crate::logs::{self, LogScan, Owner, RootMessage};
 use crate::probe::{self, FileProblem};
-use crate::run_check::{self, reparse_command};
-use npuprof_schedule::Schedule;
-
-/// Whether the runs the log belongs to used a schedule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScheduleContext {
-    /// Every run recorded `schedule: {}`: the RECORD stop warning is harmless.
-    NoSchedule,
-    /// At least one run had a schedule.
-    Scheduled,
-    /// Not known.
-    Unknown,
-}
-
-impl ScheduleContext {
-    /// From the runs' schedules (`None` unknown, `Some(None)` no schedule).
-    pub fn from_schedules(schedules: impl IntoIterator<Item = Option<Option<Schedule>>>) -> Self {
-        let mut any = false;
-        let mut all_none = true;
-        for s in schedules {
-            any = true;
-            match s {
-                Some(Some(_)) => return Self::Scheduled,
-                Some(None) => {}
-                None => all_none = false,
-            }
-        }
-        if any && all_none {
-            Self::NoSchedule
-        } else {
-            Self::Unknown
-        }
-    }
-}
+use crate::run_check;
+use crate::schedule_findings::{self, ScheduleContext};
 
 fn root_next_action(kind: RootMessage, reparse: &str) -> String {
     match kind {
@@ -141,18 +109,19 @@ fn parser_failed(scan: &LogScan, p: &str, reparse: &str) -> Option<Finding> {
     ))
 }
 
-/// Findings for one log file, judged for the build that wrote the run. `run_dir` is used in
-/// re-parse and chown commands.
+/// Findings for one log file, judged for the build that wrote the run (its schedule warnings
+/// are `schedule_findings::log_findings`, judged with the runs' schedule evidence). `run_dir` is the
+/// directory to chown; `reparse` the command that re-parses what the log covers
+/// (`crate::reparse::analyse_command`).
 pub fn findings(
     scan: &LogScan,
     path: &Path,
     run_dir: &str,
-    ctx: ScheduleContext,
+    reparse: &str,
     build: &Build,
 ) -> Vec<Finding> {
     let p = path.display().to_string();
-    let reparse = reparse_command(run_dir);
-    let mut out: Vec<Finding> = parser_failed(scan, &p, &reparse).into_iter().collect();
+    let mut out: Vec<Finding> = parser_failed(scan, &p, reparse).into_iter().collect();
     for m in &scan.root_messages {
         out.push(Finding::new(
             Severity::Error,
@@ -168,7 +137,7 @@ pub fn findings(
                     .unwrap_or_default()
             ),
             Evidence::line(p.clone(), m.line),
-            root_next_action(m.kind, &reparse),
+            root_next_action(m.kind, reparse),
         ));
     }
     for a in &scan.acl_flow_missing {
@@ -185,49 +154,6 @@ pub fn findings(
                 build.describe(),
                 build.cann_version.as_deref().unwrap_or("unknown")
             ),
-        ));
-    }
-    for w in &scan.schedule_warnings {
-        let (severity, code, meaning, action) = match w.kind {
-            ScheduleWarning::StopInWarmup => (
-                Severity::Error,
-                Code::ScheduleStopInWarmup,
-                "the profiler stopped during WARMUP: torch_npu deletes that run directory, so there is no data",
-                "give the phase enough steps: skip_first + wait + warmup + active + 1 step() calls (npuprof plan), then re-run",
-            ),
-            ScheduleWarning::StopInRecord => match ctx {
-                ScheduleContext::NoSchedule => (
-                    Severity::Info,
-                    Code::ScheduleStopInRecord,
-                    "printed on every run without a schedule: harmless here (profiler_info schedule is {})",
-                    "none",
-                ),
-                _ => (
-                    Severity::Warning,
-                    Code::ScheduleStopInRecord,
-                    "the profiler stopped inside the recording window: the parsed data is incomplete",
-                    "make the run last past the window (skip_first + wait + warmup + active + 1 steps; npuprof plan), then re-run",
-                ),
-            },
-            ScheduleWarning::StopInRecordAndSave => (
-                Severity::Warning,
-                Code::ScheduleCycleIncomplete,
-                "the profiler stopped in RECORD_AND_SAVE: the last cycle may not have been saved",
-                "call prof.step() once more after the last recorded step (the usual +1 margin), then re-run",
-            ),
-            ScheduleWarning::Transition => (
-                Severity::Warning,
-                Code::ScheduleTransition,
-                "an invalid schedule transition: raw data is kept but not parsed",
-                "fix the schedule so each cycle runs WARMUP → RECORD → RECORD_AND_SAVE (npuprof plan), then re-run",
-            ),
-        };
-        out.push(Finding::new(
-            severity,
-            code,
-            format!("{meaning}: \"{}\"", w.text),
-            Evidence::line(p.clone(), w.line),
-            action,
         ));
     }
     for o in &scan.ownership {
@@ -335,6 +261,7 @@ pub fn scan_file(path: &Path) -> Result<LogScan, FileProblem> {
 pub fn captured_logs(
     paths: &[PathBuf],
     run_dir: &str,
+    reparse: &str,
     ctx: ScheduleContext,
     build: &Build,
     findings: &mut Vec<Finding>,
@@ -344,7 +271,8 @@ pub fn captured_logs(
         match scan_file(path) {
             Ok(scan) => {
                 verdict = verdict.or(LogVerdict::of(&scan, build));
-                findings.extend(self::findings(&scan, path, run_dir, ctx, build));
+                findings.extend(self::findings(&scan, path, run_dir, reparse, build));
+                findings.extend(schedule_findings::log_findings(&scan, path, ctx));
             }
             Err(p) => findings.push(run_check::problem_finding(path, &p)),
         }

@@ -67,8 +67,8 @@ pub struct ProfilerInfo {
     pub export_type: Option<Vec<String>>,
     /// `activities`, e.g. `ProfilerActivity.NPU`.
     pub activities: Option<Vec<String>>,
-    /// The schedule; `Some(None)` when recorded as `{}` (no schedule).
-    pub schedule: Option<Option<Schedule>>,
+    /// The recorded `schedule` (`None` when absent or unreadable).
+    pub schedule: Option<RecordedSchedule>,
     /// Why a recorded `schedule` could not be read (keys missing or not integers): the schedule
     /// is then unknown, never filled in with defaults.
     pub schedule_unknown: Option<String>,
@@ -119,6 +119,7 @@ impl ProfilerInfo {
                 Ok(s) => (Some(s), None),
                 Err(why) => (None, Some(why)),
             },
+            Some(Value::Null) => (Some(RecordedSchedule::Absent), None),
             Some(other) => (None, Some(format!("`schedule` is {other}, not an object"))),
             None => (None, None),
         };
@@ -179,6 +180,30 @@ impl ProfilerInfo {
     }
 }
 
+/// What profiler_info records as `schedule`: torch_npu writes `schedule.__dict__`
+/// (`profiler_interface.py`, every build 2.1–2.14).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecordedSchedule {
+    /// A `torch_npu.profiler.schedule(...)` object: its arguments.
+    Args(Schedule),
+    /// `{}`: a function, whose arguments are not recorded: torch_npu's default schedule (no
+    /// `schedule=`: every step until stop() is recorded, and kernel_details has no `Step Id`)
+    /// or any callable (`torch.profiler.schedule`, a lambda, a partial: Step Ids are written).
+    Function,
+    /// `null`: no schedule at all (`_KinetoProfile`).
+    Absent,
+}
+
+impl RecordedSchedule {
+    /// The schedule's arguments, when they were recorded.
+    pub fn args(self) -> Option<Schedule> {
+        match self {
+            Self::Args(s) => Some(s),
+            Self::Function | Self::Absent => None,
+        }
+    }
+}
+
 /// A key in either spelling torch_npu has used: `name` or `_name`.
 fn either<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
     obj.get(name).or_else(|| obj.get(format!("_{name}")))
@@ -187,11 +212,11 @@ fn either<'a>(obj: &'a Value, name: &str) -> Option<&'a Value> {
 /// The schedule keys every torch_npu release records (`skip_first_wait` is newer and optional).
 const SCHEDULE_KEYS: [&str; 5] = ["wait", "warmup", "active", "repeat", "skip_first"];
 
-/// Reads a recorded schedule in either key style (`wait` or the 2023 `_wait`); `{}` is "no
-/// schedule". A key that is missing or not an integer makes the schedule unknown.
-fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<Option<Schedule>, String> {
+/// Reads a recorded schedule in either key style (`wait` or the 2023 `_wait`); `{}` is a
+/// function. A key that is missing or not an integer makes the schedule unknown.
+fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<RecordedSchedule, String> {
     if o.is_empty() {
-        return Ok(None);
+        return Ok(RecordedSchedule::Function);
     }
     let obj = Value::Object(o.clone());
     let get = |k: &str| either(&obj, k).and_then(Value::as_i64);
@@ -207,7 +232,7 @@ fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<Option<Schedule>,
         ));
     }
     let v = |k: &str| get(k).unwrap_or_default();
-    Ok(Some(Schedule::clamped(
+    Ok(RecordedSchedule::Args(Schedule::clamped(
         v("wait"),
         v("warmup"),
         v("active"),
@@ -280,13 +305,18 @@ mod tests {
     }
 
     #[test]
-    fn empty_schedule_is_no_schedule() {
+    fn an_empty_schedule_is_a_function_and_null_is_none() {
         let info = ProfilerInfo::parse(
             r#"{"config": {"common_config": {"schedule": {}}, "experimental_config": {"_export_type": "text"}}}"#,
             None,
         )
         .unwrap_or_default();
-        assert_eq!(info.schedule, Some(None));
+        assert_eq!(info.schedule, Some(RecordedSchedule::Function));
+        let kineto =
+            ProfilerInfo::parse(r#"{"config": {"common_config": {"schedule": null}}}"#, None)
+                .unwrap_or_default();
+        assert_eq!(kineto.schedule, Some(RecordedSchedule::Absent));
+        assert_eq!(kineto.schedule_unknown, None);
         assert_eq!(info.export_type, Some(vec!["text".to_owned()]));
     }
 
@@ -299,7 +329,7 @@ mod tests {
         .unwrap_or_default();
         assert_eq!(
             old.schedule,
-            Some(Some(Schedule::clamped(1, 0, 1, 1, 1, 0)))
+            Some(RecordedSchedule::Args(Schedule::clamped(1, 0, 1, 1, 1, 0)))
         );
         assert_eq!(old.level, Some(Level::Level1));
         assert_eq!(old.aic_metrics.as_deref(), Some("ACL_AICORE_L0B_AND_WIDTH"));

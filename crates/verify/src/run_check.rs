@@ -10,11 +10,13 @@ use crate::build::Build;
 use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan, StepTraceRow};
-use crate::log_findings::{self, LogVerdict, ScheduleContext};
-use crate::logs;
+use crate::log_findings::{self, LogVerdict};
+use crate::logs::{self, Quoted, ScheduleWarning};
 use crate::probe::{self, Contents, FileProblem, Opened};
-use crate::profiler_info::{self, ParallelGroups, ProfilerInfo};
+use crate::profiler_info::{self, ParallelGroups, ProfilerInfo, RecordedSchedule};
+use crate::reparse::{self, ReparseDir};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
+use crate::schedule_findings::{self, ScheduleContext, ScheduleEvidence};
 use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
 use npuprof_schedule::Schedule;
@@ -49,8 +51,12 @@ pub struct RunFacts {
     pub phase: Option<String>,
     /// Rank.
     pub rank: Option<u32>,
-    /// The schedule: `None` unknown, `Some(None)` no schedule.
-    pub schedule: Option<Option<Schedule>>,
+    /// The recorded schedule (`None`: unknown).
+    pub schedule: Option<RecordedSchedule>,
+    /// Whether kernel_details.csv has a `Step Id` column (`None`: no table was read).
+    pub step_ids: Option<bool>,
+    /// The schedule's cycles (0-based) its Step Ids belong to (empty: none known).
+    pub cycles: Vec<u64>,
     /// The number of ranks from profiler_metadata.json's `parallel_group_info`.
     pub world_size: Option<u32>,
     /// No CSV at all in the output directory.
@@ -78,11 +84,6 @@ pub struct RunOutcome {
     pub facts: RunFacts,
 }
 
-/// `python3 -c "import torch_npu; torch_npu.profiler.profiler.analyse('<dir>')"`.
-pub fn reparse_command(dir: &str) -> String {
-    format!("python3 -c \"import torch_npu; torch_npu.profiler.profiler.analyse('{dir}')\"")
-}
-
 fn disp(p: &Path) -> String {
     p.display().to_string()
 }
@@ -93,15 +94,38 @@ fn describe_schedule(s: &Schedule) -> String {
     s.to_string().replace(", ", " ")
 }
 
+/// The report's `schedule` field: the arguments; `callable` for a function with Step Ids
+/// (`torch.profiler.schedule`, a lambda…, whose arguments are not recorded); `none` for no
+/// window (torch_npu's default schedule: `{}` without Step Ids, or `null`); `function` for `{}`
+/// when no kernel table tells the two apart.
+fn describe_recorded(s: RecordedSchedule, step_ids: Option<bool>) -> String {
+    match (s, step_ids) {
+        (RecordedSchedule::Args(s), _) => describe_schedule(&s),
+        (RecordedSchedule::Function, Some(true)) => "callable".to_owned(),
+        (RecordedSchedule::Function, Some(false)) | (RecordedSchedule::Absent, _) => {
+            "none".to_owned()
+        }
+        (RecordedSchedule::Function, None) => "function".to_owned(),
+    }
+}
+
 struct Ctx<'a> {
     phase: Option<String>,
     rank: Option<u32>,
+    /// The run directory, as reports write it.
     dir: String,
+    /// The run directory.
+    run_dir: PathBuf,
     findings: Vec<Finding>,
     progress: &'a dyn Progress,
 }
 
 impl Ctx<'_> {
+    /// The command that re-parses this run directory.
+    fn reparse(&self) -> String {
+        reparse::analyse_command(&[ReparseDir::run(&self.run_dir)])
+    }
+
     fn push(&mut self, f: Finding) {
         let f = f.at(self.phase.as_deref(), self.rank);
         self.findings.push(f);
@@ -135,7 +159,7 @@ fn open_artifact(ctx: &mut Ctx<'_>, path: &Path, empty_code: Option<Code>) -> Op
 struct Config {
     info: Option<ProfilerInfo>,
     groups: Option<ParallelGroups>,
-    effective_schedule: Option<Option<Schedule>>,
+    effective_schedule: Option<RecordedSchedule>,
 }
 
 fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) -> Config {
@@ -157,7 +181,9 @@ fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) 
         .or(groups.and_then(|d| d.rank));
     let schedule = info.as_ref().and_then(|i| i.schedule);
     let effective_schedule = match (schedule, opts.expect_active) {
-        (Some(Some(s)), Some(a)) => Some(Some(s.with_active(a))),
+        (Some(RecordedSchedule::Args(s)), Some(a)) => {
+            Some(RecordedSchedule::Args(s.with_active(a)))
+        }
         (s, _) => s,
     };
     Config {
@@ -200,7 +226,7 @@ fn list_output(
                 Evidence::path(disp(dir)),
                 format!(
                     "check the run's log for `run failed` lines, then re-parse: {}",
-                    reparse_command(&disp(dir))
+                    ctx.reparse()
                 ),
             ));
             Listing::Missing
@@ -220,6 +246,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         phase: run.phase.clone(),
         rank: None,
         dir: disp(dir),
+        run_dir: dir.clone(),
         findings: Vec::new(),
         progress,
     };
@@ -239,7 +266,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     let files = artifacts.files.clone();
     let has = |name: &str| files.iter().any(|f| f == name);
 
-    let logs = check_run_logs(&mut ctx, dir, info, &build, &mut artifacts);
+    let logs = check_run_logs(&mut ctx, dir, &build, &mut artifacts);
     let large = scan_large_files(&mut ctx, &out_dir, &has);
     let window = artifact_set::Window {
         raw_data: names.iter().any(|n| n.starts_with("PROF_")),
@@ -266,13 +293,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     );
     check_size_caps(&mut ctx, &out_dir, &artifacts.files);
 
-    let mut steps = StepsSummary {
-        expected: config
-            .effective_schedule
-            .flatten()
-            .and_then(|s| s.recorded_steps()),
-        ..StepsSummary::default()
-    };
+    let mut steps = StepsSummary::default();
     let kernel_path = out_dir.join("kernel_details.csv");
     let kernel_scan = judge_kernels(
         &mut ctx,
@@ -282,6 +303,11 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         &mut artifacts,
         &mut steps,
     );
+    let args = config.effective_schedule.and_then(RecordedSchedule::args);
+    let cycles = args
+        .map(|s| step_checks::cycles_of(&s, &steps.kernel_details))
+        .unwrap_or_default();
+    steps.expected = args.and_then(|s| step_checks::expected_steps(&s, &cycles));
     let step_trace_path = out_dir.join("step_trace_time.csv");
     let step_rows = has("step_trace_time.csv")
         .then(|| read_step_trace(&mut ctx, &step_trace_path, &mut artifacts, &mut steps))
@@ -302,11 +328,23 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
     if listing == Listing::Listed && !has("analyse.done") {
         check_analyse_done_missing(&mut ctx, &out_dir, &build);
     }
+    // The logs' schedule warnings are judged once the kernel table tells a callable schedule
+    // (`{}` with Step Ids) from the default one (`{}` without).
+    let evidence = ScheduleEvidence {
+        schedule: info.and_then(|i| i.schedule),
+        step_ids: kernel_scan.as_ref().map(|k| k.has("Step Id")),
+    };
+    let sched_ctx = ScheduleContext::from_runs([evidence]);
+    for (path, w) in &logs.schedule_warnings {
+        ctx.push(schedule_findings::warning_finding(w, path, sched_ctx));
+    }
     let facts = RunFacts {
         dir: dir.clone(),
         phase: run.phase.clone(),
         rank: ctx.rank,
-        schedule: info.and_then(|i| i.schedule),
+        schedule: evidence.schedule,
+        step_ids: evidence.step_ids,
+        cycles,
         world_size: config.groups.and_then(|d| d.world_size),
         no_csv: listing != Listing::Unreadable
             && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
@@ -422,9 +460,7 @@ fn summary(
         level: info.and_then(|i| i.level_raw.clone()),
         aic_metrics: info.and_then(|i| i.aic_metrics.clone()),
         export_type: info.and_then(|i| i.export_type.clone()),
-        schedule: facts
-            .schedule
-            .map(|s| s.map_or_else(|| "none".to_owned(), |s| describe_schedule(&s))),
+        schedule: facts.schedule.map(|s| describe_recorded(s, facts.step_ids)),
         steps,
         artifacts,
     }
@@ -437,6 +473,8 @@ fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
         phase: run.phase.clone(),
         rank: None,
         schedule: None,
+        step_ids: None,
+        cycles: Vec::new(),
         world_size: None,
         no_csv: false,
         trace_broken: false,
@@ -485,7 +523,7 @@ fn check_temp_leftover(
         Code::TraceTempLeftover,
         format!("trace_view_temp.json was left behind: timeline parsing never finished ({builds})"),
         Evidence::path(disp(&p)),
-        format!("re-parse the run: {}", reparse_command(&ctx.dir)),
+        format!("re-parse the run: {}", ctx.reparse()),
     ));
 }
 
@@ -528,7 +566,7 @@ fn read_step_trace(
 }
 
 /// What the run's own parser logs (`logs/*.log`) say.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct RunLogs {
     /// At least one log was read.
     read: bool,
@@ -536,6 +574,8 @@ struct RunLogs {
     failed: bool,
     /// A log names a cause other than the disk.
     environment: bool,
+    /// The logs' schedule warnings, judged once the run's schedule evidence is known.
+    schedule_warnings: Vec<(PathBuf, Quoted<ScheduleWarning>)>,
 }
 
 /// Reads the run's parser logs (`logs/*.log`, ProfilerLogger records from 2.5.1; absent in
@@ -543,7 +583,6 @@ struct RunLogs {
 fn check_run_logs(
     ctx: &mut Ctx<'_>,
     dir: &Path,
-    info: Option<&ProfilerInfo>,
     build: &Build,
     artifacts: &mut Artifacts,
 ) -> RunLogs {
@@ -557,7 +596,6 @@ fn check_run_logs(
             return verdict;
         }
     };
-    let sched_ctx = ScheduleContext::from_schedules([info.and_then(|i| i.schedule)]);
     // ProfilerLogger rotates `profiler_*.log` into `.log.1` … `.log.3`.
     for name in names.into_iter().filter(|n| is_log_name(n)) {
         let path = logs_dir.join(&name);
@@ -570,7 +608,13 @@ fn check_run_logs(
                 verdict.read = true;
                 verdict.failed |= scan.parsers_failed();
                 verdict.environment |= scan.has_environment_cause(build);
-                for f in log_findings::findings(&scan, &path, &ctx.dir, sched_ctx, build) {
+                let reparse = ctx.reparse();
+                verdict.schedule_warnings.extend(
+                    scan.schedule_warnings
+                        .iter()
+                        .map(|w| (path.clone(), w.clone())),
+                );
+                for f in log_findings::findings(&scan, &path, &ctx.dir, &reparse, build) {
                     ctx.push(f);
                 }
             }
@@ -603,7 +647,7 @@ fn check_analyse_done_missing(ctx: &mut Ctx<'_>, out_dir: &Path, build: &Build) 
         Evidence::path(disp(out_dir)),
         format!(
             "if the job was killed while parsing, re-parse: {}",
-            reparse_command(&ctx.dir)
+            ctx.reparse()
         ),
     ));
 }
@@ -697,9 +741,12 @@ fn size_cap(ctx: &mut Ctx<'_>, path: &Path, cap: u64, kind: &str, cap_text: &str
     }
 }
 
-/// The schedule context shared by log checks: whether every run had no schedule.
+/// The schedule context shared by log checks: what the runs' schedules are.
 pub fn schedule_context<'a>(facts: impl IntoIterator<Item = &'a RunFacts>) -> ScheduleContext {
-    ScheduleContext::from_schedules(facts.into_iter().map(|f| f.schedule))
+    ScheduleContext::from_runs(facts.into_iter().map(|f| ScheduleEvidence {
+        schedule: f.schedule,
+        step_ids: f.step_ids,
+    }))
 }
 
 /// The build of the first run that records one (stdout logs are judged for it).
@@ -756,7 +803,7 @@ pub fn confirm_empty_windows(
                 empty.evidence.clone(),
                 format!(
                     "find the failing parser in the job's stdout (`grep -n 'run failed'`), then re-parse: {}",
-                    reparse_command(&disp(&o.facts.dir))
+                    reparse::analyse_command(&[ReparseDir::run(&o.facts.dir)])
                 ),
             )
             .at(o.facts.phase.as_deref(), o.facts.rank),

@@ -468,29 +468,22 @@ fn schedule_warnings_with_and_without_schedule() {
         &[
             (Severity::Warning, Code::ScheduleStopInRecord),
             (Severity::Error, Code::ScheduleStopInWarmup),
-            (Severity::Warning, Code::ScheduleCycleIncomplete),
+            // A stop in RECORD_AND_SAVE saves and parses the cycle (torch_npu's stop()).
+            (Severity::Info, Code::ScheduleCycleIncomplete),
             (Severity::Warning, Code::ScheduleTransition),
             (Severity::Warning, Code::OutputOwner),
             (Severity::Error, Code::SizeCapWarning),
         ],
     );
 
-    // Without a schedule (profiler_info schedule `{}`) the RECORD warning is harmless.
+    // Without a schedule (profiler_info schedule `{}`, and no Step Id column: torch_npu's
+    // default schedule marks no ProfilerStep) the RECORD warning is harmless.
     let tmp2 = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let res2 = ResultDir::new(tmp2.path(), "qwen", "20260725", "qwen_dense");
     for phase in ["prefill", "decode"] {
         let run = res2.add_run(phase, 0);
         run.edit_info(|v| v["config"]["common_config"]["schedule"] = serde_json::json!({}));
-        run.write(
-            "kernel_details.csv",
-            edited_kernel_details(|i, l| {
-                if i == 0 {
-                    l.to_owned()
-                } else {
-                    replace_field(l, 0, "")
-                }
-            }),
-        );
+        run.write("kernel_details.csv", kernel_details_without_step_id());
     }
     res2.write_log(
         0,
@@ -548,13 +541,7 @@ fn steps_and_compilation_inside_the_window() {
     // Spread the real kernels over steps 13..=16; step 13 is 20× slower in step_trace_time.
     run.write(
         "kernel_details.csv",
-        edited_kernel_details(|i, l| {
-            if i == 0 {
-                l.to_owned()
-            } else {
-                replace_field(l, 0, &(13 + (i % 4)).to_string())
-            }
-        }),
+        kernel_details_with_steps(|i| (13 + (i % 4)).to_string()),
     );
     let header = fs::read_to_string(level2_output("step_trace_time.csv")).unwrap_or_default();
     let header = header.lines().next().unwrap_or_default().to_owned();
@@ -687,5 +674,280 @@ fn a_run_without_profiler_info_is_not_counted_as_a_missing_rank() {
             .findings
             .iter()
             .any(|f| f.code == Code::ProfilerInfoMissing)
+    );
+}
+
+/// What torch_npu's `analyse(path)` parses (`_path_manager.py`, `get_profiler_path_list`, the
+/// same in every build 2.1–2.14): `path` when it holds `FRAMEWORK/` or a `PROF_*` directory,
+/// else each immediate subdirectory that does.
+fn analyse_parses(path: &Path) -> Vec<std::path::PathBuf> {
+    let is_run = |dir: &Path| {
+        dir.join("FRAMEWORK").is_dir()
+            || fs::read_dir(dir).is_ok_and(|entries| {
+                entries.flatten().any(|e| {
+                    e.path().is_dir() && e.file_name().to_string_lossy().starts_with("PROF_")
+                })
+            })
+    };
+    if !path.is_dir() {
+        return Vec::new();
+    }
+    if is_run(path) {
+        return vec![path.to_path_buf()];
+    }
+    let mut runs: Vec<_> = fs::read_dir(path)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    runs.retain(|p| p.is_dir() && is_run(p));
+    runs
+}
+
+/// The paths of every `analyse('…')` in the report's next actions (plain paths only).
+fn suggested_analyse_paths(report: &VerifyReport) -> Vec<std::path::PathBuf> {
+    const CALL: &str = "torch_npu.profiler.profiler.analyse('";
+    let mut out = Vec::new();
+    for f in &report.findings {
+        let mut rest = f.next_action.as_str();
+        while let Some(at) = rest.find(CALL) {
+            rest = &rest[at + CALL.len()..];
+            let end = rest.find('\'').unwrap_or(rest.len());
+            out.push(std::path::PathBuf::from(&rest[..end]));
+            rest = &rest[end..];
+        }
+    }
+    out
+}
+
+#[test]
+fn every_suggested_reparse_names_a_path_analyse_parses() {
+    // A cann-recipes result directory whose rank logs report failed parsers (real 2.7.1 stdout
+    // format), each rank with a prefill and a decode run holding their raw FRAMEWORK/ data.
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
+    for rank in [0, 1] {
+        for phase in ["prefill", "decode"] {
+            let run = res.add_run(phase, rank);
+            fs::create_dir_all(run.dir.join("FRAMEWORK")).unwrap_or_else(|e| panic!("{e}"));
+            if phase == "decode" {
+                break_like_bad_disk(&run);
+            }
+        }
+        res.write_log(rank, ALL_PARSERS_FAILED_LOG);
+    }
+    let report = run_verify(&res.dir, |_| {});
+    assert!(
+        report.findings.iter().any(|f| f.code == Code::ParserFailed
+            && f.evidence
+                .path
+                .as_deref()
+                .is_some_and(|p| p.ends_with("log_1.log"))),
+        "the result logs are read"
+    );
+    let paths = suggested_analyse_paths(&report);
+    assert!(paths.len() >= 4, "{paths:?}");
+    for path in paths
+        .iter()
+        .filter(|p| !p.starts_with("/tmp/npuprof-reparse"))
+    {
+        assert!(
+            !analyse_parses(path).is_empty(),
+            "analyse('{}') parses nothing",
+            path.display()
+        );
+    }
+    // Rank 1's log names rank 1's two run directories, not rank 0's.
+    let rank1 = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ParserFailed && f.rank == Some(1))
+        .map(|f| f.next_action.clone())
+        .unwrap_or_default();
+    assert_eq!(rank1.matches("_ascend_pt'").count(), 2, "{rank1}");
+    assert!(!rank1.contains("node1_4000_"), "{rank1}");
+}
+
+/// The real Level2 rank-0 run as cycle `cycle` of `schedule(wait=0, warmup=1, active=1,
+/// repeat=2, skip_first=12)`: torch_npu writes one directory per cycle, so cycle 1's holds Step
+/// Id 15 where the real (cycle 0) one holds 13. `stamp` is the directory's 17-digit timestamp.
+fn repeat_cycle_run(res: &ResultDir, cycle: u64, stamp: &str) -> Run {
+    let step = (13 + 2 * cycle).to_string();
+    let dir = res
+        .dir
+        .join("prof")
+        .join("decode")
+        .join(format!("node1_4000_{stamp}_ascend_pt"));
+    let run = real_run(&dir, 0);
+    run.edit_info(|v| v["config"]["common_config"]["schedule"]["repeat"] = 2.into());
+    run.write(
+        "kernel_details.csv",
+        kernel_details_with_steps(|_| step.clone()),
+    );
+    let trace_steps = fs::read_to_string(level2_output("step_trace_time.csv"))
+        .unwrap_or_default()
+        .replace("\n0,13,", &format!("\n0,{step},"));
+    run.write("step_trace_time.csv", trace_steps);
+    let comm = fs::read_to_string(level2_output("communication.json"))
+        .unwrap_or_default()
+        .replace("\"step13\"", &format!("\"step{step}\""));
+    run.write("communication.json", comm);
+    run
+}
+
+#[test]
+fn repeat_two_is_checked_across_the_phase_directories_one_cycle_each() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "qwen", "20260725", "qwen_dense");
+    repeat_cycle_run(&res, 0, "20260725175601123");
+    repeat_cycle_run(&res, 1, "20260725175602456");
+    res.write_log(0, CLEAN_LOG);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    check_codes(&report, &[]);
+    let expected: Vec<_> = report
+        .runs
+        .iter()
+        .map(|r| r.steps.expected.clone())
+        .collect();
+    assert_eq!(expected, vec![Some(vec![13]), Some(vec![15])]);
+}
+
+#[test]
+fn a_missing_or_duplicated_cycle_is_named_with_its_step_ids() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "qwen", "20260725", "qwen_dense");
+    repeat_cycle_run(&res, 0, "20260725175601123");
+    res.write_log(0, CLEAN_LOG);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    check_codes(&report, &[(Severity::Error, Code::CycleMissing)]);
+    let missing = &report.findings[0].message;
+    assert!(missing.contains("cycle 1 (Step Ids 15)"), "{missing}");
+
+    // An older leftover of cycle 0 next to a complete pair: the newer cycle 0 comes after
+    // cycle 1 by timestamp.
+    repeat_cycle_run(&res, 1, "20260725175602456");
+    repeat_cycle_run(&res, 0, "20260725175603789");
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    check_codes(
+        &report,
+        &[
+            (Severity::Warning, Code::CycleDuplicate),
+            (Severity::Warning, Code::CycleDuplicate),
+        ],
+    );
+    let text: Vec<&str> = report.findings.iter().map(|f| f.message.as_str()).collect();
+    assert!(
+        text.iter()
+            .any(|m| m.contains("cycle 0 (Step Ids 13) is in 2 run directories")),
+        "{text:?}"
+    );
+    assert!(
+        text.iter().any(|m| m.contains("not in cycle order")),
+        "{text:?}"
+    );
+}
+
+/// A rank log (torch_npu 2.7.1+ stdout format) holding one schedule warning.
+fn warning_log(text: &str) -> String {
+    format!("{CLEAN_LOG}[2026-07-25 17:56:02] [WARNING] [66457] profiler.py: {text}\n")
+}
+
+const RECORD_STOP: &str = "Incorrect schedule: Stop profiler while current state is RECORD which may result in incomplete parsed data.";
+
+/// A result directory with the real decode run, its profiler_info schedule set to `schedule`
+/// (as torch_npu writes `schedule.__dict__`), and `log` as rank 0's log.
+fn run_with_schedule(
+    root: &Path,
+    schedule: serde_json::Value,
+    step_ids: bool,
+    log: &str,
+) -> ResultDir {
+    let res = ResultDir::new(root, "qwen", "20260725", "qwen_dense");
+    let run = res.add_run("decode", 0);
+    run.edit_info(|v| v["config"]["common_config"]["schedule"] = schedule);
+    if !step_ids {
+        // The default schedule marks no ProfilerStep: kernel_details has no Step Id column.
+        run.write("kernel_details.csv", kernel_details_without_step_id());
+    }
+    res.write_log(0, log);
+    res
+}
+
+fn severity_of(report: &VerifyReport, code: Code) -> Option<Severity> {
+    report
+        .findings
+        .iter()
+        .find(|f| f.code == code)
+        .map(|f| f.severity)
+}
+
+#[test]
+fn a_record_stop_under_a_callable_schedule_is_data_loss_not_harmless() {
+    // `{}` with Step Ids: a callable schedule (torch.profiler.schedule, a lambda, a partial).
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = run_with_schedule(
+        tmp.path(),
+        serde_json::json!({}),
+        true,
+        &warning_log(RECORD_STOP),
+    );
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    assert_eq!(
+        severity_of(&report, Code::ScheduleStopInRecord),
+        Some(Severity::Warning)
+    );
+    check_next_action(
+        &report,
+        Code::ScheduleStopInRecord,
+        "torch_npu.profiler.schedule(...)",
+    );
+    let unknown = report
+        .findings
+        .iter()
+        .find(|f| f.code == Code::ExpectationUnknown)
+        .map(|f| f.message.clone())
+        .unwrap_or_default();
+    assert!(
+        unknown.contains("a callable schedule") && unknown.contains("Step Ids found: 13"),
+        "{unknown}"
+    );
+    assert_eq!(report.runs[0].schedule.as_deref(), Some("callable"));
+
+    // `{}` without Step Ids is torch_npu's default schedule; `null` is no schedule: harmless.
+    for (schedule, step_ids) in [
+        (serde_json::json!({}), false),
+        (serde_json::Value::Null, false),
+    ] {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let res = run_with_schedule(
+            tmp.path(),
+            schedule.clone(),
+            step_ids,
+            &warning_log(RECORD_STOP),
+        );
+        let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+        assert_eq!(
+            severity_of(&report, Code::ScheduleStopInRecord),
+            Some(Severity::Info),
+            "{schedule}"
+        );
+        assert_eq!(report.runs[0].schedule.as_deref(), Some("none"));
+        check_codes(&report, &[(Severity::Info, Code::ScheduleStopInRecord)]);
+    }
+}
+
+#[test]
+fn a_stop_in_record_and_save_saved_the_cycle() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let schedule =
+        serde_json::json!({"wait": 0, "active": 1, "warmup": 1, "repeat": 1, "skip_first": 12});
+    let log = warning_log(
+        "Stop profiler while current state is RECORD_AND_SAVE, perhaps the scheduling cycle has not yet completed.",
+    );
+    let res = run_with_schedule(tmp.path(), schedule, true, &log);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    check_codes(&report, &[(Severity::Info, Code::ScheduleCycleIncomplete)]);
+    let msg = &report.findings[0].message;
+    assert!(
+        msg.contains("saves and parses the cycle") && !msg.contains("may not have been saved"),
+        "{msg}"
     );
 }

@@ -147,12 +147,14 @@ class ScheduleWarningTest(FakeTestCase):
         ids = [read_csv(d / "ASCEND_PROFILER_OUTPUT" / "step_trace_time.csv")[1][1] for d in dirs]
         self.assertEqual(sorted(ids), ["1", "3"])
 
-    def test_stop_without_start_and_double_stop_are_harmless(self):
+    def test_stop_without_start_runs_the_exit_action_and_step_after_stop_warns(self):
         with contextlib.redirect_stdout(io.StringIO()) as out:
-            prof = P.profile(schedule=P.schedule(wait=0, active=1))
+            prof = P.profile(schedule=P.schedule(wait=0, active=1, warmup=1))
             prof.stop()
             prof.step()
-        self.assertEqual(out.getvalue(), "")
+        # As torch_npu: stop() runs the exit action of schedule(0) (WARMUP) even without start().
+        self.assertIn(WARMUP_STOP, out.getvalue())
+        self.assertIn("Profiler is stopped, step takes no effect!", out.getvalue())
 
 
 class SlowFirstStepTest(FakeTestCase):

@@ -46,7 +46,18 @@ class ScheduleTest(FakeTestCase):
             s = torch_npu.profiler.schedule(wait=-1, active=0, warmup=-2, repeat=-1, skip_first=-3)
         self.assertEqual((s.wait, s.active, s.warmup, s.repeat, s.skip_first), (0, 1, 0, 0, 0))
         self.assertIn("profiler.py: Invalid parameter active, reset it to 1.", out.getvalue())
-        self.assertEqual(out.getvalue().count("[WARNING]"), 5)
+        self.assertIn("profiler.py: Profiler won't be using warmup, this can skew profiler results", out.getvalue())
+        self.assertEqual(out.getvalue().count("[WARNING]"), 6)
+
+    def test_bools_pass_the_int_checks_and_a_negative_skip_first_wait_is_set(self):
+        os.environ["FAKE_TORCH_NPU_BUILD"] = "2.14.0"
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            s = torch_npu.profiler.schedule(wait=2, active=True, warmup=True, repeat=1, skip_first_wait=-1)
+        self.assertEqual(out.getvalue(), "")
+        self.assertEqual((s.active, s.warmup, s.skip_first_wait), (True, True, -1))
+        # skip_first_wait != 0: the first cycle starts without its two wait steps.
+        self.assertEqual(actions(s, 3), [Action.WARMUP, Action.RECORD_AND_SAVE, Action.NONE])
 
     def test_clamping_warnings_only_on_rank_0(self):
         os.environ["RANK"] = "1"
@@ -60,11 +71,13 @@ class ScheduleTest(FakeTestCase):
         s = torch_npu.profiler.schedule(wait=2, active=1, repeat=1, skip_first=2, skip_first_wait=1)
         # skip_first_wait: the first cycle starts without its wait steps.
         self.assertEqual(actions(s, 4), [Action.NONE, Action.NONE, Action.RECORD_AND_SAVE, Action.NONE])
-        self.assertIn("skip_first_wait", s.to_dict())
+        self.assertIn("skip_first_wait", s.__dict__)
         os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"
-        self.assertNotIn("skip_first_wait", s.to_dict())
+        older = torch_npu.profiler.schedule(wait=2, active=1, repeat=1, skip_first=2, skip_first_wait=1)
+        self.assertNotIn("skip_first_wait", older.__dict__)
 
     def test_profiler_info_schedule_key_order(self):
         os.environ["FAKE_TORCH_NPU_BUILD"] = "2.7.1"  # the real sample's build
         s = torch_npu.profiler.schedule(wait=0, active=1, warmup=1, repeat=1, skip_first=12)
-        self.assertEqual(list(s.to_dict()), ["wait", "active", "warmup", "repeat", "skip_first"])
+        # profiler_info records schedule.__dict__.
+        self.assertEqual(list(s.__dict__), ["wait", "active", "warmup", "repeat", "skip_first"])

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Ctx, disp, reparse_command};
+use super::{Ctx, disp};
 use crate::db::DbKind;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::profiler_info::{Level, ProfilerInfo};
@@ -341,7 +341,7 @@ fn report_missing(ctx: &mut Ctx<'_>, out_dir: &Path, severity: Severity, items: 
         Evidence::path(disp(out_dir)),
         format!(
             "look for `run failed` in the run's log to find the failing parser, then re-parse: {}",
-            reparse_command(&ctx.dir)
+            ctx.reparse()
         ),
     ));
 }

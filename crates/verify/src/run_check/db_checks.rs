@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use super::file_findings::{file_problem, special_contents};
-use super::{Ctx, disp, reparse_command};
+use super::{Ctx, disp};
 use crate::db::{self, DbKind, DbProblem};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::probe::{self, Contents};
@@ -31,7 +31,7 @@ pub(super) fn check_databases(ctx: &mut Ctx<'_>, out_dir: &Path, files: &[String
 
 fn db_finding(ctx: &mut Ctx<'_>, path: &Path, problem: &DbProblem) {
     let p = disp(path);
-    let reparse = reparse_command(&ctx.dir);
+    let reparse = ctx.reparse();
     let (code, message) = match problem {
         DbProblem::NotSqlite => (
             Code::DbInvalid,

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use super::{Ctx, disp, reparse_command};
+use super::{Ctx, disp};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{Corruption, MAX_COLUMNS, MAX_RECORD_BYTES};
 use crate::probe::{Contents, FileProblem};
@@ -84,7 +84,7 @@ pub(super) fn special_contents(
             format!(
                 "check the run's logs for `run failed` and free space (df -h {}); then re-parse: {}",
                 ctx.dir,
-                reparse_command(&ctx.dir)
+                ctx.reparse()
             ),
         ),
     };
@@ -118,7 +118,7 @@ pub(super) fn csv_corrupt(ctx: &mut Ctx<'_>, path: &Path, c: Corruption) {
         evidence,
         format!(
             "check the disk and free space, then re-parse: {}",
-            reparse_command(&ctx.dir)
+            ctx.reparse()
         ),
     ));
 }

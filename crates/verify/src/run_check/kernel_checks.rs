@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use super::file_findings::csv_corrupt;
-use super::{Ctx, disp, reparse_command};
+use super::{Ctx, disp};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{self, KernelScan};
 use crate::probe::Opened;
-use crate::profiler_info::{Level, ProfilerInfo};
+use crate::profiler_info::{Level, ProfilerInfo, RecordedSchedule};
 use crate::report::KernelSummary;
 
 /// The fix for a minimal header when Level0 was (or may have been) recorded.
@@ -127,7 +127,7 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
         need(&[col]);
     }
     need(&["Block Dim", "Block Num"]);
-    if matches!(schedule, Some(Some(_))) {
+    if matches!(schedule, Some(RecordedSchedule::Args(_))) {
         need(&["Step Id"]);
     }
     if is_minimal(scan) {
@@ -194,7 +194,7 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
                 "check that torch_npu and CANN versions match (profiler_info: torch_npu {}, CANN {}), then re-parse: {}",
                 info.and_then(|i| i.torch_npu_version.as_deref()).unwrap_or("unknown"),
                 info.and_then(|i| i.cann_version.as_deref()).unwrap_or("unknown"),
-                reparse_command(&ctx.dir)
+                ctx.reparse()
             ),
         ));
     }
@@ -215,7 +215,7 @@ fn minimal_header(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&P
                 l.as_str(),
                 info.and_then(|i| i.cann_version.as_deref())
                     .unwrap_or("(version unknown)"),
-                reparse_command(&ctx.dir)
+                ctx.reparse()
             ),
         ),
         Some(Level::Level0) => (
@@ -253,7 +253,7 @@ fn rows_malformed(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan) {
             scan.header.len()
         ),
         Evidence::line(p, scan.first_ragged_line.unwrap_or(0)),
-        format!("check free space and re-parse: {}", reparse_command(&ctx.dir)),
+        format!("check free space and re-parse: {}", ctx.reparse()),
     ));
 }
 
@@ -291,7 +291,7 @@ fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&Pr
             ),
         ));
     }
-    if scan.empty_step_id_rows > 0 && matches!(schedule, Some(Some(_)) | None) {
+    if scan.empty_step_id_rows > 0 && schedule != Some(RecordedSchedule::Absent) {
         ctx.push(Finding::new(
             Severity::Info,
             Code::KernelStepIdEmpty,

@@ -6,8 +6,9 @@ use std::path::Path;
 use super::{Ctx, describe_schedule, disp};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::kernel_csv::{KernelScan, StepTraceRow};
+use crate::profiler_info::RecordedSchedule;
 use crate::report::StepsSummary;
-use npuprof_schedule::Schedule;
+use npuprof_schedule::{RECORDED_STEPS_LIMIT, Schedule};
 
 fn median(values: &mut [f64]) -> Option<f64> {
     if values.is_empty() {
@@ -32,10 +33,38 @@ fn fmt_steps(steps: &[u64]) -> String {
     }
 }
 
+/// The cycles (0-based, ascending) of `schedule` that the Step Ids `seen` belong to.
+pub(super) fn cycles_of(schedule: &Schedule, seen: &[u64]) -> Vec<u64> {
+    let cycles: BTreeSet<u64> = seen.iter().filter_map(|&s| schedule.cycle_of(s)).collect();
+    cycles.into_iter().collect()
+}
+
+/// The Step Ids one run directory must hold. torch_npu writes one run directory per cycle
+/// (`_profiler_action_controller.py`: saving a cycle finalizes its directory, the next cycle
+/// gets a new one), so: the steps of the cycles its Step Ids belong to; with none of them,
+/// the only cycle of `repeat = 1`, else unknown (`None`; also for a window over the limit).
+pub(super) fn expected_steps(schedule: &Schedule, cycles: &[u64]) -> Option<Vec<u64>> {
+    let cycles: Vec<u64> = match cycles {
+        [] if schedule.repeat == 1 => vec![0],
+        [] => return None,
+        some => some.to_vec(),
+    };
+    if (cycles.len() as u64).saturating_mul(schedule.active) > RECORDED_STEPS_LIMIT {
+        return None;
+    }
+    Some(
+        cycles
+            .iter()
+            .filter_map(|&k| schedule.cycle_steps(k))
+            .flatten()
+            .collect(),
+    )
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn step_findings(
     ctx: &mut Ctx<'_>,
-    schedule: Option<Option<Schedule>>,
+    schedule: Option<RecordedSchedule>,
     schedule_unknown: Option<&str>,
     steps: &StepsSummary,
     kernels: Option<&KernelScan>,
@@ -45,8 +74,22 @@ pub(super) fn step_findings(
 ) {
     let has_step_col = kernels.is_some_and(|k| k.has("Step Id"));
     match schedule {
-        Some(Some(s)) if has_step_col => {
+        Some(RecordedSchedule::Args(s)) if has_step_col => {
             let seen: BTreeSet<u64> = steps.kernel_details.iter().copied().collect();
+            if steps.expected.is_none() && seen.is_empty() && s.repeat != 1 {
+                let first = s.cycle_steps(0).map(|r| fmt_steps(&r.collect::<Vec<_>>()));
+                ctx.push(Finding::new(
+                    Severity::Error,
+                    Code::StepsMissing,
+                    format!(
+                        "no kernel in kernel_details.csv has a Step Id, so this run directory's cycle is unknown (schedule {}: one directory per cycle, e.g. cycle 0 records steps {})",
+                        describe_schedule(&s),
+                        first.unwrap_or_default()
+                    ),
+                    Evidence::path(disp(kernel_path)),
+                    "make the run last at least skip_first + repeat*(wait+warmup+active) + 1 steps (npuprof plan shows the budget), then re-run",
+                ));
+            }
             if let Some(expected) = &steps.expected {
                 let missing: Vec<u64> = expected
                     .iter()
@@ -72,10 +115,7 @@ pub(super) fn step_findings(
                 .kernel_details
                 .iter()
                 .copied()
-                .filter(|x| match &steps.expected {
-                    Some(e) => !e.contains(x),
-                    None => !s.is_recorded(*x),
-                })
+                .filter(|x| !s.is_recorded(*x))
                 .collect();
             if !unexpected.is_empty() {
                 ctx.push(Finding::new(
@@ -111,7 +151,19 @@ pub(super) fn step_findings(
                 }
             }
         }
-        Some(Some(_)) | Some(None) => {}
+        Some(RecordedSchedule::Function) if has_step_col => {
+            ctx.push(Finding::new(
+                Severity::Info,
+                Code::ExpectationUnknown,
+                format!(
+                    "a callable schedule: profiler_info records `{{}}` for any function (torch.profiler.schedule, a lambda, a partial), so its window is not known; Step Ids found: {}; step coverage not checked",
+                    if steps.kernel_details.is_empty() { "none".to_owned() } else { fmt_steps(&steps.kernel_details) }
+                ),
+                Evidence::path(disp(kernel_path)),
+                "pass torch_npu.profiler.schedule(...) so its arguments are recorded, or pass --expect-active and compare the Step Ids with `npuprof plan`",
+            ));
+        }
+        Some(_) => {}
         None => {
             if let Some(why) = schedule_unknown {
                 ctx.push(Finding::new(

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{Ctx, disp, reparse_command};
+use super::{Ctx, disp};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::probe::Opened;
@@ -72,7 +72,7 @@ pub(super) fn trace_findings(
 /// The one finding for a trace that is not a complete array.
 fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
     let p = disp(path);
-    let reparse = reparse_command(&ctx.dir);
+    let reparse = ctx.reparse();
     let eof = scan.bytes;
     let last = scan.last_event_end;
     let device_seen = scan.has_process(DEVICE_PROCESS);
@@ -168,7 +168,7 @@ fn trace_process_findings(
     if npu == Some(false) || level == Some(Level::None) {
         return;
     }
-    let reparse = reparse_command(&ctx.dir);
+    let reparse = ctx.reparse();
     let f = if !scan.has_process(DEVICE_PROCESS) {
         let (severity, action) = if npu == Some(true) {
             (

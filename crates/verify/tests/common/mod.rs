@@ -324,6 +324,23 @@ pub fn edited_kernel_details(edit: impl Fn(usize, &str) -> String) -> String {
         .collect()
 }
 
+/// The real kernel_details.csv with the Step Id of row `i` (1-based) set to `step(i)`.
+pub fn kernel_details_with_steps(step: impl Fn(usize) -> String) -> String {
+    edited_kernel_details(|i, l| {
+        if i == 0 {
+            l.to_owned()
+        } else {
+            replace_field(l, 0, &step(i))
+        }
+    })
+}
+
+/// The real kernel_details.csv without its `Step Id` column, as a run without a schedule (or
+/// with torch_npu's default one, which marks no ProfilerStep) writes it.
+pub fn kernel_details_without_step_id() -> String {
+    edited_kernel_details(|_, l| l.split_once(',').map_or("", |(_, rest)| rest).to_owned())
+}
+
 /// Replaces field `col` (0-based; every field before it must be unquoted) of a CSV line.
 pub fn replace_field(line: &str, col: usize, value: &str) -> String {
     let mut parts: Vec<&str> = line.splitn(col + 2, ',').collect();

@@ -13,6 +13,7 @@ flag and, per recorded step, its Step Id and start time in ns.
 import json
 import os
 import random
+import re
 import string
 import struct
 import time
@@ -23,6 +24,7 @@ _MAGIC = b"FAKENPU\x01"
 _HEADER = struct.Struct("<iiiiiq")  # world_size, device_id, pid, slow_first_step, scheduled, start_ns
 _STEP = struct.Struct("<qq")  # step id, start ns
 ASCEND_PT_SUFFIX = "_ascend_pt"
+_PROF_DIR = re.compile(r"^PROF_\d+_\d+_[0-9a-zA-Z]+")
 
 
 class RawRun:
@@ -46,7 +48,8 @@ def timestamp_17(now_ns=None):
 
 
 def create_run_dir(parent, worker_name):
-    """Creates a fresh `{worker}_{ts}_ascend_pt` directory under `parent`."""
+    """Creates a fresh `{worker}_{ts}_ascend_pt` directory under `parent` (`worker` is
+    `{worker_name or hostname}_{pid}`, as torch_npu 2.5.1+ names it)."""
     os.makedirs(parent, exist_ok=True)
     while True:
         path = os.path.join(parent, f"{worker_name}_{timestamp_17()}{ASCEND_PT_SUFFIX}")
@@ -145,15 +148,23 @@ def read_metadata(run_dir):
         return json.load(handle)
 
 
+def _is_run_dir(path):
+    """Holds FRAMEWORK/ or a PROF_* directory (torch_npu's path manager)."""
+    if os.path.isdir(os.path.join(path, "FRAMEWORK")):
+        return True
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    return any(_PROF_DIR.match(n) and os.path.isdir(os.path.join(path, n)) for n in names)
+
+
 def find_run_dirs(path):
-    """Run directories at or under `path` (sorted)."""
-    path = os.path.abspath(path)
-    if os.path.isdir(os.path.join(path, "FRAMEWORK")) or path.endswith(ASCEND_PT_SUFFIX):
+    """What torch_npu's `analyse(path)` parses: `path` when it is a run directory, else its
+    immediate subdirectories that are (sorted); nothing deeper."""
+    if not os.path.isdir(path):
+        return []
+    if _is_run_dir(path):
         return [path]
-    found = []
-    for root, dirs, _files in os.walk(path):
-        for name in list(dirs):
-            if name.endswith(ASCEND_PT_SUFFIX):
-                found.append(os.path.join(root, name))
-                dirs.remove(name)
-    return sorted(found)
+    subdirs = (os.path.join(path, n) for n in sorted(os.listdir(path)))
+    return [d for d in subdirs if os.path.isdir(d) and _is_run_dir(d)]

@@ -82,6 +82,10 @@ pub fn profile(report: &CollectReport) -> String {
         text,
         "next: npuprof summary {shown} --html summary.html   (the full report, one self-contained page)"
     );
+    let _ = writeln!(
+        text,
+        "next: npuprof advise {shown}   (what is wrong and what to do)"
+    );
     text
 }
 

@@ -1,0 +1,149 @@
+//! The advice codes: one definition each (code, severity, title, meaning, next action), as
+//! data. The README's advise table is checked against [`Code::ALL`].
+
+use npuprof_verify::finding::Severity;
+use serde::Serialize;
+
+/// What one advice code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeDef {
+    /// The stable kebab-case spelling.
+    pub code: &'static str,
+    /// How much the finding matters.
+    pub severity: Severity,
+    /// What was found, in a few words.
+    pub title: &'static str,
+    /// What it means and how the time at stake is estimated.
+    pub meaning: &'static str,
+    /// What to do next.
+    pub action: &'static str,
+}
+
+macro_rules! codes {
+    ($( $(#[$doc:meta])* $variant:ident = $text:literal, $severity:ident,
+        $title:literal, $meaning:literal, $action:literal; )+) => {
+        /// Stable advice codes (kebab-case in JSON and in the terminal).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        pub enum Code {
+            $( $(#[$doc])* #[serde(rename = $text)] $variant, )+
+        }
+
+        impl Code {
+            /// Every code, in documentation order (ties of time at stake are listed so).
+            pub const ALL: &'static [Code] = &[$(Code::$variant),+];
+
+            /// The code's definition.
+            pub fn def(self) -> CodeDef {
+                match self {
+                    $(Code::$variant => CodeDef {
+                        code: $text,
+                        severity: Severity::$severity,
+                        title: $title,
+                        meaning: $meaning,
+                        action: $action,
+                    },)+
+                }
+            }
+
+            /// The stable kebab-case spelling.
+            pub fn as_str(self) -> &'static str {
+                self.def().code
+            }
+        }
+    };
+}
+
+codes! {
+    /// Ranks of a phase differ in their own time (computing + free) by more than 5 %.
+    SlowRank = "slow-rank", Warning,
+    "one rank is the straggler, the others wait for it",
+    "the rank whose computing and free time is longest holds every collective up; the others' \
+     communication time is mostly waiting. At stake: its own time minus the fastest rank's, per step",
+    "compare the straggler with the fastest rank: `npuprof compare <fastest rank dir> <straggler dir>`; \
+     look for extra kernels, a longer host gap, or uneven data (sequence lengths, experts) on it";
+    /// Communication not hidden by computation is a large share of the step.
+    CommunicationExposed = "communication-exposed", Warning,
+    "communication is not overlapped with computation",
+    "step_trace_time's Communication(Not Overlapped): the device does nothing else while it runs. \
+     At stake: that time per step",
+    "when the wait share is high, fix the slow rank first; otherwise overlap collectives with \
+     compute (a second stream, async all-reduce) or fuse them (fewer, larger collectives)";
+    /// The device is idle for a large share of the step.
+    DeviceIdle = "device-idle", Warning,
+    "the device is idle between kernels",
+    "step_trace_time's Free: no kernel ran, typically because the host dispatches operators slower \
+     than the device runs them (host-bound), or waits (synchronisation, data). The largest gaps on the \
+     kernel timeline are listed. At stake: the free time per step",
+    "open trace_view.json at the largest gap (MindStudio Insight) to see what the host ran; remove \
+     host syncs (`.item()`, `.cpu()`, prints) from the step; in decode, capture the graph \
+     (torchair / ACL graph) so kernels are not dispatched one by one";
+    /// Kernels whose busiest pipe is under 80 % busy.
+    NoBound = "no-bound", Info,
+    "kernels are bound by no pipe (every pipe under 80 % busy)",
+    "the busiest of the cube, vector, scalar, MTE1, MTE2, MTE3 and fixpipe pipes is busy less than \
+     80 % of the kernel's time: latency, launch overhead or small work per core. At stake: the kernels' \
+     time times the share their busiest pipe idles, per step",
+    "fuse small operators (fused RmsNorm, rotary, attention kernels), raise the work per launch \
+     (batch, block dim), and check the tiling of the listed kernels";
+    /// Kernels bound by the memory pipes (MTE1/MTE2/MTE3/fixpipe).
+    MemoryBound = "memory-bound", Info,
+    "kernels are bound by data movement",
+    "the busiest pipe, at 80 % or more, is a memory transfer unit (MTE1, MTE2, MTE3, fixpipe): the \
+     kernel waits for data, not for arithmetic. At stake: their time per step (what hiding the \
+     transfers could win at most)",
+    "move less data: fuse element-wise chains, keep tensors in one format (no TransData round \
+     trips), quantise weights (W8A8) or the KV cache";
+    /// Operators running on the AI CPU.
+    AiCpu = "ai-cpu-operators", Warning,
+    "operators run on the AI CPU",
+    "kernels whose accelerator core is AI_CPU run on the slow control CPUs of the NPU, usually because \
+     no AI Core kernel exists for the operator or its dtype (int64, double). At stake: their time per step",
+    "find the listed operators in the model and change the dtype (int64 → int32, float64 → float32) or \
+     replace the operator with one the AI Core runs; keep them out of the step otherwise";
+    /// Operators compiled for dynamic shapes.
+    DynamicShape = "dynamic-shape", Info,
+    "operators run with dynamic shapes",
+    "kernels whose OP State is dynamic (or, without that column, an operator type seen with many input \
+     shapes) are compiled or selected at run time, on the host. At stake: up to the free time per step, \
+     where host-side compilation shows",
+    "add `torch_npu.npu.set_compile_mode(jit_compile=False)` (and \
+     `torch_npu.npu.config.allow_internal_format = False`) at the start of the script, or pad inputs \
+     to a few fixed shapes (buckets)";
+    /// Collective transfers in small packets.
+    SmallPackets = "small-packets", Info,
+    "collectives move data in small packets",
+    "a fifth or more of a link's transfers are smaller than 16 MB over SDMA (HCCS, PCIe, SIO) or 1 MB \
+     over RDMA, where the link's bandwidth is not reached. At stake: the small transfers' time per step",
+    "batch small collectives into larger ones (bucket gradients or tensors, fuse all-reduces), or \
+     raise the per-call data size";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_kebab_case_and_complete() {
+        let mut seen = std::collections::HashSet::new();
+        for code in Code::ALL {
+            let def = code.def();
+            assert!(seen.insert(def.code), "{} twice", def.code);
+            assert!(
+                def.code
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-'),
+                "{}",
+                def.code
+            );
+            for text in [def.title, def.meaning, def.action] {
+                assert!(
+                    !text.is_empty() && !text.ends_with('.'),
+                    "{}: {text}",
+                    def.code
+                );
+            }
+            let json = serde_json::to_string(code).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", def.code));
+        }
+    }
+}

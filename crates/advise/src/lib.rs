@@ -1,0 +1,217 @@
+//! Advice on torch_npu profiling runs: what is wrong with a profile and what to do, per phase ×
+//! rank. Each finding has a stable code ([`codes`]: one definition each, as data), the
+//! evidence, the time at stake per step and the next action; findings of a phase are sorted by
+//! time at stake. Prefill and decode are judged separately.
+//!
+//! Errors are summary's ([`SummaryError`]: the same files, read the same way). Reads through
+//! `npuprof-summary` (run discovery, ranks, phases, the CSV reader and
+//! step_trace_time.csv) with one streaming pass of its own over each `kernel_details.csv`
+//! ([`profile`]) and a read of `communication.json` ([`links`]).
+//!
+//! Architecture invariant: this crate never writes and never prints; it returns plain data.
+
+pub mod codes;
+pub mod finding;
+pub mod links;
+pub mod profile;
+mod rules;
+pub mod thresholds;
+pub mod units;
+
+use std::path::{Path, PathBuf};
+
+use npuprof_summary::run::{COMMUNICATION, KERNEL_DETAILS, OUTPUT_DIR, STEP_TRACE};
+use npuprof_summary::steps::{Step, read_steps};
+use npuprof_summary::{SummaryError, phase_order};
+use serde::Serialize;
+
+pub use crate::codes::Code;
+pub use crate::finding::{Evidence, Finding};
+
+/// The version of the `--json` schema of `advise`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What to advise on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Only this phase (`prefill`, `decode`, …); all when `None`.
+    pub phase: Option<String>,
+    /// Only this rank; all when `None`.
+    pub rank: Option<u32>,
+    /// Evidence items kept per finding.
+    pub top: usize,
+}
+
+/// One advised run directory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunInfo {
+    /// The phase, when known.
+    pub phase: Option<String>,
+    /// The rank, when known.
+    pub rank: Option<u32>,
+    /// The run directory, relative to the advised path (`.` for itself).
+    pub dir: String,
+    /// Steps the per-step figures are divided by (step_trace_time rows, else Step Ids).
+    pub steps: usize,
+    /// Mean step time (µs), from step_trace_time.csv.
+    pub mean_step_us: Option<f64>,
+    /// What could not be judged and why.
+    pub notes: Vec<String>,
+}
+
+/// The advice on every selected run below a path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The advised path, as given.
+    pub path: PathBuf,
+    /// One entry per run directory, by phase, then rank.
+    pub runs: Vec<RunInfo>,
+    /// Every finding: by phase, then by time at stake (largest first), then code and rank.
+    pub findings: Vec<Finding>,
+}
+
+/// What the rules read of one run directory.
+pub(crate) struct RunData {
+    pub(crate) info: RunInfo,
+    pub(crate) step_rows: Vec<Step>,
+    pub(crate) kernels: Option<profile::KernelProfile>,
+    pub(crate) comm: Option<links::Comm>,
+}
+
+impl RunData {
+    /// The steps per-step figures are divided by (at least 1).
+    pub(crate) fn steps(&self) -> f64 {
+        self.info.steps.max(1) as f64
+    }
+
+    /// `per_step_us` as a share of the mean step, when known.
+    pub(crate) fn share(&self, per_step_us: f64) -> Option<f64> {
+        self.info
+            .mean_step_us
+            .filter(|m| *m > 0.0)
+            .map(|m| per_step_us / m)
+    }
+}
+
+/// Advises on the run directories under `path` (any path `npuprof summary` accepts).
+pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
+    let mut runs = npuprof_summary::each_run(path, options.phase.as_deref(), |dir, phase| {
+        read_run(dir, phase, path, options.rank)
+    })?;
+    if runs.is_empty() {
+        return Err(npuprof_summary::nothing_selected(
+            path,
+            options.phase.as_deref(),
+            options.rank,
+        ));
+    }
+    runs.sort_by(|a, b| {
+        phase_order(&a.info.phase)
+            .cmp(&phase_order(&b.info.phase))
+            .then(a.info.rank.cmp(&b.info.rank))
+            .then(a.info.dir.cmp(&b.info.dir))
+    });
+    let mut findings = Vec::new();
+    let mut start = 0;
+    while start < runs.len() {
+        let phase = &runs[start].info.phase;
+        let end = start
+            + runs[start..]
+                .iter()
+                .take_while(|r| &r.info.phase == phase)
+                .count();
+        let mut phase_findings: Vec<Finding> = runs[start..end]
+            .iter()
+            .flat_map(|run| rules::run_findings(run, options.top))
+            .chain(rules::slow_rank(&runs[start..end], options.top))
+            .collect();
+        phase_findings.sort_by(|a, b| {
+            b.at_stake_us
+                .total_cmp(&a.at_stake_us)
+                .then(a.code.cmp(&b.code))
+                .then(a.rank.cmp(&b.rank))
+                .then(a.dir.cmp(&b.dir))
+        });
+        findings.extend(phase_findings);
+        start = end;
+    }
+    Ok(Advice {
+        schema_version: SCHEMA_VERSION,
+        path: path.to_path_buf(),
+        runs: runs.into_iter().map(|r| r.info).collect(),
+        findings,
+    })
+}
+
+/// Reads one run directory; `None` when `rank` selects another.
+fn read_run(
+    dir: &Path,
+    phase: Option<String>,
+    root: &Path,
+    rank: Option<u32>,
+) -> Result<Option<RunData>, SummaryError> {
+    let mut notes = Vec::new();
+    let run_rank = npuprof_summary::run::read_rank(dir, &mut notes);
+    if rank.is_some() && run_rank != rank {
+        return Ok(None);
+    }
+    let output = dir.join(OUTPUT_DIR);
+    let steps_path = output.join(STEP_TRACE);
+    let step_rows = if steps_path.is_file() {
+        read_steps(&steps_path)?
+    } else {
+        notes.push(format!(
+            "no {OUTPUT_DIR}/{STEP_TRACE}: idle and communication time not judged"
+        ));
+        Vec::new()
+    };
+    let kernels_path = output.join(KERNEL_DETAILS);
+    let kernels = if kernels_path.is_file() {
+        Some(profile::read_kernels(&kernels_path)?)
+    } else {
+        notes.push(format!(
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS} (a db export or no NPU activity): kernels not judged"
+        ));
+        None
+    };
+    let comm_path = output.join(COMMUNICATION);
+    let comm = if comm_path.is_file() {
+        Some(links::read_comm(&comm_path)?)
+    } else {
+        None
+    };
+    if let Some(k) = &kernels {
+        if k.rows > 0 && !k.has_metrics {
+            notes.push(
+                "no pipe metrics (record with aic_metrics=PipeUtilization): bound not judged"
+                    .to_owned(),
+            );
+        }
+        if k.rows > 0 && !k.ordered {
+            notes
+                .push("kernel rows not in start order: device-timeline gaps not listed".to_owned());
+        }
+    }
+    let steps = if step_rows.is_empty() {
+        kernels.as_ref().map_or(0, |k| k.steps)
+    } else {
+        step_rows.len()
+    };
+    let mean_step_us = (!step_rows.is_empty())
+        .then(|| step_rows.iter().map(|s| s.total_us).sum::<f64>() / step_rows.len() as f64);
+    Ok(Some(RunData {
+        info: RunInfo {
+            phase,
+            rank: run_rank,
+            dir: npuprof_paths::relative(root, dir),
+            steps,
+            mean_step_us,
+            notes,
+        },
+        step_rows,
+        kernels,
+        comm,
+    }))
+}

@@ -1,0 +1,259 @@
+//! `communication.json` as the rules need it: per link type (HCCS, PCIe, SIO, RDMA, …) the data
+//! moved, its time and its packet sizes; the operators' time and waiting.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::thresholds::{RDMA_SMALL_MB, SDMA_SMALL_MB};
+use npuprof_summary::SummaryError;
+use npuprof_summary::comm::each_operator;
+
+/// One link type's transfers, summed over the steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Link {
+    /// The link type as torch_npu names it (`HCCS`, `PCIE`, `SIO`, `RDMA`).
+    pub link: String,
+    /// Data moved (MB).
+    pub size_mb: f64,
+    /// Transfer time (ms).
+    pub time_ms: f64,
+    /// `size_mb / time_ms` (GB/s); `None` without transfer time.
+    pub bandwidth_gb_s: Option<f64>,
+    /// Transfers counted in the size distribution.
+    pub transfers: u64,
+    /// Transfers smaller than the link's small-packet size.
+    pub small: u64,
+    /// Time of the small transfers (ms).
+    pub small_ms: f64,
+    /// The small-packet size of this link (MB).
+    pub small_below_mb: f64,
+}
+
+/// One communication operator name, summed over the steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CommOp {
+    /// The operator name (before `@group`).
+    pub name: String,
+    /// Calls.
+    pub count: u64,
+    /// Elapsed time (µs).
+    pub elapse_us: f64,
+    /// Waiting for the other ranks (µs).
+    pub wait_us: f64,
+}
+
+/// A run's communication.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Comm {
+    /// Steps in the file.
+    pub steps: usize,
+    /// Summed operator wait (µs).
+    pub wait_us: f64,
+    /// Summed operator transit (µs).
+    pub transit_us: f64,
+    /// Summed operator elapse (µs).
+    pub elapse_us: f64,
+    /// The SDMA links (HCCS, PCIE, SIO) and RDMA with any data; the aggregate `SDMA` entry is
+    /// left out (its packets are those of its links).
+    pub links: Vec<Link>,
+    /// Operators by elapsed time, longest first.
+    pub ops: Vec<CommOp>,
+}
+
+#[derive(Deserialize)]
+struct OpEntry {
+    #[serde(rename = "Communication Time Info", default)]
+    time: Option<TimeInfo>,
+    #[serde(rename = "Communication Bandwidth Info", default)]
+    bandwidth: Option<HashMap<String, LinkInfo>>,
+}
+
+#[derive(Deserialize, Default)]
+struct TimeInfo {
+    #[serde(rename = "Elapse Time(ms)", default)]
+    elapse_ms: f64,
+    #[serde(rename = "Transit Time(ms)", default)]
+    transit_ms: f64,
+    #[serde(rename = "Wait Time(ms)", default)]
+    wait_ms: f64,
+}
+
+#[derive(Deserialize, Default)]
+struct LinkInfo {
+    #[serde(rename = "Transit Size(MB)", default)]
+    size_mb: f64,
+    #[serde(rename = "Transit Time(ms)", default)]
+    time_ms: f64,
+    /// Packet size (MB, as text) → [count, time (ms)].
+    #[serde(rename = "Size Distribution", default)]
+    sizes: HashMap<String, (f64, f64)>,
+}
+
+/// The link types whose packets are judged, and their small-packet size (MB).
+fn small_below(link: &str) -> Option<f64> {
+    match link {
+        "HCCS" | "PCIE" | "SIO" => Some(SDMA_SMALL_MB),
+        "RDMA" => Some(RDMA_SMALL_MB),
+        _ => None,
+    }
+}
+
+/// Reads a `communication.json` (step → `p2p`/`collective` → operator → info) in one
+/// streaming pass (summary's [`each_operator`]): memory is bounded by the distinct operator
+/// names and link types, not by the steps.
+pub fn read_comm(path: &Path) -> Result<Comm, SummaryError> {
+    let mut acc = Acc::default();
+    acc.comm.steps = each_operator(path, |name, op: OpEntry| acc.add(name, &op))?;
+    Ok(acc.finish())
+}
+
+/// What the pass adds up.
+#[derive(Default)]
+struct Acc {
+    comm: Comm,
+    links: BTreeMap<String, Link>,
+    ops: BTreeMap<String, CommOp>,
+}
+
+impl Acc {
+    /// Adds one operator.
+    fn add(&mut self, name: &str, op: &OpEntry) {
+        let time = op.time.as_ref();
+        let us = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
+        self.comm.elapse_us += us(|t| t.elapse_ms);
+        self.comm.wait_us += us(|t| t.wait_ms);
+        self.comm.transit_us += us(|t| t.transit_ms);
+        let short = name.split('@').next().unwrap_or(name);
+        let entry = self.ops.entry(short.to_owned()).or_insert_with(|| CommOp {
+            name: short.to_owned(),
+            count: 0,
+            elapse_us: 0.0,
+            wait_us: 0.0,
+        });
+        entry.count += 1;
+        entry.elapse_us += us(|t| t.elapse_ms);
+        entry.wait_us += us(|t| t.wait_ms);
+        for (kind, info) in op.bandwidth.iter().flatten() {
+            let Some(below) = small_below(kind) else {
+                continue;
+            };
+            let link = self.links.entry(kind.clone()).or_insert_with(|| Link {
+                link: kind.clone(),
+                size_mb: 0.0,
+                time_ms: 0.0,
+                bandwidth_gb_s: None,
+                transfers: 0,
+                small: 0,
+                small_ms: 0.0,
+                small_below_mb: below,
+            });
+            link.size_mb += info.size_mb;
+            link.time_ms += info.time_ms;
+            for (size, &(count, ms)) in &info.sizes {
+                let count = count.max(0.0) as u64;
+                link.transfers += count;
+                if size.trim().parse::<f64>().is_ok_and(|mb| mb < below) {
+                    link.small += count;
+                    link.small_ms += ms;
+                }
+            }
+        }
+    }
+
+    /// The links with data, with their bandwidth, and the operators by elapsed time.
+    fn finish(self) -> Comm {
+        let mut comm = self.comm;
+        comm.links = self
+            .links
+            .into_values()
+            .filter(|l| l.size_mb > 0.0 || l.transfers > 0)
+            .map(|mut l| {
+                l.bandwidth_gb_s = (l.time_ms > 0.0).then(|| l.size_mb / l.time_ms);
+                l
+            })
+            .collect();
+        comm.ops = self.ops.into_values().collect();
+        comm.ops.sort_by(|a, b| {
+            b.elapse_us
+                .total_cmp(&a.elapse_us)
+                .then(a.name.cmp(&b.name))
+        });
+        comm
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comm_of(json: &str) -> Result<Comm, SummaryError> {
+        let dir = tempfile::tempdir().map_err(|source| SummaryError::Io {
+            path: "tempdir".into(),
+            source,
+        })?;
+        let path = dir.path().join("communication.json");
+        std::fs::write(&path, json).map_err(|source| SummaryError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        read_comm(&path)
+    }
+
+    #[test]
+    fn steps_operators_links_and_small_packets_add_up() {
+        let op = |ms: f64| {
+            format!(
+                r#"{{"Communication Time Info": {{"Elapse Time(ms)": {ms}, "Wait Time(ms)": 0.5, "Transit Time(ms)": 0.25}},
+                "Communication Bandwidth Info": {{
+                  "HCCS": {{"Transit Size(MB)": 20, "Transit Time(ms)": 2, "Size Distribution": {{"2.0": [3, 0.75], "32.0": [1, 1.0]}}}},
+                  "SDMA": {{"Transit Size(MB)": 20, "Transit Time(ms)": 2, "Size Distribution": {{}}}},
+                  "RDMA": {{"Transit Size(MB)": 0, "Transit Time(ms)": 0, "Size Distribution": {{}}}}}}}}"#
+            )
+        };
+        let json = format!(
+            r#"{{"step1": {{"p2p": {{}}, "collective": {{"hcom_allReduce__1_0_1@g": {}, "Total Op Info": {{}}}}}},
+                "step2": {{"collective": {{"hcom_allReduce__1_0_1@g": {}}}}}}}"#,
+            op(1.0),
+            op(3.0)
+        );
+        let comm = comm_of(&json).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(comm.steps, 2);
+        assert_eq!(
+            (comm.elapse_us, comm.wait_us, comm.transit_us),
+            (4000.0, 1000.0, 500.0)
+        );
+        assert_eq!(comm.ops.len(), 1);
+        assert_eq!(
+            (comm.ops[0].name.as_str(), comm.ops[0].count),
+            ("hcom_allReduce__1_0_1", 2)
+        );
+        // SDMA (the sum of its links) is left out; RDMA without data too.
+        assert_eq!(comm.links.len(), 1);
+        let hccs = &comm.links[0];
+        assert_eq!(
+            (hccs.link.as_str(), hccs.transfers, hccs.small),
+            ("HCCS", 8, 6)
+        );
+        assert_eq!((hccs.small_ms, hccs.bandwidth_gb_s), (1.5, Some(10.0)));
+    }
+
+    #[test]
+    fn a_cut_or_misshapen_file_is_an_error() {
+        for json in [
+            r#"{"step1": {"collective": {"#,
+            r#"{"step1": []}"#,
+            r#"{} trailing"#,
+        ] {
+            let message = comm_of(json)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            assert!(
+                message.contains("not a torch_npu communication.json"),
+                "{json}: {message}"
+            );
+        }
+    }
+}

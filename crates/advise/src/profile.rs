@@ -1,0 +1,374 @@
+//! What the rules need from `kernel_details.csv`, in one streaming pass: per kernel name its
+//! time, core, dynamic-shape rows and pipe ratios over all seven pipes; per operator type its
+//! distinct input shapes (capped); the largest gaps on the device timeline.
+//!
+//! Memory is bounded by the number of distinct names and types (capped as summary caps them,
+//! [`npuprof_summary::kernels::MAX_GROUPS`]) and [`MAX_SHAPES`] shapes per type, not by rows.
+
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::path::Path;
+
+use npuprof_summary::SummaryError;
+use npuprof_summary::columns::{self, Header};
+use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
+use npuprof_summary::pipe::RatioValues;
+use serde::Serialize;
+
+use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES, MAX_STEPS};
+use crate::units::{UNITS, UnitColumns};
+
+/// One kernel name's sums.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// The exact `Name` (or `(other)` past the cap).
+    pub name: String,
+    /// `Type` of its first row.
+    pub kind: String,
+    /// `Accelerator Core` of its first row.
+    pub core: String,
+    /// Rows.
+    pub count: u64,
+    /// Summed `Duration(us)`.
+    pub total_us: f64,
+    /// Rows whose `OP State` is `dynamic`.
+    pub dynamic: u64,
+    /// Time-weighted pipe ratios (in [`crate::units::Unit::ALL`] order), over its rows with
+    /// metrics; `None` without.
+    pub ratios: Option<[f64; UNITS]>,
+}
+
+/// One operator type's distinct input shapes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypeShapes {
+    /// The `Type`.
+    pub kind: String,
+    /// Distinct `Input Shapes` seen (stops at [`MAX_SHAPES`]).
+    pub shapes: usize,
+    /// Summed `Duration(us)`.
+    pub total_us: f64,
+    /// Rows.
+    pub count: u64,
+}
+
+/// A gap on the device timeline: no kernel of any stream ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gap {
+    /// The `Step Id` it is in, when known.
+    pub step: Option<u64>,
+    /// Where it starts (the `Start Time(us)` clock, to find it in trace_view.json).
+    pub start_us: f64,
+    /// Where it starts, from the step's first kernel start (µs).
+    pub offset_us: f64,
+    /// How long it is.
+    pub gap_us: f64,
+    /// The kernel that ended last before it.
+    pub after: String,
+    /// The kernel that starts it off again.
+    pub before: String,
+}
+
+/// Everything the pass produced.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct KernelProfile {
+    /// Data rows.
+    pub rows: u64,
+    /// Summed `Duration(us)`.
+    pub total_us: f64,
+    /// Distinct `Step Id`s seen (0 without the column; stops at [`MAX_STEPS`]).
+    pub steps: usize,
+    /// Every name, longest total first, then name.
+    pub kernels: Vec<Kernel>,
+    /// Every type with its shapes, longest total first, then type.
+    pub types: Vec<TypeShapes>,
+    /// The file has an `OP State` column.
+    pub has_state: bool,
+    /// The file has an `Input Shapes` column.
+    pub has_shapes: bool,
+    /// The file has pipe ratio columns.
+    pub has_metrics: bool,
+    /// The largest gaps, longest first; empty when the rows are not in start order.
+    pub gaps: Vec<Gap>,
+    /// Gaps of at least [`GAP_US`]: how many and their summed time.
+    pub gap_count: u64,
+    /// See [`KernelProfile::gap_count`].
+    pub gap_total_us: f64,
+    /// Whether the rows are in start order within each step (else no gap is reported).
+    pub ordered: bool,
+}
+
+struct Columns {
+    picks: Vec<usize>,
+    step: Option<usize>,
+    name: usize,
+    kind: Option<usize>,
+    core: Option<usize>,
+    state: Option<usize>,
+    start: Option<usize>,
+    duration: usize,
+    shapes: Option<usize>,
+    units: UnitColumns,
+}
+
+impl Columns {
+    fn new(header: &Header, path: &Path) -> Result<Self, SummaryError> {
+        let name = header.require(path, &["Name", "Op Name"])?;
+        let duration = header.require(path, &["Duration(us)", "Task Duration(us)"])?;
+        let step = header.find(&["Step Id"]);
+        let kind = header.find(&["Type", "OP Type", "Task Type"]);
+        let core = header.find(&["Accelerator Core", "Core Type"]);
+        let state = header.find(&["OP State"]);
+        let start = header.find(&["Start Time(us)", "Task Start Time(us)"]);
+        let shapes = header.find(&["Input Shapes"]);
+        let units = UnitColumns::new(header);
+        let mut picks: Vec<usize> = [
+            Some(name),
+            Some(duration),
+            step,
+            kind,
+            core,
+            state,
+            start,
+            shapes,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(units.0.iter().map(|&(c, _)| c))
+        .collect();
+        picks.sort_unstable();
+        picks.dedup();
+        let slot = |column: usize| picks.binary_search(&column).unwrap_or_default();
+        Ok(Self {
+            step: step.map(slot),
+            name: slot(name),
+            kind: kind.map(slot),
+            core: core.map(slot),
+            state: state.map(slot),
+            start: start.map(slot),
+            duration: slot(duration),
+            shapes: shapes.map(slot),
+            units: UnitColumns(units.0.iter().map(|&(c, u)| (slot(c), u)).collect()),
+            picks,
+        })
+    }
+}
+
+#[derive(Default)]
+struct NameAcc {
+    kind: String,
+    core: String,
+    count: u64,
+    total_us: f64,
+    dynamic: u64,
+    weighted: [f64; UNITS],
+    measured_us: f64,
+    kind_index: usize,
+}
+
+#[derive(Default)]
+struct KindAcc {
+    shapes: Vec<u64>,
+    total_us: f64,
+    count: u64,
+}
+
+/// Keys (the bytes of a name or type) to their index, hashed a word at a time.
+type Index = HashMap<Box<[u8]>, usize, BuildHasherDefault<WordHash>>;
+
+/// A key's index in `index`, inserting it (or [`OTHER`] past the cap) on first sight.
+fn position<T: Default>(index: &mut Index, accs: &mut Vec<(String, T)>, key: &[u8]) -> usize {
+    if let Some(&i) = index.get(key) {
+        return i;
+    }
+    let key = if accs.len() < MAX_GROUPS {
+        String::from_utf8_lossy(key).into_owned()
+    } else {
+        OTHER.to_owned()
+    };
+    let next = accs.len();
+    let i = *index.entry(key.as_bytes().into()).or_insert(next);
+    if i == next {
+        accs.push((key, T::default()));
+    }
+    i
+}
+
+/// A field's hash, a word at a time: distinct shapes are told apart by it.
+fn fingerprint(bytes: &[u8]) -> u64 {
+    let mut hash = WordHash::default();
+    hash.write(bytes);
+    hash.write_usize(bytes.len());
+    hash.finish()
+}
+
+/// Reads `kernel_details.csv` in one pass.
+pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
+    let mut reader = columns::open(path, 0)?;
+    let header = columns::read_header(&mut reader, path)?;
+    let cols = Columns::new(&header, path)?;
+    let mut names_index = Index::default();
+    let mut names: Vec<(String, NameAcc)> = Vec::new();
+    let mut kinds_index = Index::default();
+    let seen = &mut RatioValues::default();
+    // The last step's field and value: rows come grouped by step, so a step is parsed once.
+    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
+    let mut kinds: Vec<(String, KindAcc)> = Vec::new();
+    let mut profile = KernelProfile {
+        has_state: cols.state.is_some(),
+        has_shapes: cols.shapes.is_some(),
+        has_metrics: !cols.units.0.is_empty(),
+        ordered: cols.start.is_some(),
+        ..KernelProfile::default()
+    };
+    let mut steps: BTreeSet<u64> = BTreeSet::new();
+    // The timeline: the current step, its first start, the last start, the latest end so far
+    // and the name index ending it.
+    let mut timeline: Option<(Option<u64>, f64, f64, f64, usize)> = None;
+    while let Some(record) = columns::next_columns(&mut reader, path, &cols.picks)? {
+        if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
+            continue; // a blank line
+        }
+        header.check_len(path, &record)?;
+        let field = |i: usize| record.get(i).unwrap_or_default();
+        let number = |i: usize| {
+            columns::number(field(i))
+                .map_err(|()| columns::bad_number(path, &record, &header, cols.picks[i], field(i)))
+        };
+        let duration = number(cols.duration)?.ok_or_else(|| {
+            columns::bad_number(
+                path,
+                &record,
+                &header,
+                cols.picks[cols.duration],
+                field(cols.duration),
+            )
+        })?;
+        let name = columns::name_key(field(cols.name));
+        let n = position(&mut names_index, &mut names, &name);
+        let acc = &mut names[n].1;
+        if acc.count == 0 {
+            let kind = cols.kind.map_or("", |i| columns::text(field(i)));
+            acc.kind = kind.to_owned();
+            acc.core = cols.core.map_or("", |i| columns::text(field(i))).to_owned();
+            acc.kind_index = position(&mut kinds_index, &mut kinds, kind.as_bytes());
+        }
+        acc.count += 1;
+        acc.total_us += duration;
+        if cols
+            .state
+            .is_some_and(|i| field(i).trim_ascii().eq_ignore_ascii_case(b"dynamic"))
+        {
+            acc.dynamic += 1;
+        }
+        if let Some(ratios) = cols.units.row(seen, |i| record.get_word(i)) {
+            for (sum, r) in acc.weighted.iter_mut().zip(ratios) {
+                *sum += duration * r;
+            }
+            acc.measured_us += duration;
+        }
+        let kind = &mut kinds[acc.kind_index].1;
+        kind.total_us += duration;
+        kind.count += 1;
+        if let Some(i) = cols.shapes
+            && kind.shapes.len() < MAX_SHAPES
+        {
+            let shape = fingerprint(field(i).trim_ascii());
+            if !kind.shapes.contains(&shape) {
+                kind.shapes.push(shape);
+            }
+        }
+        profile.rows += 1;
+        profile.total_us += duration;
+        let step = match cols.step.map(field) {
+            Some(bytes) if bytes == last_step.0.as_slice() => last_step.1,
+            Some(bytes) => {
+                let step = columns::text(bytes).parse::<u64>().ok();
+                if let Some(step) = step
+                    && steps.len() < MAX_STEPS
+                {
+                    steps.insert(step);
+                }
+                last_step = (bytes.to_vec(), step);
+                step
+            }
+            None => None,
+        };
+        if profile.ordered
+            && let Some(start) = cols
+                .start
+                .and_then(|i| npuprof_verify::decimal::parse_f64(field(i).trim_ascii()))
+        {
+            timeline = Some(match timeline {
+                Some((s, first, last_start, end, ended_by)) if s == step => {
+                    if start < last_start {
+                        profile.ordered = false;
+                    }
+                    let gap = start - end;
+                    if gap >= GAP_US {
+                        profile.gap_count += 1;
+                        profile.gap_total_us += gap;
+                        keep_gap(&mut profile.gaps, gap, || Gap {
+                            step,
+                            start_us: end,
+                            offset_us: end - first,
+                            gap_us: gap,
+                            after: names[ended_by].0.clone(),
+                            before: names[n].0.clone(),
+                        });
+                    }
+                    let finish = start + duration;
+                    if finish > end {
+                        (step, first, start, finish, n)
+                    } else {
+                        (step, first, start, end, ended_by)
+                    }
+                }
+                _ => (step, start, start, start + duration, n),
+            });
+        }
+    }
+    if !profile.ordered {
+        profile.gaps.clear();
+        profile.gap_count = 0;
+        profile.gap_total_us = 0.0;
+    }
+    profile.steps = steps.len();
+    profile.kernels = names
+        .into_iter()
+        .map(|(name, acc)| Kernel {
+            name,
+            kind: acc.kind,
+            core: acc.core,
+            count: acc.count,
+            total_us: acc.total_us,
+            dynamic: acc.dynamic,
+            ratios: (acc.measured_us > 0.0).then(|| acc.weighted.map(|w| w / acc.measured_us)),
+        })
+        .collect();
+    profile
+        .kernels
+        .sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+    profile.types = kinds
+        .into_iter()
+        .map(|(kind, acc)| TypeShapes {
+            kind,
+            shapes: acc.shapes.len(),
+            total_us: acc.total_us,
+            count: acc.count,
+        })
+        .collect();
+    profile
+        .types
+        .sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.kind.cmp(&b.kind)));
+    Ok(profile)
+}
+
+/// Keeps the [`GAPS_KEPT`] longest gaps, longest first (earlier first among equals).
+fn keep_gap(gaps: &mut Vec<Gap>, gap: f64, make: impl FnOnce() -> Gap) {
+    if gaps.len() == GAPS_KEPT && gaps.last().is_some_and(|g| g.gap_us >= gap) {
+        return;
+    }
+    let at = gaps.partition_point(|g| g.gap_us >= gap);
+    gaps.insert(at, make());
+    gaps.truncate(GAPS_KEPT);
+}

@@ -1,0 +1,508 @@
+//! The rules: each turns what one run (or one phase's ranks) shows into at most one finding per
+//! code. Figures are per step; shares are of the mean step.
+
+use npuprof_summary::units::{duration, fit, percent};
+
+use crate::RunData;
+use crate::codes::Code;
+use crate::finding::{Evidence, Finding};
+use crate::profile::Kernel;
+use crate::thresholds::{
+    BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
+    SMALL_PACKET_SHARE,
+};
+use crate::units::{Unit, busiest};
+
+/// The `Accelerator Core` of AI CPU kernels.
+const AI_CPU: &str = "AI_CPU";
+
+/// Every per-run finding of `run`, with at most `top` evidence items each.
+pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
+    let rules: [fn(&RunData, usize) -> Option<Finding>; 7] = [
+        ai_cpu,
+        dynamic_shape,
+        no_bound,
+        memory_bound,
+        device_idle,
+        communication_exposed,
+        small_packets,
+    ];
+    rules
+        .iter()
+        .filter_map(|rule| rule(run, top))
+        .map(|mut f| {
+            f.phase.clone_from(&run.info.phase);
+            f.rank = run.info.rank;
+            f.dir = Some(run.info.dir.clone());
+            f.at_stake_share = run.share(f.at_stake_us);
+            f
+        })
+        .collect()
+}
+
+/// The evidence of a kernel: its time and share per step, type, core and rows.
+fn kernel_evidence(run: &RunData, kernel: &Kernel, detail: String) -> Evidence {
+    let per_step = kernel.total_us / run.steps();
+    Evidence {
+        label: kernel.name.clone(),
+        detail,
+        time_us: Some(per_step),
+        share: run.share(per_step),
+        count: Some(kernel.count),
+        step: None,
+        at_us: None,
+    }
+}
+
+/// `" (x % of the step)"`, or nothing without a step time.
+fn of_step(run: &RunData, per_step_us: f64) -> String {
+    run.share(per_step_us)
+        .map_or_else(String::new, |s| format!(" ({} of the step)", percent(s)))
+}
+
+fn ai_cpu(run: &RunData, top: usize) -> Option<Finding> {
+    let kernels = run.kernels.as_ref()?;
+    let on_cpu: Vec<&Kernel> = kernels
+        .kernels
+        .iter()
+        .filter(|k| k.core == AI_CPU)
+        .collect();
+    if on_cpu.is_empty() {
+        return None;
+    }
+    let per_step = on_cpu.iter().map(|k| k.total_us).sum::<f64>() / run.steps();
+    let mut finding = Finding::new(
+        Code::AiCpu,
+        format!(
+            "{} operator(s) run on the AI CPU: {} per step{}",
+            on_cpu.len(),
+            duration(per_step),
+            of_step(run, per_step)
+        ),
+        per_step,
+    );
+    finding.evidence = on_cpu
+        .iter()
+        .take(top)
+        .map(|k| kernel_evidence(run, k, format!("type {}", k.kind)))
+        .collect();
+    Some(finding)
+}
+
+fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
+    let kernels = run.kernels.as_ref()?;
+    let free_per_step = run.step_rows.iter().map(|s| s.free_us).sum::<f64>() / run.steps();
+    let shapes_of = |kind: &str| {
+        kernels
+            .types
+            .iter()
+            .find(|t| t.kind == kind)
+            .map_or(0, |t| t.shapes)
+    };
+    let evidence: Vec<Evidence> = if kernels.has_state {
+        let dynamic: Vec<&Kernel> = kernels.kernels.iter().filter(|k| k.dynamic > 0).collect();
+        if dynamic.is_empty() {
+            return None;
+        }
+        let rows: u64 = dynamic.iter().map(|k| k.dynamic).sum();
+        let mut evidence = vec![Evidence {
+            label: "OP State dynamic".to_owned(),
+            detail: format!("{rows} of {} kernel rows", kernels.rows),
+            time_us: None,
+            share: None,
+            count: Some(rows),
+            step: None,
+            at_us: None,
+        }];
+        evidence.extend(dynamic.iter().take(top).map(|k| {
+            let detail = format!(
+                "type {}, input shapes of the type: {}",
+                k.kind,
+                shapes_of(&k.kind)
+            );
+            kernel_evidence(run, k, detail)
+        }));
+        evidence
+    } else {
+        let many: Vec<_> = kernels
+            .types
+            .iter()
+            .filter(|t| t.shapes >= DYNAMIC_SHAPES)
+            .collect();
+        if many.is_empty() {
+            return None;
+        }
+        many.iter()
+            .take(top)
+            .map(|t| {
+                let per_step = t.total_us / run.steps();
+                Evidence {
+                    label: t.kind.clone(),
+                    detail: format!("{} distinct input shapes (no OP State column)", t.shapes),
+                    time_us: Some(per_step),
+                    share: run.share(per_step),
+                    count: Some(t.count),
+                    step: None,
+                    at_us: None,
+                }
+            })
+            .collect()
+    };
+    let operators = if kernels.has_state {
+        kernels.kernels.iter().filter(|k| k.dynamic > 0).count()
+    } else {
+        evidence.len()
+    };
+    let mut finding = Finding::new(
+        Code::DynamicShape,
+        format!(
+            "{operators} kernel(s) compiled for dynamic shapes; up to {} of free time per step at stake",
+            duration(free_per_step)
+        ),
+        free_per_step,
+    );
+    finding.evidence = evidence;
+    Some(finding)
+}
+
+/// The kernels with pipe metrics, each with its busiest pipe and ratio.
+fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Unit, f64)> {
+    run.kernels.iter().flat_map(|k| &k.kernels).filter_map(|k| {
+        let (unit, ratio) = busiest(k.ratios.as_ref()?)?;
+        Some((k, unit, ratio))
+    })
+}
+
+fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
+    let unbound: Vec<_> = bounded(run).filter(|(_, _, r)| *r < BOUND_RATIO).collect();
+    if unbound.is_empty() {
+        return None;
+    }
+    let time = unbound.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.steps();
+    let idle = unbound
+        .iter()
+        .map(|(k, _, r)| k.total_us * (1.0 - r))
+        .sum::<f64>()
+        / run.steps();
+    let mut finding = Finding::new(
+        Code::NoBound,
+        format!(
+            "{} kernel(s) bound by no pipe: {} per step{}, their busiest pipe idle {}",
+            unbound.len(),
+            duration(time),
+            of_step(run, time),
+            duration(idle)
+        ),
+        idle,
+    );
+    finding.evidence = unbound
+        .iter()
+        .take(top)
+        .map(|(k, unit, ratio)| {
+            let detail = format!("busiest pipe {} at {}", unit.as_str(), percent(*ratio));
+            kernel_evidence(run, k, detail)
+        })
+        .collect();
+    Some(finding)
+}
+
+fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
+    let all: Vec<_> = bounded(run).filter(|(_, _, r)| *r >= BOUND_RATIO).collect();
+    let memory: Vec<_> = all.iter().filter(|(_, u, _)| u.moves_data()).collect();
+    if memory.is_empty() {
+        return None;
+    }
+    let per_step = memory.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.steps();
+    let compute = all
+        .iter()
+        .filter(|(_, u, _)| !u.moves_data())
+        .map(|(k, _, _)| k.total_us)
+        .sum::<f64>()
+        / run.steps();
+    let mut finding = Finding::new(
+        Code::MemoryBound,
+        format!(
+            "{} kernel(s) bound by data movement: {} per step{}; compute-bound kernels {}{}",
+            memory.len(),
+            duration(per_step),
+            of_step(run, per_step),
+            duration(compute),
+            of_step(run, compute)
+        ),
+        per_step,
+    );
+    finding.evidence = memory
+        .iter()
+        .take(top)
+        .map(|(k, unit, ratio)| {
+            let detail = format!("bound by {} at {}", unit.as_str(), percent(*ratio));
+            kernel_evidence(run, k, detail)
+        })
+        .collect();
+    Some(finding)
+}
+
+fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
+    let free = run.step_rows.iter().map(|s| s.free_us).sum::<f64>() / run.steps();
+    let share = run.share(free)?;
+    if share < IDLE_SHARE {
+        return None;
+    }
+    let mut finding = Finding::new(
+        Code::DeviceIdle,
+        format!(
+            "the device is idle {} per step ({} of the step)",
+            duration(free),
+            percent(share)
+        ),
+        free,
+    );
+    let kernels = run.kernels.as_ref();
+    if let Some(k) = kernels.filter(|k| k.gap_count > 0) {
+        finding.evidence.push(Evidence {
+            label: format!("gaps of {} or more", duration(GAP_US)),
+            detail: format!(
+                "{} of {} kernels start after one (host-bound dispatch when most do)",
+                k.gap_count, k.rows
+            ),
+            time_us: Some(k.gap_total_us / run.steps()),
+            share: run.share(k.gap_total_us / run.steps()),
+            count: Some(k.gap_count),
+            step: None,
+            at_us: None,
+        });
+    }
+    finding.evidence.extend(
+        kernels
+            .iter()
+            .flat_map(|k| &k.gaps)
+            .take(top)
+            .map(|gap| Evidence {
+                label: format!("+{} into the step", duration(gap.offset_us)),
+                detail: format!(
+                    "after {}, before {}",
+                    fit(&gap.after, 27),
+                    fit(&gap.before, 27)
+                ),
+                time_us: Some(gap.gap_us),
+                share: run.share(gap.gap_us),
+                count: None,
+                step: gap.step,
+                at_us: Some(gap.start_us),
+            }),
+    );
+    let preparing: Option<f64> = run.step_rows.iter().map(|s| s.preparing_us).sum();
+    if let Some(preparing) = preparing.filter(|p| *p > 0.0) {
+        let per_step = preparing / run.steps();
+        finding.evidence.push(Evidence {
+            label: "preparing".to_owned(),
+            detail: "before the step's first kernel (host work at the step start)".to_owned(),
+            time_us: Some(per_step),
+            share: run.share(per_step),
+            count: None,
+            step: None,
+            at_us: None,
+        });
+    }
+    Some(finding)
+}
+
+fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
+    let exposed = run
+        .step_rows
+        .iter()
+        .map(|s| s.communication_not_overlapped_us)
+        .sum::<f64>()
+        / run.steps();
+    let share = run.share(exposed)?;
+    if share < EXPOSED_COMM_SHARE {
+        return None;
+    }
+    let wait = run.comm.as_ref().and_then(|c| {
+        let moving = c.wait_us + c.transit_us;
+        (moving > 0.0).then(|| c.wait_us / moving)
+    });
+    let mut finding = Finding::new(
+        Code::CommunicationExposed,
+        format!(
+            "communication not overlapped: {} per step ({} of the step){}",
+            duration(exposed),
+            percent(share),
+            wait.map_or_else(String::new, |w| format!(", {} of it waiting", percent(w)))
+        ),
+        exposed,
+    );
+    if let Some(comm) = &run.comm {
+        let comm_steps = comm.steps.max(1) as f64;
+        finding
+            .evidence
+            .extend(comm.ops.iter().take(top).map(|op| Evidence {
+                label: op.name.clone(),
+                detail: format!("waiting {} per step", duration(op.wait_us / comm_steps)),
+                time_us: Some(op.elapse_us / comm_steps),
+                share: run.share(op.elapse_us / comm_steps),
+                count: Some(op.count),
+                step: None,
+                at_us: None,
+            }));
+        finding
+            .evidence
+            .extend(comm.links.iter().map(|link| Evidence {
+                label: link.link.clone(),
+                detail: format!(
+                    "{:.1} MB at {}",
+                    link.size_mb,
+                    link.bandwidth_gb_s.map_or_else(
+                        || "unknown bandwidth".to_owned(),
+                        |b| format!("{b:.1} GB/s")
+                    )
+                ),
+                time_us: Some(link.time_ms * 1000.0 / comm_steps),
+                share: run.share(link.time_ms * 1000.0 / comm_steps),
+                count: None,
+                step: None,
+                at_us: None,
+            }));
+    }
+    Some(finding)
+}
+
+fn small_packets(run: &RunData, _top: usize) -> Option<Finding> {
+    let comm = run.comm.as_ref()?;
+    let small: Vec<_> = comm
+        .links
+        .iter()
+        .filter(|l| l.transfers > 0 && l.small as f64 >= SMALL_PACKET_SHARE * l.transfers as f64)
+        .collect();
+    if small.is_empty() {
+        return None;
+    }
+    let comm_steps = comm.steps.max(1) as f64;
+    let per_step = small.iter().map(|l| l.small_ms * 1000.0).sum::<f64>() / comm_steps;
+    let mut finding = Finding::new(
+        Code::SmallPackets,
+        format!(
+            "small transfers on {}: {} per step{}",
+            small
+                .iter()
+                .map(|l| l.link.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+            duration(per_step),
+            of_step(run, per_step)
+        ),
+        per_step,
+    );
+    finding.evidence = small
+        .iter()
+        .map(|l| Evidence {
+            label: l.link.clone(),
+            detail: format!(
+                "{} of {} transfers under {} MB",
+                l.small, l.transfers, l.small_below_mb
+            ),
+            time_us: Some(l.small_ms * 1000.0 / comm_steps),
+            share: run.share(l.small_ms * 1000.0 / comm_steps),
+            count: Some(l.small),
+            step: None,
+            at_us: None,
+        })
+        .collect();
+    Some(finding)
+}
+
+/// One rank's own time (computing + free) and its waiting, per step.
+struct RankTime<'a> {
+    run: &'a RunData,
+    computing_us: f64,
+    free_us: f64,
+    wait_us: Option<f64>,
+}
+
+impl RankTime<'_> {
+    fn own_us(&self) -> f64 {
+        self.computing_us + self.free_us
+    }
+}
+
+/// The straggler of one phase's runs, past the [`RANK_SPREAD`] threshold.
+pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Option<Finding> {
+    let ranks: Vec<RankTime> = runs
+        .iter()
+        .filter(|r| r.info.rank.is_some() && !r.step_rows.is_empty())
+        .map(|run| {
+            let per_step = |f: fn(&npuprof_summary::steps::Step) -> f64| {
+                run.step_rows.iter().map(f).sum::<f64>() / run.steps()
+            };
+            RankTime {
+                run,
+                computing_us: per_step(|s| s.computing_us),
+                free_us: per_step(|s| s.free_us),
+                wait_us: run.comm.as_ref().map(|c| c.wait_us / c.steps.max(1) as f64),
+            }
+        })
+        .collect();
+    if ranks.len() < 2 {
+        return None;
+    }
+    let by_own = |a: &&RankTime, b: &&RankTime| a.own_us().total_cmp(&b.own_us());
+    let slow = ranks.iter().max_by(by_own)?;
+    let fast = ranks.iter().min_by(by_own)?;
+    let spread = slow.own_us() - fast.own_us();
+    if fast.own_us() <= 0.0 || spread <= RANK_SPREAD * fast.own_us() {
+        return None;
+    }
+    let rank = |t: &RankTime| t.run.info.rank.unwrap_or_default();
+    let waiter = ranks.iter().filter(|t| t.wait_us.is_some()).max_by(|a, b| {
+        a.wait_us
+            .unwrap_or(0.0)
+            .total_cmp(&b.wait_us.unwrap_or(0.0))
+    });
+    let mut finding = Finding::new(
+        Code::SlowRank,
+        format!(
+            "rank {} is the straggler: {} more computing and free time per step than rank {} ({} more){}",
+            rank(slow),
+            duration(spread),
+            rank(fast),
+            percent(spread / fast.own_us()),
+            waiter
+                .filter(|w| rank(w) != rank(slow))
+                .map_or_else(String::new, |w| format!("; rank {} waits most", rank(w)))
+        ),
+        spread,
+    );
+    finding.phase.clone_from(&slow.run.info.phase);
+    finding.at_stake_share = slow.run.share(spread);
+    finding.action = format!(
+        "`npuprof compare {} {}` to see what rank {} runs longer; {}",
+        fast.run.info.dir,
+        slow.run.info.dir,
+        rank(slow),
+        Code::SlowRank.def().action
+    );
+    let mut ordered: Vec<&RankTime> = ranks.iter().collect();
+    ordered.sort_by(|a, b| by_own(b, a).then(rank(a).cmp(&rank(b))));
+    finding.evidence = ordered
+        .iter()
+        .take(top.max(2))
+        .map(|t| Evidence {
+            label: format!("rank {}", rank(t)),
+            detail: format!(
+                "computing {}, free {}{}",
+                duration(t.computing_us),
+                duration(t.free_us),
+                t.wait_us.map_or_else(String::new, |w| format!(
+                    ", waiting in collectives {}",
+                    duration(w)
+                ))
+            ),
+            time_us: Some(t.own_us()),
+            share: t.run.share(t.own_us()),
+            count: None,
+            step: None,
+            at_us: None,
+        })
+        .collect();
+    Some(finding)
+}

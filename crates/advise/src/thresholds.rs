@@ -1,0 +1,40 @@
+//! The limits the rules judge by, held once (the anchor's where it has one).
+
+/// A kernel whose busiest pipe is busy less than this share of its time is bound by nothing
+/// (latency, launch or synchronisation): msprof-analyze's "no bound" rule.
+pub const BOUND_RATIO: f64 = 0.8;
+
+/// Device idle (step_trace_time's `Free`) worth a finding, as a share of the step.
+pub const IDLE_SHARE: f64 = 0.10;
+
+/// Communication not hidden by computation worth a finding, as a share of the step.
+pub const EXPOSED_COMM_SHARE: f64 = 0.10;
+
+/// Ranks of a phase whose own time (computing + free) differs by more than this share of the
+/// shortest are imbalanced: the anchor's 5 % slow-rank spread.
+pub const RANK_SPREAD: f64 = 0.05;
+
+/// A gap between kernels on the device timeline that is listed as a bubble (µs).
+pub const GAP_US: f64 = 10.0;
+
+/// Transfers over SDMA links (HCCS, PCIe, SIO) smaller than this are small packets (MB).
+pub const SDMA_SMALL_MB: f64 = 16.0;
+
+/// Transfers over RDMA smaller than this are small packets (MB).
+pub const RDMA_SMALL_MB: f64 = 1.0;
+
+/// Small packets worth a finding: this share of a link's transfers or more.
+pub const SMALL_PACKET_SHARE: f64 = 0.2;
+
+/// Without an `OP State` column, an operator type seen with this many distinct input shapes
+/// or more is treated as dynamic-shape.
+pub const DYNAMIC_SHAPES: usize = 16;
+
+/// Distinct input shapes counted per operator type (memory bound; the count stops there).
+pub const MAX_SHAPES: usize = 64;
+
+/// Largest gaps kept per run.
+pub const GAPS_KEPT: usize = 5;
+
+/// Distinct `Step Id`s counted per run.
+pub const MAX_STEPS: usize = 4096;

@@ -1,0 +1,409 @@
+//! The rules on the vendored real 2-rank run (`crates/summary/tests/data/real-2rank`) and on
+//! planted variants of it: each rule fires where it should, names what it should, and is
+//! silent where it should be.
+
+#[path = "../../summary/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+
+use common::{Layout, output_file, real_copy, real_run, rewrite_csv};
+use npuprof_advise::{Advice, Code, Finding, Options, advise};
+
+fn options() -> Options {
+    Options {
+        phase: None,
+        rank: None,
+        top: 5,
+    }
+}
+
+fn advice_of(path: &Path) -> Advice {
+    advise(path, &options()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The codes found for `rank` (`None`: the phase-wide ones).
+fn codes(advice: &Advice, rank: Option<u32>) -> Vec<Code> {
+    let mut codes: Vec<Code> = advice
+        .findings
+        .iter()
+        .filter(|f| f.rank == rank)
+        .map(|f| f.code)
+        .collect();
+    codes.sort();
+    codes
+}
+
+fn finding(advice: &Advice, code: Code, rank: Option<u32>) -> &Finding {
+    advice
+        .findings
+        .iter()
+        .find(|f| f.code == code && f.rank == rank)
+        .unwrap_or_else(|| panic!("no {code:?} for rank {rank:?}: {:#?}", advice.findings))
+}
+
+/// The copy's rank directory.
+fn rank_dir(tmp: &Path, rank: u32) -> std::path::PathBuf {
+    tmp.join(format!("rank{rank}_ascend_pt"))
+}
+
+/// Sets `column` of the data rows of `file` for which `pick(row index, fields)` holds.
+fn set_column(
+    run: &Path,
+    file: &str,
+    column: &str,
+    value: &str,
+    mut pick: impl FnMut(usize, &[String]) -> bool,
+) {
+    let mut index = None;
+    rewrite_csv(&output_file(run, file), |row, fields| {
+        if row == 0 {
+            index = fields.iter().position(|f| f == column);
+            assert!(index.is_some(), "{file} has no column {column}");
+        } else if let Some(i) = index
+            && pick(row, fields)
+        {
+            fields[i] = value.to_owned();
+        }
+    });
+}
+
+#[test]
+fn the_real_run_gets_what_it_shows_and_nothing_else() {
+    let advice = advice_of(&real_run());
+    assert_eq!(advice.runs.len(), 2);
+    let mut want = vec![
+        Code::CommunicationExposed,
+        Code::DeviceIdle,
+        Code::NoBound,
+        Code::MemoryBound,
+        Code::DynamicShape,
+        Code::SmallPackets,
+    ];
+    want.sort();
+    assert_eq!(codes(&advice, Some(0)), want);
+    assert_eq!(codes(&advice, Some(1)), want);
+    // The ranks' own times differ by 2.7 % (under the 5 % spread): no straggler.
+    assert_eq!(codes(&advice, None), vec![]);
+    // Rank 0's step: 136581.009 µs; not overlapped 101963.203 µs; free 25744.05 µs.
+    let exposed = finding(&advice, Code::CommunicationExposed, Some(0));
+    assert!((exposed.at_stake_us - 101_963.203).abs() < 1e-6);
+    let share = exposed.at_stake_share.unwrap_or_default();
+    assert!((share - 101_963.203 / 136_581.009).abs() < 1e-6, "{share}");
+    let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    assert!((idle.at_stake_us - 25_744.05).abs() < 1e-6);
+    // Bound over the seven pipes, recomputed in Python from the CSV (max of each pipe's
+    // columns, time-weighted per name, busiest under 80 % = no bound): 65 kernels idle
+    // 1749.395885 µs; 8 memory-bound kernels, 4015.819 µs.
+    let no_bound = finding(&advice, Code::NoBound, Some(0));
+    assert!((no_bound.at_stake_us - 1749.395885).abs() < 1e-6);
+    assert!(
+        no_bound.title.starts_with("65 kernel(s)"),
+        "{}",
+        no_bound.title
+    );
+    let memory = finding(&advice, Code::MemoryBound, Some(0));
+    assert!((memory.at_stake_us - 4015.819).abs() < 1e-6);
+    assert!(memory.title.starts_with("8 kernel(s)"), "{}", memory.title);
+    // The largest gaps on the timeline come after the step's count of gaps ≥ 10 µs.
+    assert_eq!(idle.evidence[0].count, Some(86));
+    let largest = idle.evidence[1].time_us.unwrap_or_default();
+    let next = idle.evidence[2].time_us.unwrap_or_default();
+    assert!(largest >= next && largest > 1000.0, "{:#?}", idle.evidence);
+}
+
+#[test]
+fn findings_are_sorted_by_time_at_stake() {
+    let advice = advice_of(&real_run());
+    let stakes: Vec<f64> = advice.findings.iter().map(|f| f.at_stake_us).collect();
+    assert!(stakes.windows(2).all(|w| w[0] >= w[1]), "{stakes:?}");
+    let evidence = &finding(&advice, Code::NoBound, Some(0)).evidence;
+    assert_eq!(evidence.len(), 5);
+    let times: Vec<f64> = evidence.iter().filter_map(|e| e.time_us).collect();
+    assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+}
+
+#[test]
+fn a_planted_ai_cpu_kernel_is_named_with_its_time() {
+    let tmp = real_copy(Layout::Flat);
+    let run = rank_dir(tmp.path(), 0);
+    set_column(
+        &run,
+        "kernel_details.csv",
+        "Accelerator Core",
+        "AI_CPU",
+        |row, _| row == 1,
+    );
+    set_column(
+        &run,
+        "kernel_details.csv",
+        "Name",
+        "StatelessDropOutGenMask",
+        |row, _| row == 1,
+    );
+    let advice = advice_of(tmp.path());
+    let found = finding(&advice, Code::AiCpu, Some(0));
+    assert_eq!(found.evidence.len(), 1);
+    assert_eq!(found.evidence[0].label, "StatelessDropOutGenMask");
+    // Row 1 is trans_TransData_0, 53.741 µs, in the one recorded step.
+    assert_eq!(found.at_stake_us, 53.741);
+    assert!(found.title.starts_with("1 operator(s) run on the AI CPU"));
+    assert!(!codes(&advice, Some(1)).contains(&Code::AiCpu));
+}
+
+#[test]
+fn dynamic_shape_is_silent_when_every_operator_is_static() {
+    let tmp = real_copy(Layout::Flat);
+    let run = rank_dir(tmp.path(), 0);
+    set_column(&run, "kernel_details.csv", "OP State", "static", |_, _| {
+        true
+    });
+    let advice = advice_of(tmp.path());
+    assert!(!codes(&advice, Some(0)).contains(&Code::DynamicShape));
+    assert!(codes(&advice, Some(1)).contains(&Code::DynamicShape));
+}
+
+#[test]
+fn without_op_state_many_input_shapes_mark_an_operator_dynamic() {
+    let tmp = real_copy(Layout::Flat);
+    let run = rank_dir(tmp.path(), 0);
+    common::drop_column(&output_file(&run, "kernel_details.csv"), "OP State");
+    // TransData has 30 distinct input shapes in the real run; Mul 16: both at the limit of 16.
+    let advice = advice_of(tmp.path());
+    let labels: Vec<&str> = finding(&advice, Code::DynamicShape, Some(0))
+        .evidence
+        .iter()
+        .map(|e| e.label.as_str())
+        .collect();
+    assert_eq!(labels, ["TransData", "Mul"]);
+}
+
+#[test]
+fn a_straggler_rank_is_named_and_the_waiter_told_apart() {
+    let tmp = real_copy(Layout::Flat);
+    // Rank 1 computes 4 ms longer than rank 0: its own time is ~14 % over rank 0's.
+    set_column(
+        &rank_dir(tmp.path(), 1),
+        "step_trace_time.csv",
+        "Computing",
+        "13878.295",
+        |_, _| true,
+    );
+    let advice = advice_of(tmp.path());
+    let slow = finding(&advice, Code::SlowRank, None);
+    assert!(
+        slow.title.starts_with("rank 1 is the straggler"),
+        "{}",
+        slow.title
+    );
+    // Rank 0 waits 5.65 ms in its first all-reduce, rank 1 hardly at all.
+    assert!(slow.title.contains("rank 0 waits most"), "{}", slow.title);
+    let own = |rank: f64| rank;
+    let spread = own(13_878.295 + 26_675.274) - own(8_873.756 + 25_744.05);
+    assert!(
+        (slow.at_stake_us - spread).abs() < 1e-3,
+        "{}",
+        slow.at_stake_us
+    );
+    assert!(
+        slow.action
+            .contains("npuprof compare rank0_ascend_pt rank1_ascend_pt")
+    );
+    assert_eq!(slow.evidence[0].label, "rank 1");
+}
+
+#[test]
+fn device_idle_is_silent_when_the_step_has_little_free_time() {
+    let tmp = real_copy(Layout::Flat);
+    set_column(
+        &rank_dir(tmp.path(), 0),
+        "step_trace_time.csv",
+        "Free",
+        "100",
+        |_, _| true,
+    );
+    let advice = advice_of(tmp.path());
+    assert!(!codes(&advice, Some(0)).contains(&Code::DeviceIdle));
+    assert!(codes(&advice, Some(1)).contains(&Code::DeviceIdle));
+}
+
+#[test]
+fn a_planted_bubble_is_the_largest_gap() {
+    let tmp = real_copy(Layout::Flat);
+    let run = rank_dir(tmp.path(), 0);
+    // Every kernel from row 100 on starts 200 ms later (longer than any kernel, the 79 ms
+    // all-reduce included): a bubble of more than 100 ms before row 100.
+    let mut start = None;
+    let mut name_col = None;
+    let mut before = String::new();
+    rewrite_csv(&output_file(&run, "kernel_details.csv"), |row, fields| {
+        if row == 0 {
+            start = fields.iter().position(|f| f == "Start Time(us)");
+            name_col = fields.iter().position(|f| f == "Name");
+        } else if row >= 100
+            && let (Some(s), Some(n)) = (start, name_col)
+        {
+            let value: f64 = fields[s].trim().parse().unwrap_or_default();
+            fields[s] = format!("{:.3}\t", value + 200_000.0);
+            if row == 100 {
+                before.clone_from(&fields[n]);
+            }
+        }
+    });
+    let advice = advice_of(tmp.path());
+    let gap = &finding(&advice, Code::DeviceIdle, Some(0)).evidence[1];
+    assert!(gap.time_us.unwrap_or_default() > 100_000.0, "{gap:?}");
+    let before = npuprof_summary::units::fit(&before, 27);
+    assert!(
+        gap.detail.ends_with(&format!("before {before}")),
+        "{}",
+        gap.detail
+    );
+    assert_eq!(gap.step, Some(50));
+}
+
+#[test]
+fn rows_out_of_start_order_list_no_gap() {
+    let tmp = real_copy(Layout::Flat);
+    let run = rank_dir(tmp.path(), 0);
+    set_column(
+        &run,
+        "kernel_details.csv",
+        "Start Time(us)",
+        "1736408883700000.000\t",
+        |row, _| row == 50,
+    );
+    let advice = advice_of(tmp.path());
+    let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    assert!(
+        idle.evidence.iter().all(|e| e.label == "preparing"),
+        "{:#?}",
+        idle.evidence
+    );
+    let notes = &advice.runs[0].notes;
+    assert!(
+        notes.iter().any(|n| n.contains("not in start order")),
+        "{notes:?}"
+    );
+}
+
+#[test]
+fn without_pipe_metrics_or_communication_those_rules_are_silent() {
+    let tmp = real_copy(Layout::Flat);
+    let run = rank_dir(tmp.path(), 0);
+    let csv = output_file(&run, "kernel_details.csv");
+    for column in [
+        "aic_mac_ratio",
+        "aic_scalar_ratio",
+        "aic_mte1_ratio",
+        "aic_mte2_ratio",
+        "aic_fixpipe_ratio",
+        "aiv_vec_ratio",
+        "aiv_scalar_ratio",
+        "aiv_mte2_ratio",
+        "aiv_mte3_ratio",
+    ] {
+        common::drop_column(&csv, column);
+    }
+    std::fs::remove_file(output_file(&run, "communication.json")).unwrap_or_else(|e| panic!("{e}"));
+    let advice = advice_of(tmp.path());
+    let rank0 = codes(&advice, Some(0));
+    for silent in [Code::NoBound, Code::MemoryBound, Code::SmallPackets] {
+        assert!(!rank0.contains(&silent), "{silent:?} in {rank0:?}");
+    }
+    assert!(
+        advice.runs[0]
+            .notes
+            .iter()
+            .any(|n| n.contains("bound not judged"))
+    );
+}
+
+#[test]
+fn small_packets_are_silent_when_transfers_are_large() {
+    let tmp = real_copy(Layout::Flat);
+    let path = output_file(&rank_dir(tmp.path(), 0), "communication.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{e}"));
+    // Every packet size key of the distribution ("2.064384": [...]) made 64 MB or more.
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    enlarge_packets(&mut json);
+    std::fs::write(&path, json.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    let advice = advice_of(tmp.path());
+    assert!(!codes(&advice, Some(0)).contains(&Code::SmallPackets));
+    assert!(codes(&advice, Some(1)).contains(&Code::SmallPackets));
+}
+
+fn enlarge_packets(value: &mut serde_json::Value) {
+    if let Some(map) = value.as_object_mut() {
+        if let Some(sizes) = map
+            .get_mut("Size Distribution")
+            .and_then(|s| s.as_object_mut())
+        {
+            let old = std::mem::take(sizes);
+            for (size, v) in old {
+                let mb: f64 = size.parse().unwrap_or_default();
+                sizes.insert(format!("{}", mb + 64.0), v);
+            }
+        }
+        map.values_mut().for_each(enlarge_packets);
+    }
+}
+
+#[test]
+fn phase_and_rank_select_and_an_empty_selection_is_an_error() {
+    let tmp: tempfile::TempDir = real_copy(Layout::ResultDir);
+    let decode = advise(
+        tmp.path(),
+        &Options {
+            phase: Some("decode".to_owned()),
+            rank: Some(1),
+            top: 5,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(decode.runs.len(), 1);
+    assert!(
+        decode
+            .findings
+            .iter()
+            .all(|f| f.phase.as_deref() == Some("decode") && f.rank == Some(1))
+    );
+    // Both phases: findings grouped by phase, prefill first.
+    let both = advice_of(tmp.path());
+    let phases: Vec<Option<&str>> = both.findings.iter().map(|f| f.phase.as_deref()).collect();
+    let first_decode = phases
+        .iter()
+        .position(|p| *p == Some("decode"))
+        .unwrap_or_default();
+    assert!(phases[..first_decode].iter().all(|p| *p == Some("prefill")));
+    assert!(phases[first_decode..].iter().all(|p| *p == Some("decode")));
+    let none = advise(
+        tmp.path(),
+        &Options {
+            phase: Some("decode".to_owned()),
+            rank: Some(7),
+            top: 5,
+        },
+    );
+    let message = none.err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(
+        message.contains("no rank 7 in phase decode: the profile has rank 0, 1"),
+        "{message}"
+    );
+}
+
+#[test]
+fn json_of_the_real_run() {
+    let advice = advise(
+        &real_run(),
+        &Options {
+            phase: None,
+            rank: Some(0),
+            top: 2,
+        },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut json = serde_json::to_value(&advice).unwrap_or_else(|e| panic!("{e}"));
+    json["path"] = serde_json::Value::from("[REAL]");
+    insta::assert_json_snapshot!("real_rank0", json);
+}

@@ -1,0 +1,188 @@
+//! `npuprof advise`: what is wrong with a profile and what to do, per phase × rank — each
+//! finding with its code, evidence, time at stake per step and next action, sorted by time at
+//! stake within each phase.
+//!
+//! Output: the terminal report (at most 100 columns; colour only on a terminal) or `--json` on
+//! stdout. Exit 0 when nothing was found, 1 with findings, 2 when nothing could be read.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use anstyle::Style;
+use npuprof_advise::{Advice, Finding, Options};
+use npuprof_summary::units::{duration, fit, percent};
+
+use crate::exit::Exit;
+use crate::output::print_json;
+
+/// Arguments of `npuprof advise`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// A recipes result directory (`prof/<phase>/…`), a phase directory, a `*_ascend_pt` run
+    /// directory, or any parent of run directories [default with --model/--yaml: that run
+    /// config's newest result directory].
+    #[arg(required_unless_present_any = ["model", "config"], conflicts_with_all = ["model", "config"])]
+    pub path: Option<PathBuf>,
+    /// The repository and run config whose newest result to advise on.
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
+    /// Only this phase (`prefill`, `decode`, …).
+    #[arg(long, value_name = "PHASE")]
+    pub phase: Option<String>,
+    /// Only this rank.
+    #[arg(long, value_name = "N")]
+    pub rank: Option<u32>,
+    /// Evidence items per finding (kernels, gaps, ranks).
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub top: usize,
+    /// Print the advice as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `npuprof advise`.
+pub fn run(args: Args) -> anyhow::Result<Exit> {
+    let options = Options {
+        phase: args.phase.clone(),
+        rank: args.rank,
+        top: args.top,
+    };
+    let path = match &args.path {
+        Some(path) => path.clone(),
+        None => super::summary::newest_result(&args.target)?,
+    };
+    let advice = npuprof_advise::advise(&path, &options)?;
+    if args.json {
+        print_json(&advice)?;
+    } else {
+        crate::output::stdout().write_all(human(&advice).as_bytes())?;
+    }
+    Ok(if advice.findings.is_empty() {
+        Exit::Ok
+    } else {
+        Exit::Findings
+    })
+}
+
+/// Terminal width the report keeps to.
+const WIDTH: usize = 100;
+
+fn bold() -> Style {
+    Style::new().bold()
+}
+
+fn dim() -> Style {
+    Style::new().dimmed()
+}
+
+/// The terminal report of the advice.
+pub fn human(advice: &Advice) -> String {
+    let mut out = String::new();
+    let mut phase: Option<Option<&str>> = None;
+    let mut number = 0;
+    for finding in &advice.findings {
+        if phase != Some(finding.phase.as_deref()) {
+            phase = Some(finding.phase.as_deref());
+            number = 0;
+            let name = finding.phase.as_deref().unwrap_or("run");
+            let count = advice
+                .findings
+                .iter()
+                .filter(|f| f.phase == finding.phase)
+                .count();
+            let _ = writeln!(
+                out,
+                "{}{name}{}: {count} finding(s), largest time at stake first",
+                bold().render(),
+                bold().render_reset()
+            );
+        }
+        number += 1;
+        finding_block(&mut out, number, finding);
+    }
+    if advice.findings.is_empty() {
+        let _ = writeln!(
+            out,
+            "no findings in {} run(s): nothing past the thresholds",
+            advice.runs.len()
+        );
+    }
+    for run in &advice.runs {
+        for note in &run.notes {
+            let rank = run.rank.map_or_else(|| "?".to_owned(), |r| r.to_string());
+            let line = format!(
+                "note ({} · rank {rank}): {note}",
+                run.phase.as_deref().unwrap_or("run")
+            );
+            let _ = writeln!(
+                out,
+                "{}{}{}",
+                dim().render(),
+                fit(&line, WIDTH),
+                dim().render_reset()
+            );
+        }
+    }
+    out
+}
+
+fn finding_block(out: &mut String, number: usize, finding: &Finding) {
+    let head = format!(
+        "{number:>2}. {:<7} {}",
+        finding.severity.as_str(),
+        finding.code.as_str()
+    );
+    let _ = writeln!(out, "{}{head}{}", bold().render(), bold().render_reset());
+    wrap(out, "    ", &finding.title);
+    let share = finding
+        .at_stake_share
+        .map_or_else(String::new, |s| format!(" ({} of the step)", percent(s)));
+    let whose = match (finding.rank, &finding.dir) {
+        (Some(rank), _) => format!("rank {rank}"),
+        (None, Some(dir)) => dir.clone(),
+        (None, None) => "ranks of the phase".to_owned(),
+    };
+    let _ = writeln!(
+        out,
+        "    {}at stake {} per step{share} · {whose}{}",
+        dim().render(),
+        duration(finding.at_stake_us),
+        dim().render_reset()
+    );
+    for item in &finding.evidence {
+        let time = item.time_us.map_or_else(String::new, duration);
+        let share = item.share.map_or_else(String::new, percent);
+        let count = item.count.map_or_else(String::new, |c| format!("×{c}"));
+        let step = item.step.map_or_else(String::new, |s| format!("step {s} "));
+        let line = format!(
+            "      {time:>10} {share:>6} {count:>7}  {step}{}",
+            item.label
+        );
+        let _ = writeln!(out, "{}", fit(line.trim_end(), WIDTH));
+        if !item.detail.is_empty() {
+            wrap(out, &" ".repeat(30), &item.detail);
+        }
+    }
+    wrap(out, "    do: ", &finding.action);
+}
+
+/// `text` after `lead`, wrapped at spaces to [`WIDTH`], continuation lines indented as `lead`.
+fn wrap(out: &mut String, lead: &str, text: &str) {
+    let indent = " ".repeat(lead.chars().count());
+    let mut line = lead.to_owned();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
+            let _ = writeln!(out, "{line}");
+            line.clone_from(&indent);
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    let _ = writeln!(out, "{line}");
+}

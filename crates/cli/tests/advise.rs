@@ -1,0 +1,80 @@
+//! `npuprof advise` on the vendored real 2-rank run (`crates/summary/tests/data/real-2rank`):
+//! terminal and JSON snapshots, exit codes (1 with findings, 0 without, 2 on errors).
+
+#[path = "../../summary/tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{command_in, real_run};
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+/// `npuprof advise <args>` run inside `dir`, without colour.
+fn advise_in(dir: &Path, args: &[&str]) -> Command {
+    command_in(&get_cargo_bin("npuprof"), dir, "advise", args)
+}
+
+/// The directory that holds the vendored run, so paths in the output read `real-2rank/…`.
+fn data_dir() -> std::path::PathBuf {
+    real_run().parent().expect("data dir").to_path_buf()
+}
+
+#[test]
+fn terminal_advice_on_the_real_run() {
+    assert_cmd_snapshot!(
+        "advise_real_human",
+        advise_in(&data_dir(), &["real-2rank", "--top", "3"])
+    );
+}
+
+#[test]
+fn json_advice_on_the_real_run() {
+    assert_cmd_snapshot!(
+        "advise_real_json",
+        advise_in(
+            &data_dir(),
+            &["real-2rank", "--rank", "1", "--top", "1", "--json"]
+        )
+    );
+}
+
+#[test]
+fn no_findings_exit_0_and_errors_exit_2() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = tmp.path().join("rank0_ascend_pt");
+    let out = run.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::copy(
+        real_run().join("rank0_ascend_pt/profiler_info_0.json"),
+        run.join("profiler_info_0.json"),
+    )
+    .expect("copy");
+    // A quiet step: all computing; one static AI Core kernel, compute-bound.
+    std::fs::write(
+        out.join("step_trace_time.csv"),
+        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n1,1000,0,0,0,10\n",
+    )
+    .expect("write");
+    std::fs::write(
+        out.join("kernel_details.csv"),
+        "Step Id,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),aic_mac_ratio\n\
+         1,mm,MatMulV2,static,AI_CORE,100.0\t,1000,0.9\n",
+    )
+    .expect("write");
+    let done = advise_in(tmp.path(), &["."]).output().expect("run");
+    assert_eq!(done.status.code(), Some(0), "{done:?}");
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    assert!(stdout.starts_with("no findings in 1 run(s)"), "{stdout}");
+    let findings = advise_in(&data_dir(), &["real-2rank"])
+        .output()
+        .expect("run");
+    assert_eq!(findings.status.code(), Some(1));
+    let missing = advise_in(tmp.path(), &["nowhere"]).output().expect("run");
+    assert_eq!(missing.status.code(), Some(2));
+    let json = advise_in(tmp.path(), &["nowhere", "--json"])
+        .output()
+        .expect("run");
+    let error: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON error");
+    assert_eq!(error["schema_version"], 1, "{error}");
+}

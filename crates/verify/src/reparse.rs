@@ -1,0 +1,227 @@
+//! The offline re-parse command npuprof suggests, built in one place.
+//!
+//! torch_npu's `analyse(path)` parses `path` itself when it holds `FRAMEWORK/` or a `PROF_*`
+//! directory, else each *immediate* subdirectory that does, and nothing deeper: it prints
+//! nothing for a path two levels above the run directories (`_path_manager.py`,
+//! `get_profiler_path_list`, the same in every build from 2.1 to 2.14). So a command names run
+//! directories, or a phase directory proven to hold them ([`ReparseDir`]).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// A directory `analyse()` parses: a run directory, or the directory that holds run
+/// directories as its immediate children.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ReparseDir(PathBuf);
+
+impl ReparseDir {
+    /// A run directory (`*_ascend_pt`, holding `FRAMEWORK/` or `PROF_*`).
+    pub fn run(dir: &Path) -> Self {
+        Self(dir.to_path_buf())
+    }
+
+    /// The parents of `runs` (run directories): each one `analyse()` parses whole, in order,
+    /// without repeats.
+    pub fn parents_of<'a>(runs: impl IntoIterator<Item = &'a Path>) -> Vec<Self> {
+        let mut out: Vec<Self> = runs
+            .into_iter()
+            .map(|r| Self(r.parent().unwrap_or(r).to_path_buf()))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+/// `python3 -c "import torch_npu; torch_npu.profiler.profiler.analyse('<dir>')"`, one `analyse`
+/// per directory, every path quoted for Python inside the shell's quotes (spaces, quotes, `$`,
+/// backslashes, control and non-ASCII characters, bytes that are not UTF-8).
+pub fn analyse_command(dirs: &[ReparseDir]) -> String {
+    let mut python = String::from("import torch_npu");
+    for dir in dirs {
+        let _ = write!(
+            python,
+            "; torch_npu.profiler.profiler.analyse({})",
+            python_path(dir.path())
+        );
+    }
+    format!("python3 -c {}", shell_code(&python))
+}
+
+/// Quotes `text` for a POSIX shell (plain words stay as they are).
+pub fn shell_quote(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Python code as one shell word: in double quotes (`"`, `$`, `` ` `` and `\` escaped), or in
+/// single quotes when it holds a `!` (history expansion in an interactive shell).
+fn shell_code(code: &str) -> String {
+    if code.contains('!') {
+        return shell_quote(code);
+    }
+    let mut out = String::with_capacity(code.len() + 2);
+    out.push('"');
+    for c in code.chars() {
+        if matches!(c, '"' | '$' | '`' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// A Python expression for `path`: a string literal, or `os.fsdecode(b'…')` for a path that is
+/// not UTF-8 (Python decodes it back to the same bytes).
+fn python_path(path: &Path) -> String {
+    match path.to_str() {
+        Some(text) => python_str(text),
+        None => {
+            use std::os::unix::ffi::OsStrExt;
+            let mut out = String::from("__import__('os').fsdecode(b'");
+            for &b in path.as_os_str().as_bytes() {
+                match b {
+                    b'\\' => out.push_str(r"\\"),
+                    b'\'' => out.push_str(r"\'"),
+                    0x20..=0x7e => out.push(char::from(b)),
+                    _ => {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                }
+            }
+            out.push_str("')");
+            out
+        }
+    }
+}
+
+/// A Python string literal for `text` (control characters escaped, the rest as is: `-c` code
+/// is read as UTF-8).
+fn python_str(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('\'');
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str(r"\\"),
+            '\'' => out.push_str(r"\'"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\U{:08x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn one(dir: &str) -> String {
+        analyse_command(&[ReparseDir::run(Path::new(dir))])
+    }
+
+    #[test]
+    fn plain_paths_read_as_before() {
+        assert_eq!(
+            one("res/prof/decode/w_1_ascend_pt"),
+            r#"python3 -c "import torch_npu; torch_npu.profiler.profiler.analyse('res/prof/decode/w_1_ascend_pt')""#
+        );
+    }
+
+    /// Runs `command` in `sh` with a stand-in `torch_npu` whose `analyse` prints the bytes of
+    /// the path it was given, in hex, one line per call.
+    fn analysed_bytes(command: &str) -> Vec<String> {
+        let stub = tempfile::tempdir().expect("tempdir");
+        let pkg = stub.path().join("torch_npu").join("profiler");
+        std::fs::create_dir_all(&pkg).expect("mkdir");
+        std::fs::write(
+            stub.path().join("torch_npu").join("__init__.py"),
+            "from . import profiler\n",
+        )
+        .expect("write");
+        std::fs::write(pkg.join("__init__.py"), "from . import profiler\n").expect("write");
+        std::fs::write(
+            pkg.join("profiler.py"),
+            "import os\ndef analyse(p):\n    print(os.fsencode(p).hex())\n",
+        )
+        .expect("write");
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .env("PYTHONPATH", stub.path())
+            .env("LC_ALL", "C.UTF-8")
+            .output()
+            .expect("sh runs");
+        assert!(out.status.success(), "{command}: {out:?}");
+        String::from_utf8(out.stdout)
+            .expect("hex")
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+
+    fn hex(bytes: &[u8]) -> String {
+        bytes.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    #[test]
+    fn awkward_paths_reach_analyse_unchanged_through_the_shell_and_python() {
+        use std::ffi::OsStr;
+        use std::os::unix::ffi::OsStrExt;
+        let paths: [&[u8]; 7] = [
+            b"/d/it's $HOME/\"x\"\\y `id`",
+            b"/d/a b/\xc3\xa9/run",
+            b"/d/new\nline\ttab",
+            b"/d/bang!/x",
+            b"/d/\xff'run",
+            b"/d/'!'\"$",
+            b"-rel/\xe4\xb8\xad",
+        ];
+        for bytes in paths {
+            let dir = ReparseDir::run(Path::new(OsStr::from_bytes(bytes)));
+            assert_eq!(
+                analysed_bytes(&analyse_command(&[dir])),
+                vec![hex(bytes)],
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    #[test]
+    fn several_directories_get_one_analyse_each_and_parents_are_deduplicated() {
+        let parents = ReparseDir::parents_of([
+            Path::new("p/decode/a_ascend_pt"),
+            Path::new("p/prefill/b_ascend_pt"),
+            Path::new("p/decode/c_ascend_pt"),
+        ]);
+        assert_eq!(
+            analyse_command(&parents),
+            r#"python3 -c "import torch_npu; torch_npu.profiler.profiler.analyse('p/decode'); torch_npu.profiler.profiler.analyse('p/prefill')""#
+        );
+    }
+
+    #[test]
+    fn shell_quote_keeps_plain_words() {
+        assert_eq!(shell_quote("/d/a_b-1"), "/d/a_b-1");
+        assert_eq!(shell_quote("/d/it's here"), r"'/d/it'\''s here'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}
