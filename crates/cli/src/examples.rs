@@ -173,11 +173,11 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         &[
             ex(
                 "What is wrong with the newest decode profile, largest time at stake first",
-                "npuprof advise models/deepseek-v3/res --phase decode",
+                "npuprof advise --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase decode",
             ),
             ex(
                 "Rank 0 only, as JSON, ten evidence items per finding",
-                "npuprof advise models/deepseek-v3/res --rank 0 --json --top 10",
+                "npuprof advise --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --rank 0 --json --top 10",
             ),
         ],
     ),

@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "collect",
     "verify",
     "summary",
+    "advise",
     "compare",
     "relocate",
     "skill",
@@ -115,7 +116,7 @@ fn needs_missing_program(line: &str) -> Option<&'static str> {
 
 /// The commands whose examples read a collected result: a copy for them first runs the
 /// top-level help's `collect` example, as a user would have.
-const NEED_A_RESULT: &[&str] = &["verify", "summary", "relocate"];
+const NEED_A_RESULT: &[&str] = &["verify", "summary", "advise", "relocate"];
 
 /// A workspace-like copy of what the examples name: `examples/` and the vendored real run.
 fn clone_copy(tmp: &Path) -> std::path::PathBuf {
@@ -251,6 +252,10 @@ fn every_command_names_a_concept_alike() {
             .filter(|l| l.trim_start().starts_with("--repo "))
         {
             assert!(line.contains("--repo <DIR>"), "`{sub} --help`: {line}");
+        }
+        // advise's --top counts evidence per finding, another concept.
+        if !["summary", "compare"].contains(sub) {
+            continue;
         }
         if let Some(top) = help.split("--top <N>").nth(1) {
             // The flag's own description ends where the next flag begins.
