@@ -101,10 +101,11 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
         read_run(dir, phase, path, options.rank)
     })?;
     if runs.is_empty() {
-        return Err(SummaryError::NothingSelected {
-            path: path.to_path_buf(),
-            selection: npuprof_summary::selection(options.phase.as_deref(), options.rank),
-        });
+        return Err(npuprof_summary::nothing_selected(
+            path,
+            options.phase.as_deref(),
+            options.rank,
+        ));
     }
     runs.sort_by(|a, b| {
         phase_order(&a.info.phase)

@@ -387,7 +387,7 @@ fn phase_and_rank_select_and_an_empty_selection_is_an_error() {
     );
     let message = none.err().map(|e| e.to_string()).unwrap_or_default();
     assert!(
-        message.contains("no run directory matches the selection (phase decode, rank 7)"),
+        message.contains("no rank 7 in phase decode: the profile has rank 0, 1"),
         "{message}"
     );
 }

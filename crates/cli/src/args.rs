@@ -10,6 +10,8 @@ use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
 use npuprof_target::results::Results;
 use npuprof_target::{PdRole, Request, RunMode, Target};
 
+use crate::failure::{ErrorCode, Failure};
+
 /// Which phases to profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum PhaseArg {
@@ -48,6 +50,9 @@ pub enum PdRoleArg {
 /// The decode steps recorded when none are asked for (the collection guide's "≥ 10 covers
 /// steady state").
 pub const DEFAULT_DECODE_ACTIVE: u64 = 10;
+
+/// The kernel rows `summary` keeps and `compare` lists per phase when `--top` is not given.
+pub const DEFAULT_TOP: usize = 15;
 
 /// Where the repository and the run config are.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -170,6 +175,9 @@ fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> 
     let abs = path
         .canonicalize()
         .with_context(|| format!("cannot open the run config `{}`", config.display()))?;
+    if abs.is_dir() {
+        return Err(config_is_a_directory(config, &abs).into());
+    }
     let rel = abs.strip_prefix(repo).map_err(|_| {
         anyhow::anyhow!(
             "the run config `{}` is outside the repository `{}`",
@@ -192,6 +200,91 @@ fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> 
             "the run config `{}` is not under models/<model>/config/ (use --model and --yaml)",
             rel.display()
         ),
+    }
+}
+
+/// Directories looked at for a missing model's repository (a bound on the walk).
+const NEARBY_LIMIT: usize = 4096;
+
+/// The hint for a `--model` that is not under the repository's models/: `--repo`, with the
+/// directories up to two levels below the current one that hold `models/<model>`.
+pub fn missing_model_hint(model: &str) -> String {
+    let found = std::env::current_dir()
+        .map(|cwd| nearby_repositories(&cwd, model))
+        .unwrap_or_default();
+    if found.is_empty() {
+        format!(
+            "pass --repo DIR, the repository that holds models/{model} (no directory up to two \
+             levels below the current one holds it)"
+        )
+    } else {
+        let list: Vec<String> = found.iter().map(|dir| format!("--repo {dir}")).collect();
+        format!(
+            "pass --repo DIR, the repository that holds models/{model}; nearby: {}",
+            list.join(", ")
+        )
+    }
+}
+
+/// The children and grandchildren of `cwd` (hidden ones skipped, at most [`NEARBY_LIMIT`]
+/// looked at) that hold `models/<model>`, as relative paths in sorted order.
+fn nearby_repositories(cwd: &Path, model: &str) -> Vec<String> {
+    let subdirs = |dir: &Path| -> Vec<PathBuf> {
+        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
+            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+            .map(|entry| entry.path())
+            .take(NEARBY_LIMIT)
+            .collect();
+        dirs.sort();
+        dirs
+    };
+    let mut candidates = Vec::new();
+    for child in subdirs(cwd) {
+        if candidates.len() >= NEARBY_LIMIT {
+            break;
+        }
+        let grandchildren = subdirs(&child);
+        candidates.push(child);
+        candidates.extend(grandchildren);
+    }
+    candidates
+        .into_iter()
+        .take(NEARBY_LIMIT)
+        .filter(|dir| dir.join("models").join(model).is_dir())
+        .filter_map(|dir| {
+            dir.strip_prefix(cwd)
+                .ok()
+                .map(|rel| rel.display().to_string())
+        })
+        .collect()
+}
+
+/// `--config` named a directory: say so, with the run configs directly in it.
+fn config_is_a_directory(config: &Path, dir: &Path) -> Failure {
+    let mut yamls: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "yaml"))
+        .filter_map(|path| path.file_name()?.to_str().map(str::to_owned))
+        .collect();
+    yamls.sort();
+    let failure = Failure::new(
+        ErrorCode::InvalidInput,
+        format!(
+            "the run config `{}` is a directory, not a YAML file",
+            config.display()
+        ),
+    );
+    if yamls.is_empty() {
+        failure.with_hint("give one YAML file under models/<model>/config/")
+    } else {
+        failure.with_hint(format!("give one YAML file in it: {}", yamls.join(", ")))
     }
 }
 

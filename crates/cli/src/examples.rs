@@ -94,7 +94,7 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
             ),
             ex(
                 "Prefill and 10 decode steps in one timeline",
-                "npuprof inject --repo examples/plain-infer --entry infer.py --phase both --decode-steps 10",
+                "npuprof inject --repo examples/plain-infer --entry infer.py --phase both --decode-active 10",
             ),
         ],
     ),

@@ -14,6 +14,7 @@ use npuprof_patch::PatchError;
 use npuprof_patch::inject::InjectError;
 use npuprof_route::RouteError;
 use npuprof_summary::SummaryError;
+use npuprof_target::TargetError;
 use npuprof_verify::VerifyError;
 use npuprof_workflow::WorkflowError;
 use serde::Serialize;
@@ -93,10 +94,24 @@ impl Failure {
             .find_map(classify)
             .unwrap_or((ErrorCode::Failed, None));
         let failure = Self::new(code, message);
+        if let Some(model) = err.chain().find_map(unknown_model) {
+            return failure.with_hint(crate::args::missing_model_hint(model));
+        }
         match hint {
             Some(hint) => failure.with_hint(hint),
             None => failure,
         }
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The hint when it says more than its code's generic default (what the plain-text error
+    /// prints under the message).
+    pub fn specific_hint(&self) -> Option<&str> {
+        (self.hint != self.code.default_hint()).then_some(self.hint.as_str())
     }
 
     /// A command-line error from clap: its first line is the message; its tips and the usage
@@ -150,12 +165,12 @@ pub fn message(err: &anyhow::Error) -> String {
 }
 
 /// The code and, when one is known, a specific hint for one cause of an error.
-type Classified = (ErrorCode, Option<&'static str>);
+type Classified<'a> = (ErrorCode, Option<&'a str>);
 
-/// Classifies one cause of an error, if its type is known.
-fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
+/// Classifies one cause of an error, if its type is known; a [`Failure`] keeps its own hint.
+fn classify<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Classified<'a>> {
     if let Some(failure) = cause.downcast_ref::<Failure>() {
-        return Some((failure.code, None));
+        return Some((failure.code, Some(failure.hint.as_str())));
     }
     None.or_else(|| cause.downcast_ref::<RouteError>().map(route))
         .or_else(|| cause.downcast_ref::<VerifyError>().map(verify))
@@ -165,6 +180,7 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
         .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
         .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
         .or_else(|| cause.downcast_ref::<WorkflowError>().and_then(workflow))
+        .or_else(|| cause.downcast_ref::<TargetError>().and_then(target))
         .or_else(|| cause.downcast_ref::<io::Error>().map(io))
 }
 
@@ -172,7 +188,7 @@ fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
 const REPO_HINT: &str =
     "give the repository's root directory (e.g. `npuprof route .` from inside it)";
 
-fn route(err: &RouteError) -> Classified {
+fn route(err: &RouteError) -> Classified<'static> {
     match err {
         RouteError::NotFound(_) => (ErrorCode::NotFound, Some(REPO_HINT)),
         RouteError::NotADirectory(_) => (ErrorCode::InvalidInput, Some(REPO_HINT)),
@@ -180,7 +196,7 @@ fn route(err: &RouteError) -> Classified {
     }
 }
 
-fn verify(err: &VerifyError) -> Classified {
+fn verify(err: &VerifyError) -> Classified<'static> {
     match err {
         VerifyError::PathNotFound(_) => (ErrorCode::NotFound, None),
         VerifyError::NotADirectory(_) | VerifyError::NoRunDirectory(_) => (
@@ -197,7 +213,7 @@ fn verify(err: &VerifyError) -> Classified {
     }
 }
 
-fn lint(err: &LintError) -> Classified {
+fn lint(err: &LintError) -> Classified<'static> {
     match err {
         LintError::Missing(_) => (ErrorCode::NotFound, None),
         LintError::Read { .. } | LintError::Walk(_) => (ErrorCode::Io, None),
@@ -205,7 +221,7 @@ fn lint(err: &LintError) -> Classified {
     }
 }
 
-fn patch(err: &PatchError) -> Classified {
+fn patch(err: &PatchError) -> Classified<'static> {
     match err {
         PatchError::Syntax { .. } => (
             ErrorCode::InvalidInput,
@@ -222,7 +238,7 @@ fn patch(err: &PatchError) -> Classified {
     }
 }
 
-fn inject(err: &InjectError) -> Classified {
+fn inject(err: &InjectError) -> Classified<'static> {
     match err {
         InjectError::Unparseable | InjectError::EntrySyntax { .. } => (
             ErrorCode::InvalidInput,
@@ -234,7 +250,7 @@ fn inject(err: &InjectError) -> Classified {
 }
 
 /// `None` for a read error: its IO cause decides.
-fn summary(err: &SummaryError) -> Option<Classified> {
+fn summary(err: &SummaryError) -> Option<Classified<'static>> {
     match err {
         SummaryError::Discover(err) => Some(verify(err)),
         SummaryError::Io { .. } => None,
@@ -249,14 +265,14 @@ fn summary(err: &SummaryError) -> Option<Classified> {
         )),
         SummaryError::NothingSelected { .. } => Some((
             ErrorCode::NotFound,
-            Some("check --phase and --rank against the run directories"),
+            Some("give --phase and --rank from what the profile has (listed in the message)"),
         )),
     }
 }
 
 /// A library's error inside the workflow is classified as that library's; `None` when a
 /// cause (or nothing known) decides.
-fn workflow(err: &WorkflowError) -> Option<Classified> {
+fn workflow(err: &WorkflowError) -> Option<Classified<'static>> {
     match err {
         WorkflowError::Journal(err) => journal(err),
         WorkflowError::Route(err) => Some(route(err)),
@@ -285,8 +301,33 @@ fn workflow(err: &WorkflowError) -> Option<Classified> {
     }
 }
 
+/// A model or run config that is not there is not found; the other target errors are
+/// decided by their causes.
+fn target(err: &TargetError) -> Option<Classified<'static>> {
+    match err {
+        TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
+            Some((ErrorCode::NotFound, None))
+        }
+        _ => None,
+    }
+}
+
+/// The model of a `--model` that named no directory under models/, if this cause is that.
+fn unknown_model<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a str> {
+    let target = cause.downcast_ref::<TargetError>().or_else(|| {
+        match cause.downcast_ref::<WorkflowError>() {
+            Some(WorkflowError::Target(err)) => Some(err),
+            _ => None,
+        }
+    })?;
+    match target {
+        TargetError::UnknownModel { model, .. } => Some(model),
+        _ => None,
+    }
+}
+
 /// `None` for the journal's errors that wrap a cause: the cause decides.
-fn journal(err: &JournalError) -> Option<Classified> {
+fn journal(err: &JournalError) -> Option<Classified<'static>> {
     let refused = |hint| Some((ErrorCode::Refused, hint));
     match err {
         JournalError::Io { .. }
@@ -314,7 +355,7 @@ fn journal(err: &JournalError) -> Option<Classified> {
     }
 }
 
-fn io(err: &io::Error) -> Classified {
+fn io(err: &io::Error) -> Classified<'static> {
     match err.kind() {
         io::ErrorKind::NotFound => (ErrorCode::NotFound, None),
         io::ErrorKind::NotADirectory | io::ErrorKind::IsADirectory => {
@@ -358,6 +399,20 @@ mod tests {
         );
         assert_eq!(failure.code, ErrorCode::Refused);
         assert_eq!(failure.message, "outer: no");
+    }
+
+    #[test]
+    fn a_failure_keeps_its_own_hint_and_only_specific_hints_are_printed() {
+        let own = Failure::new(ErrorCode::Usage, "no command `x`").with_hint("one of: a, b");
+        let failure = Failure::from_error(&anyhow::Error::new(own).context("man"));
+        assert_eq!(failure.hint, "one of: a, b");
+        assert_eq!(failure.specific_hint(), Some("one of: a, b"));
+        let generic = Failure::from_error(&anyhow::anyhow!("plain"));
+        assert_eq!(generic.specific_hint(), None);
+        let route = Failure::from_error(&anyhow::Error::new(npuprof_route::RouteError::NotFound(
+            PathBuf::from("x"),
+        )));
+        assert_eq!(route.specific_hint(), Some(super::REPO_HINT));
     }
 
     #[test]

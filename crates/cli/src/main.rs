@@ -93,15 +93,19 @@ fn clap_exit(err: &clap::Error, json: bool) -> ExitCode {
     Exit::Error.into()
 }
 
-/// A command's error: on stderr, and with `--json` also as an error document on stdout. A
+/// A command's error: on stderr (with its hint when that is more than the generic one), and with `--json` also as an error document on stdout. A
 /// reader that went away ends the command quietly.
 fn error_exit(err: &anyhow::Error, json: bool) -> ExitCode {
     if is_broken_pipe(err) {
         return Exit::Error.into();
     }
-    errln!("npuprof: error: {}", failure::message(err));
+    let failure = Failure::from_error(err);
+    errln!("npuprof: error: {}", failure.message());
+    if let Some(hint) = failure.specific_hint() {
+        errln!("  hint: {hint}");
+    }
     if json {
-        let _ = output::print_json_error(&Failure::from_error(err));
+        let _ = output::print_json_error(&failure);
     }
     Exit::Error.into()
 }

@@ -98,6 +98,20 @@ fn runs_without_a_shared_phase_exit_2() {
     assert_cmd_snapshot!("missing_both", compare_in(tmp.path(), &["gone", "nope"]));
 }
 
+/// `--phase` is checked against what the runs have, as in summary.
+#[test]
+fn an_unknown_phase_lists_the_phases_there_are() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    for side in ["base", "new"] {
+        let copy = real_copy(Layout::ResultDir);
+        std::fs::rename(copy.path(), tmp.path().join(side)).expect("move copy");
+    }
+    assert_cmd_snapshot!(
+        "unknown_phase",
+        compare_in(tmp.path(), &["base", "new", "--phase", "decod"])
+    );
+}
+
 #[test]
 fn html_page_renders_in_chromium() {
     let Some(chromium) = chromium_or_skip("compare::html_page_renders_in_chromium") else {

@@ -135,7 +135,13 @@ fn run_lines(root: &Path, lines: &[String], failures: &mut Vec<String>) {
         if let Some(program) = needs_missing_program(line) {
             // The npuprof half still runs; the pager half needs a program this machine lacks.
             let head = line.split(" | ").next().unwrap_or_default();
-            eprintln!("`{program}` is not installed: running `{head}` alone");
+            #[allow(
+                clippy::print_stderr,
+                reason = "a test's note in its captured output, not the binary's stderr"
+            )]
+            {
+                eprintln!("`{program}` is not installed: running `{head}` alone");
+            }
             let (code, text) = run_line(root, head);
             if code != 0 {
                 failures.push(format!("`{head}` exited {code}\n{text}"));
@@ -219,4 +225,51 @@ fn help_examples_name_only_what_the_clone_has() {
             }
         }
     }
+}
+
+/// `npuprof <sub> --help` as a user reads it.
+fn help_text(sub: &str) -> String {
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .args([sub, "--help"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run npuprof --help");
+    String::from_utf8(out.stdout).expect("UTF-8 help")
+}
+
+/// One name per concept across every command's help: the decode window is `--decode-active`
+/// (the older names are hidden aliases), `--repo` takes a `<DIR>`, and summary and compare
+/// share one `--top` default.
+#[test]
+fn every_command_names_a_concept_alike() {
+    let mut tops = Vec::new();
+    for sub in ORDER {
+        let help = help_text(sub);
+        for old in ["--decode-steps", "--expect-active"] {
+            assert!(!help.contains(old), "`{sub} --help` shows {old}");
+        }
+        for line in help
+            .lines()
+            .filter(|l| l.trim_start().starts_with("--repo "))
+        {
+            assert!(line.contains("--repo <DIR>"), "`{sub} --help`: {line}");
+        }
+        // advise's --top counts evidence per finding, another concept.
+        if !["summary", "compare"].contains(sub) {
+            continue;
+        }
+        if let Some(top) = help.split("--top <N>").nth(1) {
+            // The flag's own description ends where the next flag begins.
+            let own = top.split("\n  -").next().unwrap_or_default();
+            let own = own.split_whitespace().collect::<Vec<_>>().join(" ");
+            let default = own
+                .split("[default: ")
+                .nth(1)
+                .and_then(|d| d.split(']').next());
+            tops.push((*sub, default.map(str::to_owned)));
+        }
+    }
+    assert_eq!(tops.len(), 2, "{tops:?}");
+    assert_eq!(tops[0].1, tops[1].1, "{tops:?}");
+    assert!(tops[0].1.is_some(), "{tops:?}");
 }

@@ -35,7 +35,7 @@ fn dry_run_prints_a_new_file_diff_per_mode_and_changes_nothing() {
         let repo = copy_plain_infer();
         let before = all_files(repo.path());
         insta::with_settings!({ snapshot_suffix => mode }, {
-            assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "infer.py", "--phase", mode, "--decode-steps", "4", "--dry-run"]));
+            assert_cmd_snapshot!(npuprof(repo.path(), &["inject", "--entry", "infer.py", "--phase", mode, "--decode-active", "4", "--dry-run"]));
         });
         assert_eq!(
             all_files(repo.path()),
@@ -143,7 +143,7 @@ fn inject_writes_a_clean_harness_that_steps_its_budget_and_revert_restores() {
                 "infer.py",
                 "--phase",
                 mode,
-                "--decode-steps",
+                "--decode-active",
                 "3",
             ],
         )
@@ -187,7 +187,7 @@ fn inject_writes_a_clean_harness_that_steps_its_budget_and_revert_restores() {
                 "infer.py",
                 "--phase",
                 mode,
-                "--decode-steps",
+                "--decode-active",
                 "3",
             ],
         )
@@ -228,7 +228,7 @@ fn json_report() {
             "infer.py",
             "--phase",
             "separate",
-            "--decode-steps",
+            "--decode-active",
             "2",
             "--dry-run",
             "--json"

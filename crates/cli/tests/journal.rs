@@ -379,7 +379,7 @@ const INJECT_ARGS: [&str; 7] = [
     "infer.py",
     "--phase",
     "separate",
-    "--decode-steps",
+    "--decode-steps", // the older name of --decode-active, kept as a hidden alias
     "4",
 ];
 

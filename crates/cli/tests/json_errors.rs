@@ -91,7 +91,8 @@ fn patch_error() {
             "no-such.yaml",
             "--json",
         ],
-        "failed",
+        // A run config that is not there is not found (the message lists the ones there are).
+        "not_found",
     );
 }
 

@@ -64,6 +64,12 @@ fn plan_config_without_model_config() {
     ]));
 }
 
+/// A directory is not a run config: said so, with the YAML files in it.
+#[test]
+fn plan_config_that_is_a_directory() {
+    assert_cmd_snapshot!(plan(&["--config", "models/deepseek-mini/config"]));
+}
+
 #[test]
 fn plan_repeat_zero_cycles_forever() {
     assert_cmd_snapshot!(plan(&[

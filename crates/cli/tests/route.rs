@@ -262,6 +262,27 @@ fn did_you_mean_for_models_and_configs() {
     }
 }
 
+/// A model the repository lacks: `--repo` is suggested with the directories up to two levels
+/// below the current one that do have it (both ways of naming a model).
+#[test]
+fn a_missing_model_lists_nearby_repositories_that_have_it() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    write(tmp.path(), "a/models/qwen/config/x.yaml", b"");
+    write(tmp.path(), "b/c/models/qwen/config/x.yaml", b"");
+    write(tmp.path(), "d/models/other/config/x.yaml", b"");
+    write(tmp.path(), "e/f/g/models/qwen/config/x.yaml", b"");
+    with_tmp_filter(tmp.path(), || {
+        assert_cmd_snapshot!(
+            "missing_model_with_yaml",
+            route_in(tmp.path(), &["--model", "qwen", "--yaml", "x.yaml"])
+        );
+        assert_cmd_snapshot!(
+            "missing_model_listing",
+            route_in(tmp.path(), &["--model", "qwen"])
+        );
+    });
+}
+
 #[test]
 fn the_next_command_is_shell_quoted_for_hostile_names() {
     let source = fs::read(workspace_root().join("examples/plain-infer/infer.py")).unwrap();

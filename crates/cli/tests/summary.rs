@@ -110,6 +110,42 @@ fn phase_and_rank_select_one_run_of_a_result_directory() {
     });
 }
 
+/// A phase or rank the profile does not have is named with what it has; without a path the
+/// current directory is summarised (as verify does).
+#[test]
+fn an_unknown_phase_or_rank_lists_what_exists() {
+    let tmp = real_copy(Layout::ResultDir);
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!(
+            "unknown_phase",
+            summary_in(tmp.path(), &["--phase", "decod"])
+        );
+        assert_cmd_snapshot!(
+            "unknown_rank",
+            summary_in(tmp.path(), &["--phase", "decode", "--rank", "5"])
+        );
+    });
+}
+
+/// A run whose rank is unknown (a path-B run without profiler_info) shows it as `-`.
+#[test]
+fn an_unknown_rank_is_shown_as_a_dash() {
+    let tmp = real_copy(Layout::Flat);
+    let run = &run_dirs(tmp.path(), Layout::Flat)[0].1;
+    for entry in std::fs::read_dir(run).expect("run dir") {
+        let path = entry.expect("entry").path();
+        if path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("profiler_info"))
+        {
+            std::fs::remove_file(path).expect("remove profiler_info");
+        }
+    }
+    let out = summary_in(run, &[]).output().expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("run · rank -   ."), "{text}");
+}
+
 #[test]
 fn missing_path_and_missing_column_exit_2() {
     let tmp = real_copy(Layout::Flat);

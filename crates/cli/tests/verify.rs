@@ -209,6 +209,22 @@ fn missing_phase_and_ranks() {
     });
 }
 
+/// A re-run left a second run directory of the same phase and rank: the rows carry the run
+/// directories' names, which alone tell them apart.
+#[test]
+fn rows_of_a_rerun_name_their_run_directories() {
+    let tmp = tempdir();
+    let res = good(tmp.path());
+    real_run(
+        &res.dir
+            .join("prof/decode/node1_4000_20260725180000123_ascend_pt"),
+        0,
+    );
+    settings(tmp.path()).bind(|| {
+        assert_cmd_snapshot!("rerun_rows", verify_in(tmp.path(), &[RESULT]));
+    });
+}
+
 #[test]
 fn compilation_inside_the_window() {
     let tmp = tempdir();
@@ -233,7 +249,7 @@ fn compilation_inside_the_window() {
     settings(tmp.path()).bind(|| {
         assert_cmd_snapshot!(verify_in(
             tmp.path(),
-            &["rank_0_ascend_pt", "--expect-active", "4"]
+            &["rank_0_ascend_pt", "--expect-active", "4"] // the older name of --decode-active, kept as a hidden alias
         ));
     });
 }

@@ -80,11 +80,13 @@ pub enum SummaryError {
         source: serde_json::Error,
     },
     /// `--phase`/`--rank` left no run directory.
-    #[error("{path}: no run directory matches the selection ({selection})")]
+    #[error("{path}: {selection}: the profile has {available}")]
     NothingSelected {
         /// The summarised path.
         path: PathBuf,
-        /// The selection, e.g. `phase decode, rank 3`.
+        /// What was asked for and is not there, e.g. ``no phase `decod` ``, `no rank 5 in phase decode`.
         selection: String,
+        /// What there is, e.g. `prefill, decode` or `rank 0, 1`.
+        available: String,
     },
 }

@@ -78,10 +78,11 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         run::summarize_run(dir, phase, path, options.top).map(Some)
     })?;
     if runs.is_empty() {
-        return Err(SummaryError::NothingSelected {
-            path: path.to_path_buf(),
-            selection: selection(options.phase.as_deref(), options.rank),
-        });
+        return Err(nothing_selected(
+            path,
+            options.phase.as_deref(),
+            options.rank,
+        ));
     }
     runs.sort_by(|a, b| {
         phase_order(&a.phase)
@@ -148,20 +149,65 @@ where
     Ok(out)
 }
 
-/// What `--phase`/`--rank` selected, for the error when nothing matches: `phase decode,
-/// rank 3`, or `every run`.
-pub fn selection(phase: Option<&str>, rank: Option<u32>) -> String {
-    let mut parts = Vec::new();
-    if let Some(phase) = phase {
-        parts.push(format!("phase {phase}"));
-    }
-    if let Some(rank) = rank {
-        parts.push(format!("rank {rank}"));
-    }
-    if parts.is_empty() {
-        "every run".to_owned()
-    } else {
-        parts.join(", ")
+/// The error when `--phase`/`--rank` select no run directory under `path`: what was asked
+/// for and what the profile has (the phases there are, or the selected phase's ranks).
+pub fn nothing_selected(path: &Path, phase: Option<&str>, rank: Option<u32>) -> SummaryError {
+    let runs: Vec<(PathBuf, Option<String>)> = discover(path)
+        .map(|target| {
+            target
+                .runs
+                .iter()
+                .map(|run| (run.dir.clone(), phase_of(run, path)))
+                .collect()
+        })
+        .unwrap_or_default();
+    let selected: Vec<&PathBuf> = runs
+        .iter()
+        .filter(|(_, p)| phase.is_none() || p.as_deref() == phase)
+        .map(|(dir, _)| dir)
+        .collect();
+    let (selection, available) = match (phase, rank) {
+        (Some(phase), _) if selected.is_empty() => {
+            let mut phases: Vec<Option<String>> = runs.into_iter().map(|(_, p)| p).collect();
+            phases.sort_by(|a, b| phase_order(a).cmp(&phase_order(b)).then(a.cmp(b)));
+            phases.dedup();
+            let names: Vec<&str> = phases.iter().flatten().map(String::as_str).collect();
+            (
+                format!("no phase `{phase}`"),
+                if names.is_empty() {
+                    "no phase directories".to_owned()
+                } else {
+                    names.join(", ")
+                },
+            )
+        }
+        (phase, Some(rank)) => {
+            let mut ranks: Vec<u32> = selected
+                .iter()
+                .filter_map(|dir| run::read_rank(dir, &mut Vec::new()))
+                .collect();
+            ranks.sort_unstable();
+            ranks.dedup();
+            let within = phase.map_or_else(String::new, |p| format!(" in phase {p}"));
+            (
+                format!("no rank {rank}{within}"),
+                if ranks.is_empty() {
+                    "no run directory with a readable rank".to_owned()
+                } else {
+                    let list: Vec<String> = ranks.iter().map(u32::to_string).collect();
+                    format!("rank {}", list.join(", "))
+                },
+            )
+        }
+        _ => (
+            "no run directory".to_owned(),
+            "nothing to summarise".to_owned(),
+        ),
+    };
+    SummaryError::NothingSelected {
+        path: path.to_path_buf(),
+        selection,
+        available,
     }
 }
 

@@ -58,7 +58,16 @@ fn phase_and_rank_select_runs() {
     };
     check_error(
         summarize(tmp.path(), &none),
-        &["no run directory matches", "phase prefil"],
+        &["no phase `prefil`: the profile has prefill, decode"],
+    );
+    let no_rank = Options {
+        phase: Some("decode".to_owned()),
+        rank: Some(5),
+        ..Options::default()
+    };
+    check_error(
+        summarize(tmp.path(), &no_rank),
+        &["no rank 5 in phase decode: the profile has rank 0, 1"],
     );
 }
 

@@ -84,7 +84,7 @@ pub struct RunSummary {
 /// Expected and observed steps.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct StepsSummary {
-    /// Step numbers the schedule records (with `--expect-active`), null when unknown or unbounded.
+    /// Step numbers the schedule records (with `--decode-active`), null when unknown or unbounded.
     pub expected: Option<Vec<u64>>,
     /// Distinct `Step Id` values in kernel_details.csv.
     pub kernel_details: Vec<u64>,

@@ -659,7 +659,7 @@ fn read_info(ctx: &mut Ctx<'_>, dir: &Path, files: &[PathBuf]) -> Option<Profile
             Code::ProfilerInfoMissing,
             "no profiler_info*.json: level, metrics, schedule and rank are unknown, so the checks that need them are reported as unknown",
             Evidence::path(disp(dir)),
-            "check that the profiler stopped cleanly (profiler_info is written at stop); pass --ranks/--expect-active to supply what is known",
+            "check that the profiler stopped cleanly (profiler_info is written at stop); pass --ranks/--decode-active to supply what is known",
         ));
         return None;
     };

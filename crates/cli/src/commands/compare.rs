@@ -16,7 +16,7 @@ use npuprof_summary::compare::{Change, KernelDelta, PhaseComparison};
 use npuprof_summary::units::{duration, fit, signed};
 use npuprof_summary::{Comparison, Options};
 
-use crate::args::ReportArgs;
+use crate::args::{DEFAULT_TOP, ReportArgs};
 use crate::exit::Exit;
 use crate::output::print_json;
 
@@ -28,7 +28,7 @@ pub struct Args {
     /// The new run to judge against the base.
     pub new: PathBuf,
     /// Kernel deltas listed per phase in the terminal, by type and by name.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
     pub top: usize,
     /// The phase and the forms of the report.
     #[command(flatten)]

@@ -12,6 +12,7 @@ use npuprof_patch::inject::HarnessPhases;
 use npuprof_workflow::inject::{InjectReport, InjectRequest, inject};
 use npuprof_workflow::patch::Mode;
 
+use crate::args::DEFAULT_DECODE_ACTIVE;
 use crate::exit::Exit;
 use crate::output::print_json;
 
@@ -43,7 +44,7 @@ impl From<PhaseArg> for HarnessPhases {
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The repository the harness is written into.
-    #[arg(long, default_value = ".")]
+    #[arg(long, value_name = "DIR", default_value = ".")]
     pub repo: PathBuf,
     /// The inference entry script (relative to the repository, or a path inside it).
     #[arg(long, value_name = "FILE")]
@@ -52,8 +53,10 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "decode")]
     pub phase: PhaseArg,
     /// Decode steps to record.
-    #[arg(long, value_name = "N", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
-    pub decode_steps: u32,
+    // `--decode-steps` is its older name, kept as a hidden alias.
+    #[arg(long, alias = "decode-steps", value_name = "N",
+          default_value_t = DEFAULT_DECODE_ACTIVE as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    pub decode_active: u32,
     /// Where to write the harness (relative to the repository). Default: `<entry stem>_profiled.py`
     /// next to the entry.
     #[arg(long, value_name = "FILE")]
@@ -73,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         entry: &args.entry,
         out: args.out.as_deref(),
         phase: args.phase.into(),
-        decode_steps: args.decode_steps,
+        decode_steps: args.decode_active,
         mode: if args.dry_run {
             Mode::DryRun
         } else {

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::args::TargetArgs;
 use crate::exit::Exit;
+use crate::failure::{ErrorCode, Failure};
 use crate::output::print_json;
 
 /// Version of `route --model --json`.
@@ -112,10 +113,15 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
         return Ok(Exit::Ok);
     }
     if !dir.is_dir() {
-        anyhow::bail!(
-            "no model `{model}` with a config/ directory under models/ in `{}`",
-            repo.display()
-        );
+        return Err(Failure::new(
+            ErrorCode::NotFound,
+            format!(
+                "no model `{model}` with a config/ directory under models/ in `{}`",
+                repo.display()
+            ),
+        )
+        .with_hint(crate::args::missing_model_hint(model))
+        .into());
     }
     let mut lines = Vec::new();
     for yaml in npuprof_target::list_configs(&dir) {

@@ -16,6 +16,7 @@ use npuprof_summary::pipe::Pipe;
 use npuprof_summary::units::{duration, fit, percent};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
+use crate::args::DEFAULT_TOP;
 use crate::exit::Exit;
 use crate::output::print_json;
 
@@ -23,9 +24,9 @@ use crate::output::print_json;
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// A recipes result directory (`prof/<phase>/…`), a phase directory, a `*_ascend_pt` run
-    /// directory, or any parent of run directories [default with --model/--yaml: that run
-    /// config's newest result directory].
-    #[arg(required_unless_present_any = ["model", "config"], conflicts_with_all = ["model", "config"])]
+    /// directory, or any parent of run directories [default: `.`; with --model/--yaml: that
+    /// run config's newest result directory].
+    #[arg(conflicts_with_all = ["model", "config"])]
     pub path: Option<PathBuf>,
     /// The repository and run config whose newest result to summarise.
     #[command(flatten)]
@@ -34,7 +35,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub rank: Option<u32>,
     /// Kernel groups to keep per run, by name and by type.
-    #[arg(long, value_name = "N", default_value_t = 15)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
     pub top: usize,
     /// The phase and the forms of the report.
     #[command(flatten)]
@@ -50,7 +51,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     };
     let path = match &args.path {
         Some(path) => path.clone(),
-        None => newest_result(&args.target)?,
+        None if args.target.names_config() => newest_result(&args.target)?,
+        None => PathBuf::from("."),
     };
     let summary = npuprof_summary::summarize(&path, &options)?;
     args.report
@@ -126,7 +128,7 @@ fn run_block(out: &mut String, run: &RunSummary) {
     let title = format!(
         "{} · rank {}",
         run.phase.as_deref().unwrap_or("run"),
-        run.rank.map_or_else(|| "?".to_owned(), |r| r.to_string())
+        run.rank.map_or_else(|| "-".to_owned(), |r| r.to_string())
     );
     let dir = fit(&run.dir, WIDTH.saturating_sub(title.chars().count() + 3));
     let _ = writeln!(

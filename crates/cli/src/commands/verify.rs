@@ -38,9 +38,10 @@ pub struct Args {
     /// Phases a result directory must contain.
     #[arg(long, value_enum, default_value = "both")]
     pub phase: PhaseArg,
-    /// Override the schedule's `active` when computing the recorded steps.
-    #[arg(long, value_name = "N")]
-    pub expect_active: Option<u64>,
+    /// Override the schedule's decode `active` when computing the recorded steps.
+    // `--expect-active` is its older name, kept as a hidden alias.
+    #[arg(long, alias = "expect-active", value_name = "N")]
+    pub decode_active: Option<u64>,
     /// Ranks of the whole run, all required per phase (default: the log_<rank>.log files
     /// require their ranks; parallel_group_info only names the run's size, a subset is normal).
     /// At most 65536.
@@ -100,7 +101,7 @@ pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
     let opts = Options {
         path,
         phases: args.phase.into(),
-        expect_active: args.expect_active,
+        expect_active: args.decode_active,
         world_size: args.ranks,
         logs: args.logs.clone(),
     };
@@ -209,6 +210,14 @@ fn list_ranks(ranks: &[u32]) -> String {
         .join(",")
 }
 
+/// The run directory's own name (the last component of its path).
+fn run_name(dir: &str) -> String {
+    std::path::Path::new(dir).file_name().map_or_else(
+        || dir.to_owned(),
+        |name| name.to_string_lossy().into_owned(),
+    )
+}
+
 fn opt<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| v.to_string())
 }
@@ -296,7 +305,17 @@ fn human(report: &VerifyReport) -> String {
         if t.whole_run { ", all required" } else { "" }
     );
     if !report.runs.is_empty() {
-        let header = [
+        // Re-runs leave several run directories of one phase and rank: name each row's.
+        let keys: Vec<(Option<&str>, Option<u32>)> = report
+            .runs
+            .iter()
+            .map(|r| (r.phase.as_deref(), r.rank))
+            .collect();
+        let repeated = keys
+            .iter()
+            .enumerate()
+            .any(|(i, key)| keys[..i].contains(key));
+        let mut header = vec![
             "phase",
             "rank",
             "trace_view",
@@ -305,11 +324,14 @@ fn human(report: &VerifyReport) -> String {
             "artifacts",
             "level",
         ];
-        let rows: Vec<[String; 7]> = report
+        if repeated {
+            header.push("run");
+        }
+        let rows: Vec<Vec<String>> = report
             .runs
             .iter()
             .map(|r| {
-                [
+                let mut row = vec![
                     r.phase.clone().unwrap_or_else(|| "-".to_owned()),
                     opt(r.rank),
                     trace_cell(r),
@@ -317,10 +339,14 @@ fn human(report: &VerifyReport) -> String {
                     steps_cell(r),
                     artifacts_cell(r),
                     r.level.clone().unwrap_or_else(|| "?".to_owned()),
-                ]
+                ];
+                if repeated {
+                    row.push(run_name(&r.dir));
+                }
+                row
             })
             .collect();
-        let mut widths = header.map(str::len);
+        let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for row in &rows {
             for (w, cell) in widths.iter_mut().zip(row) {
                 *w = (*w).max(cell.chars().count());
@@ -339,7 +365,8 @@ fn human(report: &VerifyReport) -> String {
             l
         };
         let _ = writeln!(s);
-        let _ = writeln!(s, "{}", line(&header.map(str::to_owned)));
+        let header: Vec<String> = header.into_iter().map(str::to_owned).collect();
+        let _ = writeln!(s, "{}", line(&header));
         for row in &rows {
             let _ = writeln!(s, "{}", line(row));
         }

@@ -127,7 +127,7 @@ pub(super) fn step_findings(
                         describe_schedule(&s)
                     ),
                     Evidence::path(disp(kernel_path)),
-                    "check --expect-active and that this run directory belongs to this configuration",
+                    "check --decode-active and that this run directory belongs to this configuration",
                 ));
             }
             if let (Some(expected), Some(_)) = (&steps.expected, step_rows) {
@@ -171,7 +171,7 @@ pub(super) fn step_findings(
                     Code::ExpectationUnknown,
                     format!("schedule unknown: {why}; step coverage not checked (no schedule is assumed)"),
                     Evidence::path(disp(kernel_path)),
-                    "pass --expect-active and compare the Step Ids with `npuprof plan` for the schedule you used",
+                    "pass --decode-active and compare the Step Ids with `npuprof plan` for the schedule you used",
                 ));
             } else if kernels.is_some() {
                 ctx.push(Finding::new(
