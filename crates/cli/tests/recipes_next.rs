@@ -706,3 +706,60 @@ fn a_multimedia_model_is_routed_with_its_own_launch_line_results_and_evidence() 
     assert_eq!(out.status.code(), Some(2), "{all}");
     assert!(all.contains("ENABLE_PROFILER=1"), "{all}");
 }
+
+/// `npuprof collect --json` of `qwen-next` in `repo` under the fake torch_npu.
+fn collect_next(repo: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "collect",
+        "--repo",
+        ".",
+        "--model",
+        "qwen-next",
+        "--yaml",
+        "dense.yaml",
+        "--decode-active",
+        "5",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let output = Command::new(NPUPROF)
+        .args(&args)
+        .current_dir(repo)
+        .env("NO_COLOR", "1")
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .output()
+        .expect("npuprof binary");
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("collect's JSON ({e}): {}", text(&output)))
+}
+
+#[test]
+fn collect_of_the_newer_shape_records_the_window_twice_in_a_row_and_restores_every_byte() {
+    let repo = copy_example("recipes-next");
+    let before = source_files(repo.path());
+    for (round, phase) in [(1, "decode"), (2, "decode"), (3, "both")] {
+        let report = collect_next(repo.path(), &["--phase", phase]);
+        assert_eq!(
+            (report["outcome"].as_str(), report["exit_code"].as_u64()),
+            (Some("clean"), Some(0)),
+            "round {round} ({phase}): {report:#}"
+        );
+        assert_eq!(
+            source_files(repo.path()),
+            before,
+            "round {round}: not restored"
+        );
+    }
+    // The decode window asked for: steps 3–7 (the factory's skip_first 3, then 5 recorded),
+    // in each of the three rounds' decode directories.
+    let case = repo.path().join("models/qwen-next/res");
+    let mut decode_dirs = Vec::new();
+    for date in fs::read_dir(&case).expect("res") {
+        let out = date.expect("date").path().join("qwen_next_dense");
+        decode_dirs.extend(recorded(&out, "decode"));
+    }
+    assert_eq!(decode_dirs.len(), 3, "{decode_dirs:?}");
+    for steps in decode_dirs {
+        assert_eq!(steps, (3..=7).collect::<BTreeSet<u64>>());
+    }
+}
