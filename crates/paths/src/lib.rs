@@ -1,7 +1,10 @@
 //! npuprof-paths: how npuprof writes paths in its reports and messages, held once: relative to a
-//! root, `/`-separated whatever the platform, `.` for the root itself.
+//! root, `/`-separated whatever the platform, `.` for the root itself; and how a path or any
+//! word is quoted for a shell in the commands npuprof prints (`shell`).
 
 use std::path::{Component, Path};
+
+pub mod shell;
 
 /// `path` with `/` between its components.
 pub fn slash(path: &Path) -> String {

@@ -17,12 +17,13 @@ pub mod manual;
 pub mod python;
 mod resolve;
 pub mod results;
-pub mod shell;
 pub mod yaml_blocks;
 
 pub use budget::Budget;
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};
 pub use error::TargetError;
+/// Shell quoting of printed commands (held in `npuprof-paths`, below every crate that prints one).
+pub use npuprof_paths::shell;
 pub use resolve::{
     ConfigView, Evidence, How, Launch, ManualTarget, NotRecorded, NotRecordedCause, Overrides,
     PdRole, PhaseTarget, Profiled, Request, RunMode, Target, config_view, list_configs,

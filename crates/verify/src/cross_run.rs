@@ -702,8 +702,8 @@ fn bad_disk_finding(
     let (repo, model) = discover::repo_and_model(&target.root)
         .map(|(r, m)| {
             (
-                reparse::shell_quote(&r.display().to_string()),
-                reparse::shell_quote(&m),
+                npuprof_paths::shell::quote(&r.display().to_string()),
+                npuprof_paths::shell::quote(&m),
             )
         })
         .unwrap_or_else(|| ("<repo>".to_owned(), "<model>".to_owned()));
@@ -721,9 +721,9 @@ fn bad_disk_finding(
             "relocate the output to a local disk and re-run: npuprof relocate --repo {} --model {}; or confirm by re-parsing a copy there: mkdir -p {} && cp -r {} {} && {}",
             repo,
             model,
-            reparse::shell_quote(&scratch.display().to_string()),
-            reparse::shell_quote(&run),
-            reparse::shell_quote(&copy.display().to_string()),
+            npuprof_paths::shell::quote(&scratch.display().to_string()),
+            npuprof_paths::shell::quote(&run),
+            npuprof_paths::shell::quote(&copy.display().to_string()),
             reparse::analyse_command(&[ReparseDir::run(&copy)])
         ),
     )

@@ -9,6 +9,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use npuprof_paths::shell::quote;
+
 /// A directory `analyse()` parses: a run directory, or the directory that holds run
 /// directories as its immediate children.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -53,24 +55,11 @@ pub fn analyse_command(dirs: &[ReparseDir]) -> String {
     format!("python3 -c {}", shell_code(&python))
 }
 
-/// Quotes `text` for a POSIX shell (plain words stay as they are).
-pub fn shell_quote(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"/._-+=:,@%".contains(&b));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
-}
-
 /// Python code as one shell word: in double quotes (`"`, `$`, `` ` `` and `\` escaped), or in
 /// single quotes when it holds a `!` (history expansion in an interactive shell).
 fn shell_code(code: &str) -> String {
     if code.contains('!') {
-        return shell_quote(code);
+        return quote(code);
     }
     let mut out = String::with_capacity(code.len() + 2);
     out.push('"');
@@ -220,8 +209,8 @@ mod tests {
 
     #[test]
     fn shell_quote_keeps_plain_words() {
-        assert_eq!(shell_quote("/d/a_b-1"), "/d/a_b-1");
-        assert_eq!(shell_quote("/d/it's here"), r"'/d/it'\''s here'");
-        assert_eq!(shell_quote(""), "''");
+        assert_eq!(quote("/d/a_b-1"), "/d/a_b-1");
+        assert_eq!(quote("/d/it's here"), r"'/d/it'\''s here'");
+        assert_eq!(quote(""), "''");
     }
 }
