@@ -180,7 +180,7 @@ fn no_command_builds_another_commands_arguments() {
 }
 
 /// Names one repository uses for its profiler, keys and classes: they live in the target
-/// definitions (`crates/target/src/definitions.yaml`), never as literals elsewhere.
+/// definitions (`crates/repository/src/definitions.yaml`), never as literals elsewhere.
 const TARGET_NAMES: &[&str] = &[
     "create_profiler",
     "define_profiler",
@@ -212,7 +212,7 @@ fn no_target_name_literal_outside_the_target_definitions() {
     }
     assert!(
         offences.is_empty(),
-        "target names as literals outside crates/target:\n{}",
+        "target names as literals outside crates/repository:\n{}",
         offences.join("\n")
     );
 }
@@ -300,7 +300,7 @@ fn architecture_md_line_counts_are_true() {
 #[test]
 fn readme_families_table_names_every_definition() {
     let readme = fs::read_to_string(workspace().join("README.md")).expect("README.md");
-    let defs = fs::read_to_string(workspace().join("crates/target/src/definitions.yaml"))
+    let defs = fs::read_to_string(workspace().join("crates/repository/src/definitions.yaml"))
         .expect("definitions");
     for line in defs.lines() {
         let Some(model) = line.trim().strip_prefix("- model: ") else {

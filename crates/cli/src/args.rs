@@ -6,9 +6,9 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use npuprof_patch::target::{PatchRequest, TokenBudget};
+use npuprof_repository::results::Results;
+use npuprof_repository::{PdRole, Request, RunMode, Target};
 use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
-use npuprof_target::results::Results;
-use npuprof_target::{PdRole, Request, RunMode, Target};
 
 use crate::failure::{ErrorCode, Failure};
 
@@ -115,7 +115,7 @@ impl TargetArgs {
 
     /// Resolves the target.
     pub fn resolve(&self) -> anyhow::Result<Target> {
-        self.with_request(|request| Ok(npuprof_target::resolve(request)?))
+        self.with_request(|request| Ok(npuprof_repository::resolve(request)?))
     }
 
     /// The repository and where the named run config's results land (no Python is read).
@@ -123,7 +123,7 @@ impl TargetArgs {
         self.with_request(|request| {
             Ok((
                 request.repo.to_path_buf(),
-                npuprof_target::locate_results(request)?,
+                npuprof_repository::locate_results(request)?,
             ))
         })
     }

@@ -5,8 +5,8 @@
 use std::io::{IsTerminal as _, Write as _};
 
 use anyhow::{Context as _, bail};
-use npuprof_target::Target;
-use npuprof_target::python::{Phase, WindowField};
+use npuprof_repository::Target;
+use npuprof_repository::python::{Phase, WindowField};
 
 use crate::args::{DEFAULT_DECODE_ACTIVE, PhaseArg, WindowArgs};
 
@@ -119,7 +119,7 @@ fn equivalent(window: &WindowArgs) -> String {
             window.decode_active().to_string(),
         ]);
     }
-    npuprof_target::shell::join(&argv)
+    npuprof_repository::shell::join(&argv)
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ fn the_pages_hold_what_the_code_defines() {
     for rule in npuprof_lint::RULES {
         assert!(page("docs/lint-rules.md").contains(&format!("| {} |", rule.id)));
     }
-    for shape in &npuprof_target::Definitions::builtin().shapes {
+    for shape in &npuprof_repository::Definitions::builtin().shapes {
         assert!(page("docs/repositories.md").contains(&format!("| `{}` |", shape.id)));
     }
     let commands = page("docs/commands.md");

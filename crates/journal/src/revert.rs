@@ -173,7 +173,7 @@ pub fn revert(repo: &Path, force: bool) -> Result<RevertOutcome> {
 }
 
 /// The command that undoes npuprof's changes to `repo`, word by word, for messages (show it with
-/// `npuprof_target::shell::join`); `--repo=<path>` for a path starting with `-`, which would
+/// `npuprof_repository::shell::join`); `--repo=<path>` for a path starting with `-`, which would
 /// otherwise read as an option.
 pub fn revert_argv(repo: &Path) -> Vec<String> {
     let repo = repo.display().to_string();

@@ -1,5 +1,5 @@
 //! npuprof-patch: plan the torch_npu schedule and compute byte-exact edits to the profiler
-//! source and run configs of a resolved profiling target (`npuprof-target`). Pure text in, edits out: this crate
+//! source and run configs of a resolved profiling target (`npuprof-repository`). Pure text in, edits out: this crate
 //! never reads or writes files and never prints.
 
 pub mod diff;

@@ -1,12 +1,12 @@
 //! The profiling plan: the prefill and decode windows as torch_npu will run them, the `step()`
 //! budget, and the token budget of a run config by the target's rule (see
-//! `npuprof_target::Budget`).
+//! `npuprof_repository::Budget`).
 
 use serde::Serialize;
 
 use crate::schedule::{Action, Schedule};
 pub use crate::schedule::{Phase, PhaseSelection};
-use npuprof_target::{Budget, NotRecorded};
+use npuprof_repository::{Budget, NotRecorded};
 
 /// The shared engine's fixed prefill schedule: `active=1, repeat=1, skip_first=0` (wait/warmup 0).
 pub const PREFILL_SCHEDULE: Schedule = Schedule {
@@ -407,7 +407,7 @@ fn config_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use npuprof_target::BudgetRule;
+    use npuprof_repository::BudgetRule;
 
     fn decode(active: i64, skip_first: i64) -> Schedule {
         Schedule::clamped(0, 0, active, 1, skip_first, 0)

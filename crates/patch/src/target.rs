@@ -18,10 +18,10 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 
+use npuprof_repository::config::{self, dotted};
+use npuprof_repository::python::{self, Factory, Site, Span, ValueSource, WindowField};
+use npuprof_repository::{BudgetRule, NotRecordedCause, PhaseOff, PrefillPolicy, Profiled, Target};
 use npuprof_schedule::{Phase, PhaseSelection, Schedule, Window};
-use npuprof_target::config::{self, dotted};
-use npuprof_target::python::{self, Factory, Site, Span, ValueSource, WindowField};
-use npuprof_target::{BudgetRule, NotRecordedCause, PhaseOff, PrefillPolicy, Profiled, Target};
 use tree_sitter::Tree;
 
 use crate::edit::{Edit, Edits};
@@ -238,13 +238,13 @@ pub fn patch_target(
 
 fn manual_refusal(target: &Target) -> String {
     match &target.how {
-        npuprof_target::How::Manual(m) => format!(
+        npuprof_repository::How::Manual(m) => format!(
             "model `{}` has no profiler switch npuprof can set (family {}): {}",
             target.model,
             target.family.letter(),
             m.instruction
         ),
-        npuprof_target::How::Settable(_) => String::new(),
+        npuprof_repository::How::Settable(_) => String::new(),
     }
 }
 
@@ -950,13 +950,13 @@ pub fn plan_request(
             pinned: false,
         },
     });
-    let budget = npuprof_target::Budget {
+    let budget = npuprof_repository::Budget {
         rule: profiled.budget.rule,
         next_n: config.next_n,
     };
     let mut never_recorded = profiled.never_recorded.clone();
     never_recorded.retain(|n| n.cause != NotRecordedCause::Budget);
-    never_recorded.extend(npuprof_target::no_decode_budget(config, budget));
+    never_recorded.extend(npuprof_repository::no_decode_budget(config, budget));
     Some(PlanRequest {
         phases,
         prefill,

@@ -1,12 +1,12 @@
 //! The YAML side of path A: switch the profiler on and set the token budget in a run config, at
 //! the key paths its target names, with byte-range edits located by tree-sitter-yaml in the
-//! top-level blocks that hold them (`npuprof_target::yaml_blocks`: a file of any length, never
+//! top-level blocks that hold them (`npuprof_repository::yaml_blocks`: a file of any length, never
 //! parsed whole). The file is never re-serialised: comments, alignment, blank lines and spelling
 //! (`True`) stay as they are. After editing, old and new are parsed with yaml_serde and must differ
 //! in exactly the intended keys.
 
+use npuprof_repository::yaml_blocks::{self, Block};
 use npuprof_syntax::{first_error, named_children, text};
-use npuprof_target::yaml_blocks::{self, Block};
 use tree_sitter::{Node, Tree};
 use yaml_serde::{Mapping, Value};
 

@@ -11,8 +11,8 @@ use std::process::Command;
 use common::{apply_checked, example_repo, fixtures, python_parses, visible};
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::target::{PatchRequest, Sources, TargetPatch, TokenBudget, files, patch_target};
+use npuprof_repository::{Family, Request, Target, resolve};
 use npuprof_schedule::{PhaseSelection, Window};
-use npuprof_target::{Family, Request, Target, resolve};
 use serde_json::Value;
 
 const PROFILER_CONTEXT: &str = "executor/utils/profiler_context.py";
@@ -392,7 +392,7 @@ fn class_constants_are_the_window_and_a_draft_model_is_data_dependent() {
     let t = target(plain.path(), "kimi_k3", "kimi_mini_rank_1.yaml");
     assert_eq!(
         t.profiled().expect("settable").budget.rule,
-        npuprof_target::BudgetRule::ForwardsBudgetMinusOne
+        npuprof_repository::BudgetRule::ForwardsBudgetMinusOne
     );
     let dir = repo(Variant::DraftModel);
     let t = target(dir.path(), "kimi_k3", "kimi_mini_rank_1.yaml");

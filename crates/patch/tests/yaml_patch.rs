@@ -6,8 +6,8 @@ mod common;
 use common::{apply_checked, example_repo, fixtures, read, report};
 use npuprof_patch::PatchError;
 use npuprof_patch::yaml::{MAX_TOKEN_BUDGET, MaxNewTokens, YamlOptions, patch_run_config};
-use npuprof_target::config::{RunConfig, Switch};
-use npuprof_target::definition::{ConfigKeys, Definitions};
+use npuprof_repository::config::{RunConfig, Switch};
+use npuprof_repository::definition::{ConfigKeys, Definitions};
 
 /// The key paths of a shape (`shared-engine` or `legacy-runner`).
 fn keys(shape: &str) -> &'static ConfigKeys {
@@ -33,7 +33,7 @@ fn raise_to_69() -> YamlOptions<'static> {
 }
 
 fn read_run_config(text: &str) -> RunConfig {
-    npuprof_target::config::read(text, keys("shared-engine")).expect("config reads")
+    npuprof_repository::config::read(text, keys("shared-engine")).expect("config reads")
 }
 
 /// A run config of the example repository.
@@ -57,7 +57,7 @@ fn check_yaml(path: &str, source: &str, options: &YamlOptions) -> String {
     } else {
         keys("shared-engine")
     };
-    let config = npuprof_target::config::read(&new, keys).expect("patched config reads");
+    let config = npuprof_repository::config::read(&new, keys).expect("patched config reads");
     assert_eq!(config.switch, Switch::Bool(true), "{path}");
     report(path, source, &new, &patch.changes)
 }

@@ -230,7 +230,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     let revert_argv = npuprof_journal::revert_argv(&repo);
     Ok(RelocateReport {
         model: request.model.clone(),
-        revert_command: npuprof_target::shell::join(&revert_argv),
+        revert_command: npuprof_repository::shell::join(&revert_argv),
         revert_argv,
         repo,
         res: res_rel,

@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use npuprof_verify::reparse::{ReparseDir, analyse_command};
 use serde::Serialize;
 
-use npuprof_target::shell::quote as shell_quote;
+use npuprof_repository::shell::quote as shell_quote;
 
 /// How deep below `res/` raw run directories are searched
 /// (`<date>/<run>/prof/<phase>/<worker>_ascend_pt` is 5).

@@ -593,6 +593,6 @@ fn reason(
 }
 
 /// The names a scan recognises by role (from the target definitions).
-fn markers() -> &'static npuprof_target::definition::Markers {
-    &npuprof_target::Definitions::builtin().markers
+fn markers() -> &'static npuprof_repository::definition::Markers {
+    &npuprof_repository::Definitions::builtin().markers
 }

@@ -59,7 +59,7 @@ pub(crate) fn next_step(
             None => Next::text(
                 Some(format!(
                     "npuprof inject {} --entry <script.py> --dry-run",
-                    npuprof_target::shell::join(&npuprof_target::shell::option("--repo", &repo))
+                    npuprof_repository::shell::join(&npuprof_repository::shell::option("--repo", &repo))
                 )),
                 "no script with an `if __name__ == \"__main__\"` guard found: name the entry script"
                     .to_owned(),
@@ -69,12 +69,12 @@ pub(crate) fn next_step(
 }
 
 /// `npuprof <words>`: each `(word, value)` is a subcommand or flag with its value, if any
-/// (see [`npuprof_target::shell::option`]).
+/// (see [`npuprof_repository::shell::option`]).
 fn argv(words: &[(&str, Option<&str>)]) -> Vec<String> {
     let mut argv = vec!["npuprof".to_owned()];
     for (word, value) in words {
         match value {
-            Some(value) => argv.extend(npuprof_target::shell::option(word, value)),
+            Some(value) => argv.extend(npuprof_repository::shell::option(word, value)),
             None => argv.push((*word).to_owned()),
         }
     }

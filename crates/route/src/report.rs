@@ -84,7 +84,7 @@ impl Next {
     /// The next step `argv`, shown shell-quoted.
     pub(crate) fn run(argv: Vec<String>, note: String) -> Self {
         Self {
-            command: Some(npuprof_target::shell::join(&argv)),
+            command: Some(npuprof_repository::shell::join(&argv)),
             argv: Some(argv),
             note,
         }

@@ -143,7 +143,9 @@ impl<'a> Index<'a> {
             && !self
                 .methods(
                     id,
-                    &npuprof_target::Definitions::builtin().markers.phase_method,
+                    &npuprof_repository::Definitions::builtin()
+                        .markers
+                        .phase_method,
                 )
                 .is_empty()
             && !self.methods(id, "step").is_empty()

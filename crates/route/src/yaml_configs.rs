@@ -1,10 +1,10 @@
 //! Run configurations: values read with yaml_serde, line numbers from
-//! `npuprof_target::config::key_line` (the top-level block holding a key, parsed with
+//! `npuprof_repository::config::key_line` (the top-level block holding a key, parsed with
 //! tree-sitter-yaml).
 
 use std::path::Path;
 
-use npuprof_target::config::key_line;
+use npuprof_repository::config::key_line;
 use yaml_serde::Value;
 
 use crate::report::{DecodeForwards, Evidence, EvidenceKind, Profilable, RunConfig};
@@ -53,7 +53,7 @@ pub(crate) fn split_config_path(rel: &str) -> Option<ConfigPlace<'_>> {
 /// Whether a YAML file should be read as a run configuration: it sits in `models/*/config/`
 /// or mentions `model_config` (checked again on the parsed value).
 pub(crate) fn is_candidate(rel: &str, bytes: &[u8]) -> bool {
-    let section = &npuprof_target::Definitions::builtin()
+    let section = &npuprof_repository::Definitions::builtin()
         .markers
         .switch_section;
     model_of(rel).is_some() || memchr::memmem::find(bytes, section.as_bytes()).is_some()
@@ -72,7 +72,7 @@ pub(crate) struct ConfigRead {
 pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     let place = split_config_path(rel);
     let model = place.as_ref().map(|p| p.model.to_owned());
-    let value: Value = match npuprof_target::config::parse_yaml(src) {
+    let value: Value = match npuprof_repository::config::parse_yaml(src) {
         Ok(value) => value,
         Err(err) => {
             let config = RunConfig {
@@ -91,7 +91,9 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
                 },
                 decode_forwards: None,
                 error: Some(match err {
-                    npuprof_target::TargetError::Yaml(detail) => format!("invalid YAML: {detail}"),
+                    npuprof_repository::TargetError::Yaml(detail) => {
+                        format!("invalid YAML: {detail}")
+                    }
                     other => other.to_string(),
                 }),
             };
@@ -102,7 +104,7 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
         }
     };
     let model_config = value.get(
-        npuprof_target::Definitions::builtin()
+        npuprof_repository::Definitions::builtin()
             .markers
             .switch_section
             .as_str(),
@@ -112,8 +114,8 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     }
     // A config under config/ whose model the definitions cannot resolve keeps the reason.
     let (view, view_error) = match place.as_ref().map(|p| {
-        npuprof_target::config_view(
-            npuprof_target::Definitions::builtin(),
+        npuprof_repository::config_view(
+            npuprof_repository::Definitions::builtin(),
             &root.join(p.prefix),
             p.model,
             p.yaml,
@@ -126,15 +128,15 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
         None => (None, None),
     };
     let keys = view.as_ref().map_or_else(
-        || &npuprof_target::Definitions::builtin().shapes[0].config,
+        || &npuprof_repository::Definitions::builtin().shapes[0].config,
         |v| &v.shape.config,
     );
-    let switch_value = npuprof_target::config::lookup(&value, &keys.switch);
+    let switch_value = npuprof_repository::config::lookup(&value, &keys.switch);
     let enable_profiler = switch_value.and_then(Value::as_bool);
     let enable_profiler_line = key_line(src, &keys.switch);
     let max_new_tokens =
-        npuprof_target::config::lookup(&value, &keys.budget).and_then(Value::as_u64);
-    let next_n = npuprof_target::config::lookup(&value, &keys.next_n).and_then(Value::as_u64);
+        npuprof_repository::config::lookup(&value, &keys.budget).and_then(Value::as_u64);
+    let next_n = npuprof_repository::config::lookup(&value, &keys.next_n).and_then(Value::as_u64);
     let world_size = value
         .get("parallel_config")
         .and_then(|p| p.get("world_size"))
@@ -161,7 +163,7 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
                 no(&format!(
                     "not under models/<model>/config/ (its own launcher runs it, not infer.sh \
                      --yaml): {} {} makes it a prefill benchmark, decode never runs",
-                    npuprof_target::config::dotted(&keys.budget),
+                    npuprof_repository::config::dotted(&keys.budget),
                     max_new_tokens.unwrap_or(0)
                 )),
                 None,
@@ -204,12 +206,12 @@ fn no(reason: &str) -> Profilable {
 }
 
 /// What the run can capture, by the model's budget rule.
-fn decode_budget(view: &npuprof_target::ConfigView) -> (Profilable, Option<DecodeForwards>) {
+fn decode_budget(view: &npuprof_repository::ConfigView) -> (Profilable, Option<DecodeForwards>) {
     let never = |phase| view.never_recorded.iter().find(|n| n.phase == phase);
-    if let Some(n) = never(npuprof_target::python::Phase::Prefill) {
+    if let Some(n) = never(npuprof_repository::python::Phase::Prefill) {
         return (no(&n.why), None);
     }
-    if let Some(n) = never(npuprof_target::python::Phase::Decode) {
+    if let Some(n) = never(npuprof_repository::python::Phase::Decode) {
         return (
             Profilable {
                 prefill: true,
@@ -222,7 +224,7 @@ fn decode_budget(view: &npuprof_target::ConfigView) -> (Profilable, Option<Decod
     let tokens = view.config.effective_budget;
     let min = view.budget.guaranteed_forwards(tokens);
     let max = match view.budget.rule {
-        npuprof_target::BudgetRule::Tokens | npuprof_target::BudgetRule::DataDependent => {
+        npuprof_repository::BudgetRule::Tokens | npuprof_repository::BudgetRule::DataDependent => {
             tokens.saturating_sub(1)
         }
         _ => min,

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use npuprof_journal::JournalError;
 use npuprof_patch::PatchError;
 use npuprof_relocate::RelocateError;
+use npuprof_repository::TargetError;
 use npuprof_route::RouteError;
 use npuprof_schedule::WindowError;
-use npuprof_target::TargetError;
 use npuprof_verify::VerifyError;
 
 /// Why a workflow stopped. A library's error is kept whole (its message and its kind), so the

@@ -13,7 +13,7 @@ use npuprof_patch::inject::{
 use serde::Serialize;
 
 use npuprof_paths::slash;
-use npuprof_target::shell;
+use npuprof_repository::shell;
 
 use crate::WorkflowError;
 use crate::patch::Mode;

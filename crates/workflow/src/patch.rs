@@ -8,7 +8,7 @@ use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
 use npuprof_patch::target::{PatchRequest, Sources, files, patch_target};
-use npuprof_target::{Overrides, Target};
+use npuprof_repository::{Overrides, Target};
 use serde::Serialize;
 
 use crate::WorkflowError;
@@ -61,7 +61,7 @@ pub struct PatchReport {
     /// The model.
     pub model: String,
     /// The profiling family (`shared-engine`, `legacy-runner`).
-    pub family: npuprof_target::Family,
+    pub family: npuprof_repository::Family,
     /// Every file considered: the Python files, then the run config.
     pub files: Vec<FileReport>,
     /// The plan as it runs with the patched files.
@@ -99,13 +99,13 @@ pub fn apply(
     let base = if originals.is_empty() {
         target
     } else {
-        let request = npuprof_target::Request {
+        let request = npuprof_repository::Request {
             repo,
             model: &target.model,
             yaml: &target.yaml,
             mode: Some(target.mode),
         };
-        resolved_over = npuprof_target::resolve_over(&request, &originals)?;
+        resolved_over = npuprof_repository::resolve_over(&request, &originals)?;
         &resolved_over
     };
     let (mut sources, mut current) = (Sources::new(), Sources::new());

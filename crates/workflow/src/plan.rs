@@ -3,8 +3,8 @@
 
 use npuprof_patch::plan::{Plan, PlanRequest, PrefillWindow};
 use npuprof_patch::schedule::{Phase, Schedule};
+use npuprof_repository::Target;
 use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
-use npuprof_target::Target;
 use serde::Serialize;
 
 use crate::WorkflowError;
@@ -23,7 +23,7 @@ pub struct PlanReport {
     /// The run config, relative to the repository, or null.
     pub config_path: Option<String>,
     /// The model's profiling family, when a run config was named.
-    pub family: Option<npuprof_target::Family>,
+    pub family: Option<npuprof_repository::Family>,
 }
 
 impl PlanReport {

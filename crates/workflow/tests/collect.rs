@@ -9,8 +9,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use npuprof_patch::target::{PatchRequest, TokenBudget};
+use npuprof_repository::Target;
 use npuprof_schedule::{Phase, PhaseSelection, Window};
-use npuprof_target::Target;
 use npuprof_workflow::WorkflowError;
 use npuprof_workflow::collect::{
     CollectReport, CollectRequest, ErrorKind, Event, Interrupt, Launch, Launcher, Observer,
@@ -188,7 +188,7 @@ struct Case {
 fn case() -> Case {
     let repo = recipes_mini();
     let before = files(repo.path());
-    let target = npuprof_target::resolve(&request(repo.path())).expect("target");
+    let target = npuprof_repository::resolve(&request(repo.path())).expect("target");
     Case {
         repo,
         state: tempfile::tempdir().expect("state dir"),
@@ -197,8 +197,8 @@ fn case() -> Case {
     }
 }
 
-fn request(repo: &Path) -> npuprof_target::Request<'_> {
-    npuprof_target::Request {
+fn request(repo: &Path) -> npuprof_repository::Request<'_> {
+    npuprof_repository::Request {
         repo,
         model: MODEL,
         yaml: YAML,
@@ -442,7 +442,7 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
         launches: Vec::new(),
     };
     let request = CollectRequest {
-        target: npuprof_target::Request {
+        target: npuprof_repository::Request {
             repo: repo.path(),
             model: "m",
             yaml: "run.yaml",

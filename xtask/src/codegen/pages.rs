@@ -349,12 +349,12 @@ fn json(root: &Path) -> Result<String, String> {
     Ok(out)
 }
 
-/// The repository definitions (`crates/target/src/definitions.yaml`).
+/// The repository definitions (`crates/repository/src/definitions.yaml`).
 fn repositories() -> String {
-    let defs = npuprof_target::Definitions::builtin();
+    let defs = npuprof_repository::Definitions::builtin();
     let mut out = format!("{GENERATED}\n\n# Repositories and model families\n\n");
     out.push_str(
-        "The repository shapes npuprof resolves (`crates/target/src/definitions.yaml`: a new shape \
+        "The repository shapes npuprof resolves (`crates/repository/src/definitions.yaml`: a new shape \
          is a new entry there plus tests). Python is matched by structure; the file names are \
          where the factory is searched.\n\n## Shapes (path A)\n\n\
          | shape | family | launcher | profiler factory in | switch | token budget (default) | results |\n\

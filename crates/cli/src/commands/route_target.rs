@@ -5,8 +5,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path;
 
-use npuprof_target::python::{Site, ValueSource, WindowField};
-use npuprof_target::{Definitions, How, Target, config::dotted};
+use npuprof_repository::python::{Site, ValueSource, WindowField};
+use npuprof_repository::{Definitions, How, Target, config::dotted};
 use serde::Serialize;
 
 use crate::args::TargetArgs;
@@ -29,7 +29,7 @@ struct TargetReport<'t> {
 #[derive(Debug, Default, Serialize)]
 struct ConfigLine {
     yaml: String,
-    family: Option<npuprof_target::Family>,
+    family: Option<npuprof_repository::Family>,
     switch: Option<bool>,
     max_new_tokens: Option<u64>,
     decode_forwards: Option<u64>,
@@ -72,10 +72,11 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
     if let Some(m) = manual.filter(|_| !dir.is_dir() && repo.join("models").join(model).is_dir()) {
         // A standalone recipe without run configs: its real toggle, launch and results path,
         // as the definitions say, with the lines of its files that show them.
-        let launch = npuprof_target::manual::launch(m, "");
-        let results = npuprof_target::manual::results(m, "");
-        let evidence =
-            npuprof_target::manual::evidence(m, |rel| std::fs::read_to_string(repo.join(rel)).ok());
+        let launch = npuprof_repository::manual::launch(m, "");
+        let results = npuprof_repository::manual::results(m, "");
+        let evidence = npuprof_repository::manual::evidence(m, |rel| {
+            std::fs::read_to_string(repo.join(rel)).ok()
+        });
         if json {
             print_json(&serde_json::json!({
                 "schema_version": SCHEMA_VERSION,
@@ -124,10 +125,17 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
         .into());
     }
     let mut lines = Vec::new();
-    for yaml in npuprof_target::list_configs(&dir) {
+    for yaml in npuprof_repository::list_configs(&dir) {
         let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
-        let view = npuprof_target::config::parse_yaml(&text).and_then(|value| {
-            npuprof_target::config_view(Definitions::builtin(), repo, model, &yaml, &value, None)
+        let view = npuprof_repository::config::parse_yaml(&text).and_then(|value| {
+            npuprof_repository::config_view(
+                Definitions::builtin(),
+                repo,
+                model,
+                &yaml,
+                &value,
+                None,
+            )
         });
         lines.push(match view {
             Ok(v) if v.config.has_switch_section => ConfigLine {
@@ -169,7 +177,7 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
                     s,
                     "  {}: family {}, profiler {}, max_new_tokens {} -> {} decode forwards",
                     l.yaml,
-                    l.family.map_or('?', npuprof_target::Family::letter),
+                    l.family.map_or('?', npuprof_repository::Family::letter),
                     if l.switch == Some(true) { "on" } else { "off" },
                     l.max_new_tokens.unwrap_or(0),
                     l.decode_forwards.unwrap_or(0),
@@ -209,12 +217,12 @@ fn source(site: &Site, field: WindowField, factory: &str, factory_path: &str) ->
 fn human(target: &Target, next: Option<&str>) -> String {
     let mut s = String::new();
     let family = match target.family {
-        npuprof_target::Family::SharedEngine => "A, the shared engine's profiler manager",
-        npuprof_target::Family::LegacyRunner => {
+        npuprof_repository::Family::SharedEngine => "A, the shared engine's profiler manager",
+        npuprof_repository::Family::LegacyRunner => {
             "B, the legacy runner's factory in the model's loop"
         }
-        npuprof_target::Family::Multimedia => "C, a multimedia pipeline",
-        npuprof_target::Family::Standalone => "D, a standalone recipe",
+        npuprof_repository::Family::Multimedia => "C, a multimedia pipeline",
+        npuprof_repository::Family::Standalone => "D, a standalone recipe",
     };
     let _ = writeln!(
         s,
@@ -238,10 +246,10 @@ fn human(target: &Target, next: Option<&str>) -> String {
                 "switch:  {} = {}",
                 dotted(&keys.switch),
                 match p.config.switch {
-                    npuprof_target::config::Switch::Missing => "absent".to_owned(),
-                    npuprof_target::config::Switch::Bool(b) =>
+                    npuprof_repository::config::Switch::Missing => "absent".to_owned(),
+                    npuprof_repository::config::Switch::Bool(b) =>
                         if b { "True" } else { "False" }.to_owned(),
-                    npuprof_target::config::Switch::Other { truthy } => format!(
+                    npuprof_repository::config::Switch::Other { truthy } => format!(
                         "not a boolean (Python reads it as {})",
                         if truthy { "on" } else { "off" }
                     ),
@@ -290,22 +298,24 @@ fn human(target: &Target, next: Option<&str>) -> String {
             }
             let shared = p.phases.iter().find_map(|ph| ph.site.selector.as_ref());
             let off = match p.shape.phase_off {
-                npuprof_target::PhaseOff::ReplaceCallWithDisabled if shared.is_some() => format!(
-                    "one call serves every phase: a guard on {} before it keeps {}() for that phase",
-                    shared.map_or("the phase", |s| s.parameter.as_str()),
-                    p.factory
-                        .disabled
-                        .as_deref()
-                        .unwrap_or("a disabled stand-in")
-                ),
-                npuprof_target::PhaseOff::ReplaceCallWithDisabled => format!(
+                npuprof_repository::PhaseOff::ReplaceCallWithDisabled if shared.is_some() => {
+                    format!(
+                        "one call serves every phase: a guard on {} before it keeps {}() for that phase",
+                        shared.map_or("the phase", |s| s.parameter.as_str()),
+                        p.factory
+                            .disabled
+                            .as_deref()
+                            .unwrap_or("a disabled stand-in")
+                    )
+                }
+                npuprof_repository::PhaseOff::ReplaceCallWithDisabled => format!(
                     "the phase's call becomes {}()",
                     p.factory
                         .disabled
                         .as_deref()
                         .unwrap_or("a disabled stand-in")
                 ),
-                npuprof_target::PhaseOff::DisableArgument => format!(
+                npuprof_repository::PhaseOff::DisableArgument => format!(
                     "the phase's call gets {}=False",
                     p.factory.enable_parameter.as_deref().unwrap_or("enable")
                 ),

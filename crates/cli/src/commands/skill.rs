@@ -54,7 +54,7 @@ fn install(repo: &Path) -> anyhow::Result<Exit> {
     } else {
         errln!("npuprof: wrote {INSTALL_PATH}");
         let undo = npuprof_journal::revert_argv(repo);
-        errln!("  undo: {}", npuprof_target::shell::join(&undo));
+        errln!("  undo: {}", npuprof_repository::shell::join(&undo));
     }
     Ok(Exit::Ok)
 }

@@ -52,7 +52,7 @@ pub const MAX_DECODE_STEPS: u32 = u32::MAX - 2;
 pub fn run_argv(harness: &str) -> Vec<String> {
     vec![
         "python3".to_owned(),
-        npuprof_target::shell::path_arg(harness),
+        npuprof_repository::shell::path_arg(harness),
     ]
 }
 

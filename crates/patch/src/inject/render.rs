@@ -426,7 +426,7 @@ pub(super) fn render(
     // File names are the repository's: escaped before they go into comments, docstrings and
     // string literals (a newline would end a comment, a quote a string).
     let entry = &py_escape(options.entry_display);
-    let run = py_escape(&npuprof_target::shell::join(&super::run_argv(
+    let run = py_escape(&npuprof_repository::shell::join(&super::run_argv(
         options.harness_display,
     )));
     let functions = user_functions(analysis, entry, options.phase);

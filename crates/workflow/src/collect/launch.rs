@@ -163,7 +163,7 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
             .process_group(0)
             .spawn()
             .map_err(|source| Stop::Start {
-                command: npuprof_target::shell::join(argv),
+                command: npuprof_repository::shell::join(argv),
                 source,
             })?;
         let streams = [

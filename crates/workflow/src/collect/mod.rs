@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use npuprof_journal::{self as journal, JournalError, Keepsake, RevertOutcome};
 use npuprof_patch::target::PatchRequest;
+use npuprof_repository::Target;
 use npuprof_route::Route;
-use npuprof_target::Target;
 use npuprof_verify::VerifyReport;
 use npuprof_verify::finding::Code;
 
@@ -34,7 +34,7 @@ use crate::patch::{Mode, PatchReport};
 #[derive(Debug, Clone)]
 pub struct CollectRequest<'a> {
     /// The repository, model, run config and run mode.
-    pub target: npuprof_target::Request<'a>,
+    pub target: npuprof_repository::Request<'a>,
     /// The phases, the window and the token budget.
     pub patch: PatchRequest,
     /// Leave the patch (and any relocation) in place at the end.
@@ -268,7 +268,7 @@ impl Run<'_, '_> {
             }
             .into());
         }
-        let target = npuprof_target::resolve(&self.request.target)?;
+        let target = npuprof_repository::resolve(&self.request.target)?;
         self.report.family = Some(target.family);
         let mut patch_request = self.request.patch;
         self.observer

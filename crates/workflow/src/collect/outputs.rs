@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use npuprof_target::Target;
+use npuprof_repository::Target;
 
 /// How deep the results directory is searched (`<date>/<case>/<role>_node<i>/prof/<phase>/<run>`
 /// is six levels).

@@ -76,7 +76,7 @@ pub struct CollectReport {
     /// The model.
     pub model: String,
     /// The profiling family.
-    pub family: Option<npuprof_target::Family>,
+    pub family: Option<npuprof_repository::Family>,
     /// The run config, relative to the repository.
     pub config: String,
     /// `npuprof route`'s report.

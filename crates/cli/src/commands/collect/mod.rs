@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use npuprof_patch::target::{PatchRequest, TokenBudget};
-use npuprof_target::Target;
+use npuprof_repository::Target;
 use npuprof_workflow::collect::{
     CollectReport, CollectRequest, Event, Interrupt, Observer, ProcessLauncher,
 };
@@ -140,7 +140,7 @@ impl Observer for Printer {
             }
             Event::Launching { argv, cwd } => errln!(
                 "npuprof collect: running `{}` in {}",
-                npuprof_target::shell::join(argv),
+                npuprof_repository::shell::join(argv),
                 if cwd.as_os_str().is_empty() {
                     "the repository".to_owned()
                 } else {

@@ -77,7 +77,7 @@ pub fn profile(report: &CollectReport) -> String {
             Ok(summary) => format!("\n{}", crate::commands::summary::human(&summary)),
             Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
         };
-    let shown = npuprof_target::shell::quote(&relative(dir));
+    let shown = npuprof_repository::shell::quote(&relative(dir));
     let _ = writeln!(
         text,
         "next: npuprof summary {shown} --html summary.html   (the full report, one self-contained page)"

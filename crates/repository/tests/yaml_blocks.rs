@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use npuprof_target::yaml_blocks::{self, BlockError, MAX_LINES};
+use npuprof_repository::yaml_blocks::{self, BlockError, MAX_LINES};
 use yaml_serde::Value;
 
 fn workspace() -> PathBuf {
@@ -16,7 +16,7 @@ fn yaml_files() -> Vec<PathBuf> {
     let mut dirs = vec![
         workspace().join("examples"),
         workspace().join("crates/patch/tests/fixtures/yaml"),
-        workspace().join("crates/target/src"),
+        workspace().join("crates/repository/src"),
     ];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).expect("readable directory") {

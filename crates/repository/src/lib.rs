@@ -1,4 +1,4 @@
-//! npuprof-target: what a repository's profiling *is*, resolved for one model and run config.
+//! npuprof-repository: what a repository's profiling *is*, resolved for one model and run config.
 //!
 //! A [`Target`] says which launcher runs the model, which Python builds each phase's profiler
 //! (matched by structure, see [`python`]), where each window value lives, how a phase is switched
