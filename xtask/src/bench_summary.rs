@@ -194,8 +194,8 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
 /// Reading alone, in this process on one thread (medians of `runs`): summary's reading of
 /// its columns (every record split at them, nothing computed) against verify's whole pass.
 fn reading(csv: &Path, runs: usize) -> anyhow::Result<()> {
-    use npuprof_verify::csv_rows::{CsvEngine, CsvRows};
-    use npuprof_verify::kernel_csv::{MAX_RECORD_BYTES, scan_kernel_details};
+    use npuprof_scan::csv_rows::{CsvEngine, CsvRows};
+    use npuprof_scan::kernel_csv::{MAX_RECORD_BYTES, scan_kernel_details};
     let open = || fs::File::open(csv).with_context(|| format!("opening {}", csv.display()));
     let mut rows = CsvRows::new(open()?, CsvEngine::Simd, MAX_RECORD_BYTES as usize);
     let header: Vec<String> = match rows.next_record()? {

@@ -33,7 +33,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{Context, bail};
-use npuprof_verify::trace_scan::{TraceScanner, TraceState};
+use npuprof_scan::trace_scan::{TraceScanner, TraceState};
 
 use crate::build::{build_npuprof, target_dir, workspace_root};
 
@@ -147,7 +147,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         );
         let csv = out.join("kernel_run_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
         let t = Instant::now();
-        let scan = npuprof_verify::kernel_csv::scan_kernel_details(File::open(&csv)?, |_| {})?;
+        let scan = npuprof_scan::kernel_csv::scan_kernel_details(File::open(&csv)?, |_| {})?;
         let secs = t.elapsed().as_secs_f64();
         let len = csv.metadata()?.len();
         println!(

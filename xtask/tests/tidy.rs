@@ -200,7 +200,7 @@ const TARGET_NAMES: &[&str] = &[
 #[test]
 fn no_target_name_literal_outside_the_target_definitions() {
     let mut offences = Vec::new();
-    for dir in crates().into_iter().filter(|d| name(d) != "target") {
+    for dir in crates().into_iter().filter(|d| name(d) != "repository") {
         for file in rust_files(&dir.join("src")) {
             let text = non_test_source(&file);
             for name in TARGET_NAMES {
@@ -266,7 +266,7 @@ fn architecture_md_maps_every_crate() {
 #[test]
 fn architecture_md_line_counts_are_true() {
     let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
-    let (mut binary, mut largest_library) = (0usize, 0usize);
+    let (mut binary, mut libraries) = (0usize, 0usize);
     for dir in crates() {
         let krate = name(&dir);
         let actual: usize = rust_files(&dir.join("src"))
@@ -276,7 +276,7 @@ fn architecture_md_line_counts_are_true() {
         if krate == "cli" {
             binary = actual;
         } else {
-            largest_library = largest_library.max(actual);
+            libraries += actual;
         }
         let row = format!("| {krate} | ");
         let listed: usize = text
@@ -290,10 +290,11 @@ fn architecture_md_line_counts_are_true() {
             "ARCHITECTURE.md says {krate} has {listed} lines; it has {actual}"
         );
     }
-    // The binary parses arguments and prints; logic that grows it belongs in a library.
+    // The binary parses arguments and prints; logic that grows it belongs in a library. (Measured
+    // against all libraries together: splitting a library must not loosen or tighten the rule.)
     assert!(
-        binary * 3 <= largest_library * 2,
-        "the binary ({binary} lines) is over two thirds of the largest library ({largest_library})"
+        binary * 6 <= libraries,
+        "the binary ({binary} lines) is over a sixth of the libraries together ({libraries})"
     );
 }
 
@@ -315,7 +316,7 @@ fn readme_families_table_names_every_definition() {
 }
 
 /// The modules that allow `unsafe` (the workspace denies it): vector code and memory maps.
-const UNSAFE_MODULES: &[&str] = &["crates/verify/src/simd.rs", "crates/verify/src/mapped.rs"];
+const UNSAFE_MODULES: &[&str] = &["crates/scan/src/simd.rs", "crates/scan/src/mapped.rs"];
 
 #[test]
 fn unsafe_is_allowed_only_in_the_listed_modules() {

@@ -296,7 +296,7 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         if profile.ordered
             && let Some(start) = cols
                 .start
-                .and_then(|i| npuprof_verify::decimal::parse_f64(field(i).trim_ascii()))
+                .and_then(|i| npuprof_scan::decimal::parse_f64(field(i).trim_ascii()))
         {
             timeline = Some(match timeline {
                 Some((s, first, last_start, end, ended_by)) if s == step => {

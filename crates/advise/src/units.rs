@@ -140,7 +140,7 @@ mod tests {
         let field = |row: &'static [&'static str]| {
             move |i: usize| {
                 let f = row[i].as_bytes();
-                Some((f, npuprof_verify::decimal::word(f)))
+                Some((f, npuprof_scan::decimal::word(f)))
             }
         };
         let seen = &mut RatioValues::default();

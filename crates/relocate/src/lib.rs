@@ -300,10 +300,10 @@ pub const MOUNTINFO_ENV: &str = "NPUPROF_MOUNTINFO";
 
 /// This process's mount table (or the one [`MOUNTINFO_ENV`] names), in verify's reading: one
 /// mount-table module judges filesystems for both.
-fn read_mounts() -> std::io::Result<npuprof_verify::mounts::MountTable> {
+fn read_mounts() -> std::io::Result<npuprof_runs::mounts::MountTable> {
     let path = std::env::var_os(MOUNTINFO_ENV)
         .map_or_else(|| PathBuf::from("/proc/self/mountinfo"), PathBuf::from);
-    Ok(npuprof_verify::mounts::MountTable::parse(
+    Ok(npuprof_runs::mounts::MountTable::parse(
         &fs::read_to_string(path)?,
     ))
 }

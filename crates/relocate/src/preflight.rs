@@ -9,7 +9,7 @@ use serde::Serialize;
 
 pub use npuprof_journal::probe::ProbeStep;
 
-use npuprof_verify::mounts::{FsClass, MountTable};
+use npuprof_runs::mounts::{FsClass, MountTable};
 
 /// Free space below which a location is flagged (profiles of large runs reach many GiB).
 const LOW_SPACE_BYTES: u64 = 5 << 30;

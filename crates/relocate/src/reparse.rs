@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use npuprof_verify::reparse::{ReparseDir, analyse_command};
+use npuprof_runs::reparse::{ReparseDir, analyse_command};
 use serde::Serialize;
 
 use npuprof_repository::shell::quote as shell_quote;

@@ -6,9 +6,9 @@ use std::fs::File;
 use std::io::{Seek, SeekFrom};
 use std::path::Path;
 
-use npuprof_verify::csv_rows::{CsvEngine, CsvRows, Record};
-use npuprof_verify::decimal;
-use npuprof_verify::kernel_csv::MAX_RECORD_BYTES;
+use npuprof_scan::csv_rows::{CsvEngine, CsvRows, Record};
+use npuprof_scan::decimal;
+use npuprof_scan::kernel_csv::MAX_RECORD_BYTES;
 
 use crate::error::SummaryError;
 use crate::input::{self, Input};
@@ -179,7 +179,7 @@ pub fn next_columns<'a>(
         .map_err(|source| csv_error(path, source))
 }
 
-fn csv_error(path: &Path, source: npuprof_verify::csv_rows::CsvError) -> SummaryError {
+fn csv_error(path: &Path, source: npuprof_scan::csv_rows::CsvError) -> SummaryError {
     SummaryError::Csv {
         path: path.to_path_buf(),
         source,

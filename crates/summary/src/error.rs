@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use npuprof_verify::VerifyError;
+use npuprof_runs::VerifyError;
 
 /// Why a run could not be summarised.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +33,7 @@ pub enum SummaryError {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: npuprof_verify::csv_rows::CsvError,
+        source: npuprof_scan::csv_rows::CsvError,
     },
     /// A CSV file lacks a column the summary cannot do without.
     #[error("{path}: required column {missing} is missing (the header has: {header})")]

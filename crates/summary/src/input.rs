@@ -5,8 +5,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use npuprof_verify::probe::{self, FileProblem};
-use npuprof_verify::run_check::{CSV_CAP, JSON_CAP, SMALL_JSON_CAP};
+use npuprof_runs::probe::{self, FileProblem};
+use npuprof_runs::probe::{CSV_CAP, JSON_CAP, SMALL_JSON_CAP};
 
 use crate::error::SummaryError;
 

@@ -11,8 +11,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::ControlFlow;
 use std::path::Path;
 
-use npuprof_verify::csv_rows::CsvRows;
-use npuprof_verify::file_ranges::{in_file_order, line_starts, segment_size};
+use npuprof_scan::csv_rows::CsvRows;
+use npuprof_scan::file_ranges::{in_file_order, line_starts, segment_size};
 use serde::Serialize;
 
 use crate::columns::{self, Header};

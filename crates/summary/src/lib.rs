@@ -27,7 +27,7 @@ pub mod units;
 
 use std::path::{Path, PathBuf};
 
-use npuprof_verify::discover::{RunRef, discover};
+use npuprof_runs::discover::{RunRef, discover};
 use rayon::prelude::*;
 use serde::Serialize;
 

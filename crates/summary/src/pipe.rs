@@ -125,7 +125,7 @@ impl PipeColumns {
     }
 
     /// The row's ratio per pipe, from each field and its first eight bytes
-    /// ([`Record::get_word`](npuprof_verify::csv_rows::Record::get_word)), the values of short
+    /// ([`Record::get_word`](npuprof_scan::csv_rows::Record::get_word)), the values of short
     /// fields looked up in `seen`; `None` when no ratio column holds a number (e.g. `N/A` for
     /// communication and AI CPU rows). Text that is not a number counts as no value.
     #[inline(always)]
@@ -175,7 +175,7 @@ impl RatioValues {
     const BITS: u32 = 10;
 
     /// The value of a ratio field whose first eight bytes are `word`
-    /// ([`Record::get_word`](npuprof_verify::csv_rows::Record::get_word)); NaN when it holds
+    /// ([`Record::get_word`](npuprof_scan::csv_rows::Record::get_word)); NaN when it holds
     /// none.
     #[inline(always)]
     pub fn value(&mut self, field: &[u8], word: u64) -> f64 {
@@ -252,7 +252,7 @@ mod tests {
     fn ratios<const N: usize>(cols: &PipeColumns, row: [&str; N]) -> Option<[f64; 4]> {
         let field = |i: usize| {
             let field = row.get(i)?.as_bytes();
-            Some((field, npuprof_verify::decimal::word(field)))
+            Some((field, npuprof_scan::decimal::word(field)))
         };
         cols.row(&mut RatioValues::default(), field)
     }
@@ -300,7 +300,7 @@ mod tests {
         for _ in 0..2 {
             for field in &fields {
                 let want = columns::number(field.as_bytes()).ok().flatten();
-                let word = npuprof_verify::decimal::word(field.as_bytes());
+                let word = npuprof_scan::decimal::word(field.as_bytes());
                 let got = seen.value(field.as_bytes(), word);
                 assert_eq!((!got.is_nan()).then_some(got), want, "{field}");
             }

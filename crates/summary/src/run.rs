@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use npuprof_verify::profiler_info::{ProfilerInfo, rank_from_file_name};
+use npuprof_runs::profiler_info::{ProfilerInfo, rank_from_file_name};
 use serde::Serialize;
 
 use crate::comm::{Communication, read_communication};

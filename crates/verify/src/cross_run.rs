@@ -5,15 +5,15 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use crate::Options;
-use crate::discover::{self, Target, TargetKind};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::log_findings::{self, LogVerdict};
-use crate::mounts::{Mount, MountTable};
-use crate::profiler_info::RecordedSchedule;
-use crate::reparse::{self, ReparseDir};
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
 use crate::run_check::{self, RunFacts, RunOutcome};
 use crate::schedule_findings;
+use npuprof_runs::discover::{self, Target, TargetKind};
+use npuprof_runs::mounts::{Mount, MountTable};
+use npuprof_runs::profiler_info::RecordedSchedule;
+use npuprof_runs::reparse::{self, ReparseDir};
 use npuprof_schedule::{RECORDED_CYCLES_LIMIT, Schedule};
 
 /// Sort key of a phase: mm_encode, prefill, decode (the order a request meets them), others by

@@ -3,47 +3,32 @@
 //! Given a recipes result directory, a phase directory, a run directory or any parent of run
 //! directories, [`verify`] derives the expected artifact set from each run's `profiler_info`,
 //! streams the large files (trace_view.json with a purpose-built scanner, kernel_details.csv
-//! with the SIMD CSV splitter of [`csv_rows`]), reads the logs, and returns findings with evidence and a next action.
-//! It reads files and never writes or prints. Unix only: it probes a path's file type (a FIFO or
-//! a device is never opened for reading) and reads a file at offsets from several threads.
+//! with npuprof-scan's SIMD CSV splitter), reads the logs, and returns findings with evidence and a next action.
+//! The run directories and their files are npuprof-runs' output model, the scanning is
+//! npuprof-scan's; this crate holds the checks and the findings. It reads files and never writes
+//! or prints. Unix only: it probes a path's file type (a FIFO or a device is never opened for
+//! reading) and reads a file at offsets from several threads.
 
 #[cfg(not(unix))]
 compile_error!("npuprof-verify needs Unix (it probes FIFOs and devices); on Windows, use WSL");
 
-pub mod build;
-pub mod csv_rows;
-pub mod db;
-pub mod decimal;
-pub mod discover;
-pub mod error;
-pub mod file_ranges;
 pub mod finding;
-pub mod kernel_csv;
 pub mod log_findings;
-pub mod logs;
 pub mod merge;
-pub mod mounts;
-pub mod parse_tasks;
-pub mod probe;
-pub mod profiler_info;
-pub mod reparse;
 pub mod report;
 pub mod run_check;
 pub mod schedule_findings;
-pub mod trace_scan;
 
 mod cross_run;
-#[cfg(target_os = "linux")]
-mod mapped;
-mod simd;
 
 use std::path::PathBuf;
 
+use npuprof_runs::{discover, mounts};
 use rayon::prelude::*;
 
-pub use crate::error::VerifyError;
 pub use crate::finding::{Code, Evidence, Finding, Severity};
 pub use crate::report::{RunSummary, VerifyReport};
+pub use npuprof_runs::error::VerifyError;
 
 /// Which phases a result directory must contain (the one definition, from npuprof-schedule).
 pub use npuprof_schedule::PhaseSelection;
@@ -69,10 +54,8 @@ pub struct Options {
     pub logs: Vec<PathBuf>,
 }
 
-/// The most ranks a run may have: `--ranks`, the size `parallel_group_info` gives and the ranks of a
-/// merged report are bounded by it, so that the rank lists verify builds stay small (4 bytes a
-/// rank) whatever a flag or a file says. Far above the largest Ascend clusters.
-pub const MAX_RANKS: u32 = 1 << 16;
+/// The most ranks a run may have (`--ranks`, profiler_info, merged reports).
+pub use npuprof_runs::MAX_RANKS;
 
 /// Progress of the byte-heavy work; implemented by the CLI with a progress bar.
 pub trait Progress: Sync {

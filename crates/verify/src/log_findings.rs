@@ -3,12 +3,12 @@
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use crate::build::Build;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::logs::{self, LogScan, Owner, RootMessage};
-use crate::probe::{self, FileProblem};
 use crate::run_check;
 use crate::schedule_findings::{self, ScheduleContext};
+use npuprof_runs::build::Build;
+use npuprof_runs::logs::{self, LogScan, Owner, RootMessage};
+use npuprof_runs::probe::{self, FileProblem};
 
 fn root_next_action(kind: RootMessage, reparse: &str) -> String {
     match kind {
@@ -112,7 +112,7 @@ fn parser_failed(scan: &LogScan, p: &str, reparse: &str) -> Option<Finding> {
 /// Findings for one log file, judged for the build that wrote the run (its schedule warnings
 /// are `schedule_findings::log_findings`, judged with the runs' schedule evidence). `run_dir` is the
 /// directory to chown; `reparse` the command that re-parses what the log covers
-/// (`crate::reparse::analyse_command`).
+/// (`npuprof_runs::reparse::analyse_command`).
 pub fn findings(
     scan: &LogScan,
     path: &Path,

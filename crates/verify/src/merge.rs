@@ -10,10 +10,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::cross_run::{fmt_ranks, phase_key};
-use crate::error::VerifyError;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::probe::{self, FileProblem};
 use crate::report::{SCHEMA_VERSION, VerifyReport};
+use npuprof_runs::error::VerifyError;
+use npuprof_runs::probe::{self, FileProblem};
 
 /// The largest report read (a 128-rank node report is well under a MiB).
 pub const MAX_REPORT_BYTES: u64 = 16 << 20;

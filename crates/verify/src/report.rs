@@ -2,8 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::discover::TargetKind;
 use crate::finding::{Finding, Severity};
+use npuprof_runs::discover::TargetKind;
 
 /// The version of the JSON schema of [`VerifyReport`] (and of the merged report).
 pub const SCHEMA_VERSION: u32 = 1;

@@ -1,24 +1,24 @@
 //! Checks of one run directory: profiler_info, artifact set, kernel columns, trace, steps,
-//! databases, logs. Every file is opened through [`crate::probe`]: never blocking, missing told
+//! databases, logs. Every file is opened through [`npuprof_runs::probe`]: never blocking, missing told
 //! from unreadable, special contents (empty, git-lfs pointer) named.
 
 use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use crate::build::Build;
-use crate::discover::RunRef;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::kernel_csv::{self, KernelScan, StepTraceRow};
 use crate::log_findings::{self, LogVerdict};
-use crate::logs::{self, Quoted, ScheduleWarning};
-use crate::probe::{self, Contents, FileProblem, Opened};
-use crate::profiler_info::{self, ParallelGroups, ProfilerInfo, RecordedSchedule};
-use crate::reparse::{self, ReparseDir};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
 use crate::schedule_findings::{self, ScheduleContext, ScheduleEvidence};
-use crate::trace_scan::{TraceScan, TraceState};
 use crate::{Options, Progress};
+use npuprof_runs::build::Build;
+use npuprof_runs::discover::RunRef;
+use npuprof_runs::logs::{self, Quoted, ScheduleWarning};
+use npuprof_runs::probe::{self, Contents, FileProblem, Opened};
+use npuprof_runs::profiler_info::{self, ParallelGroups, ProfilerInfo, RecordedSchedule};
+use npuprof_runs::reparse::{self, ReparseDir};
+use npuprof_scan::kernel_csv::{self, KernelScan, StepTraceRow};
+use npuprof_scan::trace_scan::{TraceScan, TraceState};
 use npuprof_schedule::Schedule;
 
 mod artifact_set;
@@ -34,13 +34,7 @@ use kernel_checks::{kernel_findings, kernel_summary, scan_kernels};
 use step_checks::step_findings;
 use trace_checks::{scan_trace, trace_findings, trace_summary};
 
-/// torch_npu treats a JSON file over this size as empty.
-pub const JSON_CAP: u64 = 10 << 30;
-/// torch_npu treats a CSV file over this size as empty.
-pub const CSV_CAP: u64 = 5 << 30;
-/// The largest profiler_info / profiler_metadata read (real ones are a few KiB; parsed into a
-/// JSON tree, 1 MiB stays within a few tens of MB whatever it holds).
-pub const SMALL_JSON_CAP: u64 = 1 << 20;
+use npuprof_runs::probe::{CSV_CAP, JSON_CAP, SMALL_JSON_CAP};
 
 /// What later cross-run checks need to know about a run.
 #[derive(Debug, Clone)]

@@ -11,8 +11,8 @@
 use std::path::Path;
 
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::logs::{LogScan, Quoted, ScheduleWarning};
-use crate::profiler_info::RecordedSchedule;
+use npuprof_runs::logs::{LogScan, Quoted, ScheduleWarning};
+use npuprof_runs::profiler_info::RecordedSchedule;
 
 /// What is known of the schedules of the runs a log belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,8 +8,8 @@ use std::io;
 use std::path::Path;
 
 use common::*;
+use npuprof_runs::probe::{self, FileKind, FileProblem};
 use npuprof_verify::finding::{Code, Severity};
-use npuprof_verify::probe::{self, FileKind, FileProblem};
 use npuprof_verify::run_check::problem_finding;
 
 fn tempdir() -> tempfile::TempDir {

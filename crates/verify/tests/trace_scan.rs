@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use npuprof_verify::trace_scan::{Engine, TraceScan, TraceScanner, TraceState};
+use npuprof_scan::trace_scan::{Engine, TraceScan, TraceScanner, TraceState};
 
 fn serde_valid(bytes: &[u8]) -> bool {
     serde_json::from_slice::<IgnoredAny>(bytes).is_ok()

@@ -352,7 +352,7 @@ fn bad_disk_all_parsers_failed() {
 
 #[test]
 fn the_filesystem_verdict_follows_the_mount_table_given() {
-    use npuprof_verify::mounts::MountTable;
+    use npuprof_runs::mounts::MountTable;
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
     let run = res.add_run("decode", 0);
@@ -652,7 +652,7 @@ fn phase_directory_and_phase_filter() {
     check_codes(&report, &[(Severity::Info, Code::WorldSizeUnknown)]);
     assert_eq!(
         report.target.kind,
-        npuprof_verify::discover::TargetKind::PhaseDir
+        npuprof_runs::discover::TargetKind::PhaseDir
     );
     assert_eq!(report.runs[0].phase.as_deref(), Some("decode"));
     let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);

@@ -8,7 +8,7 @@
 //! missing from an empty output directory; the `analyse(...)` paths it suggests are collected
 //! from its findings on a result tree. The texts verify's log scanner matches are listed here
 //! (verify has no public list of them yet) and each is checked to be matched by
-//! `npuprof_verify::logs::scan_log`, so the list cannot silently go stale.
+//! `npuprof_runs::logs::scan_log`, so the list cannot silently go stale.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -16,11 +16,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, ensure};
 use serde::Serialize;
 
+use npuprof_runs::logs::{LogScan, scan_log};
 use npuprof_schedule::{
     STOP_IN_RECORD, STOP_IN_RECORD_AND_SAVE, STOP_IN_WARMUP, Schedule, TRANSITION_RECORD_NONE,
     TRANSITION_RECORD_WARMUP, TRANSITION_WARMUP_NONE,
 };
-use npuprof_verify::logs::{LogScan, scan_log};
 use npuprof_verify::{Code, NoProgress, Options, verify};
 
 use super::builds::Build;
@@ -256,7 +256,7 @@ pub fn schedule_case(
     }
 }
 
-/// The levels verify distinguishes (`npuprof_verify::profiler_info::Level`).
+/// The levels verify distinguishes (`npuprof_runs::profiler_info::Level`).
 const LEVELS: [&str; 4] = ["Level_none", "Level0", "Level1", "Level2"];
 
 /// A run directory recorded with `level` (CPU + NPU, text export, two ranks) whose

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use super::{Ctx, disp};
-use crate::db::DbKind;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::profiler_info::{Level, ProfilerInfo};
 use crate::report::Artifacts;
+use npuprof_runs::db::DbKind;
+use npuprof_runs::profiler_info::{Level, ProfilerInfo};
 
 /// One expected artifact: its name, how bad its absence is, and why it is expected.
 struct Expected {

@@ -4,9 +4,9 @@ use std::path::Path;
 
 use super::file_findings::{file_problem, special_contents};
 use super::{Ctx, disp};
-use crate::db::{self, DbKind, DbProblem};
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::probe::{self, Contents};
+use npuprof_runs::db::{self, DbKind, DbProblem};
+use npuprof_runs::probe::{self, Contents};
 
 /// Checks every `*.db` of the export in `ASCEND_PROFILER_OUTPUT/`: one finding per database.
 pub(super) fn check_databases(ctx: &mut Ctx<'_>, out_dir: &Path, files: &[String]) {

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::{Ctx, disp};
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::kernel_csv::{Corruption, MAX_COLUMNS, MAX_RECORD_BYTES};
-use crate::probe::{Contents, FileProblem};
+use npuprof_runs::probe::{Contents, FileProblem};
+use npuprof_scan::kernel_csv::{Corruption, MAX_COLUMNS, MAX_RECORD_BYTES};
 
 /// One finding for a file (or directory) that could not be opened.
 pub(super) fn file_problem(ctx: &mut Ctx<'_>, path: &Path, problem: &FileProblem) {

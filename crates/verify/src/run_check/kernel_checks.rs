@@ -6,10 +6,10 @@ use super::file_findings::csv_corrupt;
 use super::{Ctx, disp};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::kernel_csv::{self, KernelScan};
-use crate::probe::Opened;
-use crate::profiler_info::{Level, ProfilerInfo, RecordedSchedule};
 use crate::report::KernelSummary;
+use npuprof_runs::probe::Opened;
+use npuprof_runs::profiler_info::{Level, ProfilerInfo, RecordedSchedule};
+use npuprof_scan::kernel_csv::{self, KernelScan};
 
 /// The fix for a minimal header when Level0 was (or may have been) recorded.
 const RAISE_LEVEL_FIX: &str = "pass experimental_config=torch_npu.profiler._ExperimentalConfig(profiler_level=torch_npu.profiler.ProfilerLevel.Level1, aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization) to torch_npu.profiler.profile(...) and re-run";

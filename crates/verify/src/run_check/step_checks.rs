@@ -5,9 +5,9 @@ use std::path::Path;
 
 use super::{Ctx, describe_schedule, disp};
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::kernel_csv::{KernelScan, StepTraceRow};
-use crate::profiler_info::RecordedSchedule;
 use crate::report::StepsSummary;
+use npuprof_runs::profiler_info::RecordedSchedule;
+use npuprof_scan::kernel_csv::{KernelScan, StepTraceRow};
 use npuprof_schedule::{RECORDED_STEPS_LIMIT, Schedule};
 
 fn median(values: &mut [f64]) -> Option<f64> {

@@ -5,10 +5,10 @@ use std::path::Path;
 use super::{Ctx, disp};
 use crate::Progress;
 use crate::finding::{Code, Evidence, Finding, Severity};
-use crate::probe::Opened;
-use crate::profiler_info::{Level, ProfilerInfo};
 use crate::report::TraceSummary;
-use crate::trace_scan::{TraceScan, TraceScanner, TraceState};
+use npuprof_runs::probe::Opened;
+use npuprof_runs::profiler_info::{Level, ProfilerInfo};
+use npuprof_scan::trace_scan::{TraceScan, TraceScanner, TraceState};
 
 fn state_name(state: &TraceState) -> &'static str {
     match state {

@@ -4,13 +4,13 @@
 use std::io::{Seek, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use npuprof_verify::kernel_csv::{KernelScan, scan_kernel_details, scan_kernel_file_in_segments};
+use npuprof_scan::kernel_csv::{KernelScan, scan_kernel_details, scan_kernel_file_in_segments};
 
-/// The real rank-0 file of the vendored Level1 run (CRLF, 46 columns, quoted shapes).
+/// The real rank-0 file of the Level1 run vendored in verify's test data (CRLF, 46 columns, quoted shapes).
 fn real_csv() -> Vec<u8> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/runs/msinsight-text-level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
+        "/../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv"
     );
     std::fs::read(path).expect("vendored kernel_details.csv")
 }

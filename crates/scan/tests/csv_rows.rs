@@ -6,7 +6,7 @@
 
 use proptest::prelude::*;
 
-use npuprof_verify::csv_rows::{CsvEngine, CsvError, CsvRows};
+use npuprof_scan::csv_rows::{CsvEngine, CsvError, CsvRows};
 
 /// A record as compared: fields, line, byte offset.
 type Rec = (Vec<Vec<u8>>, u64, u64);

@@ -9,6 +9,14 @@ use std::path::Path;
 
 use serde::Serialize;
 
+/// torch_npu treats a JSON file over this size as empty.
+pub const JSON_CAP: u64 = 10 << 30;
+/// torch_npu treats a CSV file over this size as empty.
+pub const CSV_CAP: u64 = 5 << 30;
+/// The largest profiler_info / profiler_metadata read (real ones are a few KiB; parsed into a
+/// JSON tree, 1 MiB stays within a few tens of MB whatever it holds).
+pub const SMALL_JSON_CAP: u64 = 1 << 20;
+
 /// How many leading bytes [`open_regular`] keeps for recognising special contents.
 pub const SNIFF_BYTES: usize = 512;
 
