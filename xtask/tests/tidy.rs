@@ -349,3 +349,29 @@ fn unsafe_is_allowed_only_in_the_listed_modules() {
         );
     }
 }
+
+#[test]
+fn one_severity_is_defined() {
+    let root = workspace();
+    let defining: Vec<String> = ["crates", "xtask"]
+        .iter()
+        .flat_map(|dir| rust_files(&root.join(dir)))
+        .filter(|f| {
+            non_test_source(f).lines().any(|l| {
+                l.trim_start().starts_with("pub enum Severity")
+                    || l.trim_start().starts_with("enum Severity")
+            })
+        })
+        .map(|f| {
+            f.strip_prefix(&root)
+                .expect("in the workspace")
+                .to_string_lossy()
+                .replace('\\', "/")
+        })
+        .collect();
+    assert_eq!(
+        defining,
+        ["crates/severity/src/lib.rs"],
+        "Severity is defined once, in npuprof-severity (others re-export it)"
+    );
+}

@@ -1,7 +1,7 @@
 //! The advice codes: one definition each (code, severity, title, meaning, next action), as
 //! data. The README's advise table is checked against [`Code::ALL`].
 
-use npuprof_verify::finding::Severity;
+use npuprof_severity::Severity;
 use serde::Serialize;
 
 /// What one advice code is.

@@ -1,6 +1,6 @@
 //! A finding: what is wrong, the evidence, the time at stake and what to do.
 
-use npuprof_verify::finding::Severity;
+use npuprof_severity::Severity;
 use serde::Serialize;
 
 use crate::codes::Code;

@@ -5,28 +5,9 @@
 
 use serde::Serialize;
 
-/// How bad a finding is. Only [`Severity::Error`] makes `npuprof lint` exit 1.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Worth knowing; the profile is still usable.
-    Info,
-    /// The profile will be produced but lacks something or is distorted.
-    Warning,
-    /// The profile will be missing or incomplete.
-    Error,
-}
-
-impl Severity {
-    /// The lowercase name used in output (`info`, `warning`, `error`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
+/// How bad a finding is (the one definition, npuprof-severity's). Only [`Severity::Error`]
+/// makes `npuprof lint` exit 1.
+pub use npuprof_severity::Severity;
 
 /// One row of the registry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -74,24 +74,9 @@ pub struct Probe {
     pub error: Option<String>,
 }
 
-/// How serious a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Output here is expected to fail.
-    Error,
-    /// A risk worth knowing.
-    Warning,
-}
-
-impl std::fmt::Display for Severity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-        })
-    }
-}
+/// How serious a problem is (the one definition, npuprof-severity's): an error means output here
+/// is expected to fail, a warning is a risk worth knowing; pre-flight reports no `info`.
+pub use npuprof_severity::Severity;
 
 /// Stable identifiers of the problems.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -2,28 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How bad a finding is. Exit code 1 when any finding is an error.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The profile is unusable or incomplete.
-    Error,
-    /// The profile is usable but something is suspicious.
-    Warning,
-    /// A fact worth knowing, or an expectation that could not be checked.
-    Info,
-}
-
-impl Severity {
-    /// Lower-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Error => "error",
-            Severity::Warning => "warning",
-            Severity::Info => "info",
-        }
-    }
-}
+/// How bad a finding is (the one definition, npuprof-severity's). Exit code 1 when any finding
+/// is an error.
+pub use npuprof_severity::Severity;
 
 /// One code's entry in the registry: what [`Code::info`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
