@@ -199,6 +199,9 @@ pub fn collect(
     if journal::status(repo)?.is_some() {
         return Err(Stop::AlreadyChanged(repo.to_path_buf()).into());
     }
+    let layout = &npuprof_repository::definitions_for(repo)
+        .map_err(npuprof_repository::TargetError::from)?
+        .layout;
     let mut run = Run {
         request,
         launcher,
@@ -206,10 +209,7 @@ pub fn collect(
         interrupt,
         report: CollectReport {
             repo: repo.display().to_string(),
-            config: format!(
-                "models/{}/config/{}",
-                request.target.model, request.target.yaml
-            ),
+            config: layout.config_path(request.target.model, request.target.yaml),
             model: request.target.model.to_owned(),
             ..CollectReport::default()
         },
@@ -292,6 +292,8 @@ impl Run<'_, '_> {
         let relocated = npuprof_relocate::relocate(&npuprof_relocate::RelocateRequest {
             repo: target.repo.clone(),
             model: target.model.clone(),
+            // The directory this run's results land in, as resolved.
+            output: Some(target.results.res_dir.clone()),
             to: None,
             dry_run: false,
         })?;
