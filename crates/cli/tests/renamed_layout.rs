@@ -103,10 +103,15 @@ fn pair() -> Pair {
 
 /// Runs npuprof in `cwd` with the fork's definition loaded.
 fn npuprof(cwd: &Path, args: &[&str]) -> Output {
+    npuprof_with(&definition(), cwd, args)
+}
+
+/// Runs npuprof in `cwd` with the definition file `definitions` loaded.
+fn npuprof_with(definitions: &Path, cwd: &Path, args: &[&str]) -> Output {
     Command::new(get_cargo_bin("npuprof"))
         .args(args)
         .current_dir(cwd)
-        .env("NPUPROF_DEFINITIONS", definition())
+        .env("NPUPROF_DEFINITIONS", definitions)
         .env_remove("CI")
         .output()
         .unwrap()
@@ -332,18 +337,17 @@ fn a_broken_definition_file_is_refused_naming_the_file_and_key() {
         .unwrap()
         .replace("  configs: yamls\n", "");
     fs::write(&bad, text_).unwrap();
-    let output = Command::new(get_cargo_bin("npuprof"))
-        .args([
+    let output = npuprof_with(
+        &bad,
+        &pair.fork,
+        &[
             "route",
             "--model",
             "deepseek-mini",
             "--yaml",
             "decode_mtp.yaml",
-        ])
-        .current_dir(&pair.fork)
-        .env("NPUPROF_DEFINITIONS", &bad)
-        .output()
-        .unwrap();
+        ],
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(

@@ -329,6 +329,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_output_directory_is_the_resolved_one_else_the_layouts() {
+        let repo = tempfile::tempdir().unwrap();
+        let local = tempfile::tempdir().unwrap();
+        fs::create_dir_all(repo.path().join("models/m/config")).unwrap();
+        fs::create_dir_all(repo.path().join("models/m/elsewhere/20260101")).unwrap();
+        let request = |output: Option<&str>| RelocateRequest {
+            repo: repo.path().to_path_buf(),
+            model: "m".to_owned(),
+            output: output.map(str::to_owned),
+            to: Some(local.path().join("target")),
+            dry_run: true,
+        };
+        let resolved = relocate(&request(Some("models/m/elsewhere"))).unwrap();
+        assert_eq!(resolved.res, Path::new("models/m/elsewhere"));
+        let moved = resolved
+            .actions
+            .iter()
+            .find(|a| a.action == ActionKind::MoveAside)
+            .expect("the resolved directory is moved aside");
+        assert!(
+            moved.to.as_ref().is_some_and(|to| to
+                .to_string_lossy()
+                .contains("models/m/elsewhere.npuprof-moved-")),
+            "{moved:?}"
+        );
+        let default = relocate(&request(None)).unwrap();
+        assert_eq!(default.res, Path::new("models/m/res"));
+        assert_eq!(default.layout.kind, LayoutKind::Missing);
+    }
+
+    #[test]
     fn a_taken_name_gets_the_first_free_counter() {
         let dir = tempfile::tempdir().unwrap();
         let base = dir.path().join("res.npuprof-moved-20261201T120000Z");

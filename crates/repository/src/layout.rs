@@ -2,6 +2,7 @@
 //! the root is recognised and how a run is launched. Every path npuprof builds in a repository
 //! comes from here (a tidy test keeps layout literals out of the code).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -42,6 +43,9 @@ pub struct LauncherLayout {
     pub offline: Vec<String>,
     /// What names an online run's config (`{yaml}`).
     pub online: OnlineArgs,
+    /// Environment variables the launch sets (`{model}` is filled in).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
 }
 
 /// Where things are in a repository of one kind.
@@ -114,6 +118,16 @@ impl Layout {
         }
         if !self.output.contains("{model_dir}") || self.output.split('/').any(|c| c == "..") {
             return bad("output", "must contain {model_dir} and no `..`");
+        }
+        let env_name = |k: &str| {
+            k.bytes().next().is_some_and(|b| !b.is_ascii_digit())
+                && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        };
+        if let Some(bad_name) = self.launcher.env.keys().find(|k| !env_name(k)) {
+            return Err((
+                format!("layout.launcher.env.{bad_name}"),
+                "is not an environment variable name".to_owned(),
+            ));
         }
         let names_yaml = |args: &[String]| args.iter().any(|a| a.contains("{yaml}"));
         if !names_yaml(&self.launcher.offline) {
@@ -194,6 +208,15 @@ impl Layout {
         cwd.replace("{model_dir}", &self.model_dir(model))
     }
 
+    /// The environment the launch of `model` sets.
+    pub fn launch_env(&self, model: &str) -> BTreeMap<String, String> {
+        self.launcher
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.replace("{model}", model)))
+            .collect()
+    }
+
     /// The launch command from `cwd`: the script reached from there, the model and the run
     /// config's arguments (`role`: an online run's PD role).
     pub fn launch_argv(
@@ -269,7 +292,38 @@ impl Layout {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use crate::Definitions;
+    use crate::resolve::Launch;
+
+    #[test]
+    fn the_launch_sets_the_definitions_environment() {
+        let text = crate::catalog::BUILTIN[0].1.replace(
+            "    offline: [--yaml",
+            "    env: { ASCEND_LOG: \"{model} log\" }\n    offline: [--yaml",
+        );
+        let layout = Definitions::parse(&text).unwrap().layout;
+        let env = layout.launch_env("m");
+        assert_eq!(
+            env,
+            BTreeMap::from([("ASCEND_LOG".to_owned(), "m log".to_owned())])
+        );
+        let launch = Launch {
+            cwd: "models/m".to_owned(),
+            argv: vec!["bash".to_owned(), "x.sh".to_owned()],
+            env,
+        };
+        assert_eq!(
+            launch.command_line(),
+            "cd models/m && ASCEND_LOG='m log' bash x.sh"
+        );
+        let bad = text.replace("ASCEND_LOG", "1X");
+        assert_eq!(
+            Definitions::parse(&bad).unwrap_err().0,
+            "layout.launcher.env.1X"
+        );
+    }
 
     #[test]
     fn a_config_path_is_split_at_the_last_models_config_pair() {

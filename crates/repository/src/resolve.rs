@@ -83,12 +83,20 @@ pub struct Launch {
     pub cwd: String,
     /// The command.
     pub argv: Vec<String>,
+    /// Environment variables it sets (left out of the JSON when there are none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 impl Launch {
-    /// The command as a person types it from the repository root (`cd DIR && ...`).
+    /// The command as a person types it from the repository root (`cd DIR && K=V ...`).
     pub fn command_line(&self) -> String {
-        let line = crate::shell::join(&self.argv);
+        let assignments = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", crate::shell::quote(v)))
+            .collect::<String>();
+        let line = format!("{assignments}{}", crate::shell::join(&self.argv));
         if self.cwd == "." {
             line
         } else {
@@ -676,7 +684,8 @@ fn launch(
         RunMode::Online { role } => Some(role.name()),
     };
     let argv = layout.launch_argv(&cwd, request.model, request.yaml, role);
-    Launch { cwd, argv }
+    let env = layout.launch_env(request.model);
+    Launch { cwd, argv, env }
 }
 
 /// Another config of the model whose results share `case`'s directory.

@@ -11,6 +11,7 @@ mod launch;
 mod outputs;
 mod report;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -312,16 +313,18 @@ impl Run<'_, '_> {
     /// The launch: the request's command from the repository, else the target's own from its
     /// directory; its whole output goes to `log`.
     fn launch_of(&self, target: &Target, log: PathBuf) -> Launch {
-        let (cwd, argv) = match &self.request.launch {
-            Some(argv) => (target.repo.clone(), argv.clone()),
+        let (cwd, argv, env) = match &self.request.launch {
+            Some(argv) => (target.repo.clone(), argv.clone(), BTreeMap::new()),
             None => (
                 target.repo.join(&target.launch.cwd),
                 target.launch.argv.clone(),
+                target.launch.env.clone(),
             ),
         };
         Launch {
             argv,
             cwd,
+            env,
             timeout: self.request.timeout,
             log: Some(log),
         }
