@@ -179,8 +179,8 @@ fn no_command_builds_another_commands_arguments() {
     );
 }
 
-/// Names one repository uses for its profiler, keys and classes: they live in the target
-/// definitions (`crates/repository/src/definitions.yaml`), never as literals elsewhere.
+/// Names one repository uses for its profiler, keys and classes: they live in the repository
+/// definitions (`crates/repository/definitions/*.yaml`), never as literals elsewhere.
 const TARGET_NAMES: &[&str] = &[
     "create_profiler",
     "define_profiler",
@@ -215,6 +215,133 @@ fn no_target_name_literal_outside_the_target_definitions() {
         "target names as literals outside crates/repository:\n{}",
         offences.join("\n")
     );
+}
+
+/// Path segments and scripts of a repository's layout: they live in the definitions' `layout`
+/// (`crates/repository/definitions/*.yaml`), read through `npuprof_repository::layout`. A string
+/// literal in code (not tests, not comments) that is or holds one of these is an offence;
+/// `join("config")` is one wherever it stands.
+const LAYOUT_LITERALS: &[&str] = &[
+    "\"models\"",
+    "\"res\"",
+    "join(\"config\")",
+    "models/",
+    "/config/",
+    "/res/",
+    "function.sh",
+    "infer.sh",
+    "executor/scripts",
+];
+
+/// Files allowed layout literals, each with its reason.
+const LAYOUT_LITERAL_ALLOWED: &[(&str, &str)] = &[
+    (
+        "crates/cli/src/examples.rs",
+        "the help's worked examples are commands on the bundled examples/recipes-mini, checked by \
+         help_examples.rs: text for people, not paths npuprof builds",
+    ),
+    (
+        "crates/cli/src/failure.rs",
+        "a static hint about verify's input (a result directory), which verify discovers itself \
+         (see the next entry)",
+    ),
+    (
+        "crates/verify/src/profiler_info.rs",
+        "`/config/common_config` is a JSON pointer into torch_npu's profiler_info.json, not a \
+         repository path",
+    ),
+    (
+        "crates/verify/src/discover.rs",
+        "verify finds a result directory's repository by the recipes layout; verify is being \
+         split (issue 29) and was outside the layout change's scope: move it onto \
+         npuprof_repository::layout with that split",
+    ),
+];
+
+/// The string literals of some code, each with its quotes (a `'"'` character literal is not a
+/// quote).
+fn string_literals(code: &str) -> Vec<String> {
+    let code = code.replace("'\"'", "'_'");
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    let mut escaped = false;
+    for c in code.chars() {
+        match current.as_mut() {
+            None if c == '"' => current = Some(String::from('"')),
+            None => {}
+            Some(literal) => {
+                literal.push(c);
+                if c == '"' && !escaped {
+                    out.extend(current.take());
+                }
+                escaped = c == '\\' && !escaped;
+            }
+        }
+    }
+    out
+}
+
+/// The layout literals `code` holds.
+fn layout_literals(code: &str) -> Vec<String> {
+    let literals = string_literals(code);
+    LAYOUT_LITERALS
+        .iter()
+        .filter(|pattern| {
+            if pattern.starts_with("join(") {
+                code.contains(*pattern)
+            } else if pattern.starts_with('"') {
+                literals.iter().any(|l| l == *pattern)
+            } else {
+                literals.iter().any(|l| l.contains(*pattern))
+            }
+        })
+        .map(|p| (*p).to_owned())
+        .collect()
+}
+
+#[test]
+fn no_layout_literal_outside_the_repository_definitions() {
+    let root = workspace();
+    let mut offences = Vec::new();
+    for dir in crates() {
+        for file in rust_files(&dir.join("src")) {
+            let rel = file
+                .strip_prefix(&root)
+                .expect("in the workspace")
+                .to_string_lossy()
+                .replace('\\', "/");
+            if LAYOUT_LITERAL_ALLOWED.iter().any(|(f, _)| *f == rel) {
+                continue;
+            }
+            for literal in layout_literals(&non_test_source(&file)) {
+                offences.push(format!("{rel}: {literal}"));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "repository layout literals outside crates/repository/definitions (read them from the \
+         definition's layout):\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn every_layout_literal_allowance_is_needed() {
+    for (file, _) in LAYOUT_LITERAL_ALLOWED {
+        assert!(
+            !layout_literals(&non_test_source(&workspace().join(file))).is_empty(),
+            "{file} is allowed layout literals but holds none: drop it from the list"
+        );
+    }
+}
+
+#[test]
+fn the_layout_literal_check_reads_string_literals() {
+    let code =
+        r#"let a = repo.join("models"); let q = '"'; let b = format!("x \"models/\" {}", 1);"#;
+    assert_eq!(layout_literals(code), ["\"models\"", "models/"]);
+    assert!(layout_literals(r#"let models = "model_config"; // models/"#).is_empty());
 }
 
 #[test]
@@ -301,8 +428,10 @@ fn architecture_md_line_counts_are_true() {
 #[test]
 fn readme_families_table_names_every_definition() {
     let readme = fs::read_to_string(workspace().join("README.md")).expect("README.md");
-    let defs = fs::read_to_string(workspace().join("crates/repository/src/definitions.yaml"))
-        .expect("definitions");
+    let mut defs = String::new();
+    for entry in fs::read_dir(workspace().join("crates/repository/definitions")).expect("dir") {
+        defs.push_str(&fs::read_to_string(entry.expect("entry").path()).expect("definition"));
+    }
     for line in defs.lines() {
         let Some(model) = line.trim().strip_prefix("- model: ") else {
             continue;

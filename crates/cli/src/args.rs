@@ -6,6 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use npuprof_patch::target::{PatchRequest, TokenBudget};
+use npuprof_repository::layout::Layout;
 use npuprof_repository::results::Results;
 use npuprof_repository::{PdRole, Request, RunMode, Target};
 use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
@@ -92,12 +93,23 @@ impl TargetArgs {
                 .with_context(|| format!("cannot open the repository `{}`", repo.display())),
             None => {
                 let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                let config_dir = self
+                let holding_config = match self
                     .config
                     .as_ref()
                     .and_then(|config| config.canonicalize().ok())
-                    .and_then(|config| config.parent().and_then(find_root));
-                Ok(config_dir.or_else(|| find_root(&cwd)).unwrap_or(cwd))
+                {
+                    Some(config) => config
+                        .parent()
+                        .map(npuprof_repository::find_root)
+                        .transpose()?
+                        .flatten(),
+                    None => None,
+                };
+                let root = match holding_config {
+                    Some(root) => Some(root),
+                    None => npuprof_repository::find_root(&cwd)?,
+                };
+                Ok(root.unwrap_or(cwd))
             }
         }
     }
@@ -107,9 +119,13 @@ impl TargetArgs {
         match (&self.model, &self.yaml, &self.config) {
             (Some(model), Some(yaml), None) => Ok((model.clone(), yaml.clone())),
             (None, None, Some(config)) => split_config(repo, config),
-            _ => bail!(
-                "name the run config: --model M --yaml FILE, or --config models/M/config/FILE"
-            ),
+            _ => {
+                let layout = &npuprof_repository::definitions_for(repo)?.layout;
+                bail!(
+                    "name the run config: --model M --yaml FILE, or --config {}/FILE",
+                    layout.config_dir("M")
+                )
+            }
         }
     }
 
@@ -153,16 +169,6 @@ impl TargetArgs {
     }
 }
 
-/// The nearest directory at or above `start` that holds `.npuprof/`, or `executor/` and
-/// `models/` (the recipes layout).
-pub fn find_root(start: &Path) -> Option<PathBuf> {
-    start.ancestors().find_map(|dir| {
-        let marked = dir.join(".npuprof").is_dir()
-            || (dir.join("executor").is_dir() && dir.join("models").is_dir());
-        marked.then(|| dir.to_path_buf())
-    })
-}
-
 /// `models/<M>/config/<FILE>` → `(M, FILE)`; the path is taken from the current directory, else
 /// from the repository.
 fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> {
@@ -175,8 +181,9 @@ fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> 
     let abs = path
         .canonicalize()
         .with_context(|| format!("cannot open the run config `{}`", config.display()))?;
+    let layout = &npuprof_repository::definitions_for(repo)?.layout;
     if abs.is_dir() {
-        return Err(config_is_a_directory(config, &abs).into());
+        return Err(config_is_a_directory(config, &abs, layout).into());
     }
     let rel = abs.strip_prefix(repo).map_err(|_| {
         anyhow::anyhow!(
@@ -192,13 +199,16 @@ fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> 
             _ => None,
         })
         .collect();
-    match parts.as_slice() {
-        ["models", model, "config", rest @ ..] if !rest.is_empty() => {
-            Ok(((*model).to_owned(), rest.join("/")))
+    let rel_text = parts.join("/");
+    match layout.place_of(&rel_text) {
+        Some(place) if place.prefix.is_empty() => {
+            Ok((place.model.to_owned(), place.yaml.to_owned()))
         }
         _ => bail!(
-            "the run config `{}` is not under models/<model>/config/ (use --model and --yaml)",
-            rel.display()
+            "the run config `{}` is not under {}/<model>/{}/ (use --model and --yaml)",
+            rel.display(),
+            layout.models,
+            layout.configs
         ),
     }
 }
@@ -209,18 +219,20 @@ const NEARBY_LIMIT: usize = 4096;
 /// The hint for a `--model` that is not under the repository's models/: `--repo`, with the
 /// directories up to two levels below the current one that hold `models/<model>`.
 pub fn missing_model_hint(model: &str) -> String {
-    let found = std::env::current_dir()
-        .map(|cwd| nearby_repositories(&cwd, model))
-        .unwrap_or_default();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let found = nearby_repositories(&cwd, model);
+    let model_dir = npuprof_repository::definitions_for(&cwd)
+        .map(|d| d.layout.model_dir(model))
+        .unwrap_or_else(|_| model.to_owned());
     if found.is_empty() {
         format!(
-            "pass --repo DIR, the repository that holds models/{model} (no directory up to two \
+            "pass --repo DIR, the repository that holds {model_dir} (no directory up to two \
              levels below the current one holds it)"
         )
     } else {
         let list: Vec<String> = found.iter().map(|dir| format!("--repo {dir}")).collect();
         format!(
-            "pass --repo DIR, the repository that holds models/{model}; nearby: {}",
+            "pass --repo DIR, the repository that holds {model_dir}; nearby: {}",
             list.join(", ")
         )
     }
@@ -254,7 +266,10 @@ fn nearby_repositories(cwd: &Path, model: &str) -> Vec<String> {
     candidates
         .into_iter()
         .take(NEARBY_LIMIT)
-        .filter(|dir| dir.join("models").join(model).is_dir())
+        .filter(|dir| {
+            npuprof_repository::definitions_for(dir)
+                .is_ok_and(|d| dir.join(d.layout.model_dir(model)).is_dir())
+        })
         .filter_map(|dir| {
             dir.strip_prefix(cwd)
                 .ok()
@@ -264,7 +279,7 @@ fn nearby_repositories(cwd: &Path, model: &str) -> Vec<String> {
 }
 
 /// `--config` named a directory: say so, with the run configs directly in it.
-fn config_is_a_directory(config: &Path, dir: &Path) -> Failure {
+fn config_is_a_directory(config: &Path, dir: &Path, layout: &Layout) -> Failure {
     let mut yamls: Vec<String> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -282,7 +297,10 @@ fn config_is_a_directory(config: &Path, dir: &Path) -> Failure {
         ),
     );
     if yamls.is_empty() {
-        failure.with_hint("give one YAML file under models/<model>/config/")
+        failure.with_hint(format!(
+            "give one YAML file under {}/",
+            layout.config_dir("<model>")
+        ))
     } else {
         failure.with_hint(format!("give one YAML file in it: {}", yamls.join(", ")))
     }

@@ -193,6 +193,7 @@ fn route(err: &RouteError) -> Classified<'static> {
         RouteError::NotFound(_) => (ErrorCode::NotFound, Some(REPO_HINT)),
         RouteError::NotADirectory(_) => (ErrorCode::InvalidInput, Some(REPO_HINT)),
         RouteError::Unreadable { .. } => (ErrorCode::Io, None),
+        RouteError::Definitions(_) => (ErrorCode::InvalidInput, None),
     }
 }
 
@@ -308,6 +309,7 @@ fn target(err: &TargetError) -> Option<Classified<'static>> {
         TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
             Some((ErrorCode::NotFound, None))
         }
+        TargetError::Definitions(_) => Some((ErrorCode::InvalidInput, None)),
         _ => None,
     }
 }

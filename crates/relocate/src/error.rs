@@ -7,7 +7,7 @@ use std::path::PathBuf;
 pub enum RelocateError {
     /// The model name is not a plain directory name.
     #[error(
-        "`{0}` is not a model directory name (expected a name under `models/`, like `deepseek-mini`)"
+        "`{0}` is not a model directory name (expected a directory name, like `deepseek-mini`)"
     )]
     BadModel(String),
     /// `models/<model>` does not exist.
@@ -41,6 +41,9 @@ pub enum RelocateError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// A repository definition file cannot be used.
+    #[error(transparent)]
+    Definitions(#[from] npuprof_repository::DefinitionError),
     /// The journaled change failed.
     #[error(transparent)]
     Journal(#[from] npuprof_journal::JournalError),

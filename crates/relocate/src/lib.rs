@@ -1,5 +1,7 @@
-//! npuprof-relocate: point `models/<model>/res` at a local directory (the fix for output
-//! filesystems where torch_npu's parsers fail), revertibly, through the journal.
+//! npuprof-relocate: point a model's output directory (the resolved target's result directory,
+//! else the repository definition's output directory: `models/<model>/res` in
+//! cann-recipes-infer) at a local directory (the fix for output filesystems where torch_npu's
+//! parsers fail), revertibly, through the journal.
 //!
 //! [`relocate`] examines both locations (filesystem, owner, free space, symlinks, a real
 //! lock-and-rename probe that leaves nothing behind), refuses targets that cannot hold the output
@@ -27,10 +29,14 @@ pub use reparse::Reparse;
 /// What to relocate, and where.
 #[derive(Debug, Clone)]
 pub struct RelocateRequest {
-    /// The repository (cann-recipes layout: `models/<model>/res` is the output directory).
+    /// The repository.
     pub repo: PathBuf,
-    /// The model directory under `models/`.
+    /// The model directory (under the layout's models directory).
     pub model: String,
+    /// The output directory to move, relative to the repository: the resolved target's result
+    /// directory when a run config is known; `None`: the repository definition's output
+    /// directory of `model`.
+    pub output: Option<String>,
     /// The local directory to hold the output; relative to the working directory;
     /// `None`: `$TMPDIR/npuprof-res/<model>` (or a fresh sibling when that one is in use).
     pub to: Option<PathBuf>,
@@ -140,7 +146,8 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         .repo
         .canonicalize()
         .map_err(io_err("open the repository", &request.repo))?;
-    let model_dir = repo.join("models").join(&request.model);
+    let layout = &npuprof_repository::definitions_for(&repo)?.layout;
+    let model_dir = repo.join(layout.model_dir(&request.model));
     if !model_dir.is_dir() {
         return Err(RelocateError::NoModel {
             model: request.model.clone(),
@@ -154,7 +161,16 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     } else {
         Some(RepoLock::acquire(&repo)?)
     };
-    let res_rel = Path::new("models").join(&request.model).join("res");
+    let res_rel = PathBuf::from(
+        request
+            .output
+            .clone()
+            .unwrap_or_else(|| layout.output_dir(&request.model)),
+    );
+    let res_name = res_rel
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| RelocateError::BadLayout(res_rel.clone()))?;
     let res = repo.join(&res_rel);
     let layout = layout_of(&res)?;
     let chosen = target::choose(&repo, &res, request)?;
@@ -175,7 +191,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
     let move_aside = layout.kind != LayoutKind::Missing && !relink;
     let mut actions = Vec::new();
     let moved_rel = res_rel.with_file_name(format!(
-        "res.npuprof-moved-{}",
+        "{res_name}.npuprof-moved-{}",
         npuprof_journal::now_compact()
     ));
     let moved_rel = unique_path(&repo.join(&moved_rel))
@@ -311,6 +327,37 @@ fn read_mounts() -> std::io::Result<npuprof_runs::mounts::MountTable> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_output_directory_is_the_resolved_one_else_the_layouts() {
+        let repo = tempfile::tempdir().unwrap();
+        let local = tempfile::tempdir().unwrap();
+        fs::create_dir_all(repo.path().join("models/m/config")).unwrap();
+        fs::create_dir_all(repo.path().join("models/m/elsewhere/20260101")).unwrap();
+        let request = |output: Option<&str>| RelocateRequest {
+            repo: repo.path().to_path_buf(),
+            model: "m".to_owned(),
+            output: output.map(str::to_owned),
+            to: Some(local.path().join("target")),
+            dry_run: true,
+        };
+        let resolved = relocate(&request(Some("models/m/elsewhere"))).unwrap();
+        assert_eq!(resolved.res, Path::new("models/m/elsewhere"));
+        let moved = resolved
+            .actions
+            .iter()
+            .find(|a| a.action == ActionKind::MoveAside)
+            .expect("the resolved directory is moved aside");
+        assert!(
+            moved.to.as_ref().is_some_and(|to| to
+                .to_string_lossy()
+                .contains("models/m/elsewhere.npuprof-moved-")),
+            "{moved:?}"
+        );
+        let default = relocate(&request(None)).unwrap();
+        assert_eq!(default.res, Path::new("models/m/res"));
+        assert_eq!(default.layout.kind, LayoutKind::Missing);
+    }
 
     #[test]
     fn a_taken_name_gets_the_first_free_counter() {

@@ -1,9 +1,11 @@
-//! Target definitions as data (`definitions.yaml`, compiled in): one entry per repository shape
-//! and one per model whose profiling is switched by hand. Loaded and validated once.
-
-use std::sync::OnceLock;
+//! One repository definition as data (a file of `crates/repository/definitions/`, see
+//! [`crate::catalog`]): the layout, one entry per repository shape and one per model whose
+//! profiling is switched by hand. Loaded and validated once.
 
 use serde::{Deserialize, Serialize};
+
+use crate::catalog::{Catalog, Kind};
+use crate::layout::Layout;
 
 /// The profiling families of the real target (see the README's table).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -281,9 +283,15 @@ pub struct Markers {
     pub config_loaders: Vec<String>,
 }
 
-/// Every definition.
+/// One repository definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Definitions {
+    /// Stable identifier (definitions are keyed by it).
+    pub id: String,
+    /// What kind of repository it describes.
+    pub kind: Kind,
+    /// Where things are and how a run is launched.
+    pub layout: Layout,
     /// Names recognised by role in a repository scan.
     pub markers: Markers,
     /// Shapes npuprof can patch.
@@ -292,45 +300,58 @@ pub struct Definitions {
     pub manual: Vec<Manual>,
 }
 
-/// The definitions compiled into npuprof.
-pub const DEFINITIONS_YAML: &str = include_str!("definitions.yaml");
-
 impl Definitions {
-    /// The compiled-in definitions (parsed once; their validity is a test).
+    /// The compiled-in default definition (cann-recipes-infer).
     pub fn builtin() -> &'static Definitions {
-        static DEFINITIONS: OnceLock<Definitions> = OnceLock::new();
-        DEFINITIONS.get_or_init(|| {
-            Definitions::parse(DEFINITIONS_YAML)
-                .expect("the compiled-in definitions are valid (checked by a test)")
-        })
+        &Catalog::builtin().recipes()[0]
     }
 
-    /// Parses and validates definitions.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let definitions: Definitions = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
+    /// Parses and validates one definition; the error is `(key, message)`.
+    pub fn parse(text: &str) -> Result<Self, (String, String)> {
+        let definitions: Definitions = yaml_serde::from_str(text).map_err(|e| {
+            let text = e.to_string();
+            match text.split_once(": ") {
+                Some((key, rest)) if !key.contains(' ') => (key.to_owned(), rest.to_owned()),
+                _ => ("(file)".to_owned(), text),
+            }
+        })?;
         definitions.validate()?;
         Ok(definitions)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), (String, String)> {
+        self.layout.validate()?;
         let mut ids: Vec<&str> = self.shapes.iter().map(|s| s.id.as_str()).collect();
         ids.sort_unstable();
-        if ids.windows(2).any(|w| w[0] == w[1]) {
-            return Err("two shapes share an id".to_owned());
+        if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
+            return Err((
+                "shapes".to_owned(),
+                format!("two shapes share the id `{}`", w[0]),
+            ));
         }
-        for shape in &self.shapes {
+        for (i, shape) in self.shapes.iter().enumerate() {
+            let key = |k: &str| format!("shapes[{i}].{k}");
             if shape.factory_files.is_empty() {
-                return Err(format!("shape `{}` names no factory file", shape.id));
+                return Err((
+                    key("factory_files"),
+                    format!("shape `{}` names no factory file", shape.id),
+                ));
             }
             let keys = &shape.config;
             if keys.switch.is_empty() || keys.budget.is_empty() || keys.next_n.is_empty() {
-                return Err(format!("shape `{}` has an empty key path", shape.id));
+                return Err((
+                    key("config"),
+                    format!("shape `{}` has an empty key path", shape.id),
+                ));
             }
             let path = &shape.results.phase_path;
             if path != "from-call" && !path.contains("{phase}") {
-                return Err(format!(
-                    "shape `{}`: phase_path must contain {{phase}} or be from-call",
-                    shape.id
+                return Err((
+                    key("results.phase_path"),
+                    format!(
+                        "shape `{}`: phase_path must contain {{phase}} or be from-call",
+                        shape.id
+                    ),
                 ));
             }
         }
@@ -352,6 +373,8 @@ impl Definitions {
 mod tests {
     use super::*;
 
+    const DEFINITIONS_YAML: &str = crate::catalog::BUILTIN[0].1;
+
     #[test]
     fn builtin_definitions_parse_and_validate() {
         let d = Definitions::parse(DEFINITIONS_YAML).unwrap();
@@ -363,12 +386,11 @@ mod tests {
     #[test]
     fn invalid_definitions_are_refused() {
         let bad = DEFINITIONS_YAML.replace("phase_path: prof/{phase}", "phase_path: prof");
-        assert!(Definitions::parse(&bad).unwrap_err().contains("phase_path"));
+        let (key, message) = Definitions::parse(&bad).unwrap_err();
+        assert_eq!(key, "shapes[0].results.phase_path", "{message}");
         let dup = DEFINITIONS_YAML.replace("id: legacy-runner", "id: shared-engine");
-        assert!(
-            Definitions::parse(&dup)
-                .unwrap_err()
-                .contains("share an id")
-        );
+        let (key, message) = Definitions::parse(&dup).unwrap_err();
+        assert_eq!(key, "shapes");
+        assert!(message.contains("share the id"), "{message}");
     }
 }

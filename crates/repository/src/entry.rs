@@ -75,7 +75,7 @@ pub(crate) fn follow(
     config: &yaml_serde::Value,
     python_files: &[String],
 ) -> Result<Entry, TargetError> {
-    let rel = format!("models/{model}/infer.py");
+    let rel = definitions.layout.model_entry_path(model);
     let source = crate::resolve::read(repo, &rel)?;
     let tree = npuprof_syntax::parse(&source).ok_or_else(|| TargetError::PythonSyntax {
         path: rel.clone(),

@@ -6,14 +6,28 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum TargetError {
     /// The model directory does not exist.
-    #[error("no model `{model}` under models/ in `{repo}`{hint}")]
+    #[error("no model `{model}` under {models}/ in `{repo}`{hint}")]
     UnknownModel {
         /// The repository.
         repo: PathBuf,
+        /// The directory holding the models, relative to the repository.
+        models: String,
         /// The model asked for.
         model: String,
         /// `; did you mean …` or the list of models.
         hint: String,
+    },
+    /// The model has no run-config directory (and is not profiled by hand).
+    #[error("no model `{model}` with a {configs}/ directory under {models}/ in `{repo}`")]
+    NoConfigs {
+        /// The repository.
+        repo: PathBuf,
+        /// The model asked for.
+        model: String,
+        /// The directory holding the models, relative to the repository.
+        models: String,
+        /// The run-config directory's name under a model.
+        configs: String,
     },
     /// The run config does not exist.
     #[error("no run config `{path}`{hint}")]
@@ -23,15 +37,17 @@ pub enum TargetError {
         /// `; did you mean …` or the model's configs.
         hint: String,
     },
-    /// The run config lies outside `models/<m>/config/`: not one `infer.sh --yaml` runs.
+    /// The run config lies outside the model's run-config directory: not one the launcher's
+    /// `--yaml` runs.
     #[error(
-        "`{path}` is outside models/{model}/config/, so infer.sh --yaml does not run it{launchers}; npuprof resolves, plans and patches only run configs under config/{why}"
+        "`{path}` is outside {}/, so {} --yaml does not run it{launchers}; npuprof resolves, plans and patches only run configs under {}/{why}",
+        .places.config_dir, .places.launcher, .places.configs
     )]
     OutsideConfig {
         /// The config, relative to the repository (normalised).
         path: String,
-        /// The model.
-        model: String,
+        /// Where the layout keeps run configs and what launches them.
+        places: Box<ConfigPlaces>,
         /// ` (its own launcher: …)` when scripts sit beside it, else empty.
         launchers: String,
         /// `; …: decode never runs` when its budget buys no decode, else empty.
@@ -59,4 +75,18 @@ pub enum TargetError {
     /// The profiler code has a shape npuprof cannot use.
     #[error("{0}")]
     Shape(String),
+    /// A repository definition file cannot be used.
+    #[error(transparent)]
+    Definitions(#[from] crate::catalog::DefinitionError),
+}
+
+/// Where a repository's layout keeps a model's run configs, and what launches them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigPlaces {
+    /// The model's run-config directory, relative to the repository.
+    pub config_dir: String,
+    /// The launch script's file name.
+    pub launcher: String,
+    /// The run-config directory's name under a model.
+    pub configs: String,
 }

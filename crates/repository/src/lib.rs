@@ -3,16 +3,20 @@
 //! A [`Target`] says which launcher runs the model, which Python builds each phase's profiler
 //! (matched by structure, see [`python`]), where each window value lives, how a phase is switched
 //! off, the run config's key paths and values, the rule that turns the token budget into decode
-//! forwards, and where the results land. Repository shapes are data ([`definition`]); route
+//! forwards, and where the results land. Repositories are data ([`catalog`]: one definition per
+//! repository kind, each with its [`layout`] and shapes, see [`definition`]); route
 //! resolves a target, and plan, patch, collect, relocate and verify take it instead of literals.
 //!
 //! Reads files, never writes them, never prints.
 
 pub mod budget;
+pub mod catalog;
 pub mod config;
 pub mod definition;
 mod entry;
 mod error;
+pub mod layout;
+mod listing;
 pub mod manual;
 pub mod python;
 mod resolve;
@@ -20,8 +24,10 @@ pub mod results;
 pub mod yaml_blocks;
 
 pub use budget::Budget;
+pub use catalog::{Catalog, DefinitionError, definitions_for, find_root};
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};
-pub use error::TargetError;
+pub use error::{ConfigPlaces, TargetError};
+pub use listing::{ConfigEntry, ModelConfigs, model_configs};
 /// Shell quoting of printed commands (held in `npuprof-paths`, below every crate that prints one).
 pub use npuprof_paths::shell;
 pub use resolve::{

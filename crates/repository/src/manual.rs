@@ -23,6 +23,7 @@ pub fn launch(manual: &Manual, yaml: &str) -> Option<Launch> {
     manual.launch.as_ref().map(|l| Launch {
         cwd: fill(&l.cwd, stem),
         argv: l.argv.iter().map(|a| fill(a, stem)).collect(),
+        env: std::collections::BTreeMap::new(),
     })
 }
 

@@ -13,10 +13,10 @@ use crate::config::{self, RunConfig, dotted};
 use crate::definition::{
     BudgetRule, Definitions, Family, LauncherKind, ResultBase, Shape, SiteScope, Toggle,
 };
-use crate::error::TargetError;
+use crate::error::{ConfigPlaces, TargetError};
 use crate::manual;
 use crate::python::{self, Factory, Site};
-use crate::results::{Results, case_name};
+use crate::results::Results;
 
 /// How the run is launched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,12 +83,20 @@ pub struct Launch {
     pub cwd: String,
     /// The command.
     pub argv: Vec<String>,
+    /// Environment variables it sets (left out of the JSON when there are none).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 impl Launch {
-    /// The command as a person types it from the repository root (`cd DIR && ...`).
+    /// The command as a person types it from the repository root (`cd DIR && K=V ...`).
     pub fn command_line(&self) -> String {
-        let line = crate::shell::join(&self.argv);
+        let assignments = self
+            .env
+            .iter()
+            .map(|(k, v)| format!("{k}={} ", crate::shell::quote(v)))
+            .collect::<String>();
+        let line = format!("{assignments}{}", crate::shell::join(&self.argv));
         if self.cwd == "." {
             line
         } else {
@@ -247,7 +255,8 @@ pub fn config_view(
     mode: Option<RunMode>,
 ) -> Result<ConfigView, TargetError> {
     let mode = mode.unwrap_or_else(|| infer_mode(yaml));
-    let launcher = if repo.join("models").join(model).join("infer.py").is_file() {
+    let layout = &definitions.layout;
+    let launcher = if repo.join(layout.model_entry_path(model)).is_file() {
         LauncherKind::Model
     } else {
         LauncherKind::Shared
@@ -258,7 +267,7 @@ pub fn config_view(
                 .get(definitions.markers.switch_section.as_str())
                 .is_some() =>
         {
-            let files = python_files(repo, &format!("models/{model}"));
+            let files = python_files(definitions, repo, &layout.model_dir(model));
             let entry = crate::entry::follow(definitions, repo, model, value, &files)?;
             (entry.shape_launcher(), vec![entry.evidence().clone()])
         }
@@ -288,9 +297,9 @@ pub fn config_view(
     })
 }
 
-/// Resolves the target of `request` with the built-in definitions.
+/// Resolves the target of `request` with the definition of its repository.
 pub fn resolve(request: &Request<'_>) -> Result<Target, TargetError> {
-    resolve_with(Definitions::builtin(), request)
+    resolve_with(crate::catalog::definitions_for(request.repo)?, request)
 }
 
 /// File texts that stand in for the files on disk, by repository-relative path (`/`-separated):
@@ -304,7 +313,11 @@ pub fn resolve_over(request: &Request<'_>, overrides: &Overrides) -> Result<Targ
         repo: request.repo,
         overrides: Some(overrides),
     };
-    resolve_files(Definitions::builtin(), request, files)
+    resolve_files(
+        crate::catalog::definitions_for(request.repo)?,
+        request,
+        files,
+    )
 }
 
 /// The repository's files as resolution reads them: from disk, unless overridden.
@@ -330,7 +343,12 @@ pub fn locate_results(request: &Request<'_>) -> Result<Results, TargetError> {
         repo: request.repo,
         overrides: None,
     };
-    Ok(locate(Definitions::builtin(), request, files)?.results)
+    Ok(locate(
+        crate::catalog::definitions_for(request.repo)?,
+        request,
+        files,
+    )?
+    .results)
 }
 
 /// What a request resolves to without reading any Python.
@@ -350,17 +368,20 @@ fn locate(
     files: Files<'_>,
 ) -> Result<Located, TargetError> {
     let repo = request.repo;
-    let model_dir = repo.join("models").join(request.model);
+    let layout = &definitions.layout;
+    let model_dir = repo.join(layout.model_dir(request.model));
+    let config_dir = repo.join(layout.config_dir(request.model));
     if !model_dir.is_dir() {
         return Err(TargetError::UnknownModel {
             repo: repo.to_path_buf(),
+            models: layout.models.clone(),
             model: request.model.to_owned(),
-            hint: suggest(request.model, &list_models(repo)),
+            hint: suggest(request.model, &list_models(repo, &layout.models)),
         });
     }
-    let config_path = format!("models/{}/config/{}", request.model, request.yaml);
+    let config_path = layout.config_path(request.model, request.yaml);
     if !is_yaml_name(request.yaml) {
-        let configs = list_configs(&model_dir.join("config"));
+        let configs = list_configs(&config_dir);
         let hint = suggest(request.yaml, &configs);
         return Err(TargetError::UnknownConfig {
             path: config_path,
@@ -375,7 +396,7 @@ fn locate(
         Err(TargetError::Read { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             return Err(TargetError::UnknownConfig {
                 path: config_path,
-                hint: suggest(request.yaml, &list_configs(&model_dir.join("config"))),
+                hint: suggest(request.yaml, &list_configs(&config_dir)),
             });
         }
         Err(e) => return Err(e),
@@ -389,22 +410,21 @@ fn locate(
         &value,
         request.mode,
     )?;
-    let launch = launch(request, view.launcher, view.mode);
-    let case = case_name(&config::model_name(&value), request.yaml);
+    let launch = launch(definitions, request, view.launcher, view.mode);
+    let case = layout.case_name(&config::model_name(&value), request.yaml);
     let mut notes = view.notes.clone();
-    if let Some(other) = shared_case(&model_dir.join("config"), request.yaml, &case) {
+    if let Some(other) = shared_case(definitions, &config_dir, request.yaml, &case) {
         notes.push(format!(
-            "models/{}/config/{other} writes to the same result directory ({case}): the launcher drops the YAML's sub-folder",
-            request.model
+            "{} writes to the same result directory ({case}): the launcher drops the YAML's sub-folder",
+            layout.config_path(request.model, &other)
         ));
     }
     let res_dir = match view.shape.results.base {
-        ResultBase::WorkDir => format!("models/{}/res", request.model),
-        ResultBase::WorkingDir if launch.cwd == "." => "res".to_owned(),
-        ResultBase::WorkingDir => format!("{}/res", launch.cwd),
+        ResultBase::WorkDir => layout.model_results(request.model),
+        ResultBase::WorkingDir => layout.working_dir_results(&launch.cwd),
     };
     let role_prefix = match view.mode {
-        RunMode::Online { role } => Some(format!("{}_node", role.name())),
+        RunMode::Online { role } => Some(layout.role_prefix(role.name())),
         RunMode::Offline => None,
     };
     Ok(Located {
@@ -481,8 +501,13 @@ fn resolve_files(
                     results: manual::results(m, request.yaml),
                 }
             }
-            None => detect_toggle(files, request.model, &value, &mut evidence)
-                .unwrap_or_else(|| no_toggle(request.model, &shape.config.switch)),
+            None => detect_toggle(definitions, files, request.model, &value, &mut evidence)
+                .unwrap_or_else(|| {
+                    no_toggle(
+                        &definitions.layout.model_dir(request.model),
+                        &shape.config.switch,
+                    )
+                }),
         };
         return Ok(Target {
             repo: repo.to_path_buf(),
@@ -523,6 +548,7 @@ fn resolve_files(
         line: factory.line,
     });
     let phases = find_sites(
+        definitions,
         files,
         request.model,
         shape,
@@ -609,23 +635,29 @@ fn launcher_evidence(
     launcher: LauncherKind,
 ) -> Option<Evidence> {
     let markers = &definitions.markers;
+    let layout = &definitions.layout;
     let script = &markers.launcher_script;
     let text = files.read(script).ok()?;
     let (wanted, what) = match launcher {
         LauncherKind::Model => (
-            format!("models/{model}/infer.py"),
-            "the launcher runs the model's own infer.py, which exists",
+            layout.model_entry_path(model),
+            format!(
+                "the launcher runs the model's own {}, which exists",
+                layout.model_entry
+            ),
         ),
         LauncherKind::Shared => (
             markers.shared_entry.clone(),
-            "no models/<m>/infer.py: the launcher runs the shared engine",
+            format!(
+                "no {}/<m>/{}: the launcher runs the shared engine",
+                layout.models, layout.model_entry
+            ),
         ),
     };
-    let own_entry = |line: &str| line.contains("models/") && line.contains("/infer.py");
     let index = text.lines().position(|line| {
         !line.trim_start().starts_with('#')
             && match launcher {
-                LauncherKind::Model => own_entry(line),
+                LauncherKind::Model => layout.names_model_entry(line),
                 LauncherKind::Shared => line.contains(wanted.as_str()),
             }
     })?;
@@ -636,47 +668,33 @@ fn launcher_evidence(
     })
 }
 
-/// The shared launcher honours `--yaml`; a model with its own loop is launched from its
-/// directory so that its working-directory-relative results land in `models/<m>/res`.
-fn launch(request: &Request<'_>, launcher: LauncherKind, mode: RunMode) -> Launch {
-    let (cwd, script) = match launcher {
-        LauncherKind::Shared => (".".to_owned(), "executor/scripts/infer.sh".to_owned()),
-        LauncherKind::Model => (
-            format!("models/{}", request.model),
-            "../../executor/scripts/infer.sh".to_owned(),
-        ),
+/// The launch the definition's launcher template gives: a model with its own loop is launched
+/// from its launcher's working directory so that its working-directory-relative results land
+/// where the layout says.
+fn launch(
+    definitions: &Definitions,
+    request: &Request<'_>,
+    launcher: LauncherKind,
+    mode: RunMode,
+) -> Launch {
+    let layout = &definitions.layout;
+    let cwd = layout.launch_cwd(launcher, request.model);
+    let role = match mode {
+        RunMode::Offline => None,
+        RunMode::Online { role } => Some(role.name()),
     };
-    let mut argv = vec![
-        "bash".to_owned(),
-        script,
-        "--model".to_owned(),
-        request.model.to_owned(),
-    ];
-    match mode {
-        RunMode::Offline => argv.extend(["--yaml".to_owned(), request.yaml.to_owned()]),
-        RunMode::Online { role } => {
-            let flag = match role {
-                PdRole::Prefill => "--p-yaml-name",
-                PdRole::Decode => "--d-yaml-name",
-            };
-            argv.extend(
-                [
-                    "--mode",
-                    "online",
-                    "--pd-role",
-                    role.name(),
-                    flag,
-                    request.yaml,
-                ]
-                .map(str::to_owned),
-            );
-        }
-    }
-    Launch { cwd, argv }
+    let argv = layout.launch_argv(&cwd, request.model, request.yaml, role);
+    let env = layout.launch_env(request.model);
+    Launch { cwd, argv, env }
 }
 
 /// Another config of the model whose results share `case`'s directory.
-fn shared_case(config_dir: &Path, yaml: &str, case: &str) -> Option<String> {
+fn shared_case(
+    definitions: &Definitions,
+    config_dir: &Path,
+    yaml: &str,
+    case: &str,
+) -> Option<String> {
     let stem = |p: &str| {
         let base = p.rsplit('/').next().unwrap_or(p).to_owned();
         base.rsplit_once('.')
@@ -688,13 +706,16 @@ fn shared_case(config_dir: &Path, yaml: &str, case: &str) -> Option<String> {
             && std::fs::read_to_string(config_dir.join(other))
                 .ok()
                 .and_then(|t| config::parse_yaml(&t).ok())
-                .is_some_and(|v| case_name(&config::model_name(&v), other) == case)
+                .is_some_and(|v| {
+                    definitions.layout.case_name(&config::model_name(&v), other) == case
+                })
     })
 }
 
 /// A model without a settable switch: the toggle its scripts expose, found by structure (a
 /// flag the run config's `model_args` can carry, a command-line flag, an environment variable).
 fn detect_toggle(
+    definitions: &Definitions,
     files: Files<'_>,
     model: &str,
     config: &yaml_serde::Value,
@@ -703,7 +724,8 @@ fn detect_toggle(
     let model_args = config
         .get("model_args")
         .is_some_and(yaml_serde::Value::is_mapping);
-    for rel in python_files(files.repo, &format!("models/{model}")) {
+    let model_dir = definitions.layout.model_dir(model);
+    for rel in python_files(definitions, files.repo, &model_dir) {
         let Ok(source) = files.read(&rel) else {
             continue;
         };
@@ -761,14 +783,14 @@ fn detect_toggle(
     None
 }
 
-fn no_toggle(model: &str, switch: &[String]) -> ManualTarget {
+fn no_toggle(model_dir: &str, switch: &[String]) -> ManualTarget {
     ManualTarget {
         family: Family::Multimedia,
         toggle: Toggle::None,
         results: None,
         instruction: format!(
             "the run config has no {} section, so it belongs to another pipeline than the LLM \
-             engine, and no profiling switch was found in models/{model}; profile it with \
+             engine, and no profiling switch was found in {model_dir}; profile it with \
              `npuprof inject` on its entry script",
             switch.first().map_or("switch", String::as_str)
         ),
@@ -833,6 +855,7 @@ fn parse_checked(rel: &str, source: &str) -> Result<tree_sitter::Tree, TargetErr
 
 /// The phase calls: in the factory's files, or in the model's own loop when it has one.
 fn find_sites(
+    definitions: &Definitions,
     files: Files<'_>,
     model: &str,
     shape: &Shape,
@@ -842,7 +865,8 @@ fn find_sites(
 ) -> Result<Vec<PhaseTarget>, TargetError> {
     let mut found = Vec::new();
     if shape.sites == SiteScope::ModelDirElseFactoryFiles {
-        for rel in python_files(files.repo, &format!("models/{model}")) {
+        let model_dir = definitions.layout.model_dir(model);
+        for rel in python_files(definitions, files.repo, &model_dir) {
             let Ok(source) = files.read(&rel) else {
                 continue;
             };
@@ -900,7 +924,8 @@ fn find_sites(
 }
 
 /// The `.py` files under `dir` (relative to `repo`), sorted; result and hidden directories skipped.
-fn python_files(repo: &Path, dir: &str) -> Vec<String> {
+fn python_files(definitions: &Definitions, repo: &Path, dir: &str) -> Vec<String> {
+    let results = definitions.layout.results.as_str();
     let mut out = Vec::new();
     let mut stack = vec![dir.to_owned()];
     while let Some(rel) = stack.pop() {
@@ -913,10 +938,7 @@ fn python_files(repo: &Path, dir: &str) -> Vec<String> {
                 continue;
             };
             let child = format!("{rel}/{name}");
-            if kind.is_dir()
-                && !name.starts_with('.')
-                && !matches!(name.as_str(), "res" | "__pycache__")
-            {
+            if kind.is_dir() && !name.starts_with('.') && name != results && name != "__pycache__" {
                 stack.push(child);
             } else if kind.is_file() && name.ends_with(".py") {
                 out.push(child);
@@ -1018,8 +1040,8 @@ fn phase_path(shape: &Shape, site: &Site) -> String {
     }
 }
 
-fn list_models(repo: &Path) -> Vec<String> {
-    let mut out: Vec<String> = std::fs::read_dir(repo.join("models"))
+fn list_models(repo: &Path, models: &str) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(repo.join(models))
         .map(|e| {
             e.flatten()
                 .filter(|e| e.path().is_dir())
@@ -1065,7 +1087,9 @@ fn outside_config(
     files: Files<'_>,
     request: &Request<'_>,
 ) -> TargetError {
-    let mut parts: Vec<&str> = vec!["models", request.model, "config"];
+    let layout = &definitions.layout;
+    let config_dir = layout.config_dir(request.model);
+    let mut parts: Vec<&str> = config_dir.split('/').collect();
     for part in request.yaml.split('/') {
         match part {
             ".." => {
@@ -1112,7 +1136,17 @@ fn outside_config(
     };
     TargetError::OutsideConfig {
         path,
-        model: request.model.to_owned(),
+        places: Box::new(ConfigPlaces {
+            config_dir: config_dir.clone(),
+            launcher: layout
+                .launcher
+                .script
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+            configs: layout.configs.clone(),
+        }),
         launchers,
         why,
     }

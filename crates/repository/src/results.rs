@@ -1,6 +1,7 @@
-//! Where a run's results land: `<base>/res/<DATE>/<model_name>_<yaml stem>[/<role>_node<i>]`,
-//! each phase under its own sub-path, each rank in a `*_ascend_pt` directory. Named the way the
-//! launcher names them (the YAML's sub-folder is dropped; `model_name` is not the directory).
+//! Where a run's results land: `<base>/<results>/<DATE>/<case>[/<role prefix><i>]` (for
+//! cann-recipes-infer `res/<DATE>/<model_name>_<yaml stem>`, the layout's `case`), each phase
+//! under its own sub-path, each rank in a `*_ascend_pt` directory. Named the way the launcher
+//! names them (the YAML's sub-folder is dropped; `model_name` is not the directory).
 
 use std::path::{Path, PathBuf};
 
@@ -18,13 +19,6 @@ pub struct Results {
     pub role_prefix: Option<String>,
     /// Each profiled phase's sub-path of a result directory (`prof/decode`, `decode/prof`).
     pub phases: Vec<(Phase, String)>,
-}
-
-/// The case name the launcher gives a run: `<model_name>_<file stem>` (sub-folders dropped).
-pub fn case_name(model_name: &str, yaml: &str) -> String {
-    let base = yaml.rsplit('/').next().unwrap_or(yaml);
-    let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
-    format!("{model_name}_{stem}")
 }
 
 impl Results {
@@ -77,8 +71,12 @@ mod tests {
 
     #[test]
     fn the_case_drops_the_sub_folder_and_the_extension() {
-        assert_eq!(case_name("GLM-5.2", "ci_a3/x_mtp.yaml"), "GLM-5.2_x_mtp");
-        assert_eq!(case_name("None", "a.b.yml"), "None_a.b");
+        let layout = &crate::Definitions::builtin().layout;
+        assert_eq!(
+            layout.case_name("GLM-5.2", "ci_a3/x_mtp.yaml"),
+            "GLM-5.2_x_mtp"
+        );
+        assert_eq!(layout.case_name("None", "a.b.yml"), "None_a.b");
     }
 
     #[test]

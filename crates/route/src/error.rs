@@ -19,4 +19,7 @@ pub enum RouteError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A repository definition file cannot be used.
+    #[error(transparent)]
+    Definitions(#[from] npuprof_repository::DefinitionError),
 }

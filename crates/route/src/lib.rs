@@ -37,8 +37,10 @@ const MAX_ENTRY_CANDIDATES: usize = 5;
 /// Scans the repository at `root` and decides the route.
 ///
 /// Problems with single files (unreadable, not UTF-8, invalid YAML, symlink loops, too large)
-/// become warnings or skipped entries; only a `root` that is missing or not a directory fails.
+/// become warnings or skipped entries; only a `root` that is missing or not a directory (or an
+/// unusable definition file) fails.
 pub fn scan(root: &Path) -> Result<RouteReport, RouteError> {
+    npuprof_repository::Catalog::global()?;
     let meta = std::fs::metadata(root).map_err(|source| {
         if source.kind() == std::io::ErrorKind::NotFound {
             RouteError::NotFound(root.to_path_buf())

@@ -127,7 +127,10 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
         }
         None => Next::text(
             None,
-            "no run config with model_config.enable_profiler under models/*/config/".to_owned(),
+            format!(
+                "no run config with model_config.enable_profiler under {}",
+                crate::yaml_configs::configs_place(Path::new(root)).replace("<model>", "*")
+            ),
         ),
     }
 }

@@ -4,50 +4,41 @@
 
 use std::path::Path;
 
+use npuprof_repository::Catalog;
 use npuprof_repository::config::key_line;
+use npuprof_repository::layout::ConfigPlace;
 use yaml_serde::Value;
 
 use crate::report::{DecodeForwards, Evidence, EvidenceKind, Profilable, RunConfig};
 
-/// Whether `rel` (a `/`-separated path relative to the root) is
-/// `[<prefix>/]models/<model>/config/<file>` (the file may sit in a sub-folder); returns the model.
+/// The definitions a scan reads run configs with (checked by [`crate::scan`] before it walks).
+fn catalog() -> &'static Catalog {
+    Catalog::global().unwrap_or_else(|_| Catalog::builtin())
+}
+
+/// Whether `rel` (a `/`-separated path relative to the root) is a run config of some
+/// repository's layout (`[<prefix>/]models/<model>/config/<file>` for cann-recipes-infer; the
+/// file may sit in a sub-folder); returns the model.
 pub(crate) fn model_of(rel: &str) -> Option<&str> {
     split_config_path(rel).map(|c| c.model)
 }
 
-/// A run config's place: `<prefix>/models/<model>/config/<yaml>`.
-pub(crate) struct ConfigPlace<'a> {
-    /// The repository holding it, relative to the scanned root (empty for the root itself).
-    pub prefix: &'a str,
-    /// The model directory.
-    pub model: &'a str,
-    /// The path under `config/` (what `--yaml` takes).
-    pub yaml: &'a str,
+/// The place of a run config path in a repository's layout (the last match in the first
+/// definition that has one).
+pub(crate) fn split_config_path(rel: &str) -> Option<ConfigPlace<'_>> {
+    catalog().place_of(rel).map(|(place, _)| place)
 }
 
-/// The place of a `[<prefix>/]models/<model>/config/<yaml>` path (the last such match).
-pub(crate) fn split_config_path(rel: &str) -> Option<ConfigPlace<'_>> {
-    let mut offset = 0;
-    let mut found = None;
-    for part in rel.split('/') {
-        if part == "models" {
-            let rest = &rel[offset + part.len()..];
-            let mut pieces = rest.trim_start_matches('/').splitn(3, '/');
-            if let (Some(model), Some("config"), Some(yaml)) =
-                (pieces.next(), pieces.next(), pieces.next())
-                && !model.is_empty()
-                && !yaml.is_empty()
-            {
-                found = Some(ConfigPlace {
-                    prefix: rel[..offset].trim_end_matches('/'),
-                    model,
-                    yaml,
-                });
-            }
-        }
-        offset += part.len() + 1;
-    }
-    found
+/// Where the run configs of the repository at `root` live, as people read it
+/// (`models/<model>/config/`).
+pub(crate) fn configs_place(root: &Path) -> String {
+    format!("{}/", catalog().for_repo(root).layout.config_dir("<model>"))
+}
+
+/// The file name of the launch script of the repository at `root`.
+fn launcher_name(root: &Path) -> &'static str {
+    let script = &catalog().for_repo(root).layout.launcher.script;
+    script.rsplit('/').next().unwrap_or(script)
 }
 
 /// Whether a YAML file should be read as a run configuration: it sits in `models/*/config/`
@@ -70,7 +61,8 @@ pub(crate) struct ConfigRead {
 /// Reads one YAML file. Returns `None` for a YAML file outside `models/*/config/` that turns
 /// out to have no top-level `model_config`.
 pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
-    let place = split_config_path(rel);
+    let found = catalog().place_of(rel);
+    let place = found.map(|(place, _)| place);
     let model = place.as_ref().map(|p| p.model.to_owned());
     let value: Value = match npuprof_repository::config::parse_yaml(src) {
         Ok(value) => value,
@@ -113,9 +105,9 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
         return None;
     }
     // A config under config/ whose model the definitions cannot resolve keeps the reason.
-    let (view, view_error) = match place.as_ref().map(|p| {
+    let (view, view_error) = match found.map(|(p, definitions)| {
         npuprof_repository::config_view(
-            npuprof_repository::Definitions::builtin(),
+            definitions,
             &root.join(p.prefix),
             p.model,
             p.yaml,
@@ -161,15 +153,20 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
             (None, Some(e)) => (no(e), None),
             (None, None) if max_new_tokens.is_some_and(|n| n <= 1) => (
                 no(&format!(
-                    "not under models/<model>/config/ (its own launcher runs it, not infer.sh \
+                    "not under {} (its own launcher runs it, not {} \
                      --yaml): {} {} makes it a prefill benchmark, decode never runs",
+                    configs_place(root),
+                    launcher_name(root),
                     npuprof_repository::config::dotted(&keys.budget),
                     max_new_tokens.unwrap_or(0)
                 )),
                 None,
             ),
             (None, None) => (
-                no("not under models/<model>/config/: the model's budget rule is unknown"),
+                no(&format!(
+                    "not under {}: the model's budget rule is unknown",
+                    configs_place(root)
+                )),
                 None,
             ),
         }

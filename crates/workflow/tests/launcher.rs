@@ -1,6 +1,7 @@
 //! The process launcher on its own: output reaches the observer line by line, a timeout or an
 //! interrupt stops the whole process group, and a command that cannot start is an error.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -13,9 +14,32 @@ fn launch(script: &str, timeout: Option<Duration>) -> Launch {
     Launch {
         argv: vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()],
         cwd: PathBuf::from("."),
+        env: BTreeMap::new(),
         timeout,
         log: None,
     }
+}
+
+#[test]
+fn the_launch_sets_its_environment() {
+    let mut lines = Vec::new();
+    ProcessLauncher::new(|output| {
+        if let Output::Line(line) = output {
+            lines.push(line);
+        }
+    })
+    .launch(
+        &Launch {
+            env: BTreeMap::from([(
+                "NPUPROF_TEST_LAUNCH_ENV".to_owned(),
+                "set by the definition".to_owned(),
+            )]),
+            ..launch("echo \"$NPUPROF_TEST_LAUNCH_ENV\"", None)
+        },
+        &Interrupt::default(),
+    )
+    .expect("launch");
+    assert_eq!(lines, ["set by the definition"]);
 }
 
 /// Every line arrives, also the last ones written just before the command exits (run many
@@ -93,6 +117,7 @@ fn a_command_that_cannot_start_is_an_error() {
     let missing = Launch {
         argv: vec!["/nonexistent/npuprof-launch".to_owned()],
         cwd: PathBuf::from("."),
+        env: BTreeMap::new(),
         timeout: None,
         log: None,
     };

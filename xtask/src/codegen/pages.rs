@@ -349,14 +349,44 @@ fn json(root: &Path) -> Result<String, String> {
     Ok(out)
 }
 
-/// The repository definitions (`crates/repository/src/definitions.yaml`).
+/// The repository definitions (`crates/repository/definitions/*.yaml`).
 fn repositories() -> String {
+    let catalog = npuprof_repository::Catalog::builtin();
     let defs = npuprof_repository::Definitions::builtin();
     let mut out = format!("{GENERATED}\n\n# Repositories and model families\n\n");
     out.push_str(
-        "The repository shapes npuprof resolves (`crates/repository/src/definitions.yaml`: a new shape \
-         is a new entry there plus tests). Python is matched by structure; the file names are \
-         where the factory is searched.\n\n## Shapes (path A)\n\n\
+        "The repositories npuprof knows, one definition file each in \
+         `crates/repository/definitions/` (a new repository kind, or a fork with another layout, \
+         is a new file plus tests; more files load through the `NPUPROF_DEFINITIONS` path list, \
+         tried first). A repository uses the first definition whose root markers it holds. \
+         Python is matched by structure; the file names are where the factory is searched.\n\n\
+         ## Layouts\n\n\
+         | definition | kind | root markers | models | run configs | results | launcher | relocate moves |\n\
+         |---|---|---|---|---|---|---|---|\n",
+    );
+    for d in catalog.recipes() {
+        let layout = &d.layout;
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | `{}/<model>` | `{}/` | `{}/<YYYYMMDD>/{}` | `{}` | `{}` |",
+            d.id,
+            spelling(&d.kind),
+            layout
+                .root_markers
+                .iter()
+                .map(|m| format!("`{m}/`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            layout.models,
+            layout.config_dir("<model>"),
+            layout.results,
+            layout.case,
+            layout.launcher.script,
+            layout.output_dir("<model>"),
+        );
+    }
+    out.push_str(
+        "\n## Shapes (path A)\n\n\
          | shape | family | launcher | profiler factory in | switch | token budget (default) | results |\n\
          |---|---|---|---|---|---|---|\n",
     );
@@ -411,7 +441,7 @@ fn repositories() -> String {
     out
 }
 
-/// A value's serde spelling (the one `definitions.yaml` uses).
+/// A value's serde spelling (the one the definition files use).
 fn spelling<T: serde::Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,

@@ -49,6 +49,7 @@ impl Args {
         Ok(RelocateRequest {
             repo,
             model: self.model.clone(),
+            output: None,
             to: self.to.clone(),
             dry_run: self.dry_run,
         })

@@ -6,7 +6,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 use npuprof_repository::python::{Site, ValueSource, WindowField};
-use npuprof_repository::{Definitions, How, Target, config::dotted};
+use npuprof_repository::{ConfigEntry, How, ModelConfigs, Target, TargetError, config::dotted};
 use serde::Serialize;
 
 use crate::args::TargetArgs;
@@ -67,76 +67,61 @@ fn next_command(target: &Target) -> Option<String> {
 }
 
 fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
-    let dir = repo.join("models").join(model).join("config");
-    let manual = Definitions::builtin().manual(model);
-    if let Some(m) = manual.filter(|_| !dir.is_dir() && repo.join("models").join(model).is_dir()) {
-        // A standalone recipe without run configs: its real toggle, launch and results path,
-        // as the definitions say, with the lines of its files that show them.
-        let launch = npuprof_repository::manual::launch(m, "");
-        let results = npuprof_repository::manual::results(m, "");
-        let evidence = npuprof_repository::manual::evidence(m, |rel| {
-            std::fs::read_to_string(repo.join(rel)).ok()
-        });
-        if json {
-            print_json(&serde_json::json!({
-                "schema_version": SCHEMA_VERSION,
-                "model": model,
-                "family": m.family,
-                "toggle": m.toggle,
-                "instruction": m.instruction,
-                "launch": launch,
-                "results": results,
-                "evidence": evidence,
-                "notes": m.notes,
-                "configs": [],
-            }))?;
-        } else {
-            let mut s = format!(
-                "model {model}: no run configs (family {}, profiled by hand)\nprofiling: {} ({})\n",
-                m.family.letter(),
-                m.instruction,
-                m.toggle.name()
-            );
-            if let Some(l) = &launch {
-                let _ = writeln!(s, "launch:    {}", l.command_line());
+    let entries = match npuprof_repository::model_configs(repo, model) {
+        Ok(ModelConfigs::Configs(entries)) => entries,
+        Ok(ModelConfigs::Manual {
+            manual: m,
+            launch,
+            results,
+            evidence,
+        }) => {
+            // A standalone recipe without run configs: its real toggle, launch and results path,
+            // as the definitions say, with the lines of its files that show them.
+            if json {
+                print_json(&serde_json::json!({
+                    "schema_version": SCHEMA_VERSION,
+                    "model": model,
+                    "family": m.family,
+                    "toggle": m.toggle,
+                    "instruction": m.instruction,
+                    "launch": launch,
+                    "results": results,
+                    "evidence": evidence,
+                    "notes": m.notes,
+                    "configs": [],
+                }))?;
+            } else {
+                let mut s = format!(
+                    "model {model}: no run configs (family {}, profiled by hand)\nprofiling: {} ({})\n",
+                    m.family.letter(),
+                    m.instruction,
+                    m.toggle.name()
+                );
+                if let Some(l) = &launch {
+                    let _ = writeln!(s, "launch:    {}", l.command_line());
+                }
+                if let Some(r) = &results {
+                    let _ = writeln!(s, "results:   {r}");
+                }
+                for note in &m.notes {
+                    let _ = writeln!(s, "note:      {note}");
+                }
+                for e in &evidence {
+                    let _ = writeln!(s, "evidence:  {}:{} {}", e.path, e.line, e.what);
+                }
+                crate::output::stdout().write_all(s.as_bytes())?;
             }
-            if let Some(r) = &results {
-                let _ = writeln!(s, "results:   {r}");
-            }
-            for note in &m.notes {
-                let _ = writeln!(s, "note:      {note}");
-            }
-            for e in &evidence {
-                let _ = writeln!(s, "evidence:  {}:{} {}", e.path, e.line, e.what);
-            }
-            crate::output::stdout().write_all(s.as_bytes())?;
+            return Ok(Exit::Ok);
         }
-        return Ok(Exit::Ok);
-    }
-    if !dir.is_dir() {
-        return Err(Failure::new(
-            ErrorCode::NotFound,
-            format!(
-                "no model `{model}` with a config/ directory under models/ in `{}`",
-                repo.display()
-            ),
-        )
-        .with_hint(crate::args::missing_model_hint(model))
-        .into());
-    }
+        Err(e @ TargetError::NoConfigs { .. }) => {
+            return Err(Failure::new(ErrorCode::NotFound, e.to_string())
+                .with_hint(crate::args::missing_model_hint(model))
+                .into());
+        }
+        Err(e) => return Err(e.into()),
+    };
     let mut lines = Vec::new();
-    for yaml in npuprof_repository::list_configs(&dir) {
-        let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
-        let view = npuprof_repository::config::parse_yaml(&text).and_then(|value| {
-            npuprof_repository::config_view(
-                Definitions::builtin(),
-                repo,
-                model,
-                &yaml,
-                &value,
-                None,
-            )
-        });
+    for ConfigEntry { yaml, view } in entries {
         lines.push(match view {
             Ok(v) if v.config.has_switch_section => ConfigLine {
                 family: Some(v.shape.family),

@@ -4,6 +4,7 @@
 //! output is captured in fixed memory (`capture`) and reaches the caller line by line, as many
 //! lines per poll as can be shown.
 
+use std::collections::BTreeMap;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -62,6 +63,8 @@ pub struct Launch {
     pub argv: Vec<String>,
     /// Its working directory.
     pub cwd: PathBuf,
+    /// Environment variables set for it (on top of npuprof's own environment).
+    pub env: BTreeMap<String, String>,
     /// Stop it after this long.
     pub timeout: Option<Duration>,
     /// Where the whole output goes (created; `None`: kept only in memory, head and tail).
@@ -157,6 +160,7 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
         let mut child = Command::new(program)
             .args(args)
             .current_dir(&launch.cwd)
+            .envs(&launch.env)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -11,6 +11,7 @@ mod launch;
 mod outputs;
 mod report;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -199,6 +200,9 @@ pub fn collect(
     if journal::status(repo)?.is_some() {
         return Err(Stop::AlreadyChanged(repo.to_path_buf()).into());
     }
+    let layout = &npuprof_repository::definitions_for(repo)
+        .map_err(npuprof_repository::TargetError::from)?
+        .layout;
     let mut run = Run {
         request,
         launcher,
@@ -206,10 +210,7 @@ pub fn collect(
         interrupt,
         report: CollectReport {
             repo: repo.display().to_string(),
-            config: format!(
-                "models/{}/config/{}",
-                request.target.model, request.target.yaml
-            ),
+            config: layout.config_path(request.target.model, request.target.yaml),
             model: request.target.model.to_owned(),
             ..CollectReport::default()
         },
@@ -292,6 +293,8 @@ impl Run<'_, '_> {
         let relocated = npuprof_relocate::relocate(&npuprof_relocate::RelocateRequest {
             repo: target.repo.clone(),
             model: target.model.clone(),
+            // The directory this run's results land in, as resolved.
+            output: Some(target.results.res_dir.clone()),
             to: None,
             dry_run: false,
         })?;
@@ -310,16 +313,18 @@ impl Run<'_, '_> {
     /// The launch: the request's command from the repository, else the target's own from its
     /// directory; its whole output goes to `log`.
     fn launch_of(&self, target: &Target, log: PathBuf) -> Launch {
-        let (cwd, argv) = match &self.request.launch {
-            Some(argv) => (target.repo.clone(), argv.clone()),
+        let (cwd, argv, env) = match &self.request.launch {
+            Some(argv) => (target.repo.clone(), argv.clone(), BTreeMap::new()),
             None => (
                 target.repo.join(&target.launch.cwd),
                 target.launch.argv.clone(),
+                target.launch.env.clone(),
             ),
         };
         Launch {
             argv,
             cwd,
+            env,
             timeout: self.request.timeout,
             log: Some(log),
         }

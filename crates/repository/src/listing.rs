@@ -1,0 +1,76 @@
+//! A model's run configs, each read through its shape without any Python (what
+//! `route --model M` lists), or, for a recipe profiled by hand that has none, its manual target.
+
+use std::path::Path;
+
+use crate::catalog::definitions_for;
+use crate::definition::Manual;
+use crate::error::TargetError;
+use crate::resolve::{ConfigView, Evidence, Launch, config_view, list_configs};
+
+/// One run config of a model.
+#[derive(Debug)]
+pub struct ConfigEntry {
+    /// The path under the model's run-config directory.
+    pub yaml: String,
+    /// What it says through its shape, or why it cannot be read.
+    pub view: Result<ConfigView, TargetError>,
+}
+
+/// What a model offers to profile.
+#[derive(Debug)]
+pub enum ModelConfigs {
+    /// A recipe without run configs, profiled by hand as the definitions say.
+    Manual {
+        /// Its definition entry.
+        manual: &'static Manual,
+        /// Its launch, when the definitions name one.
+        launch: Option<Launch>,
+        /// Where its profiler writes, when the definitions say.
+        results: Option<String>,
+        /// The lines of its files that show the toggle, the launch and the results.
+        evidence: Vec<Evidence>,
+    },
+    /// Its run configs, sorted.
+    Configs(Vec<ConfigEntry>),
+}
+
+/// The run configs of `model` in `repo`; a model with neither run configs nor a manual entry
+/// is [`TargetError::NoConfigs`].
+pub fn model_configs(repo: &Path, model: &str) -> Result<ModelConfigs, TargetError> {
+    let definitions = definitions_for(repo)?;
+    let layout = &definitions.layout;
+    let dir = repo.join(layout.config_dir(model));
+    let model_exists = repo.join(layout.model_dir(model)).is_dir();
+    if let Some(manual) = definitions
+        .manual(model)
+        .filter(|_| !dir.is_dir() && model_exists)
+    {
+        return Ok(ModelConfigs::Manual {
+            manual,
+            launch: crate::manual::launch(manual, ""),
+            results: crate::manual::results(manual, ""),
+            evidence: crate::manual::evidence(manual, |rel| {
+                std::fs::read_to_string(repo.join(rel)).ok()
+            }),
+        });
+    }
+    if !dir.is_dir() {
+        return Err(TargetError::NoConfigs {
+            repo: repo.to_path_buf(),
+            model: model.to_owned(),
+            models: layout.models.clone(),
+            configs: layout.configs.clone(),
+        });
+    }
+    let entries = list_configs(&dir)
+        .into_iter()
+        .map(|yaml| {
+            let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
+            let view = crate::config::parse_yaml(&text)
+                .and_then(|value| config_view(definitions, repo, model, &yaml, &value, None));
+            ConfigEntry { yaml, view }
+        })
+        .collect();
+    Ok(ModelConfigs::Configs(entries))
+}
