@@ -49,11 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         rank: args.rank,
         top: Some(args.top),
     };
-    let path = match &args.path {
-        Some(path) => path.clone(),
-        None if args.target.names_config() => newest_result(&args.target)?,
-        None => PathBuf::from("."),
-    };
+    let path = args.target.profile(args.path.as_deref())?;
     let summary = npuprof_summary::summarize(&path, &options)?;
     args.report
         .write_html(|| npuprof_summary::html::render_summary(&summary))?;
@@ -63,22 +59,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         crate::output::stdout().write_all(human(&summary).as_bytes())?;
     }
     Ok(Exit::Ok)
-}
-
-/// The newest result directory of a named run config.
-pub fn newest_result(target: &crate::args::TargetArgs) -> anyhow::Result<PathBuf> {
-    let (repo, results) = target.results()?;
-    results.newest(&repo).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no result yet: nothing under {}/<YYYYMMDD>/{}{}",
-            results.res_dir,
-            results.case,
-            results
-                .role_prefix
-                .as_ref()
-                .map_or_else(String::new, |r| format!("/{r}<i>"))
-        )
-    })
 }
 
 /// Terminal width the report keeps to.
