@@ -107,10 +107,10 @@ pub fn human(advice: &Advice) -> String {
     }
     for run in &advice.runs {
         for note in &run.notes {
-            let rank = run.rank.map_or_else(|| "?".to_owned(), |r| r.to_string());
             let line = format!(
-                "note ({} · rank {rank}): {note}",
-                run.phase.as_deref().unwrap_or("run")
+                "note ({} · {}): {note}",
+                run.phase.as_deref().unwrap_or("run"),
+                npuprof_summary::ranks::rank_label(run.rank)
             );
             let _ = writeln!(
                 out,
