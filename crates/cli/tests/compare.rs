@@ -63,9 +63,9 @@ fn rank_0_against_rank_1_of_the_real_run() {
 }
 
 #[test]
-fn the_readme_example_is_real_output() {
+fn the_docs_example_is_real_output() {
     let command = "npuprof compare real-2rank/rank0_ascend_pt real-2rank/rank1_ascend_pt --top 4";
-    let (args, want) = common::readme_example(command);
+    let (args, want) = common::docs_example(command);
     let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let data = common::real_run();
     let parent = data.parent().expect("data dir");

@@ -49,8 +49,8 @@ fn terminal_report_of_the_real_run() {
 }
 
 #[test]
-fn the_readme_example_is_real_output() {
-    let (args, want) = common::readme_example("npuprof summary real-2rank --rank 0 --top 5");
+fn the_docs_example_is_real_output() {
+    let (args, want) = common::docs_example("npuprof summary real-2rank --rank 0 --top 5");
     let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     assert_eq!(stdout_of(&mut summary_in(&data_dir(), &args)), want);
 }
