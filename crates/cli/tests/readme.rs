@@ -12,7 +12,6 @@
 //! its block is preceded by `<!-- readme-test: exit 1 -->`.
 
 use std::fs;
-use std::path::Path;
 
 mod support;
 use support::{clone_copy, user_shell, workspace_root};
