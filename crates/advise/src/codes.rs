@@ -1,5 +1,5 @@
 //! The advice codes: one definition each (code, severity, title, meaning, next action), as
-//! data. The README's advise table is checked against [`Code::ALL`].
+//! data. The advise table of `docs/reports.md` is checked against [`Code::ALL`].
 
 use npuprof_severity::Severity;
 use serde::Serialize;

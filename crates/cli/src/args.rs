@@ -159,6 +159,32 @@ impl TargetArgs {
         }
     }
 
+    /// The profile a report (verify, summary, advise, compare) reads: `path` when given, else
+    /// the named run config's newest result directory, else the current directory.
+    pub fn profile(&self, path: Option<&Path>) -> anyhow::Result<PathBuf> {
+        match path {
+            Some(path) => Ok(path.to_path_buf()),
+            None if self.names_config() => self.newest_result(),
+            None => Ok(PathBuf::from(".")),
+        }
+    }
+
+    /// The newest result directory of the named run config.
+    pub fn newest_result(&self) -> anyhow::Result<PathBuf> {
+        let (repo, results) = self.results()?;
+        results.newest(&repo).ok_or_else(|| {
+            anyhow::anyhow!(
+                "no result yet: nothing under {}/<YYYYMMDD>/{}{}",
+                results.res_dir,
+                results.case,
+                results
+                    .role_prefix
+                    .as_ref()
+                    .map_or_else(String::new, |r| format!("/{r}<i>"))
+            )
+        })
+    }
+
     fn with_request<T>(
         &self,
         f: impl FnOnce(&Request<'_>) -> anyhow::Result<T>,

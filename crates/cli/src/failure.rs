@@ -493,10 +493,11 @@ mod tests {
         all.to_vec()
     }
 
-    /// The README's table and the agent skill list exactly the codes there are.
+    /// The conventions page's table (written by hand) and the agent skill list exactly the
+    /// codes there are.
     #[test]
-    fn readme_and_skill_document_every_code() {
-        let readme = include_str!("../../../README.md");
+    fn docs_and_skill_document_every_code() {
+        let readme = include_str!("../../../docs/conventions.md");
         let skill = include_str!("skill/SKILL.md");
         let names: Vec<String> = all_codes()
             .into_iter()
@@ -509,15 +510,19 @@ mod tests {
             })
             .collect();
         let (_, section) = readme
-            .split_once("### JSON errors")
-            .expect("README section");
+            .split_once("## JSON errors")
+            .expect("docs/conventions.md section");
         let (section, _) = section.split_once("\n## ").expect("end of the section");
         let rows = section
             .lines()
             .filter_map(|line| line.strip_prefix("| `"))
             .filter_map(|rest| rest.split_once("` |"))
             .map(|(code, _)| code);
-        assert_eq!(rows.collect::<Vec<_>>(), names, "README's JSON error table");
+        assert_eq!(
+            rows.collect::<Vec<_>>(),
+            names,
+            "docs/conventions.md's JSON error table"
+        );
         let listed = skill
             .split_once("error codes: ")
             .map(|(_, rest)| rest.split_once('.').map_or(rest, |(list, _)| list))

@@ -66,6 +66,10 @@ fn no_findings_exit_0_and_errors_exit_2() {
     assert_eq!(done.status.code(), Some(0), "{done:?}");
     let stdout = String::from_utf8_lossy(&done.stdout);
     assert!(stdout.starts_with("no findings in 1 run(s)"), "{stdout}");
+    // Without a path, advise reads `.`, as summary does.
+    let here = advise_in(tmp.path(), &[]).output().expect("run");
+    assert_eq!(here.status.code(), Some(0), "{here:?}");
+    assert_eq!(here.stdout, done.stdout);
     let findings = advise_in(&data_dir(), &["real-2rank"])
         .output()
         .expect("run");

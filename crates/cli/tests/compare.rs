@@ -63,9 +63,9 @@ fn rank_0_against_rank_1_of_the_real_run() {
 }
 
 #[test]
-fn the_readme_example_is_real_output() {
+fn the_docs_example_is_real_output() {
     let command = "npuprof compare real-2rank/rank0_ascend_pt real-2rank/rank1_ascend_pt --top 4";
-    let (args, want) = common::readme_example(command);
+    let (args, want) = common::docs_example(command);
     let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     let data = common::real_run();
     let parent = data.parent().expect("data dir");
@@ -143,4 +143,68 @@ fn html_page_renders_in_chromium() {
     assert!((types[0].value - per_step).abs() < 1e-6);
     assert_eq!(types[0].rects[0].0, "slower");
     assert!(dom.contains("run step 1.4% slower"));
+}
+
+/// compare takes summary's input forms: with `--repo/--model/--yaml`, the new run is that run
+/// config's newest result directory (as `summary --model … --yaml …` reads it).
+#[test]
+fn the_new_run_may_be_a_run_configs_newest_result() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let repo = tmp.path().join("repo");
+    copy_example_tree(&repo);
+    let result = real_copy(Layout::ResultDir);
+    let newest = repo.join("models/deepseek-mini/res/20260101/deepseek_mini_decode_mtp");
+    std::fs::create_dir_all(newest.parent().expect("date dir")).expect("mkdir");
+    std::fs::rename(result.path(), &newest).expect("move copy");
+    for (_, dir) in run_dirs(&newest, Layout::ResultDir) {
+        slow_down_type(&dir, "MatMulV2", 3.0);
+    }
+    let base = real_copy(Layout::ResultDir);
+    let base = base.path().to_str().expect("UTF-8 temp path");
+    let by_path = stdout_of(&mut compare_in(
+        tmp.path(),
+        &[
+            base,
+            "repo/models/deepseek-mini/res/20260101/deepseek_mini_decode_mtp",
+        ],
+    ));
+    let by_config = stdout_of(&mut compare_in(
+        tmp.path(),
+        &[
+            base,
+            "--repo",
+            "repo",
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+        ],
+    ));
+    assert_eq!(by_config, by_path);
+    assert!(
+        by_path.starts_with("prefill step 1.4% slower") && by_path.contains("in MatMulV2"),
+        "{by_path}"
+    );
+    // A NEW path and a run config at once are refused by the command line.
+    let both = compare_in(
+        tmp.path(),
+        &[
+            base, "repo", "--repo", "repo", "--model", "m", "--yaml", "f.yaml",
+        ],
+    )
+    .output()
+    .expect("run");
+    assert_eq!(both.status.code(), Some(2), "{both:?}");
+}
+
+/// The bundled recipes example, copied to `to`.
+fn copy_example_tree(to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/recipes-mini");
+    let status = Command::new("cp")
+        .arg("-R")
+        .arg(&from)
+        .arg(to)
+        .status()
+        .expect("cp");
+    assert!(status.success());
 }

@@ -13,7 +13,7 @@ use std::process::Command;
 use insta_cmd::get_cargo_bin;
 
 mod support;
-use support::{copy_tree, workspace_root};
+use support::{clone_copy, user_shell};
 
 /// The commands in the order a user meets them; each one's examples run in their help's order.
 const ORDER: &[&str] = &[
@@ -69,21 +69,10 @@ fn help_examples(sub: Option<&str>) -> Vec<String> {
 /// Runs `line` with `sh -c` in `root`, with `npuprof` on PATH, a private HOME and the fake
 /// torch_npu importable; returns the exit code and the output for messages.
 fn run_line(root: &Path, line: &str) -> (i32, String) {
-    let bin = get_cargo_bin("npuprof");
-    let bin_dir = bin.parent().expect("the binary's directory");
-    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
-        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
-    ))
-    .expect("PATH");
-    let out = Command::new("sh")
+    let out = user_shell(root)
         .arg("-c")
         .arg(format!("set -e; {line}"))
-        .current_dir(root)
-        .env("PATH", path)
-        .env("HOME", root.join("../home"))
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("NO_COLOR", "1")
-        .env_remove("CLICOLOR_FORCE")
+        .env("PYTHONPATH", root.join("tests/fake_torch_npu"))
         .output()
         .expect("run sh");
     let text = format!(
@@ -117,16 +106,6 @@ fn needs_missing_program(line: &str) -> Option<&'static str> {
 /// The commands whose examples read a collected result: a copy for them first runs the
 /// top-level help's `collect` example, as a user would have.
 const NEED_A_RESULT: &[&str] = &["verify", "summary", "advise", "relocate"];
-
-/// A workspace-like copy of what the examples name: `examples/` and the vendored real run.
-fn clone_copy(tmp: &Path) -> std::path::PathBuf {
-    let root = tmp.join("clone");
-    copy_tree(&workspace_root().join("examples"), &root.join("examples"));
-    let real_run = "crates/summary/tests/data/real-2rank";
-    copy_tree(&workspace_root().join(real_run), &root.join(real_run));
-    fs::create_dir_all(tmp.join("home")).expect("home");
-    root
-}
 
 /// Runs each line in `root`; a failure (exit other than 0 or 1) is added to `failures`.
 #[allow(clippy::print_stderr, reason = "says which pager half was not run")]

@@ -321,3 +321,59 @@ fn the_next_command_is_shell_quoted_for_hostile_names() {
         );
     }
 }
+
+/// A tree shaped like npuprof's clone: examples under `examples/`, test fixtures that look
+/// like repositories under `tests/` and `crates/*/tests/data/`.
+fn clone_like(root: &Path) {
+    support::copy_tree(&workspace_root().join("examples"), &root.join("examples"));
+    let engine =
+        fs::read(workspace_root().join("examples/recipes-mini/executor/utils/profiler_context.py"))
+            .expect("the example's profiler");
+    write(
+        root,
+        "crates/x/tests/data/fork/executor/utils/profiler_context.py",
+        &engine,
+    );
+    write(
+        root,
+        "tests/fake/torch_npu/profiler/__init__.py",
+        b"def profile(**kw):\n    pass\n",
+    );
+    write(root, "crates/x/src/lib.rs", b"");
+}
+
+/// Route in a clone-like root skips the test suites and the examples, says so, and points at
+/// the examples instead of routing the fixtures as a framework.
+#[test]
+fn a_clone_root_skips_test_suites_and_examples_and_says_so() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    clone_like(tmp.path());
+    with_tmp_filter(tmp.path(), || {
+        assert_cmd_snapshot!("clone_root_human", route_in(tmp.path(), &["."]));
+    });
+    let out = route_in(tmp.path(), &[".", "--json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(report["route"], "inject", "{report}");
+    assert_eq!(report["mechanisms"], serde_json::json!([]), "{report}");
+    let skipped: Vec<&str> = report["skipped"]
+        .as_array()
+        .expect("skipped[]")
+        .iter()
+        .filter_map(|entry| entry["path"].as_str())
+        .collect();
+    assert_eq!(skipped, ["crates/x/tests", "examples", "tests"], "{report}");
+    assert_eq!(
+        report["next"]["argv"],
+        serde_json::json!(["npuprof", "route", "./examples/plain-infer"]),
+        "{report}"
+    );
+    // The root itself is never skipped: an example routes as itself.
+    let example = route_in(tmp.path(), &["examples/recipes-mini", "--json"])
+        .output()
+        .expect("runs");
+    let report: serde_json::Value = serde_json::from_slice(&example.stdout).expect("JSON");
+    assert_eq!(report["route"], "framework", "{report}");
+}

@@ -49,8 +49,8 @@ fn terminal_report_of_the_real_run() {
 }
 
 #[test]
-fn the_readme_example_is_real_output() {
-    let (args, want) = common::readme_example("npuprof summary real-2rank --rank 0 --top 5");
+fn the_docs_example_is_real_output() {
+    let (args, want) = common::docs_example("npuprof summary real-2rank --rank 0 --top 5");
     let args: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
     assert_eq!(stdout_of(&mut summary_in(&data_dir(), &args)), want);
 }
@@ -127,9 +127,10 @@ fn an_unknown_phase_or_rank_lists_what_exists() {
     });
 }
 
-/// A run whose rank is unknown (a path-B run without profiler_info) shows it as `-`.
+/// A run whose profiler_info records no rank (a path-B run: no `RANK`, no torch.distributed)
+/// says so in words, in the terminal and in the HTML page.
 #[test]
-fn an_unknown_rank_is_shown_as_a_dash() {
+fn an_unknown_rank_is_said_in_words() {
     let tmp = real_copy(Layout::Flat);
     let run = &run_dirs(tmp.path(), Layout::Flat)[0].1;
     for entry in std::fs::read_dir(run).expect("run dir") {
@@ -141,9 +142,68 @@ fn an_unknown_rank_is_shown_as_a_dash() {
             std::fs::remove_file(path).expect("remove profiler_info");
         }
     }
-    let out = summary_in(run, &[]).output().expect("runs");
+    let out = summary_in(run, &["--html", "page.html"])
+        .output()
+        .expect("runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.starts_with("run · rank -   ."), "{text}");
+    assert!(text.starts_with("run · rank not recorded   ."), "{text}");
+    let page = std::fs::read_to_string(run.join("page.html")).expect("the page");
+    assert!(page.contains("run · rank not recorded"), "{page}");
+    assert!(!page.contains("rank ?"), "{page}");
+}
+
+/// The kernel table's columns stay aligned whatever the core type: `MIX_AIC`/`MIX_AIV` rows
+/// (mixed cube-vector kernels) are as wide as `AIC`, `AIV`, `HCCL` and `AI_CPU` ones.
+#[test]
+fn the_kernel_table_aligns_every_core_type() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let out = tmp.path().join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::write(
+        out.join("step_trace_time.csv"),
+        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n1,1000,0,0,0,10\n",
+    )
+    .expect("write");
+    let mut csv = String::from(
+        "Step Id,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),aic_mac_ratio\n",
+    );
+    let cores = [
+        "AI_CORE",
+        "AI_VECTOR_CORE",
+        "MIX_AIC",
+        "MIX_AIV",
+        "AI_CPU",
+        "HCCL",
+    ];
+    for (i, core) in cores.iter().enumerate() {
+        csv.push_str(&format!(
+            "1,kernel_{i},Type{i},static,{core},{}\t,{},0.5\n",
+            100 + i * 100,
+            60 - i
+        ));
+    }
+    std::fs::write(out.join("kernel_details.csv"), csv).expect("write");
+    let text = stdout_of(&mut summary_in(tmp.path(), &[]));
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|line| line.trim_end().ends_with(|c: char| c.is_ascii_digit()))
+        .filter(|line| line.contains("kernel_"))
+        .collect();
+    assert_eq!(rows.len(), cores.len(), "{text}");
+    // The name is the last column: it starts at the same character in every row.
+    let starts: Vec<usize> = rows
+        .iter()
+        .map(|row| row.chars().count() - "kernel_0".len())
+        .collect();
+    assert!(starts.iter().all(|s| *s == starts[0]), "{text}");
+    let header = text
+        .lines()
+        .find(|line| line.trim_end().ends_with(" name"))
+        .expect("the table's header");
+    assert_eq!(header.chars().count() - "name".len(), starts[0], "{text}");
+    insta::with_settings!({filters => vec![(r"\S+_ascend_pt", "[RUN]")]}, {
+        insta::assert_snapshot!("kernel_table_every_core_type", text);
+    });
 }
 
 #[test]

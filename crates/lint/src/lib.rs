@@ -1,7 +1,7 @@
 //! npuprof-lint: static checks of Python code that uses `torch_npu.profiler` (or
 //! `torch.profiler`) for the mistakes that spoil a profile. Reads files; never writes.
 //!
-//! The rules are listed once, in [`RULES`] (the README's table is generated from it). Values
+//! The rules are listed once, in [`RULES`] (`docs/lint-rules.md`'s table is generated from it). Values
 //! are read the way the script's author wrote them (constants, tuple unpacking, argparse and
 //! parameter defaults, `self.x` attributes, `range`/`while` loops, helpers that step the
 //! profiler); what cannot be resolved is reported as such (NPL019), never guessed.

@@ -1,7 +1,7 @@
 //! The one registry of lint rules (ruff's `codes.rs` habit): every rule's code, name, severity
 //! and summary are written once, in [`rules!`] below. The [`Code`] enum, [`Code::ALL`], the
-//! accessors and the README's rule table ([`markdown_table`]) are all generated from it; a test
-//! fails when the README's table differs.
+//! accessors and the rule table of `docs/lint-rules.md` ([`markdown_table`], written by
+//! `cargo xtask codegen`) are all generated from it; a test fails when that page is stale.
 
 use serde::Serialize;
 
@@ -149,7 +149,7 @@ impl Serialize for Code {
     }
 }
 
-/// The rule table in Markdown, as the README shows it (one row per rule, `|`-separated).
+/// The rule table in Markdown, as `docs/lint-rules.md` shows it (one row per rule, `|`-separated).
 pub fn markdown_table() -> String {
     let mut out =
         String::from("| code | name | severity | rule | cannot see |\n|---|---|---|---|---|\n");

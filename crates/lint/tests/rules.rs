@@ -205,24 +205,6 @@ fn npl900_syntax_error_is_a_finding_not_a_crash() {
     assert_clean_of("good_template.py", Code::SyntaxError);
 }
 
-/// Tidy: the README's rule table is the one generated from the registry.
-#[test]
-fn the_readme_rule_table_is_generated_from_the_registry() {
-    let readme = include_str!("../../../README.md");
-    let begin = readme
-        .find("<!-- lint-rules:begin")
-        .expect("README has the lint-rules begin marker");
-    let body_start = begin + readme[begin..].find("-->\n").expect("marker closes") + 4;
-    let end = readme
-        .find("<!-- lint-rules:end -->")
-        .expect("README has the lint-rules end marker");
-    assert_eq!(
-        &readme[body_start..end],
-        npuprof_lint::markdown_table(),
-        "regenerate the README table from crates/lint/src/registry.rs"
-    );
-}
-
 #[test]
 fn the_lib_docs_do_not_keep_a_second_rule_table() {
     let lib = include_str!("../src/lib.rs");

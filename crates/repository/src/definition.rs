@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use crate::catalog::{Catalog, Kind};
 use crate::layout::Layout;
 
-/// The profiling families of the real target (see the README's table).
+/// The profiling families of the real target (see the table in `docs/repositories-and-route.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Family {

@@ -98,6 +98,7 @@ pub fn scan(root: &Path) -> Result<RouteReport, RouteError> {
         &configs,
         &classified.mechanisms,
         &entry_candidates,
+        &collected.trees,
     );
     Ok(RouteReport {
         schema_version: SCHEMA_VERSION,

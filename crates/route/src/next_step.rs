@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use crate::report::{Mechanism, MechanismId, Next, Route, RunConfig};
+use crate::walk::SkippedTree;
 use crate::yaml_configs::split_config_path;
 
 /// The next step: `npuprof patch` on a profilable config (framework), the mechanism's knobs
@@ -13,6 +14,7 @@ pub(crate) fn next_step(
     configs: &[RunConfig],
     mechanisms: &[Mechanism],
     entries: &[String],
+    trees: &[(String, SkippedTree)],
 ) -> Next {
     let repo = root.display().to_string();
     match route {
@@ -50,6 +52,19 @@ pub(crate) fn next_step(
                 None => Next::text(None, "no mechanism to drive".to_owned()),
             }
         }
+        Route::Inject if mechanisms.is_empty() && examples_here(root, trees).is_some() => {
+            let (tree, names) = examples_here(root, trees).unwrap_or_default();
+            let first = format!("{}/{tree}/{}", repo.trim_end_matches('/'), names[0]);
+            Next::run(
+                argv(&[("route", None), (&first, None)]),
+                format!(
+                    "no profiled repository here: the examples under {tree}/ ({}) are repositories \
+                     of their own, route one; or name an entry script of this one \
+                     (`npuprof inject --entry <script.py> --dry-run`)",
+                    names.join(", ")
+                ),
+            )
+        }
         Route::Inject => match entries.first() {
             Some(entry) => Next::run(
                 argv(&[("inject", None), ("--repo", Some(&repo)), ("--entry", Some(entry)), ("--dry-run", None)]),
@@ -66,6 +81,25 @@ pub(crate) fn next_step(
             ),
         },
     }
+}
+
+/// The first skipped examples tree that holds example directories: its path and their names,
+/// sorted.
+fn examples_here(root: &Path, trees: &[(String, SkippedTree)]) -> Option<(String, Vec<String>)> {
+    trees
+        .iter()
+        .filter(|(_, kind)| *kind == SkippedTree::Examples)
+        .find_map(|(tree, _)| {
+            let mut names: Vec<String> = std::fs::read_dir(root.join(tree))
+                .ok()?
+                .filter_map(Result::ok)
+                .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|entry| entry.file_name().to_str().map(str::to_owned))
+                .filter(|name| !name.starts_with('.'))
+                .collect();
+            names.sort();
+            (!names.is_empty()).then(|| (tree.clone(), names))
+        })
 }
 
 /// `npuprof <words>`: each `(word, value)` is a subcommand or flag with its value, if any

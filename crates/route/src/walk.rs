@@ -36,6 +36,49 @@ const SKIPPED_DIRS: [&str; 6] = [
     "site-packages",
 ];
 
+/// Trees below the root that are not the repository's own code, never entered and reported in
+/// `skipped` with why: test suites with their fixtures, and examples (each a repository of its
+/// own, routed by naming it). The root itself is never skipped, so `route examples/x` routes x.
+const SKIPPED_TREES: [(&str, SkippedTree); 4] = [
+    ("tests", SkippedTree::Tests),
+    ("test", SkippedTree::Tests),
+    ("testdata", SkippedTree::Tests),
+    ("examples", SkippedTree::Examples),
+];
+
+/// What kind of tree [`SKIPPED_TREES`] leaves out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SkippedTree {
+    /// A test suite: its fixtures look like repositories but are not this one's code.
+    Tests,
+    /// Examples, each a repository of its own.
+    Examples,
+}
+
+impl SkippedTree {
+    /// The `skipped[].reason` of a tree of this kind.
+    pub(crate) fn reason(self) -> &'static str {
+        match self {
+            SkippedTree::Tests => "a test suite: its fixtures are not this repository's code",
+            SkippedTree::Examples => {
+                "examples, each a repository of its own: route one by naming it"
+            }
+        }
+    }
+}
+
+/// The kind of skipped tree `entry` is, if it is one (never the root).
+fn skipped_tree(entry: &DirEntry) -> Option<SkippedTree> {
+    if entry.depth() == 0 || !entry.file_type().is_some_and(|t| t.is_dir()) {
+        return None;
+    }
+    let name = entry.file_name().to_str()?;
+    SKIPPED_TREES
+        .iter()
+        .find(|(tree, _)| *tree == name)
+        .map(|(_, kind)| *kind)
+}
+
 /// A parsed Python file.
 #[derive(Debug)]
 pub(crate) struct PyFile {
@@ -80,6 +123,8 @@ pub(crate) struct Collected {
     pub warnings: Vec<Warning>,
     /// Files left out on purpose.
     pub skipped: Vec<Skipped>,
+    /// Trees left out as not the repository's own code (also in `skipped`), relative paths.
+    pub trees: Vec<(String, SkippedTree)>,
     /// Counts.
     pub stats: Stats,
 }
@@ -93,6 +138,7 @@ impl Collected {
         self.entries.extend(other.entries);
         self.warnings.extend(other.warnings);
         self.skipped.extend(other.skipped);
+        self.trees.extend(other.trees);
         self.stats.files += other.stats.files;
         self.stats.python_files += other.stats.python_files;
         self.stats.python_parsed += other.stats.python_parsed;
@@ -104,11 +150,23 @@ impl Collected {
 /// Walks `root` and reads every relevant file.
 pub(crate) fn walk(root: &Path) -> Collected {
     let shared = Mutex::new(Collected::default());
+    let trees = std::sync::Arc::new(Mutex::new(Vec::new()));
     let mut builder = WalkBuilder::new(root);
+    let seen = std::sync::Arc::clone(&trees);
+    let base = root.to_path_buf();
     builder
         .follow_links(true)
         .require_git(false)
-        .filter_entry(|entry| !is_skipped_dir(entry));
+        .filter_entry(move |entry| {
+            if let Some(kind) = skipped_tree(entry) {
+                let rel = npuprof_paths::relative(&base, entry.path());
+                seen.lock()
+                    .unwrap_or_else(|poison| poison.into_inner())
+                    .push((rel, kind));
+                return false;
+            }
+            !is_skipped_dir(entry)
+        });
     let mut visitors = Builder {
         root,
         shared: &shared,
@@ -125,6 +183,16 @@ pub(crate) fn walk(root: &Path) -> Collected {
     collected.shell.sort_by(|a, b| a.path.cmp(&b.path));
     collected.warnings.sort();
     collected.warnings.dedup();
+    let mut trees = std::mem::take(&mut *trees.lock().unwrap_or_else(|p| p.into_inner()));
+    trees.sort_by(|a, b| a.0.cmp(&b.0));
+    trees.dedup_by(|a, b| a.0 == b.0);
+    collected
+        .skipped
+        .extend(trees.iter().map(|(path, kind)| Skipped {
+            path: path.clone(),
+            reason: kind.reason().to_owned(),
+        }));
+    collected.trees = trees;
     collected.skipped.sort();
     collected
 }

@@ -4,6 +4,16 @@ use serde::Serialize;
 
 use crate::run::RunSummary;
 
+/// How a run's rank reads in reports: `rank N`, or, when its profiler_info records none (a
+/// process without `RANK` or torch.distributed: torch_npu then writes no `rank_id`), that in
+/// words.
+pub fn rank_label(rank: Option<u32>) -> String {
+    rank.map_or_else(
+        || "rank not recorded".to_owned(),
+        |rank| format!("rank {rank}"),
+    )
+}
+
 /// One rank's step time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankStep {

@@ -395,28 +395,6 @@ fn the_filesystem_verdict_follows_the_mount_table_given() {
 }
 
 #[test]
-fn the_readme_code_table_matches_the_registry() {
-    let readme = fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
-        .unwrap_or_else(|e| panic!("README.md: {e}"));
-    let start = readme
-        .find("<!-- verify-codes:start -->")
-        .unwrap_or_else(|| panic!("README lacks the verify code table markers"));
-    let end = readme[start..]
-        .find("<!-- verify-codes:end -->")
-        .map_or_else(|| panic!("README lacks the end marker"), |e| start + e);
-    let documented: Vec<&str> = readme[start..end]
-        .lines()
-        .filter_map(|l| l.strip_prefix("| `"))
-        .filter_map(|l| l.split('`').next())
-        .collect();
-    let registry: Vec<&str> = Code::ALL.iter().map(|c| c.as_str()).collect();
-    assert_eq!(
-        documented, registry,
-        "README verify code table (same order as Code::ALL)"
-    );
-}
-
-#[test]
 fn root_cause_message_is_quoted() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let res = good_result_dir(tmp.path());

@@ -96,6 +96,31 @@ const INDEX: &[(&str, &str)] = &[
         "fidelity.md",
         "how npuprof's torch_npu facts are checked against the real wheels (written by hand)",
     ),
+    (
+        "conventions.md",
+        "what every command shares: output streams, exit codes, the JSON error document, the \
+         agent skill, testing without an NPU (written by hand)",
+    ),
+    (
+        "repositories-and-route.md",
+        "the model families, the token budget rule and `npuprof route` (written by hand)",
+    ),
+    (
+        "editing.md",
+        "`plan`, `patch`, `revert`, `status` and `inject` (written by hand)",
+    ),
+    (
+        "lint.md",
+        "what `npuprof lint` resolves and cannot see (written by hand)",
+    ),
+    (
+        "verify-and-collect.md",
+        "`verify`, `relocate` and `collect` (written by hand)",
+    ),
+    (
+        "reports.md",
+        "`summary`, `advise` and `compare`, with real output (written by hand)",
+    ),
 ];
 
 fn index() -> String {

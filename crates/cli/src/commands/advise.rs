@@ -20,9 +20,9 @@ use crate::output::print_json;
 #[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// A recipes result directory (`prof/<phase>/…`), a phase directory, a `*_ascend_pt` run
-    /// directory, or any parent of run directories [default with --model/--yaml: that run
-    /// config's newest result directory].
-    #[arg(required_unless_present_any = ["model", "config"], conflicts_with_all = ["model", "config"])]
+    /// directory, or any parent of run directories [default: `.`; with --model/--yaml: that
+    /// run config's newest result directory].
+    #[arg(conflicts_with_all = ["model", "config"])]
     pub path: Option<PathBuf>,
     /// The repository and run config whose newest result to advise on.
     #[command(flatten)]
@@ -48,10 +48,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         rank: args.rank,
         top: args.top,
     };
-    let path = match &args.path {
-        Some(path) => path.clone(),
-        None => super::summary::newest_result(&args.target)?,
-    };
+    let path = args.target.profile(args.path.as_deref())?;
     let advice = npuprof_advise::advise(&path, &options)?;
     if args.json {
         print_json(&advice)?;
@@ -110,10 +107,10 @@ pub fn human(advice: &Advice) -> String {
     }
     for run in &advice.runs {
         for note in &run.notes {
-            let rank = run.rank.map_or_else(|| "?".to_owned(), |r| r.to_string());
             let line = format!(
-                "note ({} · rank {rank}): {note}",
-                run.phase.as_deref().unwrap_or("run")
+                "note ({} · {}): {note}",
+                run.phase.as_deref().unwrap_or("run"),
+                npuprof_summary::ranks::rank_label(run.rank)
             );
             let _ = writeln!(
                 out,

@@ -11,7 +11,6 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
-use anyhow::Context as _;
 use npuprof_summary::compare::{Change, KernelDelta, PhaseComparison};
 use npuprof_summary::units::{duration, fit, signed};
 use npuprof_summary::{Comparison, Options};
@@ -25,8 +24,13 @@ use crate::output::print_json;
 pub struct Args {
     /// The base run (result, phase or run directory, as for `summary`).
     pub base: PathBuf,
-    /// The new run to judge against the base.
-    pub new: PathBuf,
+    /// The new run to judge against the base [default: `.`; with --model/--yaml: that run
+    /// config's newest result directory].
+    #[arg(conflicts_with_all = ["model", "config"])]
+    pub new: Option<PathBuf>,
+    /// The repository and run config whose newest result is the new run.
+    #[command(flatten)]
+    pub target: crate::args::TargetArgs,
     /// Kernel deltas listed per phase in the terminal, by type and by name.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
     pub top: usize,
@@ -42,8 +46,10 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         rank: None,
         top: None,
     };
-    let (base, new) = npuprof_summary::summarize_both(&args.base, &args.new, &options);
-    let (base, new) = (base.context("base")?, new.context("new")?);
+    let new = args.target.profile(args.new.as_deref())?;
+    // Each error names its path, which says which side it is.
+    let (base, new) = npuprof_summary::summarize_both(&args.base, &new, &options);
+    let (base, new) = (base?, new?);
     let comparison = npuprof_summary::compare(&base, &new);
     if comparison.phases.is_empty() {
         anyhow::bail!(

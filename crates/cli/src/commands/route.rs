@@ -204,9 +204,7 @@ fn human(report: &RouteReport) -> String {
             report.entry_candidates.join(", ")
         );
     }
-    for skipped in &report.skipped {
-        let _ = writeln!(s, "skipped: {}: {}", skipped.path, skipped.reason);
-    }
+    skipped_lines(&mut s, &report.skipped);
     let st = &report.stats;
     let _ = writeln!(
         s,
@@ -250,5 +248,33 @@ fn configs(s: &mut String, configs: &[RunConfig]) {
             yes_no(c.profilable.decode),
             c.profilable.reason
         );
+    }
+}
+
+/// Paths named per reason on one `skipped:` line (the rest counted; all in --json).
+const MAX_SKIPPED_SHOWN: usize = 4;
+
+/// One `skipped:` line per reason, in the order the reasons first appear.
+fn skipped_lines(s: &mut String, skipped: &[npuprof_route::Skipped]) {
+    let mut reasons: Vec<&str> = Vec::new();
+    for entry in skipped {
+        if !reasons.contains(&entry.reason.as_str()) {
+            reasons.push(&entry.reason);
+        }
+    }
+    for reason in reasons {
+        let paths: Vec<&str> = skipped
+            .iter()
+            .filter(|entry| entry.reason == reason)
+            .map(|entry| entry.path.as_str())
+            .collect();
+        let shown = paths[..paths.len().min(MAX_SKIPPED_SHOWN)].join(", ");
+        let more = paths.len().saturating_sub(MAX_SKIPPED_SHOWN);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "skipped: {shown}{more}: {reason}");
     }
 }

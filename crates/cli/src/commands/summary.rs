@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::pipe::Pipe;
+use npuprof_summary::ranks::rank_label;
 use npuprof_summary::units::{duration, fit, percent};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
@@ -49,11 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         rank: args.rank,
         top: Some(args.top),
     };
-    let path = match &args.path {
-        Some(path) => path.clone(),
-        None if args.target.names_config() => newest_result(&args.target)?,
-        None => PathBuf::from("."),
-    };
+    let path = args.target.profile(args.path.as_deref())?;
     let summary = npuprof_summary::summarize(&path, &options)?;
     args.report
         .write_html(|| npuprof_summary::html::render_summary(&summary))?;
@@ -63,22 +60,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         crate::output::stdout().write_all(human(&summary).as_bytes())?;
     }
     Ok(Exit::Ok)
-}
-
-/// The newest result directory of a named run config.
-pub fn newest_result(target: &crate::args::TargetArgs) -> anyhow::Result<PathBuf> {
-    let (repo, results) = target.results()?;
-    results.newest(&repo).ok_or_else(|| {
-        anyhow::anyhow!(
-            "no result yet: nothing under {}/<YYYYMMDD>/{}{}",
-            results.res_dir,
-            results.case,
-            results
-                .role_prefix
-                .as_ref()
-                .map_or_else(String::new, |r| format!("/{r}<i>"))
-        )
-    })
 }
 
 /// Terminal width the report keeps to.
@@ -94,12 +75,16 @@ fn dim() -> Style {
     Style::new().dimmed()
 }
 
-/// The short name of an `Accelerator Core`.
+/// The width of the kernel table's core column: the longest short name (`MIX_AIC`, `MIX_AIV`).
+const CORE_WIDTH: usize = 7;
+
+/// The short name of an `Accelerator Core` (`AI_CORE`, `AI_VECTOR_CORE`, `MIX_AIC`, `MIX_AIV`,
+/// `AI_CPU`, `HCCL`, …), at most [`CORE_WIDTH`] characters.
 fn core(core: &str) -> String {
     match core {
         "AI_CORE" => "AIC".to_owned(),
         "AI_VECTOR_CORE" => "AIV".to_owned(),
-        other => fit(other, 8),
+        other => fit(other, CORE_WIDTH),
     }
 }
 
@@ -126,9 +111,9 @@ pub fn human(summary: &Summary) -> String {
 
 fn run_block(out: &mut String, run: &RunSummary) {
     let title = format!(
-        "{} · rank {}",
+        "{} · {}",
         run.phase.as_deref().unwrap_or("run"),
-        run.rank.map_or_else(|| "-".to_owned(), |r| r.to_string())
+        rank_label(run.rank)
     );
     let dir = fit(&run.dir, WIDTH.saturating_sub(title.chars().count() + 3));
     let _ = writeln!(
@@ -210,11 +195,11 @@ fn kernel_table(out: &mut String, run: &RunSummary) {
     if run.top_kernels.is_empty() {
         return;
     }
-    // 2 + 10 + 1 + 6 + 1 + 6 + 1 + 6 + 1 + 4 + 1 + 16 + 1 = 56; the name gets the rest.
-    let name_width = WIDTH - 56;
+    // 2 + 10 + 1 + 6 + 1 + 6 + 1 + 6 + 1 + CORE_WIDTH + 1 + 16 + 1; the name gets the rest.
+    let name_width = WIDTH - 52 - CORE_WIDTH;
     let _ = writeln!(
         out,
-        "  {}{:>10} {:>6} {:>6} {:<6} {:<4} {:<16} name{}",
+        "  {}{:>10} {:>6} {:>6} {:<6} {:<CORE_WIDTH$} {:<16} name{}",
         dim().render(),
         "total",
         "share",
@@ -227,7 +212,7 @@ fn kernel_table(out: &mut String, run: &RunSummary) {
     for k in run.top_kernels.iter().take(TERMINAL_ROWS) {
         let _ = writeln!(
             out,
-            "  {:>10} {:>6} {:>6} {:<6} {:<4} {:<16} {}",
+            "  {:>10} {:>6} {:>6} {:<6} {:<CORE_WIDTH$} {:<16} {}",
             duration(k.total_us),
             percent(k.share),
             k.count,

@@ -87,11 +87,7 @@ fn progress_bar() -> Bar {
 
 /// Runs verify without printing (for `collect`). A progress bar appears on a terminal.
 pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
-    let path = match &args.path {
-        Some(p) => p.clone(),
-        None if args.target.names_config() => super::summary::newest_result(&args.target)?,
-        None => PathBuf::from("."),
-    };
+    let path = args.target.profile(args.path.as_deref())?;
     if let Some(bad) = args.logs.iter().find(|l| !l.is_file()) {
         anyhow::bail!(
             "--log {}: no such regular file (give the file holding the job's stdout)",

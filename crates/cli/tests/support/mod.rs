@@ -114,3 +114,37 @@ pub fn shell_words(line: &str, cwd: &Path) -> Vec<String> {
     words.pop();
     words
 }
+
+/// A clone-like copy under `tmp/clone` of what the help examples and the README name:
+/// `examples/`, the fake torch_npu and the vendored real run; `tmp/home` is its private HOME.
+pub fn clone_copy(tmp: &Path) -> PathBuf {
+    let root = tmp.join("clone");
+    for tree in [
+        "examples",
+        "tests/fake_torch_npu",
+        "crates/summary/tests/data/real-2rank",
+    ] {
+        copy_tree(&workspace_root().join(tree), &root.join(tree));
+    }
+    fs::create_dir_all(tmp.join("home")).expect("home");
+    root
+}
+
+/// `sh` in the clone copy `root` (from [`clone_copy`]) as a user's shell: `npuprof` first on
+/// PATH, the private HOME beside the copy, no colour. The caller adds `-c` and the script.
+pub fn user_shell(root: &Path) -> std::process::Command {
+    let bin = insta_cmd::get_cargo_bin("npuprof");
+    let bin_dir = bin.parent().expect("the binary's directory");
+    let path = std::env::join_paths(std::iter::once(bin_dir.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH");
+    let mut cmd = std::process::Command::new("sh");
+    cmd.current_dir(root)
+        .env("PATH", path)
+        .env("HOME", root.join("../home"))
+        .env("NO_COLOR", "1")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("PYTHONPATH");
+    cmd
+}

@@ -86,10 +86,7 @@ fn legend(out: &mut String, items: &[(&str, &str)]) {
 
 fn run_title(run: &RunSummary) -> String {
     let phase = run.phase.as_deref().unwrap_or("run");
-    match run.rank {
-        Some(rank) => format!("{phase} · rank {rank}"),
-        None => format!("{phase} · rank ?"),
-    }
+    format!("{phase} · {}", crate::ranks::rank_label(run.rank))
 }
 
 /// The summary page.

@@ -45,13 +45,14 @@ pub fn stdout_of(cmd: &mut std::process::Command) -> String {
     String::from_utf8(out.stdout).expect("utf-8 stdout")
 }
 
-/// The README's example output of `$ <command>` (the lines after it up to the code fence).
-pub fn readme_example(command: &str) -> (Vec<String>, String) {
-    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
-    let text = fs::read_to_string(readme).expect("README.md");
+/// The example output of `$ <command>` in `docs/reports.md` (the lines after it up to the code
+/// fence).
+pub fn docs_example(command: &str) -> (Vec<String>, String) {
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/reports.md");
+    let text = fs::read_to_string(page).expect("docs/reports.md");
     let start = text
         .find(&format!("$ {command}\n"))
-        .unwrap_or_else(|| panic!("README has no example of `{command}`"));
+        .unwrap_or_else(|| panic!("docs/reports.md has no example of `{command}`"));
     let body = &text[start + command.len() + 3..];
     let output = &body[..body.find("```").expect("closing fence")];
     let args = command
