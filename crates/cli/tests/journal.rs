@@ -446,6 +446,40 @@ fn a_second_npuprof_is_refused_while_one_works_here() {
     assert_eq!(check_files(repo.path()), before);
 }
 
+/// Under `--json` the lock conflict is the error document's `refused` code with its hint (a
+/// mutation that changed the code survived every suite before this test).
+#[test]
+fn a_second_npuprof_under_json_is_refused_with_its_code() {
+    let repo = support::copy_example("recipes-mini");
+    let before = check_files(repo.path());
+    let lock = journal::RepoLock::acquire(repo.path()).unwrap();
+    let collect = [
+        "collect",
+        "--model",
+        "deepseek-mini",
+        "--yaml",
+        "decode_mtp.yaml",
+    ];
+    let relocate = ["relocate", "--model", "deepseek-mini"];
+    for args in [&PATCH_ARGS[..], &["revert"], &relocate, &collect] {
+        let args = [args, &["--json"]].concat();
+        let output = npuprof(repo.path(), &args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: stdout is no JSON document: {e}"));
+        let error = &document["error"];
+        assert_eq!(error["code"], "refused", "{args:?}: {document}");
+        assert!(
+            error["hint"]
+                .as_str()
+                .is_some_and(|h| h.contains("another npuprof is changing this repository")),
+            "{args:?}: {document}"
+        );
+    }
+    drop(lock);
+    assert_eq!(check_files(repo.path()), before);
+}
+
 #[test]
 fn two_patches_at_once_keep_journal_and_files_in_step() {
     let repo = support::copy_example("recipes-mini");
