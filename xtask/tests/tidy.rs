@@ -315,28 +315,35 @@ fn readme_families_table_names_every_definition() {
     }
 }
 
-/// The modules that allow `unsafe` (the workspace denies it): vector code and memory maps.
-const UNSAFE_MODULES: &[&str] = &["crates/scan/src/simd.rs", "crates/scan/src/mapped.rs"];
-
-#[test]
-fn unsafe_is_allowed_only_in_the_listed_modules() {
+/// The `.rs` files of `crates/` and `xtask/` that `keep` admits, `/`-separated relative to the
+/// workspace root.
+fn workspace_files_where(keep: impl Fn(&Path) -> bool) -> Vec<String> {
     let root = workspace();
-    let mut allowing: Vec<String> = ["crates", "xtask"]
+    ["crates", "xtask"]
         .iter()
         .flat_map(|dir| rust_files(&root.join(dir)))
-        .filter(|f| {
-            fs::read_to_string(f).expect("source").lines().any(|l| {
-                let l = l.trim_start();
-                l.starts_with("#![allow(unsafe_code") || l.starts_with("#[allow(unsafe_code")
-            })
-        })
+        .filter(|f| keep(f))
         .map(|f| {
             f.strip_prefix(&root)
                 .expect("in the workspace")
                 .to_string_lossy()
                 .replace('\\', "/")
         })
-        .collect();
+        .collect()
+}
+
+/// The modules that allow `unsafe` (the workspace denies it): vector code and memory maps.
+const UNSAFE_MODULES: &[&str] = &["crates/scan/src/simd.rs", "crates/scan/src/mapped.rs"];
+
+#[test]
+fn unsafe_is_allowed_only_in_the_listed_modules() {
+    let root = workspace();
+    let mut allowing = workspace_files_where(|f| {
+        fs::read_to_string(f).expect("source").lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("#![allow(unsafe_code") || l.starts_with("#[allow(unsafe_code")
+        })
+    });
     allowing.sort();
     let mut listed: Vec<String> = UNSAFE_MODULES.iter().map(|m| (*m).to_owned()).collect();
     listed.sort();
@@ -352,23 +359,12 @@ fn unsafe_is_allowed_only_in_the_listed_modules() {
 
 #[test]
 fn one_severity_is_defined() {
-    let root = workspace();
-    let defining: Vec<String> = ["crates", "xtask"]
-        .iter()
-        .flat_map(|dir| rust_files(&root.join(dir)))
-        .filter(|f| {
-            non_test_source(f).lines().any(|l| {
-                l.trim_start().starts_with("pub enum Severity")
-                    || l.trim_start().starts_with("enum Severity")
-            })
+    let defining = workspace_files_where(|f| {
+        non_test_source(f).lines().any(|l| {
+            l.trim_start().starts_with("pub enum Severity")
+                || l.trim_start().starts_with("enum Severity")
         })
-        .map(|f| {
-            f.strip_prefix(&root)
-                .expect("in the workspace")
-                .to_string_lossy()
-                .replace('\\', "/")
-        })
-        .collect();
+    });
     assert_eq!(
         defining,
         ["crates/severity/src/lib.rs"],
