@@ -12,6 +12,9 @@
 //!   repeated to `--trace-gb` GB;
 //! - `utf8_trace_run_ascend_pt/`: the same with a non-ASCII home directory in its paths, so
 //!   the UTF-8 check runs on every piece;
+//! - `dense_trace_run_ascend_pt/`: the real run's events as the guide's settings write them
+//!   (`with_stack=False, record_shapes=False`: no Python tracer events, no shape or stack
+//!   arguments; [`crate::dense_trace`]) repeated to `--trace-gb` GB: short events, no long string;
 //! - `py_trace_run_ascend_pt/`: a smaller complete trace (`--python-trace-gb`) for `json.load`,
 //!   which needs about 12× the file size in memory;
 //! - `kernel_run_ascend_pt/`: a kernel_details.csv of `--rows` rows (the real 47-column header and
@@ -105,6 +108,8 @@ struct Inputs {
     real_trace: PathBuf,
     utf8: PathBuf,
     utf8_trace: PathBuf,
+    dense: PathBuf,
+    dense_trace: PathBuf,
     variants: Vec<(String, PathBuf, &'static str)>,
     py: PathBuf,
     py_trace: PathBuf,
@@ -139,12 +144,15 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     }
     let big_trace = out.join("trace_run_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
     if args.scan_only {
-        let secs = time_scanner(&big_trace)?;
-        let len = big_trace.metadata()?.len();
-        println!(
-            "trace scanner (library, one thread): {len} bytes in {secs:.3}s = {:.2} GB/s",
-            len as f64 / secs / 1e9
-        );
+        let dense = out.join("dense_trace_run_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
+        for (what, trace) in [("trace", &big_trace), ("dense trace", &dense)] {
+            let secs = time_scanner(trace)?;
+            let len = trace.metadata()?.len();
+            println!(
+                "{what} scanner (library, one thread): {len} bytes in {secs:.3}s = {:.2} GB/s",
+                len as f64 / secs / 1e9
+            );
+        }
         let csv = out.join("kernel_run_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
         let t = Instant::now();
         let scan = npuprof_scan::kernel_csv::scan_kernel_details(File::open(&csv)?, |_| {})?;
@@ -209,6 +217,11 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
     let utf8_sample = non_ascii_paths(&real_sample);
     let len = write_repeated(&utf8_trace, &utf8_sample, (args.trace_gb * 1e9) as u64)?;
     eprintln!("generated {} ({len} bytes)", utf8_trace.display());
+    let dense = run_dir(out, "dense_trace_run_ascend_pt", &info)?;
+    let dense_trace = dense.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
+    let dense_sample = crate::dense_trace::as_guide_settings(&real_sample);
+    let len = write_repeated(&dense_trace, &dense_sample, (args.trace_gb * 1e9) as u64)?;
+    eprintln!("generated {} ({len} bytes)", dense_trace.display());
 
     let py = run_dir(out, "py_trace_run_ascend_pt", &info)?;
     let py_trace = py.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
@@ -258,6 +271,8 @@ fn generate(root: &Path, out: &Path, args: &Args) -> anyhow::Result<Inputs> {
         real_trace,
         utf8,
         utf8_trace,
+        dense,
+        dense_trace,
         variants,
         py,
         py_trace,
@@ -328,6 +343,32 @@ fn time_scanner(trace: &Path) -> anyhow::Result<f64> {
         bail!("generated trace scanned as {:?}", scan.state);
     }
     Ok(secs)
+}
+
+/// Times the in-process scanner (one thread) on `trace` `runs` times; records the median row.
+fn time_library(
+    bench: &mut Bench,
+    input: &'static str,
+    trace: &Path,
+    runs: usize,
+) -> anyhow::Result<()> {
+    let mut lib: Vec<(f64, f64)> = (0..runs)
+        .map(|_| {
+            let cpu0 = self_cpu();
+            let secs = time_scanner(trace)?;
+            Ok((secs, self_cpu() - cpu0))
+        })
+        .collect::<anyhow::Result<_>>()?;
+    bench.rows.push(Row {
+        input,
+        bytes: size(trace),
+        tool: LIBRARY.to_owned(),
+        secs: median(&mut lib.iter().map(|l| l.0).collect::<Vec<_>>()),
+        cpu: median(&mut lib.iter_mut().map(|l| l.1).collect::<Vec<_>>()),
+        max_rss_kb: 0,
+        verdict: "complete".to_owned(),
+    });
+    Ok(())
 }
 
 fn run_dir(out: &Path, name: &str, info: &[u8]) -> anyhow::Result<PathBuf> {
@@ -629,6 +670,7 @@ const PANDAS: &str = "pandas.read_csv pyarrow";
 const TRACE: &str = "trace (valid)";
 const REAL_TRACE: &str = "real-run trace (valid)";
 const UTF8_TRACE: &str = "real-run trace, non-ASCII paths (valid)";
+const DENSE_TRACE: &str = "dense trace, guide's settings (valid)";
 const PY_TRACE: &str = "small trace (valid)";
 const CSV: &str = "kernel_details.csv";
 const RANKS: &str = "multi-rank run";
@@ -716,7 +758,6 @@ fn measure_all(
     let complete = state_is("complete");
 
     // The big trace, one core: wc -l, npuprof, the library alone.
-    let trace_bytes = size(&inputs.big_trace);
     against_wc(
         bench,
         npuprof,
@@ -726,22 +767,7 @@ fn measure_all(
         &lines,
         &complete,
     )?;
-    let mut lib: Vec<(f64, f64)> = (0..args.runs)
-        .map(|_| {
-            let cpu0 = self_cpu();
-            let secs = time_scanner(&inputs.big_trace)?;
-            Ok((secs, self_cpu() - cpu0))
-        })
-        .collect::<anyhow::Result<_>>()?;
-    bench.rows.push(Row {
-        input: TRACE,
-        bytes: trace_bytes,
-        tool: LIBRARY.to_owned(),
-        secs: median(&mut lib.iter().map(|l| l.0).collect::<Vec<_>>()),
-        cpu: median(&mut lib.iter_mut().map(|l| l.1).collect::<Vec<_>>()),
-        max_rss_kb: 0,
-        verdict: "complete".to_owned(),
-    });
+    time_library(bench, TRACE, &inputs.big_trace, args.runs)?;
     // The real run's trace, repeated: wc -l and npuprof.
     against_wc(
         bench,
@@ -770,6 +796,17 @@ fn measure_all(
         &lines,
         &complete,
     )?;
+    // The real run's events as the guide's settings write them: short events, no long strings.
+    against_wc(
+        bench,
+        npuprof,
+        DENSE_TRACE,
+        &inputs.dense,
+        &inputs.dense_trace,
+        &lines,
+        &complete,
+    )?;
+    time_library(bench, DENSE_TRACE, &inputs.dense_trace, args.runs)?;
     for (label, dir, want) in &inputs.variants {
         let check = state_is(want);
         bench.run(Case {
@@ -1076,6 +1113,18 @@ fn print_ratios(b: &Bench, inputs: &Inputs, pandas: bool) {
         "real-run trace, non-ASCII paths: npuprof verify (1 core) / wc -l (1 core)",
         (UTF8_TRACE, ONE_CORE),
         (UTF8_TRACE, WC),
+        Some((3.0, true)),
+    );
+    both(
+        "dense trace (guide's settings): npuprof verify (1 core) / wc -l (1 core)",
+        (DENSE_TRACE, ONE_CORE),
+        (DENSE_TRACE, WC),
+        Some((3.0, true)),
+    );
+    both(
+        "dense trace (guide's settings): scanner library (1 thread) / wc -l (1 core)",
+        (DENSE_TRACE, LIBRARY),
+        (DENSE_TRACE, WC),
         Some((3.0, true)),
     );
     both(

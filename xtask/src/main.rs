@@ -9,6 +9,7 @@ mod bench_summary;
 mod bench_verify;
 mod build;
 mod codegen;
+mod dense_trace;
 mod fidelity;
 
 use clap::{Parser, Subcommand};

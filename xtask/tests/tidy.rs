@@ -445,28 +445,35 @@ fn the_families_table_names_every_definition() {
     }
 }
 
-/// The modules that allow `unsafe` (the workspace denies it): vector code and memory maps.
-const UNSAFE_MODULES: &[&str] = &["crates/scan/src/simd.rs", "crates/scan/src/mapped.rs"];
-
-#[test]
-fn unsafe_is_allowed_only_in_the_listed_modules() {
+/// The `.rs` files of `crates/` and `xtask/` that `keep` admits, `/`-separated relative to the
+/// workspace root.
+fn workspace_files_where(keep: impl Fn(&Path) -> bool) -> Vec<String> {
     let root = workspace();
-    let mut allowing: Vec<String> = ["crates", "xtask"]
+    ["crates", "xtask"]
         .iter()
         .flat_map(|dir| rust_files(&root.join(dir)))
-        .filter(|f| {
-            fs::read_to_string(f).expect("source").lines().any(|l| {
-                let l = l.trim_start();
-                l.starts_with("#![allow(unsafe_code") || l.starts_with("#[allow(unsafe_code")
-            })
-        })
+        .filter(|f| keep(f))
         .map(|f| {
             f.strip_prefix(&root)
                 .expect("in the workspace")
                 .to_string_lossy()
                 .replace('\\', "/")
         })
-        .collect();
+        .collect()
+}
+
+/// The modules that allow `unsafe` (the workspace denies it): vector code and memory maps.
+const UNSAFE_MODULES: &[&str] = &["crates/scan/src/simd.rs", "crates/scan/src/mapped.rs"];
+
+#[test]
+fn unsafe_is_allowed_only_in_the_listed_modules() {
+    let root = workspace();
+    let mut allowing = workspace_files_where(|f| {
+        fs::read_to_string(f).expect("source").lines().any(|l| {
+            let l = l.trim_start();
+            l.starts_with("#![allow(unsafe_code") || l.starts_with("#[allow(unsafe_code")
+        })
+    });
     allowing.sort();
     let mut listed: Vec<String> = UNSAFE_MODULES.iter().map(|m| (*m).to_owned()).collect();
     listed.sort();
@@ -482,26 +489,130 @@ fn unsafe_is_allowed_only_in_the_listed_modules() {
 
 #[test]
 fn one_severity_is_defined() {
-    let root = workspace();
-    let defining: Vec<String> = ["crates", "xtask"]
-        .iter()
-        .flat_map(|dir| rust_files(&root.join(dir)))
-        .filter(|f| {
-            non_test_source(f).lines().any(|l| {
-                l.trim_start().starts_with("pub enum Severity")
-                    || l.trim_start().starts_with("enum Severity")
-            })
+    let defining = workspace_files_where(|f| {
+        non_test_source(f).lines().any(|l| {
+            l.trim_start().starts_with("pub enum Severity")
+                || l.trim_start().starts_with("enum Severity")
         })
-        .map(|f| {
-            f.strip_prefix(&root)
-                .expect("in the workspace")
-                .to_string_lossy()
-                .replace('\\', "/")
-        })
-        .collect();
+    });
     assert_eq!(
         defining,
         ["crates/severity/src/lib.rs"],
         "Severity is defined once, in npuprof-severity (others re-export it)"
     );
+}
+
+/// The crate that holds all `unsafe` code: the scanning engine.
+const ENGINE: &str = "scan";
+
+/// Whether `code` uses the `unsafe` keyword (a whole word, outside comment lines).
+fn uses_unsafe(code: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .any(|l| {
+            l.match_indices("unsafe").any(|(i, _)| {
+                let before = l[..i].chars().next_back();
+                let after = l[i + "unsafe".len()..].chars().next();
+                !before.is_some_and(word) && !after.is_some_and(word)
+            })
+        })
+}
+
+#[test]
+fn no_crate_above_the_engine_uses_unsafe() {
+    assert!(uses_unsafe("    unsafe { f() }") && uses_unsafe("pub unsafe fn f() {}"));
+    assert!(!uses_unsafe(
+        "#![deny(unsafe_code)]\n// unsafe here is a comment"
+    ));
+    let root = workspace();
+    let dirs = crates()
+        .into_iter()
+        .filter(|d| name(d) != ENGINE)
+        .flat_map(|d| [d.join("src"), d.join("tests"), d.join("benches")])
+        .chain([root.join("xtask/src")]);
+    let offences: Vec<String> = dirs
+        .flat_map(|d| rust_files(&d))
+        .filter(|f| uses_unsafe(&fs::read_to_string(f).expect("source")))
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        offences.is_empty(),
+        "`unsafe` outside crates/{ENGINE}:\n{}",
+        offences.join("\n")
+    );
+    for module in UNSAFE_MODULES {
+        assert!(
+            module.starts_with(&format!("crates/{ENGINE}/src/")),
+            "{module} allows `unsafe` outside the engine"
+        );
+    }
+}
+
+/// ARCHITECTURE.md's layers, bottom up: `| <n> | crate, crate |` rows.
+fn layers(text: &str) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        let mut cells = line.split('|').map(str::trim);
+        let (Some(""), Some(n), Some(names)) = (cells.next(), cells.next(), cells.next()) else {
+            continue;
+        };
+        let Ok(layer) = n.parse::<usize>() else {
+            continue;
+        };
+        for krate in names.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+            assert!(
+                out.insert(krate.to_owned(), layer).is_none(),
+                "ARCHITECTURE.md lists {krate} in two layers"
+            );
+        }
+    }
+    out
+}
+
+/// The workspace crates a manifest depends on (`npuprof-<name>`, dev-dependencies included).
+fn workspace_dependencies(manifest: &str) -> Vec<String> {
+    let mut section = "";
+    let mut out = Vec::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            section = line;
+        } else if section.ends_with("dependencies]")
+            && let Some(dep) = line.strip_prefix("npuprof-")
+        {
+            let dep = dep.split(['.', '=', ' ']).next().unwrap_or_default();
+            out.push(dep.to_owned());
+        }
+    }
+    out
+}
+
+#[test]
+fn dependencies_point_down_the_layers_only() {
+    let text = fs::read_to_string(workspace().join("ARCHITECTURE.md")).expect("ARCHITECTURE.md");
+    let layers = layers(&text);
+    let mut offences = Vec::new();
+    for dir in crates() {
+        let krate = name(&dir);
+        let Some(&own) = layers.get(&krate) else {
+            offences.push(format!("{krate}: in no layer of ARCHITECTURE.md"));
+            continue;
+        };
+        let manifest = fs::read_to_string(dir.join("Cargo.toml")).expect("manifest");
+        for dep in workspace_dependencies(&manifest) {
+            match layers.get(&dep) {
+                Some(&below) if below < own => {}
+                Some(&other) => offences.push(format!(
+                    "{krate} (layer {own}) depends on {dep} (layer {other}): not below it"
+                )),
+                None => offences.push(format!("{krate}: {dep} is in no layer")),
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "dependencies that do not point down:\n{}",
+        offences.join("\n")
+    );
+    assert_eq!(layers.get(ENGINE), Some(&0), "the engine is at the bottom");
 }

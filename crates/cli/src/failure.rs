@@ -12,6 +12,7 @@ use npuprof_journal::JournalError;
 use npuprof_lint::LintError;
 use npuprof_patch::PatchError;
 use npuprof_patch::inject::InjectError;
+use npuprof_relocate::RelocateError;
 use npuprof_repository::TargetError;
 use npuprof_route::RouteError;
 use npuprof_summary::SummaryError;
@@ -178,6 +179,7 @@ fn classify<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Classifi
         .or_else(|| cause.downcast_ref::<PatchError>().map(patch))
         .or_else(|| cause.downcast_ref::<InjectError>().map(inject))
         .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
+        .or_else(|| cause.downcast_ref::<RelocateError>().and_then(relocate))
         .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
         .or_else(|| cause.downcast_ref::<WorkflowError>().and_then(workflow))
         .or_else(|| cause.downcast_ref::<TargetError>().and_then(target))
@@ -273,6 +275,15 @@ fn summary(err: &SummaryError) -> Option<Classified<'static>> {
 
 /// A library's error inside the workflow is classified as that library's; `None` when a
 /// cause (or nothing known) decides.
+/// relocate's journal errors are the journal's (the variant is transparent, so the chain of
+/// causes skips the journal error inside it); the others: their cause decides, else `failed`.
+fn relocate(err: &RelocateError) -> Option<Classified<'static>> {
+    match err {
+        RelocateError::Journal(err) => journal(err),
+        _ => None,
+    }
+}
+
 fn workflow(err: &WorkflowError) -> Option<Classified<'static>> {
     match err {
         WorkflowError::Journal(err) => journal(err),

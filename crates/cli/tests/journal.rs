@@ -417,6 +417,8 @@ fn kill_at_every_write_step_of_the_revert_of_inject_is_finished_by_rerunning_rev
     }
 }
 
+/// A second npuprof is refused while one holds the lock; under `--json` with the `refused`
+/// error document (a mutation that changed that code survived every suite before this check).
 #[test]
 fn a_second_npuprof_is_refused_while_one_works_here() {
     let repo = support::copy_example("recipes-mini");
@@ -440,6 +442,20 @@ fn a_second_npuprof_is_refused_while_one_works_here() {
                 std::process::id()
             )),
             "{args:?}: {stderr}"
+        );
+        // Under `--json`: the error document's `refused` code with its hint.
+        let args = [args, &["--json"]].concat();
+        let output = npuprof(repo.path(), &args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let document: serde_json::Value = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{args:?}: stdout is no JSON document: {e}"));
+        let error = &document["error"];
+        assert_eq!(error["code"], "refused", "{args:?}: {document}");
+        assert!(
+            error["hint"]
+                .as_str()
+                .is_some_and(|h| h.contains("another npuprof is changing this repository")),
+            "{args:?}: {document}"
         );
     }
     drop(lock);

@@ -374,6 +374,35 @@ fn legacy_runner_with_its_own_loop_sets_the_factory_default() {
     insta::assert_snapshot!("glm_like_both_30", text);
 }
 
+/// A factory default that another phase's call relies on stays as it is: the decode value is
+/// passed at the decode call instead (a mutation that dropped this condition survived every
+/// suite before this test).
+#[test]
+fn a_default_another_phase_shares_is_passed_at_the_decode_call() {
+    let dir = repo(Variant::Stock);
+    let module = dir.path().join(PROFILER_CONTEXT);
+    let text = std::fs::read_to_string(&module).expect("profiler module");
+    let pinned = "active=1, repeat=1, skip_first=0)";
+    assert!(text.contains(pinned), "the fixture's prefill call changed");
+    // The prefill call now takes `active` from the factory's default too.
+    std::fs::write(&module, text.replace(pinned, "repeat=1, skip_first=0)")).expect("write");
+    let (_, text) = check_patch(
+        dir.path(),
+        "deepseek-mini",
+        "decode_mtp.yaml",
+        &request(PhaseSelection::Both, 30, Some(2)),
+    );
+    let patched = std::fs::read_to_string(&module).expect("patched module");
+    assert!(
+        patched.contains("profile_save_path=\"prof\", active=3, repeat=1, skip_first=2)"),
+        "the shared default active=3 is kept, the unshared skip_first default set:\n{text}"
+    );
+    assert!(
+        text.contains("decode call: added active=30"),
+        "active is passed at the decode call:\n{text}"
+    );
+}
+
 #[test]
 fn legacy_runner_phase_off_passes_false() {
     let dir = repo(Variant::Stock);

@@ -260,7 +260,6 @@ fn check_phases(
         };
         findings.push(
             Finding::new(
-                Severity::Error,
                 Code::PhaseMissing,
                 format!("phase {phase} is missing: {what}"),
                 Evidence::path(dir.display().to_string()),
@@ -303,7 +302,6 @@ fn check_ranks(
             }
             findings.push(
                 Finding::new(
-                    Severity::Error,
                     Code::RankMissing,
                     format!(
                         "{in_phase}no run directory for rank(s) {} of {} (expected from {}; present: {})",
@@ -322,7 +320,6 @@ fn check_ranks(
         {
             findings.push(
                 Finding::new(
-                    Severity::Info,
                     Code::RankSubset,
                     format!(
                         "{in_phase}rank(s) {} here, {} of the run's {w} (parallel_group_info): normal for one rank or one node of a multi-node run",
@@ -345,7 +342,6 @@ fn check_ranks(
         let present: BTreeSet<u32> = outcomes.iter().filter_map(|o| o.facts.rank).collect();
         let present: Vec<u32> = present.into_iter().collect();
         findings.push(Finding::new(
-            Severity::Info,
             Code::WorldSizeUnknown,
             format!(
                 "number of ranks unknown (no --ranks, no log_<rank>.log, no parallel_group_info): rank(s) {} found, a missing rank would go unnoticed",
@@ -483,7 +479,6 @@ fn cycle_findings(s: &Schedule, runs: &[&RunFacts], findings: &mut Vec<Finding>)
             .map(|&k| format!("cycle {k} (Step Ids {})", steps_of(k)))
             .collect();
         findings.push(at(Finding::new(
-            Severity::Error,
             Code::CycleMissing,
             format!(
                 "{} of the {expected} cycle(s) of schedule {} are in none of the {} run director(ies){who}: {}{}",
@@ -505,7 +500,6 @@ fn cycle_findings(s: &Schedule, runs: &[&RunFacts], findings: &mut Vec<Finding>)
         if dirs.len() > 1 {
             let names: Vec<String> = dirs.iter().map(|f| f.dir.display().to_string()).collect();
             findings.push(at(Finding::new(
-                Severity::Warning,
                 Code::CycleDuplicate,
                 format!(
                     "cycle {k} (Step Ids {}) is in {} run directories{who}, but torch_npu writes each cycle once: leftovers of another run are mixed in ({})",
@@ -524,7 +518,6 @@ fn cycle_findings(s: &Schedule, runs: &[&RunFacts], findings: &mut Vec<Finding>)
         .collect();
     if let Some(i) = order.windows(2).position(|w| w[1] < w[0]) {
         findings.push(at(Finding::new(
-            Severity::Warning,
             Code::CycleDuplicate,
             format!(
                 "the run directories{who} are not in cycle order by their timestamps: {} (cycle {}) is newer than {} (cycle {}), but torch_npu saves cycles in order: leftovers of another run are mixed in",
@@ -547,7 +540,6 @@ fn count_finding(runs: &[&RunFacts], repeat: u64, findings: &mut Vec<Finding>) {
     let f = runs[0];
     findings.push(
         Finding::new(
-            Severity::Warning,
             Code::RunDuplicate,
             format!(
                 "{} run directories{} but the schedule saves {repeat} cycle(s): leftovers of an earlier run are mixed in",
@@ -652,7 +644,6 @@ fn check_analyse_done(outcomes: &[RunOutcome], findings: &mut Vec<Finding>) {
         if o.facts.analyse_done && has_error {
             findings.push(
                 Finding::new(
-                    Severity::Info,
                     Code::AnalyseDoneNotSuccess,
                     "analyse.done exists, but torch_npu writes it even when a parser failed: it is not a success signal",
                     Evidence::path(
@@ -711,7 +702,6 @@ fn bad_disk_finding(
     let scratch = Path::new("/tmp/npuprof-reparse");
     let copy = scratch.join(first.dir.file_name().unwrap_or_default());
     Finding::new(
-        Severity::Error,
         Code::OutputFilesystem,
         format!(
             "{affected} run(s) have failed parsers, no CSV and a broken or missing trace_view.json: the known bad-output-filesystem failure {fs}; {verdict}"

@@ -314,16 +314,16 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A finding without phase or rank.
+    /// A finding of `code` without phase or rank, with the code's registry severity (the
+    /// registry decides; a check that knows better says so with [`Finding::with_severity`]).
     pub fn new(
-        severity: Severity,
         code: Code,
         message: impl Into<String>,
         evidence: Evidence,
         next_action: impl Into<String>,
     ) -> Self {
         Self {
-            severity,
+            severity: code.default_severity(),
             code,
             message: message.into(),
             evidence,
@@ -331,6 +331,13 @@ impl Finding {
             phase: None,
             rank: None,
         }
+    }
+
+    /// The finding with another severity than its code's registry one: for the checks whose
+    /// verdict depends on the torch_npu build, the schedule, the recorded level or the evidence.
+    pub fn with_severity(mut self, severity: Severity) -> Self {
+        self.severity = severity;
+        self
     }
 
     /// Sets phase and rank.
@@ -383,6 +390,21 @@ mod tests {
         assert_eq!(
             Code::AnalyseDoneNotSuccess.as_str(),
             "analyse-done-not-success"
+        );
+    }
+
+    #[test]
+    fn a_finding_takes_its_codes_severity_unless_its_check_knows_better() {
+        for &code in Code::ALL {
+            let f = Finding::new(code, "m", Evidence::default(), "n");
+            assert_eq!(f.severity, code.info().severity, "{}", code.as_str());
+        }
+        let warning = Finding::new(Code::TraceNotArray, "m", Evidence::default(), "n");
+        assert_eq!(warning.severity, Severity::Warning);
+        let raised = warning.with_severity(Severity::Error);
+        assert_eq!(
+            (raised.code, raised.severity),
+            (Code::TraceNotArray, Severity::Error)
         );
     }
 

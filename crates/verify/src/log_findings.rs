@@ -95,7 +95,6 @@ fn parser_failed(scan: &LogScan, p: &str, reparse: &str) -> Option<Finding> {
         parts.push(format!("failed to generate: {}", files.join("; ")));
     }
     Some(Finding::new(
-        Severity::Error,
         Code::ParserFailed,
         format!("{}{cause}", parts.join("; ")),
         Evidence {
@@ -124,7 +123,6 @@ pub fn findings(
     let mut out: Vec<Finding> = parser_failed(scan, &p, reparse).into_iter().collect();
     for m in &scan.root_messages {
         out.push(Finding::new(
-            Severity::Error,
             Code::ParserRootCause,
             format!(
                 "parser root cause: {}: \"{}\"{}",
@@ -142,7 +140,6 @@ pub fn findings(
     }
     for a in &scan.acl_flow_missing {
         out.push(Finding::new(
-            Severity::Warning,
             Code::AclFlowMissing,
             format!(
                 "torch_npu found no acl-to-npu flow events, so it cannot tie kernels to steps: this is why Step Id is missing or empty in kernel_details.csv: \"{}\"",
@@ -161,7 +158,6 @@ pub fn findings(
     }
     for s in &scan.size_cap {
         out.push(Finding::new(
-            Severity::Error,
             Code::SizeCapWarning,
             format!("torch_npu skipped a file over its size cap (treated as empty): \"{}\"", s.text),
             Evidence::line(p.clone(), s.line),
@@ -195,7 +191,6 @@ fn ownership_finding(o: &logs::Quoted<Owner>, p: &str, run_dir: &str, build: &Bu
     };
     match &o.kind {
         Owner::Toolkit { target } => Finding::new(
-            severity,
             Code::ToolkitOwner,
             format!(
                 "the CANN toolkit's files (msprof) belong to another user ({effect}): \"{}\"",
@@ -206,9 +201,8 @@ fn ownership_finding(o: &logs::Quoted<Owner>, p: &str, run_dir: &str, build: &Bu
                 "fix the toolkit's ownership (as its owner or root): chown -R \"$(id -un)\" {}; or source a CANN toolkit installed by your user; then re-parse",
                 target.as_deref().unwrap_or("<ascend-toolkit directory>")
             ),
-        ),
+        ).with_severity(severity),
         Owner::Output { target, .. } => Finding::new(
-            severity,
             Code::OutputOwner,
             format!(
                 "the output directory belongs to another user ({effect}): \"{}\"",
@@ -219,7 +213,7 @@ fn ownership_finding(o: &logs::Quoted<Owner>, p: &str, run_dir: &str, build: &Bu
                 "chown -R \"$(id -un)\" {}  (or write the output to a directory you own, e.g. npuprof relocate)",
                 target.as_deref().unwrap_or(run_dir)
             ),
-        ),
+        ).with_severity(severity),
     }
 }
 

@@ -294,7 +294,6 @@ fn phase_coverage(
         };
         findings.push(
             Finding::new(
-                Severity::Error,
                 Code::RankMissing,
                 format!(
                     "{in_phase}rank(s) {} of {world} are in none of the {} node report(s){unknown}",
@@ -316,7 +315,6 @@ fn phase_coverage(
         let reports = &by_rank[rank].0;
         findings.push(
             Finding::new(
-                Severity::Error,
                 Code::RankDuplicate,
                 format!(
                     "{in_phase}rank {rank} is in {} node reports ({}): the same rank ran twice, or one report was given twice",
@@ -345,7 +343,6 @@ fn phase_coverage(
             .collect();
         findings.push(
             Finding::new(
-                Severity::Warning,
                 Code::StepsInconsistent,
                 format!(
                     "{in_phase}ranks disagree on the recorded steps: {} rank(s) recorded {:?}, but {}",

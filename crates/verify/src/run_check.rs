@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::finding::{Code, Evidence, Finding};
 use crate::log_findings::{self, LogVerdict};
 use crate::report::{Artifacts, RunSummary, StepsSummary};
 use crate::schedule_findings::{self, ScheduleContext, ScheduleEvidence};
@@ -214,7 +214,6 @@ fn list_output(
         }
         Err(FileProblem::Missing) => {
             ctx.push(Finding::new(
-                Severity::Error,
                 Code::OutputDirMissing,
                 "ASCEND_PROFILER_OUTPUT/ is missing: the run was never parsed (or parsing was interrupted before writing anything)",
                 Evidence::path(disp(dir)),
@@ -513,7 +512,6 @@ fn check_temp_leftover(
         None => "builds up to 2.5.1 rename it when done".to_owned(),
     };
     ctx.push(Finding::new(
-        Severity::Error,
         Code::TraceTempLeftover,
         format!("trace_view_temp.json was left behind: timeline parsing never finished ({builds})"),
         Evidence::path(disp(&p)),
@@ -632,7 +630,6 @@ fn check_analyse_done_missing(ctx: &mut Ctx<'_>, out_dir: &Path, build: &Build) 
         return;
     }
     ctx.push(Finding::new(
-        Severity::Warning,
         Code::AnalyseDoneMissing,
         format!(
             "no analyse.done: {} writes it when a parse ends (online or by analyse()), even a failed one, so this parse did not reach its end: killed, interrupted, or still running",
@@ -649,7 +646,6 @@ fn check_analyse_done_missing(ctx: &mut Ctx<'_>, out_dir: &Path, build: &Build) 
 fn read_info(ctx: &mut Ctx<'_>, dir: &Path, files: &[PathBuf]) -> Option<ProfilerInfo> {
     let Some(path) = files.first() else {
         ctx.push(Finding::new(
-            Severity::Warning,
             Code::ProfilerInfoMissing,
             "no profiler_info*.json: level, metrics, schedule and rank are unknown, so the checks that need them are reported as unknown",
             Evidence::path(disp(dir)),
@@ -695,7 +691,6 @@ fn read_info(ctx: &mut Ctx<'_>, dir: &Path, files: &[PathBuf]) -> Option<Profile
 
 fn invalid_info(ctx: &mut Ctx<'_>, path: &Path, line: Option<u64>, what: String) {
     ctx.push(Finding::new(
-        Severity::Error,
         Code::ProfilerInfoInvalid,
         format!("profiler_info is {what}"),
         Evidence {
@@ -709,7 +704,6 @@ fn invalid_info(ctx: &mut Ctx<'_>, path: &Path, line: Option<u64>, what: String)
 
 fn unreadable(ctx: &mut Ctx<'_>, path: &Path, e: &dyn std::fmt::Display) {
     ctx.push(Finding::new(
-        Severity::Error,
         Code::FileUnreadable,
         format!("cannot read the file: {e}"),
         Evidence::path(disp(path)),
@@ -723,7 +717,6 @@ fn size_cap(ctx: &mut Ctx<'_>, path: &Path, cap: u64, kind: &str, cap_text: &str
     };
     if meta.len() > cap {
         ctx.push(Finding::new(
-            Severity::Error,
             Code::FileOverSizeCap,
             format!(
                 "{kind} file of {} bytes is over torch_npu's {cap_text} cap: torch_npu and its tools treat it as empty",
@@ -791,7 +784,6 @@ pub fn confirm_empty_windows(
         findings.retain(|f| f != empty);
         findings.push(
             Finding::new(
-                Severity::Error,
                 Code::ArtifactMissing,
                 "missing from ASCEND_PROFILER_OUTPUT/: kernel_details.csv (NPU activity was recorded); the device timeline is empty, but the job's stdout reports failed parsers, so this is a parser failure, not an empty window",
                 empty.evidence.clone(),

@@ -116,12 +116,12 @@ pub fn warning_finding(w: &Quoted<ScheduleWarning>, path: &Path, ctx: ScheduleCo
         ),
     };
     Finding::new(
-        severity,
         code,
         format!("{meaning}: \"{}\"", w.text),
         Evidence::line(path.display().to_string(), w.line),
         action,
     )
+    .with_severity(severity)
 }
 
 #[cfg(test)]

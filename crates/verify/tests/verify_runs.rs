@@ -303,6 +303,25 @@ fn trace_temp_leftover_and_missing_trace() {
     );
 }
 
+/// The bad-disk diagnosis needs every CSV gone: failed parsers and a broken trace beside the
+/// CSVs are a parser failure, not the bad-output-filesystem one (a mutation that dropped the
+/// "no CSV" condition survived every suite before this test).
+#[test]
+fn failed_parsers_and_a_broken_trace_beside_csvs_are_no_bad_disk() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let res = ResultDir::new(tmp.path(), "deepseek", "20260725", "ds_decode");
+    let run = res.add_run("decode", 0);
+    run.write("trace_view.json", trace_host_only());
+    res.write_log(0, ALL_PARSERS_FAILED_LOG);
+    let report = run_verify(&res.dir, |o| o.phases = PhaseSelection::Decode);
+    let codes: Vec<Code> = report.findings.iter().map(|f| f.code).collect();
+    assert!(
+        codes.contains(&Code::ParserFailed) && codes.contains(&Code::TraceUnterminated),
+        "the other conditions of the diagnosis hold: {codes:?}"
+    );
+    assert!(!codes.contains(&Code::OutputFilesystem), "{codes:?}");
+}
+
 #[test]
 fn bad_disk_all_parsers_failed() {
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

@@ -1,5 +1,5 @@
 //! The reference pages under `docs/`, rendered from the code (ruff's `generate-all`): the
-//! registries of verify and lint, the repository definitions, the `--json` schema versions,
+//! registries of verify, advise and lint, the repository definitions, the `--json` schema versions,
 //! and the binary's own `--help`. Pure functions of the workspace and the `npuprof` binary; no
 //! paths, times or terminal widths of this machine reach a page.
 //!
@@ -80,7 +80,7 @@ const INDEX: &[(&str, &str)] = &[
     ),
     (
         "findings.md",
-        "every finding code of `npuprof verify`: severity, meaning, next action",
+        "every finding code of `verify`, `advise` and `lint`: severity, meaning, next action",
     ),
     ("lint-rules.md", "every rule of `npuprof lint`"),
     ("exit-codes.md", "exit codes and the `--json` error codes"),
@@ -197,32 +197,74 @@ fn help(npuprof: &Path, command: &[&str]) -> Result<String, String> {
         .collect())
 }
 
-/// verify's finding registry.
+/// Every finding code of the commands that judge, from their registries: verify's
+/// (`npuprof_verify::finding::REGISTRY`), advise's (`npuprof_advise::Code::def`) and lint's rules
+/// (`npuprof_lint::RULES`), one table each with the same columns.
 fn findings() -> String {
-    use npuprof_verify::finding::REGISTRY;
-    let mut out = format!("{GENERATED}\n\n# Findings of `npuprof verify`\n\n");
+    let mut out = format!("{GENERATED}\n\n# Findings\n\n");
     out.push_str(
-        "Every finding has a stable `code` (its JSON spelling), a `severity`, a `message` with the \
-         evidence and a concrete `next_action`. The severity below is the usual one: a check that \
-         knows the torch_npu build, the schedule or the recorded level may raise or lower it, and \
-         the finding carries the one chosen. Any `error` makes `verify` exit 1. Within a severity, \
-         findings are listed in this table's order.\n\n",
+        "Every finding of `verify`, `advise` and `lint` has a stable `code` (its JSON spelling) and \
+         a `severity` (`error`, `warning` or `info`), a message with the \
+         evidence and a concrete next action. `verify` and `lint` exit 1 when a finding is an \
+         `error`, `advise` when it has any advice.\n\n\
+         - [`npuprof verify`](#npuprof-verify)\n- [`npuprof advise`](#npuprof-advise)\n\
+         - [`npuprof lint`](#npuprof-lint)\n\n",
     );
+    out.push_str(
+        "## npuprof verify\n\nThe severity below is the usual one: a check that knows the \
+         torch_npu build, the schedule or the recorded level may raise or lower it, and the finding \
+         carries the one chosen. Within a severity, findings are listed in this table's order.\n\n",
+    );
+    let verify = npuprof_verify::finding::REGISTRY.iter().map(|e| {
+        [
+            e.name,
+            e.severity.as_str(),
+            e.title,
+            e.meaning,
+            e.next_action,
+        ]
+    });
+    finding_table(&mut out, verify);
+    out.push_str(
+        "\n## npuprof advise\n\nEach code has one severity; a phase's findings are listed by the \
+         time at stake, then in this table's order.\n\n",
+    );
+    let advise = npuprof_advise::Code::ALL.iter().map(|c| {
+        let d = c.def();
+        [d.code, d.severity.as_str(), d.title, d.meaning, d.action]
+    });
+    finding_table(&mut out, advise);
+    out.push_str(
+        "\n## npuprof lint\n\nEach rule has one severity; each finding's `fix` is the concrete \
+         change. Where each rule stays silent: [lint-rules.md](lint-rules.md).\n\n",
+    );
+    let lint = npuprof_lint::RULES.iter().map(|r| {
+        [
+            r.id,
+            r.severity.as_str(),
+            r.name,
+            r.summary,
+            "apply the finding's `fix` (`npuprof lint --fix` when it has edits)",
+        ]
+    });
+    finding_table(&mut out, lint);
+    out
+}
+
+/// One registry as a table: code, severity, title, meaning, usual next action.
+fn finding_table<'a>(out: &mut String, rows: impl Iterator<Item = [&'a str; 5]>) {
     out.push_str(
         "| code | severity | title | meaning | usual next action |\n|---|---|---|---|---|\n",
     );
-    for entry in REGISTRY {
+    for [code, severity, title, meaning, next] in rows {
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | {} |",
-            entry.name,
-            entry.severity.as_str(),
-            cell(entry.title),
-            cell(entry.meaning),
-            cell(entry.next_action)
+            "| `{code}` | {severity} | {} | {} | {} |",
+            cell(title),
+            cell(meaning),
+            cell(next)
         );
     }
-    out
 }
 
 /// lint's rule registry.

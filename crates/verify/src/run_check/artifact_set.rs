@@ -257,7 +257,6 @@ fn empty_window(
         "no parser log to confirm that nothing failed (2.1.0.post10 writes none; pass --log with the job's stdout)"
     };
     ctx.push(Finding::new(
-        Severity::Warning,
         Code::NoKernelsInWindow,
         format!(
             "no kernels recorded in the window: NPU activity and CANN raw data (PROF_*) are there, the device timeline is empty and {logs}, so there is no kernel_details.csv (torch_npu writes no empty CSV)"
@@ -296,7 +295,6 @@ pub(super) fn check_artifact_set(
         text_artifacts(info, world_size)
     } else {
         ctx.push(Finding::new(
-            Severity::Info,
             Code::DbExport,
             "db-only export: text artifacts (trace_view.json, CSVs) are not expected and were not checked",
             Evidence::path(disp(out_dir)),
@@ -311,7 +309,6 @@ pub(super) fn check_artifact_set(
     }
     if info.and_then(|i| i.level).is_none() && info.is_none_or(ProfilerInfo::exports_text) {
         ctx.push(Finding::new(
-            Severity::Info,
             Code::ExpectationUnknown,
             "profiler level unknown: op_statistic.csv, api_statistic.csv and communication files not checked",
             Evidence::path(disp(out_dir)),
@@ -335,7 +332,6 @@ fn report_missing(ctx: &mut Ctx<'_>, out_dir: &Path, severity: Severity, items: 
         return;
     }
     ctx.push(Finding::new(
-        severity,
         Code::ArtifactMissing,
         format!("missing from ASCEND_PROFILER_OUTPUT/: {}", items.join("; ")),
         Evidence::path(disp(out_dir)),
@@ -343,5 +339,5 @@ fn report_missing(ctx: &mut Ctx<'_>, out_dir: &Path, severity: Severity, items: 
             "look for `run failed` in the run's log to find the failing parser, then re-parse: {}",
             ctx.reparse()
         ),
-    ));
+    ).with_severity(severity));
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::file_findings::{file_problem, special_contents};
 use super::{Ctx, disp};
-use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::finding::{Code, Evidence, Finding};
 use npuprof_runs::db::{self, DbKind, DbProblem};
 use npuprof_runs::probe::{self, Contents};
 
@@ -60,7 +60,6 @@ fn db_finding(ctx: &mut Ctx<'_>, path: &Path, problem: &DbProblem) {
         ),
     };
     ctx.push(Finding::new(
-        Severity::Error,
         code,
         format!(
             "{} {message}",

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use super::{Ctx, disp};
-use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::finding::{Code, Evidence, Finding};
 use npuprof_runs::probe::{Contents, FileProblem};
 use npuprof_scan::kernel_csv::{Corruption, MAX_COLUMNS, MAX_RECORD_BYTES};
 
@@ -18,14 +18,12 @@ pub fn problem_finding(path: &Path, problem: &FileProblem) -> Finding {
     let p = disp(path);
     match problem {
         FileProblem::Missing => Finding::new(
-            Severity::Error,
             Code::ArtifactMissing,
             format!("{p} disappeared while it was being verified"),
             Evidence::path(p),
             "verify again once nothing writes to the run directory",
         ),
         FileProblem::NotRegular(kind) => Finding::new(
-            Severity::Error,
             Code::FileNotRegular,
             format!(
                 "{} is {}, not a regular file: skipped without reading (reading it could block forever)",
@@ -40,7 +38,6 @@ pub fn problem_finding(path: &Path, problem: &FileProblem) -> Finding {
             ),
         ),
         FileProblem::Unreadable { message, .. } => Finding::new(
-            Severity::Error,
             Code::FileUnreadable,
             format!("exists but cannot be read: {message} (not missing: its contents are unknown)"),
             Evidence::path(p.clone()),
@@ -66,7 +63,6 @@ pub(super) fn special_contents(
         .unwrap_or_default();
     let f = match contents {
         Contents::LfsPointer => Finding::new(
-            Severity::Error,
             Code::FileLfsPointer,
             format!(
                 "{name} is a git-lfs pointer file, not the data: the real file was never fetched"
@@ -77,7 +73,6 @@ pub(super) fn special_contents(
             ),
         ),
         Contents::Empty | Contents::Data => Finding::new(
-            Severity::Error,
             empty_code,
             format!("{name} is empty (0 bytes): its writer produced nothing"),
             Evidence::path(p),
@@ -112,7 +107,6 @@ pub(super) fn csv_corrupt(ctx: &mut Ctx<'_>, path: &Path, c: Corruption) {
         ),
     };
     ctx.push(Finding::new(
-        Severity::Error,
         Code::CsvCorrupt,
         message,
         evidence,

@@ -153,7 +153,6 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
                     }
                 }
                 None => ctx.push(Finding::new(
-                    Severity::Info,
                     Code::ExpectationUnknown,
                     format!("metric columns for aic_metrics {m} are not known to npuprof and were not checked"),
                     Evidence::line(p.to_owned(), 1),
@@ -161,7 +160,6 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
                 )),
             },
             None => ctx.push(Finding::new(
-                Severity::Info,
                 Code::ExpectationUnknown,
                 format!("aic_metrics not recorded at {}: metric columns not checked", l.as_str()),
                 Evidence::line(p.to_owned(), 1),
@@ -170,7 +168,6 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
         }
     } else if level.is_none() {
         ctx.push(Finding::new(
-            Severity::Info,
             Code::ExpectationUnknown,
             "profiler level unknown: only the base kernel_details columns were checked",
             Evidence::line(p.to_owned(), 1),
@@ -179,7 +176,6 @@ fn header_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&
     }
     if !absent.is_empty() {
         ctx.push(Finding::new(
-            Severity::Error,
             Code::KernelColumnsMissing,
             format!(
                 "kernel_details.csv lacks column(s) expected for {}{}: {}",
@@ -229,22 +225,23 @@ fn minimal_header(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&P
             format!("if you need shapes, streams and AI Core metrics, {RAISE_LEVEL_FIX}"),
         ),
     };
-    ctx.push(Finding::new(
-        severity,
-        Code::KernelHeaderMinimal,
-        format!(
-            "kernel_details.csv has the minimal {}-column header ({}), {why}",
-            scan.header.len(),
-            scan.header.join(",")
-        ),
-        Evidence::line(p.to_owned(), 1),
-        fix,
-    ));
+    ctx.push(
+        Finding::new(
+            Code::KernelHeaderMinimal,
+            format!(
+                "kernel_details.csv has the minimal {}-column header ({}), {why}",
+                scan.header.len(),
+                scan.header.join(",")
+            ),
+            Evidence::line(p.to_owned(), 1),
+            fix,
+        )
+        .with_severity(severity),
+    );
 }
 
 fn rows_malformed(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan) {
     ctx.push(Finding::new(
-        Severity::Error,
         Code::KernelRowsMalformed,
         format!(
             "{} of {} rows have a field count different from the header's {} columns (a cut or corrupted file)",
@@ -265,7 +262,6 @@ fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&Pr
     }
     if scan.rows == 0 {
         ctx.push(Finding::new(
-            Severity::Warning,
             Code::KernelNoRows,
             if scan.header.is_empty() {
                 "kernel_details.csv is empty".to_owned()
@@ -277,7 +273,6 @@ fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&Pr
         ));
     } else if !scan.all_empty_columns.is_empty() {
         ctx.push(Finding::new(
-            Severity::Warning,
             Code::KernelColumnEmpty,
             format!(
                 "column(s) present but empty in all {} rows: {} — a torch_npu/CANN version mismatch",
@@ -293,7 +288,6 @@ fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&Pr
     }
     if scan.empty_step_id_rows > 0 && schedule != Some(RecordedSchedule::Absent) {
         ctx.push(Finding::new(
-            Severity::Info,
             Code::KernelStepIdEmpty,
             format!(
                 "{} of {} kernel rows have an empty Step Id (kernels outside every recorded step)",

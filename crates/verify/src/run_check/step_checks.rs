@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::{Ctx, describe_schedule, disp};
-use crate::finding::{Code, Evidence, Finding, Severity};
+use crate::finding::{Code, Evidence, Finding};
 use crate::report::StepsSummary;
 use npuprof_runs::profiler_info::RecordedSchedule;
 use npuprof_scan::kernel_csv::{KernelScan, StepTraceRow};
@@ -79,7 +79,6 @@ pub(super) fn step_findings(
             if steps.expected.is_none() && seen.is_empty() && s.repeat != 1 {
                 let first = s.cycle_steps(0).map(|r| fmt_steps(&r.collect::<Vec<_>>()));
                 ctx.push(Finding::new(
-                    Severity::Error,
                     Code::StepsMissing,
                     format!(
                         "no kernel in kernel_details.csv has a Step Id, so this run directory's cycle is unknown (schedule {}: one directory per cycle, e.g. cycle 0 records steps {})",
@@ -98,7 +97,6 @@ pub(super) fn step_findings(
                     .collect();
                 if !missing.is_empty() {
                     ctx.push(Finding::new(
-                        Severity::Error,
                         Code::StepsMissing,
                         format!(
                             "recorded step(s) {} (schedule {}) have no kernels in kernel_details.csv (Step Ids found: {})",
@@ -119,7 +117,6 @@ pub(super) fn step_findings(
                 .collect();
             if !unexpected.is_empty() {
                 ctx.push(Finding::new(
-                    Severity::Warning,
                     Code::StepsUnexpected,
                     format!(
                         "Step Id(s) {} are not recorded by the schedule {}",
@@ -139,7 +136,6 @@ pub(super) fn step_findings(
                     .collect();
                 if !missing.is_empty() {
                     ctx.push(Finding::new(
-                        Severity::Warning,
                         Code::StepTraceMissingSteps,
                         format!(
                             "step_trace_time.csv has no row for recorded step(s) {}",
@@ -153,7 +149,6 @@ pub(super) fn step_findings(
         }
         Some(RecordedSchedule::Function) if has_step_col => {
             ctx.push(Finding::new(
-                Severity::Info,
                 Code::ExpectationUnknown,
                 format!(
                     "a callable schedule: profiler_info records `{{}}` for any function (torch.profiler.schedule, a lambda, a partial), so its window is not known; Step Ids found: {}; step coverage not checked",
@@ -167,7 +162,6 @@ pub(super) fn step_findings(
         None => {
             if let Some(why) = schedule_unknown {
                 ctx.push(Finding::new(
-                    Severity::Info,
                     Code::ExpectationUnknown,
                     format!("schedule unknown: {why}; step coverage not checked (no schedule is assumed)"),
                     Evidence::path(disp(kernel_path)),
@@ -175,7 +169,6 @@ pub(super) fn step_findings(
                 ));
             } else if kernels.is_some() {
                 ctx.push(Finding::new(
-                    Severity::Info,
                     Code::ExpectationUnknown,
                     "schedule unknown: step coverage not checked",
                     Evidence::path(disp(kernel_path)),
@@ -211,7 +204,6 @@ pub(super) fn step_findings(
             && first >= 10.0 * med
         {
             ctx.push(Finding::new(
-                    Severity::Warning,
                     Code::CompileInWindow,
                     format!(
                         "the first recorded step {first_step} takes {first:.0} µs, {:.1}× the median {med:.0} µs of the other {} step(s): graph compilation or warm-up happened inside the window",

@@ -78,7 +78,6 @@ fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
     let device_seen = scan.has_process(DEVICE_PROCESS);
     match scan.state {
         TraceState::Complete | TraceState::Empty => Finding::new(
-            Severity::Error,
             Code::TraceEmpty,
             "trace_view.json holds nothing but whitespace",
             Evidence::offset(p, 0),
@@ -87,14 +86,12 @@ fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
             ),
         ),
         TraceState::NotAnArray => Finding::new(
-            Severity::Warning,
             Code::TraceNotArray,
             "trace_view.json is an object-form Chrome trace (`{\"traceEvents\": [...]}` or another JSON object), not torch_npu's bare event array: another tool wrote or rewrote it, and its processes were not checked",
             Evidence::offset(p, 0),
             format!("re-parse the run to regenerate the timeline: {reparse}"),
         ),
         TraceState::Unterminated { trailing_comma } if device_seen => Finding::new(
-            Severity::Error,
             Code::TraceUnterminated,
             format!(
                 "trace_view.json has no closing `]`: it ends cleanly after event {} (byte {last}{}; EOF at byte {eof}) while the device timeline (`{DEVICE_PROCESS}`) was being appended: the writer was killed or the disk filled up",
@@ -108,7 +105,6 @@ fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
             ),
         ),
         TraceState::Unterminated { trailing_comma } => Finding::new(
-            Severity::Error,
             Code::TraceUnterminated,
             format!(
                 "trace_view.json has no closing `]`: it ends cleanly after event {} (byte {last}{}; EOF at byte {eof}): the host events were written but the device timeline was never appended — device-side (CANN) parsing failed or was killed",
@@ -121,7 +117,6 @@ fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
             ),
         ),
         TraceState::CutMidEvent { event_start } => Finding::new(
-            Severity::Error,
             Code::TraceCutMidEvent,
             format!(
                 "trace_view.json is cut in the middle of an event: the event starting at byte {event_start} is unfinished at EOF (byte {eof}); the last complete event ends at byte {last}: the writer was killed or the disk filled up"
@@ -133,7 +128,6 @@ fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
             ),
         ),
         TraceState::TrailingCommaClose { comma } => Finding::new(
-            Severity::Error,
             Code::TraceEmptyDeviceTimeline,
             format!(
                 "trace_view.json closes with `,]` (comma at byte {comma}): the device timeline appended after the host events was empty, and the file is not valid JSON"
@@ -144,7 +138,6 @@ fn state_finding(ctx: &Ctx<'_>, path: &Path, scan: &TraceScan) -> Finding {
             ),
         ),
         TraceState::Malformed { offset, reason } => Finding::new(
-            Severity::Error,
             Code::TraceMalformed,
             format!(
                 "trace_view.json is not valid JSON: {reason} at byte {offset} (last complete event ends at byte {last})"
@@ -186,7 +179,6 @@ fn trace_process_findings(
             )
         };
         Finding::new(
-            severity,
             Code::TraceProcessMissing,
             format!(
                 "trace_view.json has no `{DEVICE_PROCESS}` process: the device timeline is missing (processes: {})",
@@ -194,10 +186,9 @@ fn trace_process_findings(
             ),
             Evidence::path(p),
             action,
-        )
+        ).with_severity(severity)
     } else if level.is_some_and(Level::is_detailed) && !scan.has_process(CANN_PROCESS) {
         Finding::new(
-            Severity::Error,
             Code::TraceProcessMissing,
             format!(
                 "trace_view.json has no `{CANN_PROCESS}` process although {} was recorded (it writes the host CANN API timeline from Level1 up): CANN timeline parsing failed",
