@@ -299,10 +299,10 @@ mod tests {
 
     #[test]
     fn the_launch_sets_the_definitions_environment() {
-        let text = crate::catalog::BUILTIN[0].1.replace(
-            "    offline: [--yaml",
-            "    env: { ASCEND_LOG: \"{model} log\" }\n    offline: [--yaml",
-        );
+        let text = crate::catalog::BUILTIN[0]
+            .1
+            .replace("    env: {}", "    env: { ASCEND_LOG: \"{model} log\" }");
+        assert_ne!(text, crate::catalog::BUILTIN[0].1);
         let layout = Definitions::parse(&text).unwrap().layout;
         let env = layout.launch_env("m");
         assert_eq!(
