@@ -8,6 +8,7 @@
 
 use tree_sitter::Node;
 
+use super::literal::{int_literal, string_text};
 use crate::{callee, dotted, line, named_children, text};
 
 /// A value an expression evaluates to.
@@ -197,7 +198,7 @@ fn enum_class(class: Node<'_>, source: &str) -> Option<EnumClass> {
         if let Some((member, value)) = simple_assignment(statement, source)
             && value.kind() == "string"
         {
-            members.push((member, string_value(value, source), line(statement)));
+            members.push((member, string_text(value, source), line(statement)));
         }
     }
     Some(EnumClass {
@@ -219,15 +220,6 @@ fn simple_assignment<'t>(statement: Node<'t>, source: &str) -> Option<(String, N
     let left = assignment.child_by_field_name("left")?;
     let right = assignment.child_by_field_name("right")?;
     (left.kind() == "identifier").then(|| (text(left, source).to_owned(), right))
-}
-
-/// The text of a plain string literal (no interpolation).
-pub fn string_value(node: Node<'_>, source: &str) -> String {
-    named_children(node)
-        .into_iter()
-        .filter(|n| n.kind() == "string_content")
-        .map(|n| text(n, source))
-        .collect()
 }
 
 /// Local names bound to values.
@@ -273,20 +265,11 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
         let source = self.source;
         let unknown = || Value::Unknown(text(node, source).to_owned());
         match node.kind() {
-            "integer" => text(node, source).replace('_', "").parse().map_or_else(
-                |_| unknown(),
-                |value| Value::Int {
-                    value,
-                    at: node.byte_range(),
-                },
-            ),
-            "string"
-                if !named_children(node)
-                    .iter()
-                    .any(|n| n.kind() == "interpolation") =>
-            {
-                Value::Str(string_value(node, source))
-            }
+            "integer" => int_literal(node, source).map_or_else(unknown, |value| Value::Int {
+                value,
+                at: node.byte_range(),
+            }),
+            "string" => self.string(node, locals).unwrap_or_else(unknown),
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             "none" => Value::None,
@@ -325,6 +308,31 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
             "call" => self.call(node, locals).unwrap_or_else(unknown),
             _ => unknown(),
         }
+    }
+
+    /// A string literal; an f-string when every interpolation is a known string or integer
+    /// without conversion or format spec (`f"{root}/{stage.value}"`).
+    fn string(&self, node: Node<'_>, locals: &Bindings) -> Option<Value> {
+        let mut out = String::new();
+        for part in named_children(node) {
+            match part.kind() {
+                "string_content" => out.push_str(text(part, self.source)),
+                "interpolation" => {
+                    // `{`, the expression, `}`: no `=`, conversion or format spec.
+                    let parts = crate::all_children(part);
+                    let [_, expression, _] = parts.as_slice() else {
+                        return None;
+                    };
+                    match self.eval(*expression, locals) {
+                        Value::Str(s) => out.push_str(&s),
+                        Value::Int { value, .. } => out.push_str(&value.to_string()),
+                        _ => return None,
+                    }
+                }
+                _ => {}
+            }
+        }
+        Some(Value::Str(out))
     }
 
     fn attribute(&self, node: Node<'_>, locals: &Bindings) -> Option<Value> {
