@@ -8,11 +8,10 @@ use std::path::Path;
 
 use npuprof_syntax::semantic::imports::import_bindings;
 use npuprof_syntax::semantic::value::{Evaluator, Module, Value};
-use npuprof_syntax::{callee, line, text};
+use npuprof_syntax::{callee, descendants, line, text};
 
 use crate::definition::{Definitions, LauncherKind};
 use crate::error::TargetError;
-use crate::python::descendants;
 use crate::resolve::Evidence;
 
 /// Where a model's own entry leads for one run config.

@@ -18,7 +18,7 @@ pub use npuprof_schedule::Phase;
 use npuprof_syntax::semantic::literal::string_text;
 use npuprof_syntax::semantic::params::{ParamKind, parameters as params_of};
 use npuprof_syntax::semantic::value::{EnumClass, Evaluator, Module, Value};
-use npuprof_syntax::{callee, dotted, line, named_children, text};
+use npuprof_syntax::{callee, descendants, dotted, line, named_children, text};
 use serde::Serialize;
 use tree_sitter::{Node, Tree};
 
@@ -932,20 +932,6 @@ fn enclosing_function(node: Node<'_>, source: &str) -> String {
 
 fn ancestors(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
     std::iter::successors(node.parent(), |n| n.parent())
-}
-
-/// Every named node below `node`, in document order.
-pub(crate) fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        out.push(n);
-        let mut kids = named_children(n);
-        kids.reverse();
-        stack.extend(kids);
-    }
-    out.remove(0);
-    out
 }
 
 /// A profiling toggle a script exposes, found by structure: an argparse flag or an environment

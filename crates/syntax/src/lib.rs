@@ -22,6 +22,6 @@ pub use call::{arguments, callee, dotted, has_splat, kwarg, positional};
 pub use parse::{ParseError, first_error, parse, parse_with};
 pub use semantic::SemanticModel;
 pub use tree::{
-    all_children, children, descendants_in_scope, is_definition, line, named_children, scope_of,
-    text,
+    all_children, children, descendants, descendants_in_scope, is_definition, line, named_children,
+    scope_of, text,
 };

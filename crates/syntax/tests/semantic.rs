@@ -4,27 +4,14 @@
 use npuprof_syntax::semantic::resolve::Frame;
 use npuprof_syntax::semantic::value::{Evaluator, Module, PathPart, Value};
 use npuprof_syntax::semantic::{SemanticModel, table_names};
-use npuprof_syntax::{callee, descendants_in_scope, named_children, parse, text};
+use npuprof_syntax::{callee, descendants, descendants_in_scope, named_children, parse, text};
 use tree_sitter::Node;
 
 const DISPATCH: &str = include_str!("data/dispatch.py");
 
-/// Every named node of the file (nested definitions entered), in document order.
-fn all_nodes(root: Node<'_>) -> Vec<Node<'_>> {
-    let mut out = Vec::new();
-    let mut stack = vec![root];
-    while let Some(n) = stack.pop() {
-        out.push(n);
-        let mut kids = named_children(n);
-        kids.reverse();
-        stack.extend(kids);
-    }
-    out
-}
-
 /// The `n`-th node (0-based) whose text is `wanted` and whose kind is `kind`.
 fn find<'t>(root: Node<'t>, source: &str, kind: &str, wanted: &str, n: usize) -> Node<'t> {
-    all_nodes(root)
+    descendants(root)
         .into_iter()
         .filter(|x| x.kind() == kind && text(*x, source) == wanted)
         .nth(n)

@@ -68,22 +68,17 @@ impl<'t, 's> ScopeBindings<'t, 's> {
                         );
                     }
                 }
-                "augmented_assignment" => {
+                "augmented_assignment" | "for_statement" => {
+                    let what = match node.kind() {
+                        "for_statement" => "a loop variable",
+                        _ => "changed in place (`+=` ...)",
+                    };
                     for name in node
                         .child_by_field_name("left")
                         .map(|l| identifiers(l, source))
                         .unwrap_or_default()
                     {
-                        out.push(name, Binding::Other("changed in place (`+=` ...)"));
-                    }
-                }
-                "for_statement" => {
-                    for name in node
-                        .child_by_field_name("left")
-                        .map(|l| identifiers(l, source))
-                        .unwrap_or_default()
-                    {
-                        out.push(name, Binding::Other("a loop variable"));
+                        out.push(name, Binding::Other(what));
                     }
                 }
                 "as_pattern_target" => {

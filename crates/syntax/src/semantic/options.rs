@@ -53,25 +53,27 @@ mod tests {
     use super::*;
     use crate::fixtures::tree;
 
+    /// `(dest, flag, default, required)`.
+    type Read = (String, String, Option<String>, bool);
+
     #[test]
     fn flags_destinations_and_defaults() {
         let source = "p.add_argument('-n', '--prompt-len', type=int, default=16)\np.add_argument('--x', dest='why', required=True)\np.add_argument(name)\n";
         let parsed = tree(source);
-        let read: Vec<Option<(String, String, Option<String>, bool)>> =
-            crate::descendants_in_scope(parsed.root_node())
-                .into_iter()
-                .filter(|n| n.kind() == "call")
-                .map(|c| {
-                    CliOption::read(c, source).map(|o| {
-                        (
-                            o.dest,
-                            o.flag,
-                            o.default.map(|d| text(d, source).to_owned()),
-                            o.required,
-                        )
-                    })
+        let read: Vec<Option<Read>> = crate::descendants_in_scope(parsed.root_node())
+            .into_iter()
+            .filter(|n| n.kind() == "call")
+            .map(|c| {
+                CliOption::read(c, source).map(|o| {
+                    (
+                        o.dest,
+                        o.flag,
+                        o.default.map(|d| text(d, source).to_owned()),
+                        o.required,
+                    )
                 })
-                .collect();
+            })
+            .collect();
         assert_eq!(
             read,
             [
