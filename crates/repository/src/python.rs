@@ -17,6 +17,7 @@
 pub use npuprof_schedule::Phase;
 use npuprof_syntax::semantic::literal::string_text;
 use npuprof_syntax::semantic::params::{ParamKind, parameters as params_of};
+use npuprof_syntax::semantic::resolve::class_attribute;
 use npuprof_syntax::semantic::value::{EnumClass, Evaluator, Module, Value};
 use npuprof_syntax::{callee, descendants, dotted, line, named_children, text};
 use serde::Serialize;
@@ -805,37 +806,9 @@ fn value_source(
 
 /// `self.NAME` / `Class.NAME` resolved to `NAME = <int>` in the enclosing (or named) class body.
 fn class_constant(root: Node<'_>, value: Node<'_>, source: &str) -> Option<(String, Span)> {
-    let name = dotted(value, source)?;
-    let (owner, attribute) = name.rsplit_once('.')?;
-    let class = if owner == "self" || owner == "cls" {
-        ancestors(value).find(|n| n.kind() == "class_definition")?
-    } else {
-        named_children(root)
-            .into_iter()
-            .map(unwrap_decorated)
-            .find(|c| {
-                c.kind() == "class_definition"
-                    && c.child_by_field_name("name").map(|n| text(n, source)) == Some(owner)
-            })?
-    };
-    let body = class.child_by_field_name("body")?;
-    let mut found = None;
-    for statement in named_children(body) {
-        let Some(assignment) = named_children(statement)
-            .into_iter()
-            .find(|n| n.kind() == "assignment")
-        else {
-            continue;
-        };
-        let left = assignment.child_by_field_name("left")?;
-        let right = assignment.child_by_field_name("right");
-        if text(left, source) == attribute {
-            found = right
-                .map(|r| Span::of(r, source))
-                .filter(|s| s.int().is_some());
-        }
-    }
-    found.map(|span| (attribute.to_owned(), span))
+    let (attribute, right) = class_attribute(root, value, source)?;
+    let span = Some(Span::of(right, source)).filter(|s| s.int().is_some())?;
+    Some((attribute.to_owned(), span))
 }
 
 /// The string literals of a save-path expression, following one helper method

@@ -544,6 +544,52 @@ impl<'t, 's> SemanticModel<'t, 's> {
     }
 }
 
+/// `self.NAME`, `cls.NAME` (the class around `value`) or `Class.NAME` (a class of the module):
+/// the attribute and the value of the last `NAME = <value>` statement of that class's body.
+pub fn class_attribute<'t, 's>(
+    root: Node<'t>,
+    value: Node<'t>,
+    source: &'s str,
+) -> Option<(&'s str, Node<'t>)> {
+    if value.kind() != "attribute" {
+        return None;
+    }
+    let owner = dotted(value.child_by_field_name("object")?, source)?;
+    let attribute = text(value.child_by_field_name("attribute")?, source);
+    let class = if owner == "self" || owner == "cls" {
+        std::iter::successors(value.parent(), |n| n.parent())
+            .find(|n| n.kind() == "class_definition")?
+    } else {
+        named_children(root)
+            .into_iter()
+            .map(|n| match n.kind() {
+                "decorated_definition" => n.child_by_field_name("definition").unwrap_or(n),
+                _ => n,
+            })
+            .find(|c| {
+                c.kind() == "class_definition"
+                    && c.child_by_field_name("name").map(|n| text(n, source))
+                        == Some(owner.as_str())
+            })?
+    };
+    let mut found = None;
+    for statement in named_children(class.child_by_field_name("body")?) {
+        let Some(assignment) = named_children(statement)
+            .into_iter()
+            .find(|n| n.kind() == "assignment")
+        else {
+            continue;
+        };
+        if assignment
+            .child_by_field_name("left")
+            .is_some_and(|l| text(l, source) == attribute)
+        {
+            found = Some(assignment.child_by_field_name("right"));
+        }
+    }
+    Some((attribute, found??))
+}
+
 #[cfg(test)]
 mod tests {
     use crate::{descendants_in_scope, parse};
@@ -623,6 +669,30 @@ mod tests {
         assert_eq!(
             err,
             "`run()` is called with different values of `steps` (lines 3, 4)"
+        );
+    }
+
+    #[test]
+    fn class_attributes_are_read_from_the_class_body() {
+        let source = "class Runner:\n    STEPS = 4\n    STEPS = 6\n    def run(self):\n        make(self.STEPS, Runner.STEPS, self.NONE, other.STEPS)\n";
+        let tree = parse(source).expect("a tree");
+        let root = tree.root_node();
+        let mut stack = vec![root];
+        let mut attributes = Vec::new();
+        while let Some(n) = stack.pop() {
+            if n.kind() == "attribute" && n.parent().is_some_and(|p| p.kind() == "argument_list") {
+                attributes.push(n);
+            }
+            stack.extend(named_children(n));
+        }
+        attributes.sort_by_key(|n| n.start_byte());
+        let read: Vec<Option<(&str, &str)>> = attributes
+            .into_iter()
+            .map(|a| class_attribute(root, a, source).map(|(n, v)| (n, text(v, source))))
+            .collect();
+        assert_eq!(
+            read,
+            [Some(("STEPS", "6")), Some(("STEPS", "6")), None, None]
         );
     }
 }
