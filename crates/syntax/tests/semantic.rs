@@ -150,18 +150,22 @@ fn f_strings_of_known_parts_are_strings_and_others_unknown() {
         value_of("BASE = 'prof'\nN = 2\nf\"{BASE}/decode_{N}\"\n"),
         Value::Str("prof/decode_2".into())
     );
-    assert!(matches!(
+    assert_eq!(
         value_of("f\"{BASE}/x\"\n"),
-        Value::Unknown(why) if why == "f\"{BASE}/x\""
-    ));
-    assert!(matches!(
+        Value::Unknown("`BASE` is neither a local nor a module constant here".into())
+    );
+    assert_eq!(
         value_of("BASE = 'prof'\nf\"{BASE!r}\"\n"),
-        Value::Unknown(_)
-    ));
-    assert!(matches!(
+        Value::Unknown("`{BASE!r}` formats with a conversion or format spec".into())
+    );
+    assert_eq!(
         value_of("BASE = 'prof'\nf\"{BASE:>8}\"\n"),
-        Value::Unknown(_)
-    ));
+        Value::Unknown("`{BASE:>8}` formats with a conversion or format spec".into())
+    );
+    assert_eq!(
+        value_of("f\"{(1, 2)}\"\n"),
+        Value::Unknown("`(1, 2)` in an f-string is not a string or an integer".into())
+    );
 }
 
 #[test]
@@ -217,5 +221,24 @@ fn a_value_read_from_the_loaded_run_config_follows_the_config() {
         Value::Int { value: 3, .. }
     ));
     // Without the run config the value is not known.
-    assert!(matches!(steps(None), Value::Unknown(why) if why.contains("cfg.get")));
+    assert_eq!(
+        steps(None),
+        Value::Unknown("`cfg.get('steps', 3)` is a call, known only at run time".into())
+    );
+}
+
+#[test]
+fn constants_that_refer_to_each_other_are_unknown_not_endless() {
+    assert_eq!(
+        value_of("A = B\nB = A\nA\n"),
+        Value::Unknown("`A` chains too many names".into())
+    );
+    assert_eq!(
+        value_of("A = 1\nB = A\nB\n"),
+        Value::Int { value: 1, at: 4..5 }
+    );
+    assert_eq!(
+        value_of("g(1)\n"),
+        Value::Unknown("`g(1)` is a call, known only at run time".into())
+    );
 }
