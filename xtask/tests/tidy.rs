@@ -616,3 +616,53 @@ fn dependencies_point_down_the_layers_only() {
     );
     assert_eq!(layers.get(ENGINE), Some(&0), "the engine is at the bottom");
 }
+
+/// What a Python value evaluator is made of, each with why it belongs to the semantic layer.
+const EVALUATOR_MARKERS: &[(&str, &str)] = &[
+    (
+        "\"string_content\"",
+        "reads string literals (`semantic::literal`)",
+    ),
+    ("\"interpolation\"", "reads f-strings (`semantic::value`)"),
+    (
+        "\"aliased_import\"",
+        "resolves import aliases (`semantic::imports`)",
+    ),
+    (
+        "\"default_parameter\"",
+        "reads parameters (`semantic::params`)",
+    ),
+    (
+        "\"typed_parameter\"",
+        "reads parameters (`semantic::params`)",
+    ),
+    ("fn eval(", "evaluates expressions (`semantic::value`)"),
+    ("fn eval_", "evaluates expressions (`semantic::value`)"),
+    ("fn evaluate(", "evaluates expressions (`semantic::value`)"),
+    (
+        "fn resolve_value",
+        "resolves names to values (`semantic::resolve`)",
+    ),
+];
+
+/// One Python semantic layer: only `crates/syntax` reads literals, imports and parameters or
+/// evaluates expressions; every other crate asks its `semantic` module.
+#[test]
+fn python_values_are_evaluated_only_in_the_semantic_layer() {
+    let mut offences = Vec::new();
+    for dir in crates().into_iter().filter(|d| name(d) != "syntax") {
+        for file in rust_files(&dir.join("src")) {
+            let text = non_test_source(&file);
+            for (marker, why) in EVALUATOR_MARKERS {
+                if text.contains(marker) {
+                    offences.push(format!("{}: {marker} {why}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "Python evaluated outside npuprof_syntax::semantic:\n{}",
+        offences.join("\n")
+    );
+}

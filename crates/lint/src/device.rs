@@ -59,7 +59,7 @@ fn side_of(condition: Node<'_>, source: &str) -> Option<Side> {
 pub(crate) fn off_npu<'t>(ctx: &FileContext<'t, '_>, node: Node<'t>) -> bool {
     let source = ctx.source;
     let mut child = node;
-    while let Some(parent) = ctx.resolver.parent(child) {
+    while let Some(parent) = ctx.semantic.parent(child) {
         if parent.kind() == "if_statement" && parent.child_by_field_name("condition") != Some(child)
         {
             let mut earlier = vec![parent.child_by_field_name("condition")];
@@ -111,6 +111,6 @@ pub(crate) fn lists_cuda<'t>(ctx: &FileContext<'t, '_>, call: Node<'t>) -> bool 
     else {
         return false;
     };
-    let (value, _) = ctx.resolver.expression(activities, None);
+    let (value, _) = ctx.semantic.expression(activities, None);
     text(value, ctx.source).contains("ProfilerActivity.CUDA")
 }

@@ -81,7 +81,7 @@ fn raise_bound<'t>(
     if per_iteration.steps != 1 || the_loop.child_by_field_name("alternative").is_some() {
         return None;
     }
-    let value = ctx.resolver.int(stop, window.frame).ok()?;
+    let value = ctx.semantic.int(stop, window.frame).ok()?;
     if !value.trail.runtime.is_empty() {
         return None;
     }

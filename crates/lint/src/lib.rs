@@ -13,11 +13,9 @@ mod autofix;
 mod device;
 mod finding;
 mod fix;
-mod imports;
 mod profile;
 mod python;
 mod registry;
-mod resolve;
 mod rules;
 mod steps;
 pub mod torch_npu;
@@ -30,12 +28,10 @@ pub use finding::Finding;
 pub use registry::{Code, RULES, Rule, Severity, markdown_table};
 pub use walk::{FileFix, LintError, Report, SCHEMA_VERSION, fix_paths, lint_paths, python_files};
 
-use npuprof_syntax::{first_error, named_children, parse};
+use npuprof_syntax::{SemanticModel, first_error, named_children, parse};
 
-use crate::imports::Imports;
 use crate::profile::{FileContext, ProfileCall};
 use crate::python::position;
-use crate::resolve::Resolver;
 use crate::rules::Raw;
 use crate::warmup::Warmups;
 
@@ -57,11 +53,10 @@ pub fn lint_source(path: &str, source: &str) -> Vec<Finding> {
     let root = tree.root_node();
     let ctx = FileContext {
         source,
-        imports: Imports::collect(root, source),
         exports_results: torch_npu::TRACE_HANDLER_ALTERNATIVES
             .iter()
             .any(|m| source.contains(&format!("{m}("))),
-        resolver: Resolver::new(root, source),
+        semantic: SemanticModel::new(root, source),
         warmups: Warmups::default(),
     };
     let mut raws: Vec<Raw<'_>> = Vec::new();

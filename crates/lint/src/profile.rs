@@ -2,12 +2,11 @@
 //! schedule, trace handler and the high-volume switches.
 
 use npuprof_schedule::Schedule;
-use npuprof_syntax::{callee, dotted, kwarg, positional, text};
+use npuprof_syntax::semantic::resolve::{Frame, Int, Resolution, Trail};
+use npuprof_syntax::{SemanticModel, callee, dotted, has_splat, kwarg, positional, text};
 use tree_sitter::Node;
 
-use crate::imports::Imports;
-use crate::python::{has_splat, last_segment};
-use crate::resolve::{Frame, Int, Resolution, Resolver, Trail};
+use crate::python::last_segment;
 use crate::warmup::Warmups;
 
 /// Which profiler API a call uses.
@@ -23,13 +22,11 @@ pub(crate) enum Flavor {
 pub(crate) struct FileContext<'t, 's> {
     /// The source text.
     pub(crate) source: &'s str,
-    /// Local names → qualified paths.
-    pub(crate) imports: Imports,
     /// The file saves results without a trace handler (`export_chrome_trace(`, see
     /// [`crate::torch_npu::TRACE_HANDLER_ALTERNATIVES`]).
     pub(crate) exports_results: bool,
-    /// The values of the file's names.
-    pub(crate) resolver: Resolver<'t, 's>,
+    /// What the file's names refer to (bindings, scopes, calls, imports) and their values.
+    pub(crate) semantic: SemanticModel<'t, 's>,
     /// What runs before the windows (NPL021), indexed on first use.
     pub(crate) warmups: Warmups<'t>,
 }
@@ -37,7 +34,7 @@ pub(crate) struct FileContext<'t, 's> {
 impl FileContext<'_, '_> {
     /// The qualified path of a call's callee, when its first segment was imported.
     pub(crate) fn qualified_callee(&self, call: Node<'_>) -> Option<String> {
-        self.imports.resolve(&callee(call, self.source)?)
+        self.semantic.imports().resolve(&callee(call, self.source)?)
     }
 
     /// Whether `node` is a `profile(...)` call of torch_npu or torch, and which.
@@ -137,7 +134,7 @@ impl<'t> ProfileCall<'t> {
         let experimental = match given("experimental_config") {
             None => ExperimentalArg::Absent,
             Some(value) => {
-                let (value, _) = ctx.resolver.expression(value, frame);
+                let (value, _) = ctx.semantic.expression(value, frame);
                 if value.kind() == "none" {
                     ExperimentalArg::Absent
                 } else if value.kind() == "call"
@@ -153,7 +150,7 @@ impl<'t> ProfileCall<'t> {
         let schedule = match given("schedule") {
             None => ScheduleArg::Absent,
             Some(given) => {
-                let (value, inner) = ctx.resolver.expression(given, frame);
+                let (value, inner) = ctx.semantic.expression(given, frame);
                 if value.kind() == "none" {
                     ScheduleArg::Absent
                 } else if ctx.is_schedule_call(value) {
@@ -195,7 +192,7 @@ fn read_schedule<'t>(
     let positional = positional(call);
     let arg = |name: &str, index: usize, default: Option<i64>| -> Resolution {
         match kwarg(call, name, source).or_else(|| positional.get(index).copied()) {
-            Some(value) => ctx.resolver.int(value, frame).map_err(|why| {
+            Some(value) => ctx.semantic.int(value, frame).map_err(|why| {
                 format!("could not resolve `{name}={}` ({why})", text(value, source))
             }),
             None => default
@@ -250,7 +247,7 @@ pub(crate) fn enum_argument<'t>(
     name: &str,
 ) -> Option<(Node<'t>, String)> {
     let value = kwarg(config, name, ctx.source)?;
-    let (resolved, _) = ctx.resolver.expression(value, None);
+    let (resolved, _) = ctx.semantic.expression(value, None);
     let dotted = dotted(resolved, ctx.source)?;
     Some((value, last_segment(&dotted).to_owned()))
 }

@@ -1,7 +1,7 @@
-//! lint's helpers over the tree-sitter Python syntax tree, on top of `npuprof-syntax`: scopes,
-//! splats and positions. Values of names are resolved in `resolve`.
+//! lint's helpers over the tree-sitter Python syntax tree, on top of `npuprof-syntax`: dotted
+//! names, keyword arguments and positions. Names and values are `npuprof_syntax::semantic`'s.
 
-use npuprof_syntax::{arguments, kwarg};
+use npuprof_syntax::kwarg;
 use tree_sitter::Node;
 
 /// The last segment of a dotted name (`c` for `a.b.c`).
@@ -13,25 +13,6 @@ pub(crate) fn last_segment(dotted: &str) -> &str {
 pub(crate) fn kwarg_node<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
     let value = kwarg(call, name, source)?;
     value.parent()
-}
-
-/// Whether a call passes `*args` or `**kwargs` (its arguments cannot be known).
-pub(crate) fn has_splat(call: Node<'_>) -> bool {
-    arguments(call)
-        .iter()
-        .any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
-}
-
-/// The nearest enclosing function definition, or the module.
-pub(crate) fn scope_of(node: Node<'_>) -> Node<'_> {
-    let mut current = node.parent();
-    while let Some(n) = current {
-        if matches!(n.kind(), "function_definition" | "module") {
-            return n;
-        }
-        current = n.parent();
-    }
-    node
 }
 
 /// 1-based line and 1-based character column of a node's start.

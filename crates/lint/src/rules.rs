@@ -1,7 +1,7 @@
 //! The rules: each turns what was read from the file into findings.
 
 use npuprof_schedule::Action;
-use npuprof_syntax::{callee, descendants_in_scope, kwarg, positional, text};
+use npuprof_syntax::{callee, descendants_in_scope, has_splat, kwarg, positional, text};
 use tree_sitter::Node;
 
 use npuprof_patch::Edit;
@@ -11,7 +11,7 @@ use crate::fix::closing_fix;
 use crate::profile::{
     ExperimentalArg, FileContext, Flavor, ProfileCall, ScheduleArg, enum_argument, is_true,
 };
-use crate::python::{has_splat, kwarg_node, last_segment};
+use crate::python::{kwarg_node, last_segment};
 use crate::registry::Code;
 use crate::steps::Counter;
 use crate::torch_npu::versions;

@@ -3,13 +3,14 @@
 //! i += 1`), and helpers one call deep that take the profiler and step it. When the count
 //! cannot be known, the error says why.
 
+use npuprof_syntax::semantic::params::{function_name, parameter_at};
+use npuprof_syntax::semantic::resolve::{Frame, Int, Resolution, Trail};
 use npuprof_syntax::{
     callee, descendants_in_scope, dotted, is_definition, line, named_children, positional, text,
 };
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
-use crate::resolve::{Frame, Int, Resolution, Trail, function_name, parameter_at};
 use crate::window::statements;
 
 /// The `step()` calls of some code run once, and how the numbers behind it were found.
@@ -72,7 +73,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
             if matches!(n.kind(), "identifier" | "attribute")
                 && dotted(n, source).as_deref() == Some(key)
             {
-                let parent = self.ctx.resolver.parent(n);
+                let parent = self.ctx.semantic.parent(n);
                 let is_attribute_name = parent.is_some_and(|p| {
                     p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(n)
                 });
@@ -97,7 +98,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
                 out.escaped = Some(why);
             }
         };
-        let resolver = &self.ctx.resolver;
+        let resolver = &self.ctx.semantic;
         let Some(parent) = resolver.parent(n) else {
             return;
         };
@@ -142,7 +143,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
     fn helper_steps(&self, n: Node<'t>) -> Result<Count, String> {
         let key = self.key_name();
         let source = self.ctx.source;
-        let resolver = &self.ctx.resolver;
+        let resolver = &self.ctx.semantic;
         let stored = || {
             let how = match resolver.parent(n) {
                 Some(p) if p.kind() == "assignment" => p
@@ -180,7 +181,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
                 line(n)
             ));
         }
-        let def = self.ctx.resolver.local_function(call).ok_or_else(|| {
+        let def = self.ctx.semantic.local_function(call).ok_or_else(|| {
             format!(
                 "`{key}` is passed to `{name}()` (line {}), which is not defined in this file",
                 line(n)
@@ -285,7 +286,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
                 Some(condition) => {
                     let (truth, found) =
                         self.ctx
-                            .resolver
+                            .semantic
                             .truth(condition, self.frame)
                             .map_err(|_| {
                                 format!(
@@ -435,11 +436,11 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
     fn list_length(&self, at: Node<'t>) -> Resolution {
         let source = self.ctx.source;
         let name = text(at, source);
-        let (value, _) = self.ctx.resolver.expression(at, self.frame);
+        let (value, _) = self.ctx.semantic.expression(at, self.frame);
         if value.kind() != "list" || value.named_child_count() != 0 {
             return Err(format!("`{name}` is not an empty list filled by a loop"));
         }
-        let calls: Vec<Node<'t>> = descendants_in_scope(self.ctx.resolver.scope_of(value))
+        let calls: Vec<Node<'t>> = descendants_in_scope(self.ctx.semantic.scope_of(value))
             .into_iter()
             .filter(|n| {
                 n.kind() == "call"
@@ -452,7 +453,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         let [append] = calls.as_slice() else {
             return Err(format!("`{name}` is changed in more than one place"));
         };
-        let resolver = &self.ctx.resolver;
+        let resolver = &self.ctx.semantic;
         let filler = resolver
             .parent(*append)
             .filter(|s| s.kind() == "expression_statement")
@@ -486,7 +487,7 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         let args: Vec<Int> = positional(call)
             .into_iter()
             .map(|a| {
-                self.ctx.resolver.int(a, self.frame).map_err(|why| {
+                self.ctx.semantic.int(a, self.frame).map_err(|why| {
                     format!("could not resolve `{}` ({why})", text(a, self.ctx.source))
                 })
             })
@@ -555,12 +556,12 @@ impl<'a, 't, 's> Counter<'a, 't, 's> {
         let start = start_value(stmt, counter, source).ok_or_else(uncounted)?;
         let start = self
             .ctx
-            .resolver
+            .semantic
             .int(start, self.frame)
             .map_err(|why| format!("could not resolve the start of `{counter}` ({why})"))?;
         let end = self
             .ctx
-            .resolver
+            .semantic
             .int(bound, self.frame)
             .map_err(|why| format!("could not resolve `{}` ({why})", text(bound, source)))?;
         let mut iterations = Int {

@@ -11,12 +11,13 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::HashMap;
 
+use npuprof_syntax::semantic::params::function_name;
+use npuprof_syntax::semantic::table_names;
 use npuprof_syntax::{callee, descendants_in_scope, dotted, line, named_children, text};
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
 use crate::python::last_segment;
-use crate::resolve::function_name;
 
 /// How many callers up lint follows before it stops (and says nothing).
 const MAX_CALLERS_UP: usize = 6;
@@ -140,7 +141,7 @@ impl<'t> Warmups<'t> {
 
 fn build<'t>(ctx: &FileContext<'t, '_>) -> Index<'t> {
     let source = ctx.source;
-    let resolver = &ctx.resolver;
+    let resolver = &ctx.semantic;
     let mut first: HashMap<(usize, String), usize> = HashMap::new();
     let mut tables: HashMap<&str, Vec<&str>> = HashMap::new();
     let mut subscripted: Vec<(Node<'t>, &str)> = Vec::new();
@@ -165,7 +166,7 @@ fn build<'t>(ctx: &FileContext<'t, '_>) -> Index<'t> {
                     tables
                         .entry(text(left, source))
                         .or_default()
-                        .extend(table_functions(right, source));
+                        .extend(table_names(right, source));
                 }
             }
             "for_statement" => {
@@ -175,7 +176,7 @@ fn build<'t>(ctx: &FileContext<'t, '_>) -> Index<'t> {
                 ) && left.kind() == "identifier"
                 {
                     let functions = match right.kind() {
-                        "list" | "tuple" => table_functions(right, source),
+                        "list" | "tuple" => table_names(right, source),
                         "identifier" => vec![text(right, source)],
                         _ => Vec::new(),
                     };
@@ -287,7 +288,7 @@ impl<'a, 't, 's> Before<'a, 't, 's> {
     /// The warm-up before `anchor` (the start of a window) for a measured call with `keys`.
     pub(crate) fn before(&self, anchor: Node<'t>, keys: &[String]) -> Warmup {
         self.before_in(
-            self.ctx.resolver.scope_of(anchor),
+            self.ctx.semantic.scope_of(anchor),
             anchor.start_byte(),
             keys,
             0,
@@ -329,7 +330,7 @@ impl<'a, 't, 's> Before<'a, 't, 's> {
         let mut verdict = Warmup::Warmed;
         for entry in entries {
             let mapped = self.map_keys(scope, entry, keys);
-            let caller = self.ctx.resolver.scope_of(entry);
+            let caller = self.ctx.semantic.scope_of(entry);
             match self.before_in(caller, entry.start_byte(), &mapped, depth + 1) {
                 Warmup::Warmed => {}
                 Warmup::Cold(mut path) => {
@@ -345,8 +346,8 @@ impl<'a, 't, 's> Before<'a, 't, 's> {
 
     /// Where `def` is entered from in the file: its calls, and calls through a table of it.
     fn entries(&self, def: Node<'t>) -> Vec<Node<'t>> {
-        let mut entries = self.ctx.resolver.call_sites(def);
-        if !self.ctx.resolver.is_method(def) {
+        let mut entries = self.ctx.semantic.call_sites(def);
+        if !self.ctx.semantic.is_method(def) {
             let name = function_name(def, self.ctx.source);
             entries.extend(self.index().dispatch.get(name).into_iter().flatten());
         }
@@ -362,28 +363,15 @@ impl<'a, 't, 's> Before<'a, 't, 's> {
                     return Some(key.clone());
                 };
                 let root = object.split('.').next().unwrap_or(object);
-                if !self.ctx.resolver.has_parameter(def, root) {
+                if !self.ctx.semantic.has_parameter(def, root) {
                     return Some(key.clone());
                 }
-                let argument = self.ctx.resolver.argument_of(def, root, entry)?;
+                let argument = self.ctx.semantic.argument_of(def, root, entry)?;
                 let passed = dotted(argument, self.ctx.source)?;
                 Some(format!("obj:{passed}{}", &object[root.len()..]))
             })
             .collect()
     }
-}
-
-/// The function names among a table literal's values (`{"a": f}`, `[f, g]`, `(f, g)`).
-fn table_functions<'s>(table: Node<'_>, source: &'s str) -> Vec<&'s str> {
-    named_children(table)
-        .into_iter()
-        .filter_map(|item| match item.kind() {
-            "pair" => item.child_by_field_name("value"),
-            _ => Some(item),
-        })
-        .filter(|v| v.kind() == "identifier")
-        .map(|v| text(v, source))
-        .collect()
 }
 
 /// Whether a function's own body runs a model call.

@@ -1,11 +1,11 @@
 //! Profiled windows (`with profile(...) as prof:` bodies and `prof.start()` … `prof.stop()`
 //! sequences) and where their profiler comes from.
 
+use npuprof_syntax::semantic::resolve::Frame;
 use npuprof_syntax::{callee, descendants_in_scope, dotted, named_children, positional};
 use tree_sitter::Node;
 
 use crate::profile::FileContext;
-use crate::resolve::Frame;
 
 /// A stretch of code that runs while a profiler is active.
 #[derive(Debug, Clone)]
@@ -49,20 +49,20 @@ fn profile_behind<'t>(
     ctx: &FileContext<'t, '_>,
     expr: Node<'t>,
 ) -> Option<(Node<'t>, Option<Frame<'t>>)> {
-    let (value, frame) = ctx.resolver.expression(expr, None);
+    let (value, frame) = ctx.semantic.expression(expr, None);
     if ctx.profile_flavor(value).is_some() {
         return Some((value, frame));
     }
     if value.kind() != "call" {
         return None;
     }
-    let def = ctx.resolver.local_function(value)?;
+    let def = ctx.semantic.local_function(value)?;
     let frame = Frame { def, call: value };
     descendants_in_scope(def.child_by_field_name("body")?)
         .into_iter()
         .filter(|n| n.kind() == "return_statement")
         .filter_map(|r| r.named_child(0))
-        .map(|returned| ctx.resolver.expression(returned, Some(frame)))
+        .map(|returned| ctx.semantic.expression(returned, Some(frame)))
         .find(|(node, _)| ctx.profile_flavor(*node).is_some())
 }
 
@@ -172,8 +172,8 @@ fn steps_only_here<'t>(ctx: &FileContext<'t, '_>, anchor: Node<'t>, key: Option<
     if key.contains('.') {
         return false;
     }
-    ctx.resolver.scope_of(anchor).kind() != "module"
-        || !ctx.resolver.global_stepped_in_function(key)
+    ctx.semantic.scope_of(anchor).kind() != "module"
+        || !ctx.semantic.global_attribute_in_function(key, "step")
 }
 
 /// The statements of a block, without comments.

@@ -92,6 +92,20 @@ fn function_style_entry_is_wired_through_its_functions() {
 }
 
 #[test]
+fn module_names_bound_by_unpacking_are_entry_globals() {
+    let h = check_harness(
+        "tests/inject_fixtures/unpacked_globals.py",
+        HarnessPhases::Decode,
+    );
+    assert!(h.wiring.iter().all(|w| w.wired), "{}", wiring_summary(&h));
+    assert!(
+        h.text.contains("[entry.PROMPT[0], entry.EXTRA]"),
+        "{}",
+        h.text
+    );
+}
+
+#[test]
 fn unrecognised_pieces_become_marked_stubs() {
     let h = check_harness(
         "tests/inject_fixtures/unrecognised.py",

@@ -6,12 +6,12 @@
 
 use std::path::Path;
 
-use npuprof_syntax::value::{Evaluator, Module, Value};
-use npuprof_syntax::{callee, line, named_children, text};
+use npuprof_syntax::semantic::imports::import_bindings;
+use npuprof_syntax::semantic::value::{Evaluator, Module, Value};
+use npuprof_syntax::{callee, descendants, line, text};
 
 use crate::definition::{Definitions, LauncherKind};
 use crate::error::TargetError;
-use crate::python::descendants;
 use crate::resolve::Evidence;
 
 /// Where a model's own entry leads for one run config.
@@ -193,15 +193,9 @@ fn calls_of_imported<'t>(
     }) {
         let function = std::iter::successors(import.parent(), |n| n.parent())
             .find(|n| n.kind() == "function_definition");
-        let names: Vec<String> = named_children(import)
+        let names: Vec<String> = import_bindings(import, source)
             .into_iter()
-            .skip(1)
-            .filter_map(|n| match n.kind() {
-                "aliased_import" => n.child_by_field_name("alias"),
-                "dotted_name" => Some(n),
-                _ => None,
-            })
-            .map(|n| text(n, source).to_owned())
+            .map(|b| b.local)
             .collect();
         let scope = function.unwrap_or(root);
         for call in descendants(scope)

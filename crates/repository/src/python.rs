@@ -6,7 +6,7 @@
 //! the factory's default, or a literal inside the factory.
 //!
 //! When the save path names no phase literally, the call is evaluated once per member of the
-//! phase `Enum` its function takes (`npuprof_syntax::value`): the member's `.value` in the save
+//! phase `Enum` its function takes (`npuprof_syntax::semantic::value`): the member's `.value` in the save
 //! path (`os.path.join(base, "prof", phase.value)`), the `**kwargs` dict the branches on the
 //! phase choose, and whether the call is reached for that member at all. One such call serves
 //! several phases ([`Site::shared`]); a phase is switched off there by a guard before it
@@ -15,8 +15,11 @@
 //! Pure functions of one file's text; byte ranges refer to that text.
 
 pub use npuprof_schedule::Phase;
-use npuprof_syntax::value::{EnumClass, Evaluator, Module, Value};
-use npuprof_syntax::{callee, dotted, line, named_children, text};
+use npuprof_syntax::semantic::literal::string_text;
+use npuprof_syntax::semantic::params::{ParamKind, parameters as params_of};
+use npuprof_syntax::semantic::resolve::class_attribute;
+use npuprof_syntax::semantic::value::{EnumClass, Evaluator, Module, Value};
+use npuprof_syntax::{callee, descendants, dotted, line, named_children, text};
 use serde::Serialize;
 use tree_sitter::{Node, Tree};
 
@@ -441,39 +444,21 @@ fn keyword<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
 }
 
 fn parameters(def: Node<'_>, source: &str) -> Vec<Parameter> {
-    let Some(list) = def.child_by_field_name("parameters") else {
-        return Vec::new();
-    };
     let mut out = Vec::new();
     let mut positional = true;
-    for param in named_children(list) {
-        let (name, default) = match param.kind() {
-            "identifier" => (Some(param), None),
-            "typed_parameter" => (
-                named_children(param)
-                    .into_iter()
-                    .find(|n| n.kind() == "identifier"),
-                None,
-            ),
-            "default_parameter" | "typed_default_parameter" => (
-                param.child_by_field_name("name"),
-                param.child_by_field_name("value"),
-            ),
-            "keyword_separator" | "list_splat_pattern" => {
-                positional = false;
-                continue;
-            }
-            _ => continue,
-        };
-        let Some(name) = name.map(|n| text(n, source).to_owned()) else {
+    for (i, param) in params_of(def, source).into_iter().enumerate() {
+        if param.kind != ParamKind::Named {
+            positional &= param.kind != ParamKind::Args;
             continue;
-        };
-        if out.is_empty() && matches!(name.as_str(), "self" | "cls") {
+        }
+        // A bare `*` (or `*args`) before it makes it keyword-only.
+        positional &= param.index.is_some();
+        if i == 0 && matches!(param.name, "self" | "cls") {
             continue;
         }
         out.push(Parameter {
-            name,
-            default: default.map(|d| Span::of(d, source)),
+            name: param.name.to_owned(),
+            default: param.default.map(|d| Span::of(d, source)),
             positional,
         });
     }
@@ -717,19 +702,12 @@ fn phase_parameter<'m>(
             .iter()
             .any(|(_, v, _)| Phase::from_name(v).is_some())
     };
-    let list = function.child_by_field_name("parameters")?;
-    for param in named_children(list) {
-        if !matches!(param.kind(), "typed_parameter" | "typed_default_parameter") {
+    for param in params_of(function, source) {
+        let Some(annotation) = param.annotation.map(|t| text(t, source)) else {
             continue;
-        }
-        let name = param.child_by_field_name("name").or_else(|| {
-            named_children(param)
-                .into_iter()
-                .find(|n| n.kind() == "identifier")
-        })?;
-        let annotation = param.child_by_field_name("type").map(|t| text(t, source))?;
+        };
         if let Some(class) = module.enum_class(annotation).filter(|c| names_phases(c)) {
-            return Some((text(name, source).to_owned(), class));
+            return Some((param.name.to_owned(), class));
         }
     }
     let body = function.child_by_field_name("body")?;
@@ -828,37 +806,9 @@ fn value_source(
 
 /// `self.NAME` / `Class.NAME` resolved to `NAME = <int>` in the enclosing (or named) class body.
 fn class_constant(root: Node<'_>, value: Node<'_>, source: &str) -> Option<(String, Span)> {
-    let name = dotted(value, source)?;
-    let (owner, attribute) = name.rsplit_once('.')?;
-    let class = if owner == "self" || owner == "cls" {
-        ancestors(value).find(|n| n.kind() == "class_definition")?
-    } else {
-        named_children(root)
-            .into_iter()
-            .map(unwrap_decorated)
-            .find(|c| {
-                c.kind() == "class_definition"
-                    && c.child_by_field_name("name").map(|n| text(n, source)) == Some(owner)
-            })?
-    };
-    let body = class.child_by_field_name("body")?;
-    let mut found = None;
-    for statement in named_children(body) {
-        let Some(assignment) = named_children(statement)
-            .into_iter()
-            .find(|n| n.kind() == "assignment")
-        else {
-            continue;
-        };
-        let left = assignment.child_by_field_name("left")?;
-        let right = assignment.child_by_field_name("right");
-        if text(left, source) == attribute {
-            found = right
-                .map(|r| Span::of(r, source))
-                .filter(|s| s.int().is_some());
-        }
-    }
-    found.map(|span| (attribute.to_owned(), span))
+    let (attribute, right) = class_attribute(root, value, source)?;
+    let span = Some(Span::of(right, source)).filter(|s| s.int().is_some())?;
+    Some((attribute.to_owned(), span))
 }
 
 /// The string literals of a save-path expression, following one helper method
@@ -907,7 +857,7 @@ fn path_literals(node: Node<'_>, source: &str) -> Vec<String> {
     let mut out = Vec::new();
     for leaf in descendants(returned) {
         match leaf.kind() {
-            "string" => out.push(string_value(leaf, source)),
+            "string" => out.push(string_text(leaf, source)),
             "identifier" => {
                 if let Some(i) = params.iter().position(|p| p == text(leaf, source))
                     && let Some(arg) = args.get(i)
@@ -926,16 +876,8 @@ fn string_literals(node: Node<'_>, source: &str) -> Vec<String> {
     std::iter::once(node)
         .chain(descendants(node))
         .filter(|n| n.kind() == "string")
-        .map(|n| string_value(n, source))
+        .map(|n| string_text(n, source))
         .filter(|s| !s.is_empty())
-        .collect()
-}
-
-fn string_value(node: Node<'_>, source: &str) -> String {
-    named_children(node)
-        .into_iter()
-        .filter(|n| n.kind() == "string_content")
-        .map(|n| text(n, source))
         .collect()
 }
 
@@ -963,20 +905,6 @@ fn enclosing_function(node: Node<'_>, source: &str) -> String {
 
 fn ancestors(node: Node<'_>) -> impl Iterator<Item = Node<'_>> {
     std::iter::successors(node.parent(), |n| n.parent())
-}
-
-/// Every named node below `node`, in document order.
-pub(crate) fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
-    let mut out = Vec::new();
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        out.push(n);
-        let mut kids = named_children(n);
-        kids.reverse();
-        stack.extend(kids);
-    }
-    out.remove(0);
-    out
 }
 
 /// A profiling toggle a script exposes, found by structure: an argparse flag or an environment
@@ -1020,7 +948,7 @@ pub fn script_toggles(tree: &Tree, source: &str) -> Vec<ScriptToggle> {
         };
         let Some(literal) = first
             .filter(|f| f.kind() == "string")
-            .map(|f| string_value(f, source))
+            .map(|f| string_text(f, source))
         else {
             continue;
         };

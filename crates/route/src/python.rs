@@ -3,9 +3,11 @@
 //! referenced. Comments and ordinary strings are never looked at, so a word in a comment or a
 //! message does not count as evidence.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::ops::Range;
 
+use npuprof_syntax::semantic::imports::{Imports, import_bindings};
+use npuprof_syntax::semantic::literal::string_literal;
 use tree_sitter::{Node, Parser};
 
 /// A function or class definition.
@@ -249,7 +251,7 @@ pub(crate) fn extract(parser: &mut Parser, src: &str, ranges: Option<&[Range<usi
     let root = tree.root_node();
     facts.has_errors = root.has_error();
     let bytes = src.as_bytes();
-    let mut aliases = HashMap::new();
+    let mut aliases = Imports::default();
     facts.src = src.to_owned();
 
     // Assignment targets and the start byte of the call assigned; calls are recorded when the
@@ -299,7 +301,7 @@ pub(crate) fn extract(parser: &mut Parser, src: &str, ranges: Option<&[Range<usi
             "for_statement" | "while_statement" => child_ctx.in_loop = true,
             "import_statement" | "import_from_statement" => {
                 child_ctx.in_import = true;
-                record_import(node, bytes, &lines, &mut aliases, &mut facts);
+                record_import(node, src, &lines, &mut aliases, &mut facts);
             }
             "call" => {
                 // `a.b().c()`: the outer call starts where the inner one does; keep the outer.
@@ -309,9 +311,9 @@ pub(crate) fn extract(parser: &mut Parser, src: &str, ranges: Option<&[Range<usi
                 {
                     call_at.push((node.start_byte(), facts.calls.len()));
                 }
-                record_call(node, ctx, bytes, &lines, &mut facts);
+                record_call(node, ctx, src, &lines, &mut facts);
             }
-            "subscript" => record_subscript_keys(node, bytes, &lines, &mut facts),
+            "subscript" => record_subscript_keys(node, src, &lines, &mut facts),
             "return_statement" => {
                 if let Some(value) = node.named_child(0) {
                     match value.kind() {
@@ -365,7 +367,7 @@ fn finish(
     mut facts: PyFacts,
     pending: Vec<(String, usize)>,
     call_at: &[(usize, usize)],
-    aliases: &HashMap<String, String>,
+    aliases: &Imports,
 ) -> PyFacts {
     facts.assigns = pending
         .into_iter()
@@ -378,7 +380,7 @@ fn finish(
         .collect();
     if !aliases.is_empty() {
         for call in &mut facts.calls {
-            let canonical = canonicalize(&call.callee, aliases);
+            let canonical = aliases.qualify(&call.callee);
             if canonical != call.callee {
                 call.resolved = Some(canonical);
             }
@@ -409,66 +411,33 @@ fn expr_text(node: Node, bytes: &[u8]) -> String {
 
 /// Binds local names to the dotted paths they stand for, for imports of `torch_npu`; records
 /// the imports from `torch_npu.profiler`.
-fn record_import(
-    node: Node,
-    bytes: &[u8],
-    lines: &Lines,
-    aliases: &mut HashMap<String, String>,
-    facts: &mut PyFacts,
-) {
-    let mut cursor = node.walk();
+fn record_import(node: Node, src: &str, lines: &Lines, aliases: &mut Imports, facts: &mut PyFacts) {
     if node.kind() == "import_statement" {
-        for name in node.children_by_field_name("name", &mut cursor) {
-            let (full, alias) = imported(name, bytes);
-            record_framework_import(&full, node, lines, facts);
-            if !is_torch_npu(&full) {
+        for binding in import_bindings(node, src) {
+            record_framework_import(&binding.imported, node, lines, facts);
+            if !is_torch_npu(&binding.imported) {
                 continue;
             }
-            match alias {
-                Some(alias) => {
-                    aliases.insert(alias, full.clone());
-                }
-                None => {
-                    let first = full.split('.').next().unwrap_or_default().to_owned();
-                    aliases.insert(first.clone(), first);
-                }
-            }
-            record_profiler_import(&full, node, lines, facts);
+            record_profiler_import(&binding.imported, node, lines, facts);
+            aliases.insert(binding.local, binding.path);
         }
         return;
     }
     let module = node
         .child_by_field_name("module_name")
-        .map(|m| expr_text(m, bytes))
+        .map(|m| expr_text(m, src.as_bytes()))
         .unwrap_or_default();
     record_framework_import(&module, node, lines, facts);
     if is_torch_npu(&module) {
-        for name in node.children_by_field_name("name", &mut cursor) {
-            let (item, alias) = imported(name, bytes);
-            let full = format!("{module}.{item}");
-            aliases.insert(alias.unwrap_or(item), full.clone());
-            record_profiler_import(&full, node, lines, facts);
+        for binding in import_bindings(node, src) {
+            record_profiler_import(&binding.path, node, lines, facts);
+            aliases.insert(binding.local, binding.path);
         }
     }
 }
 
 fn is_torch_npu(dotted: &str) -> bool {
     dotted == "torch_npu" || dotted.starts_with("torch_npu.")
-}
-
-/// `(dotted name, alias)` of a `dotted_name` or `aliased_import` node.
-fn imported(node: Node, bytes: &[u8]) -> (String, Option<String>) {
-    if node.kind() == "aliased_import" {
-        let name = node
-            .child_by_field_name("name")
-            .map(|n| expr_text(n, bytes));
-        let alias = node
-            .child_by_field_name("alias")
-            .map(|n| expr_text(n, bytes));
-        (name.unwrap_or_default(), alias)
-    } else {
-        (expr_text(node, bytes), None)
-    }
 }
 
 /// Serving frameworks whose own profiler route reports when the repository imports them.
@@ -496,7 +465,8 @@ fn record_profiler_import(full: &str, node: Node, lines: &Lines, facts: &mut PyF
     }
 }
 
-fn record_call(node: Node, ctx: Ctx, bytes: &[u8], lines: &Lines, facts: &mut PyFacts) {
+fn record_call(node: Node, ctx: Ctx, src: &str, lines: &Lines, facts: &mut PyFacts) {
+    let bytes = src.as_bytes();
     let Some(function) = node.child_by_field_name("function") else {
         return;
     };
@@ -525,7 +495,7 @@ fn record_call(node: Node, ctx: Ctx, bytes: &[u8], lines: &Lines, facts: &mut Py
             .and_then(|a| a.named_child(0))
         && first.kind() == "string"
     {
-        record_key(first, usage, bytes, lines, facts);
+        record_key(first, usage, src, lines, facts);
     }
     let row = node.start_position().row;
     facts.calls.push(Call {
@@ -540,24 +510,12 @@ fn record_call(node: Node, ctx: Ctx, bytes: &[u8], lines: &Lines, facts: &mut Py
 }
 
 /// String indexes of a subscript (`os.environ["X"]`, `cfg["enable_profiler"]`) are keys.
-fn record_subscript_keys(node: Node, bytes: &[u8], lines: &Lines, facts: &mut PyFacts) {
+fn record_subscript_keys(node: Node, src: &str, lines: &Lines, facts: &mut PyFacts) {
     let mut cursor = node.walk();
     for index in node.children_by_field_name("subscript", &mut cursor) {
         if index.kind() == "string" {
-            record_key(index, KeyUse::Lookup, bytes, lines, facts);
+            record_key(index, KeyUse::Lookup, src, lines, facts);
         }
-    }
-}
-
-fn canonicalize(callee: &str, aliases: &HashMap<String, String>) -> String {
-    let (first, rest) = match callee.split_once('.') {
-        Some((first, rest)) => (first, Some(rest)),
-        None => (callee, None),
-    };
-    match (aliases.get(first), rest) {
-        (Some(full), Some(rest)) => format!("{full}.{rest}"),
-        (Some(full), None) => full.clone(),
-        (None, _) => callee.to_owned(),
     }
 }
 
@@ -579,8 +537,8 @@ fn record_with_target(node: Node, bytes: &[u8], pending: &mut Vec<(String, usize
     }
 }
 
-fn record_key(node: Node, usage: KeyUse, bytes: &[u8], lines: &Lines, facts: &mut PyFacts) {
-    let Some(value) = string_value(node, bytes) else {
+fn record_key(node: Node, usage: KeyUse, src: &str, lines: &Lines, facts: &mut PyFacts) {
+    let Some(value) = string_literal(node, src) else {
         return;
     };
     let row = node.start_position().row;
@@ -590,18 +548,4 @@ fn record_key(node: Node, usage: KeyUse, bytes: &[u8], lines: &Lines, facts: &mu
         line: row + 1,
         text: lines.text(row),
     });
-}
-
-/// The value of a plain string literal (no f-string interpolation).
-fn string_value(node: Node, bytes: &[u8]) -> Option<String> {
-    let mut value = String::new();
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        match child.kind() {
-            "string_content" => value.push_str(text(child, bytes)?),
-            "interpolation" => return None,
-            _ => {}
-        }
-    }
-    Some(value)
 }

@@ -47,6 +47,13 @@ pub fn kwarg<'t>(call: Node<'t>, name: &str, source: &str) -> Option<Node<'t>> {
     })
 }
 
+/// Whether a call passes `*args` or `**kwargs` (its arguments cannot be known).
+pub fn has_splat(call: Node<'_>) -> bool {
+    arguments(call)
+        .iter()
+        .any(|a| matches!(a.kind(), "list_splat" | "dictionary_splat"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -53,6 +53,34 @@ pub fn descendants_in_scope(root: Node<'_>) -> Vec<Node<'_>> {
     out
 }
 
+/// Every named node below `node` (nested definitions entered, comments included), in
+/// document order, without `node` itself.
+pub fn descendants(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        out.push(n);
+        let mut kids = named_children(n);
+        kids.reverse();
+        stack.extend(kids);
+    }
+    out.remove(0);
+    out
+}
+
+/// The nearest enclosing function definition, or the module (the node itself when it has
+/// neither around it).
+pub fn scope_of(node: Node<'_>) -> Node<'_> {
+    let mut current = node.parent();
+    while let Some(n) = current {
+        if matches!(n.kind(), "function_definition" | "module") {
+            return n;
+        }
+        current = n.parent();
+    }
+    node
+}
+
 /// The 1-based line `node` starts on.
 pub fn line(node: Node<'_>) -> usize {
     node.start_position().row + 1

@@ -3,14 +3,16 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use npuprof_syntax::semantic::bindings::Binding;
+use npuprof_syntax::semantic::params::required_parameters;
 use npuprof_syntax::{
-    arguments, callee, children, descendants_in_scope, first_error, kwarg, line, parse, text,
+    SemanticModel, arguments, callee, children, descendants_in_scope, first_error, line, parse,
+    text,
 };
 use serde::Serialize;
 use tree_sitter::Node;
 
 use super::InjectError;
-use super::syntax::required_params;
 use crate::schedule::Phase;
 
 /// What was recognised in the entry script. Every `Err` / `None` becomes a stub in the harness.
@@ -141,7 +143,13 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
         .filter(|n| n.kind() == "function_definition")
         .filter_map(|f| Some((text(f.child_by_field_name("name")?, source).to_owned(), f)))
         .collect();
-    let globals = module_globals(&top, source);
+    let semantic = SemanticModel::new(root, source);
+    let globals: HashSet<String> = semantic
+        .scope_bindings(root)
+        .names()
+        .iter()
+        .map(|n| (*n).to_owned())
+        .collect();
     let model_classes: HashSet<String> = top
         .iter()
         .filter_map(|n| definition(*n))
@@ -181,6 +189,8 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
         .collect();
     let driver = Driver {
         source,
+        semantic: &semantic,
+        def: driver,
         model_var: &model_var,
         functions: &functions,
         nodes: &nodes,
@@ -192,8 +202,12 @@ pub fn analyse_entry(source: &str) -> Result<EntryAnalysis, InjectError> {
 }
 
 /// The function that drives the model, as the analysis reads it.
-struct Driver<'d, 't> {
-    source: &'d str,
+struct Driver<'d, 't, 's> {
+    source: &'s str,
+    /// The file's names.
+    semantic: &'d SemanticModel<'t, 's>,
+    /// The driver's definition.
+    def: Node<'t>,
     /// The variable holding the model.
     model_var: &'d str,
     /// The module's functions by name.
@@ -204,7 +218,7 @@ struct Driver<'d, 't> {
     loops: &'d [Node<'t>],
 }
 
-impl<'t> Driver<'_, 't> {
+impl<'t> Driver<'_, 't, '_> {
     fn forward(&self, call: Node<'t>, phase: Phase) -> Option<(Callee, bool)> {
         forward_kind(call, self.source, self.model_var, self.functions, phase)
     }
@@ -282,13 +296,7 @@ impl<'t> Driver<'_, 't> {
                 line: line(call),
                 expression: "None".to_owned(),
             }),
-            [input] => resolve_inputs(
-                *input,
-                self.nodes,
-                source,
-                globals,
-                &mut analysis.entry_args,
-            ),
+            [input] => self.resolve_inputs(*input, globals, &mut analysis.entry_args),
             _ => Err(format!(
                 "`{}` takes {} input argument(s); the harness passes one",
                 text(call, source),
@@ -311,6 +319,125 @@ impl<'t> Driver<'_, 't> {
             ));
             analysis.decode = None;
         }
+    }
+
+    /// Follows the prefill input to an expression the harness can evaluate.
+    fn resolve_inputs(
+        &self,
+        input: Node<'t>,
+        globals: &HashSet<String>,
+        entry_args: &mut BTreeMap<String, String>,
+    ) -> Result<Inputs, String> {
+        let source = self.source;
+        let bindings = self.semantic.scope_bindings(self.def);
+        if input.kind() == "keyword_argument" || input.kind().ends_with("splat") {
+            return Err(format!(
+                "the prefill input `{}` is not a plain argument",
+                text(input, source)
+            ));
+        }
+        let (name, expr, def_line) = if input.kind() == "identifier" {
+            let name = text(input, source);
+            match bindings.of(name) {
+                [Binding::Value(value)] => (name.to_owned(), *value, line(*value)),
+                _ => {
+                    return Err(format!(
+                        "`{name}` is not assigned exactly once in the driver function"
+                    ));
+                }
+            }
+        } else {
+            (text(input, source).to_owned(), input, line(input))
+        };
+        let argparse = self.argparse_defaults();
+        let args_var = bindings
+            .names()
+            .iter()
+            .find_map(|var| match bindings.of(var) {
+                [Binding::Value(value)]
+                    if value.kind() == "call" && text(*value, source).contains("parse_args") =>
+                {
+                    Some((*var).to_owned())
+                }
+                _ => None,
+            });
+        let bound = comprehension_bound(expr, source);
+        let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+        for node in descendants_in_scope(expr)
+            .into_iter()
+            .filter(|n| n.kind() == "identifier")
+        {
+            let parent = node.parent();
+            if parent.is_some_and(|p| {
+                (p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(node))
+                    || (p.kind() == "keyword_argument"
+                        && p.child_by_field_name("name") == Some(node))
+            }) {
+                continue;
+            }
+            let ident = text(node, source);
+            if bound.contains(ident) || BUILTINS.contains(&ident) {
+                continue;
+            }
+            if args_var.as_deref() == Some(ident) {
+                let attribute = parent
+                    .filter(|p| {
+                        p.kind() == "attribute" && p.child_by_field_name("object") == Some(node)
+                    })
+                    .and_then(|p| p.child_by_field_name("attribute"))
+                    .map(|a| text(a, source).to_owned())
+                    .ok_or_else(|| format!("`{ident}` is used other than as `{ident}.<option>`"))?;
+                if !argparse.contains_key(&attribute) {
+                    return Err(format!(
+                        "`{ident}.{attribute}` has no literal default in the driver's argument parser"
+                    ));
+                }
+                edits.push((node.byte_range(), "ENTRY_ARGS".to_owned()));
+                continue;
+            }
+            if globals.contains(ident) {
+                edits.push((node.byte_range(), format!("entry.{ident}")));
+                continue;
+            }
+            return Err(format!(
+                "`{ident}` in `{name} = ...` is local to the entry's driver function"
+            ));
+        }
+        if !edits.is_empty() && edits.iter().any(|(_, r)| r == "ENTRY_ARGS") {
+            entry_args.extend(argparse);
+        }
+        let base = expr.start_byte();
+        let mut expression = text(expr, source).to_owned();
+        edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+        for (range, replacement) in edits {
+            expression.replace_range(range.start - base..range.end - base, &replacement);
+        }
+        Ok(Inputs {
+            name,
+            line: def_line,
+            expression,
+        })
+    }
+
+    /// The options the driver declares with a literal default (`--prompt-len` with
+    /// `default=16` → `prompt_len` → `16`).
+    fn argparse_defaults(&self) -> BTreeMap<String, String> {
+        let source = self.source;
+        let (start, end) = (self.def.start_byte(), self.def.end_byte());
+        self.semantic
+            .cli_options()
+            .iter()
+            .filter(|o| start <= o.call.start_byte() && o.call.end_byte() <= end)
+            .filter_map(|o| {
+                let default = o.default.filter(|d| {
+                    matches!(
+                        d.kind(),
+                        "integer" | "float" | "string" | "true" | "false" | "none"
+                    )
+                })?;
+                Some((o.dest.clone(), text(default, source).to_owned()))
+            })
+            .collect()
     }
 }
 
@@ -366,56 +493,6 @@ fn importable(
     Ok(())
 }
 
-/// Names defined at module level (assignments, functions, classes, imports).
-fn module_globals(top: &[Node<'_>], source: &str) -> HashSet<String> {
-    let mut out = HashSet::new();
-    for node in top {
-        for n in descendants_in_scope(*node) {
-            match n.kind() {
-                "assignment" => {
-                    if let Some(left) = n
-                        .child_by_field_name("left")
-                        .filter(|l| l.kind() == "identifier")
-                    {
-                        out.insert(text(left, source).to_owned());
-                    }
-                }
-                "function_definition" | "class_definition" => {
-                    if let Some(name) = n.child_by_field_name("name") {
-                        out.insert(text(name, source).to_owned());
-                    }
-                }
-                "aliased_import" => {
-                    if let Some(alias) = n.child_by_field_name("alias") {
-                        out.insert(text(alias, source).to_owned());
-                    }
-                }
-                "dotted_name"
-                    if n.parent().is_some_and(|p| {
-                        matches!(p.kind(), "import_statement" | "import_from_statement")
-                    }) =>
-                {
-                    let is_module = n
-                        .parent()
-                        .and_then(|p| p.child_by_field_name("module_name"))
-                        == Some(n);
-                    if !is_module {
-                        let full = text(n, source);
-                        let name = if n.parent().is_some_and(|p| p.kind() == "import_statement") {
-                            full.split('.').next().unwrap_or(full)
-                        } else {
-                            full.rsplit('.').next().unwrap_or(full)
-                        };
-                        out.insert(name.to_owned());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    out
-}
-
 /// A top-level function that constructs the model: by name (build/load/create/make/init/get +
 /// model), else one that returns an instance of a model class.
 fn find_build(
@@ -458,7 +535,7 @@ fn find_build(
     Some(BuildFunction {
         name: text(f.child_by_field_name("name")?, source).to_owned(),
         line: line(*f),
-        required_params: required_params(*f, source),
+        required_params: required_parameters(*f, source),
     })
 }
 
@@ -582,117 +659,6 @@ fn non_model_args<'t>(call: Node<'t>, source: &str, model_var: &str) -> Vec<Node
         .collect()
 }
 
-/// Follows the prefill input to an expression the harness can evaluate.
-fn resolve_inputs(
-    input: Node<'_>,
-    driver: &[Node<'_>],
-    source: &str,
-    globals: &HashSet<String>,
-    entry_args: &mut BTreeMap<String, String>,
-) -> Result<Inputs, String> {
-    if input.kind() == "keyword_argument" || input.kind().ends_with("splat") {
-        return Err(format!(
-            "the prefill input `{}` is not a plain argument",
-            text(input, source)
-        ));
-    }
-    let (name, expr, def_line) = if input.kind() == "identifier" {
-        let name = text(input, source);
-        let defs: Vec<Node<'_>> = driver
-            .iter()
-            .filter_map(|n| {
-                assigned_any(*n, source)
-                    .filter(|(v, _)| v == name)
-                    .map(|(_, r)| r)
-            })
-            .collect();
-        match defs.as_slice() {
-            [value] => (name.to_owned(), *value, line(*value)),
-            _ => {
-                return Err(format!(
-                    "`{name}` is not assigned exactly once in the driver function"
-                ));
-            }
-        }
-    } else {
-        (text(input, source).to_owned(), input, line(input))
-    };
-    let argparse = argparse_defaults(driver, source);
-    let args_var = driver.iter().find_map(|n| {
-        let (var, value) = assigned_any(*n, source)?;
-        (value.kind() == "call" && text(value, source).contains("parse_args")).then_some(var)
-    });
-    let bound = comprehension_bound(expr, source);
-    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
-    for node in descendants_in_scope(expr)
-        .into_iter()
-        .filter(|n| n.kind() == "identifier")
-    {
-        let parent = node.parent();
-        if parent.is_some_and(|p| {
-            (p.kind() == "attribute" && p.child_by_field_name("attribute") == Some(node))
-                || (p.kind() == "keyword_argument" && p.child_by_field_name("name") == Some(node))
-        }) {
-            continue;
-        }
-        let ident = text(node, source);
-        if bound.contains(ident) || BUILTINS.contains(&ident) {
-            continue;
-        }
-        if args_var.as_deref() == Some(ident) {
-            let attribute = parent
-                .filter(|p| {
-                    p.kind() == "attribute" && p.child_by_field_name("object") == Some(node)
-                })
-                .and_then(|p| p.child_by_field_name("attribute"))
-                .map(|a| text(a, source).to_owned())
-                .ok_or_else(|| format!("`{ident}` is used other than as `{ident}.<option>`"))?;
-            if !argparse.contains_key(&attribute) {
-                return Err(format!(
-                    "`{ident}.{attribute}` has no literal default in the driver's argument parser"
-                ));
-            }
-            edits.push((node.byte_range(), "ENTRY_ARGS".to_owned()));
-            continue;
-        }
-        if globals.contains(ident) {
-            edits.push((node.byte_range(), format!("entry.{ident}")));
-            continue;
-        }
-        return Err(format!(
-            "`{ident}` in `{name} = ...` is local to the entry's driver function"
-        ));
-    }
-    if !edits.is_empty() && edits.iter().any(|(_, r)| r == "ENTRY_ARGS") {
-        entry_args.extend(argparse);
-    }
-    let base = expr.start_byte();
-    let mut expression = text(expr, source).to_owned();
-    edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
-    for (range, replacement) in edits {
-        expression.replace_range(range.start - base..range.end - base, &replacement);
-    }
-    Ok(Inputs {
-        name,
-        line: def_line,
-        expression,
-    })
-}
-
-/// `name = value` (any value) → (name, value).
-fn assigned_any<'t>(node: Node<'t>, source: &str) -> Option<(String, Node<'t>)> {
-    if node.kind() != "assignment" {
-        return None;
-    }
-    let left = node
-        .child_by_field_name("left")
-        .filter(|l| l.kind() == "identifier")?;
-    Some((
-        text(left, source).to_owned(),
-        node.child_by_field_name("right")?,
-    ))
-}
-
 /// Names bound by comprehension `for` clauses and lambdas inside `expr`.
 fn comprehension_bound(expr: Node<'_>, source: &str) -> HashSet<String> {
     let mut stack = vec![expr];
@@ -713,44 +679,6 @@ fn comprehension_bound(expr: Node<'_>, source: &str) -> HashSet<String> {
             }
         }
         stack.extend(children(node));
-    }
-    out
-}
-
-/// `parser.add_argument("--prompt-len", ..., default=16)` → `prompt_len` → `16` (literal defaults).
-fn argparse_defaults(driver: &[Node<'_>], source: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for call in driver.iter().filter(|n| n.kind() == "call") {
-        let is_add = callee(*call, source).is_some_and(|f| f.ends_with(".add_argument"));
-        if !is_add {
-            continue;
-        }
-        let long = arguments(*call)
-            .iter()
-            .filter(|a| a.kind() == "string")
-            .map(|a| {
-                text(*a, source)
-                    .trim_matches(|c| c == '"' || c == '\'')
-                    .to_owned()
-            })
-            .find(|s| s.starts_with("--"));
-        let dest = kwarg(*call, "dest", source)
-            .filter(|d| d.kind() == "string")
-            .map(|d| {
-                text(d, source)
-                    .trim_matches(|c| c == '"' || c == '\'')
-                    .to_owned()
-            })
-            .or_else(|| long.map(|l| l.trim_start_matches('-').replace('-', "_")));
-        let default = kwarg(*call, "default", source).filter(|d| {
-            matches!(
-                d.kind(),
-                "integer" | "float" | "string" | "true" | "false" | "none"
-            )
-        });
-        if let (Some(dest), Some(default)) = (dest, default) {
-            out.insert(dest, text(default, source).to_owned());
-        }
     }
     out
 }

@@ -6,7 +6,6 @@
 mod analyse;
 mod diff;
 mod render;
-mod syntax;
 
 use serde::Serialize;
 

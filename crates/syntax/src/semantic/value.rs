@@ -8,7 +8,16 @@
 
 use tree_sitter::Node;
 
+use super::literal::{int_literal, string_text};
 use crate::{callee, dotted, line, named_children, text};
+
+/// How deep module constants may chain (`A = B`, `B = A`, ...) before the value is unknown.
+const MAX_CONSTANT_DEPTH: u8 = 32;
+
+thread_local! {
+    /// The module constants being followed on this thread (a bound on `A = B`, `B = A`).
+    static CONSTANT_DEPTH: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
 
 /// A value an expression evaluates to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +50,7 @@ pub enum Value {
     Dict(Vec<(String, Value)>),
     /// A path joined from parts (`os.path.join`), unknown parts kept as their text.
     Path(Vec<PathPart>),
-    /// Not known: the expression's text.
+    /// Not known: why (the expression and what stops its evaluation).
     Unknown(String),
 }
 
@@ -197,7 +206,7 @@ fn enum_class(class: Node<'_>, source: &str) -> Option<EnumClass> {
         if let Some((member, value)) = simple_assignment(statement, source)
             && value.kind() == "string"
         {
-            members.push((member, string_value(value, source), line(statement)));
+            members.push((member, string_text(value, source), line(statement)));
         }
     }
     Some(EnumClass {
@@ -219,15 +228,6 @@ fn simple_assignment<'t>(statement: Node<'t>, source: &str) -> Option<(String, N
     let left = assignment.child_by_field_name("left")?;
     let right = assignment.child_by_field_name("right")?;
     (left.kind() == "identifier").then(|| (text(left, source).to_owned(), right))
-}
-
-/// The text of a plain string literal (no interpolation).
-pub fn string_value(node: Node<'_>, source: &str) -> String {
-    named_children(node)
-        .into_iter()
-        .filter(|n| n.kind() == "string_content")
-        .map(|n| text(n, source))
-        .collect()
 }
 
 /// Local names bound to values.
@@ -271,22 +271,18 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
     /// The value of `node` with `locals` bound.
     pub fn eval(&self, node: Node<'_>, locals: &Bindings) -> Value {
         let source = self.source;
-        let unknown = || Value::Unknown(text(node, source).to_owned());
+        let unknown = || {
+            Value::Unknown(format!(
+                "`{}` is not a value npuprof evaluates",
+                text(node, source)
+            ))
+        };
         match node.kind() {
-            "integer" => text(node, source).replace('_', "").parse().map_or_else(
-                |_| unknown(),
-                |value| Value::Int {
-                    value,
-                    at: node.byte_range(),
-                },
-            ),
-            "string"
-                if !named_children(node)
-                    .iter()
-                    .any(|n| n.kind() == "interpolation") =>
-            {
-                Value::Str(string_value(node, source))
-            }
+            "integer" => int_literal(node, source).map_or_else(unknown, |value| Value::Int {
+                value,
+                at: node.byte_range(),
+            }),
+            "string" => self.string(node, locals),
             "true" => Value::Bool(true),
             "false" => Value::Bool(false),
             "none" => Value::None,
@@ -300,11 +296,26 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
                     return v.clone();
                 }
                 match self.module.constants.iter().rev().find(|(n, _)| n == name) {
-                    Some((_, value)) => self.eval(*value, &Vec::new()),
-                    None => unknown(),
+                    Some((_, value)) => CONSTANT_DEPTH.with(|depth| {
+                        if depth.get() >= MAX_CONSTANT_DEPTH {
+                            return Value::Unknown(format!("`{name}` chains too many names"));
+                        }
+                        depth.set(depth.get() + 1);
+                        let found = self.eval(*value, &Vec::new());
+                        depth.set(depth.get() - 1);
+                        found
+                    }),
+                    None => Value::Unknown(format!(
+                        "`{name}` is neither a local nor a module constant here"
+                    )),
                 }
             }
-            "attribute" => self.attribute(node, locals).unwrap_or_else(unknown),
+            "attribute" => self.attribute(node, locals).unwrap_or_else(|| {
+                Value::Unknown(format!(
+                    "`{}` is an attribute npuprof does not follow",
+                    text(node, source)
+                ))
+            }),
             "tuple" | "list" | "expression_list" => Value::Tuple(
                 named_children(node)
                     .into_iter()
@@ -322,9 +333,48 @@ impl<'m, 't, 's> Evaluator<'m, 't, 's> {
                 _ => unknown(),
             },
             "boolean_operator" => self.boolean(node, locals).unwrap_or_else(unknown),
-            "call" => self.call(node, locals).unwrap_or_else(unknown),
+            "call" => self.call(node, locals).unwrap_or_else(|| {
+                Value::Unknown(format!(
+                    "`{}` is a call, known only at run time",
+                    text(node, source)
+                ))
+            }),
             _ => unknown(),
         }
+    }
+
+    /// A string literal; an f-string when every interpolation is a known string or integer
+    /// without conversion or format spec (`f"{root}/{stage.value}"`).
+    fn string(&self, node: Node<'_>, locals: &Bindings) -> Value {
+        let mut out = String::new();
+        for part in named_children(node) {
+            match part.kind() {
+                "string_content" => out.push_str(text(part, self.source)),
+                "interpolation" => {
+                    // `{`, the expression, `}`: no `=`, conversion or format spec.
+                    let parts = crate::all_children(part);
+                    let [_, expression, _] = parts.as_slice() else {
+                        return Value::Unknown(format!(
+                            "`{}` formats with a conversion or format spec",
+                            text(part, self.source)
+                        ));
+                    };
+                    match self.eval(*expression, locals) {
+                        Value::Str(s) => out.push_str(&s),
+                        Value::Int { value, .. } => out.push_str(&value.to_string()),
+                        unknown @ Value::Unknown(_) => return unknown,
+                        _ => {
+                            return Value::Unknown(format!(
+                                "`{}` in an f-string is not a string or an integer",
+                                text(*expression, self.source)
+                            ));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Value::Str(out)
     }
 
     fn attribute(&self, node: Node<'_>, locals: &Bindings) -> Option<Value> {
@@ -631,7 +681,11 @@ fn merge(outcomes: Vec<Bindings>) -> Bindings {
                     .iter()
                     .all(|b| last(b, &n).is_some_and(|v| v.identical(f)))
             });
-            let value = agreed.unwrap_or_else(|| Value::Unknown(n.clone()));
+            let value = agreed.unwrap_or_else(|| {
+                Value::Unknown(format!(
+                    "`{n}` differs between the branches that reach here"
+                ))
+            });
             (n, value)
         })
         .collect()
@@ -646,7 +700,12 @@ fn forget_assigned(statement: Node<'_>, source: &str, locals: &mut Bindings) {
                 if let Some(left) = n.child_by_field_name("left").or(Some(n)) {
                     let name = text(left, source);
                     if left.kind() == "identifier" {
-                        locals.push((name.to_owned(), Value::Unknown(name.to_owned())));
+                        locals.push((
+                            name.to_owned(),
+                            Value::Unknown(format!(
+                                "`{name}` is assigned in a way npuprof does not follow (a loop, `with`, `+=`)"
+                            )),
+                        ));
                     }
                 }
             }
@@ -785,6 +844,9 @@ def choose(stage: Stage, root):
             .find(|n| n.kind() == "call")
             .unwrap();
         let locals = ev.bindings_at(function, call, Vec::new()).unwrap();
-        assert!(matches!(locals.last().unwrap().1, Value::Unknown(_)));
+        assert_eq!(
+            locals.last().unwrap().1,
+            Value::Unknown("`a` differs between the branches that reach here".into())
+        );
     }
 }

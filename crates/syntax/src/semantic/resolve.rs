@@ -1,21 +1,22 @@
-//! A small, honest value resolver: what integer (or which expression) a name in the script
-//! stands for, the way its author wrote it — module and function constants (tuple unpacking and
-//! integer arithmetic included), argparse defaults, environment-variable defaults, function
-//! parameters at the call that matters, attributes assigned once (`self.warmup = 2`).
+//! What integer (or which expression) a name stands for, the way the script's author wrote it
+//! — module and function constants (tuple unpacking and integer arithmetic included),
+//! argparse defaults, environment-variable defaults, function parameters at the call that
+//! matters, attributes assigned once (`self.warmup = 2`) — flow-insensitively: a name must
+//! have one binding in its scope.
 //!
 //! Every answer says how it was found ([`Trail`]): the names followed, and what is decided at
 //! run time (a command-line flag, a parameter with no call in the file), checked with its
 //! default. When a value cannot be known the answer is an error naming why; nothing is guessed.
 
-use std::cell::{OnceCell, RefCell};
-use std::collections::{HashMap, HashSet};
-
-use npuprof_syntax::{
-    callee, descendants_in_scope, dotted, kwarg, line, named_children, positional, text,
-};
 use tree_sitter::Node;
 
-use crate::python::{has_splat, last_segment, scope_of};
+use super::SemanticModel;
+use super::bindings::Binding;
+use super::literal::{int_literal, string_literal};
+use super::options::CliOption;
+use super::params::{Param, function_name, parameter};
+use crate::call::{callee, dotted, has_splat, kwarg, positional};
+use crate::tree::{line, named_children, text};
 
 /// How deep names may chain (`A = B`, `B = C + 1`, ...) before giving up.
 const MAX_DEPTH: u8 = 12;
@@ -23,25 +24,25 @@ const MAX_DEPTH: u8 = 12;
 /// A call of a function defined in the file: that function's parameters take this call's
 /// arguments (e.g. `with make_profiler(active=5) as prof:`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Frame<'t> {
+pub struct Frame<'t> {
     /// The function definition.
-    pub(crate) def: Node<'t>,
+    pub def: Node<'t>,
     /// The call.
-    pub(crate) call: Node<'t>,
+    pub call: Node<'t>,
 }
 
 /// How a value was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Trail {
+pub struct Trail {
     /// `NAME = value (line N)` for each name followed, innermost first.
-    pub(crate) resolved: Vec<String>,
+    pub resolved: Vec<String>,
     /// What is decided at run time, with the default the value was checked with.
-    pub(crate) runtime: Vec<String>,
+    pub runtime: Vec<String>,
 }
 
 impl Trail {
     /// Adds `other`'s entries that are not already here.
-    pub(crate) fn merge(&mut self, other: &Trail) {
+    pub fn merge(&mut self, other: &Trail) {
         for (mine, theirs) in [
             (&mut self.resolved, &other.resolved),
             (&mut self.runtime, &other.runtime),
@@ -55,7 +56,7 @@ impl Trail {
     }
 
     /// `; resolved: A = 2 (line 3); decided at run time: ... (checked with the default)`, or "".
-    pub(crate) fn describe(&self) -> String {
+    pub fn describe(&self) -> String {
         let mut out = String::new();
         if !self.resolved.is_empty() {
             out.push_str("; resolved: ");
@@ -72,11 +73,11 @@ impl Trail {
 
 /// An integer and how it was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Int {
+pub struct Int {
     /// The value (the default, for values decided at run time).
-    pub(crate) value: i64,
+    pub value: i64,
     /// How it was found.
-    pub(crate) trail: Trail,
+    pub trail: Trail,
 }
 
 impl Int {
@@ -89,184 +90,12 @@ impl Int {
 }
 
 /// An integer, or why it cannot be known.
-pub(crate) type Resolution = Result<Int, String>;
+pub type Resolution = Result<Int, String>;
 
-/// What binds a name in one scope.
-#[derive(Clone)]
-enum Binding<'t> {
-    /// `name = value`, or one element of `a, b = x, y`.
-    Value(Node<'t>),
-    /// A parameter of a function.
-    Param(Param<'t>),
-    /// Something else (a loop variable, `+=`, an import, ...), described.
-    Other(&'static str),
-}
-
-/// A function parameter.
-#[derive(Clone)]
-struct Param<'t> {
-    def: Node<'t>,
-    /// Position among the positional parameters (`None` after `*`).
-    index: Option<usize>,
-    name: String,
-    default: Option<Node<'t>>,
-}
-
-/// One `parser.add_argument("--flag", ...)` call.
-struct CliArg<'t> {
-    dest: String,
-    flag: String,
-    default: Option<Node<'t>>,
-    required: bool,
-}
-
-/// Resolves names of one file.
-///
-/// The file is indexed once (calls by callee, `add_argument` calls, module-level bindings on
-/// first use), so that resolving stays linear in the file's size however many windows it has.
-pub(crate) struct Resolver<'t, 's> {
-    source: &'s str,
-    root: Node<'t>,
-    /// The file's index, built on first use (most files that mention `profiler` have no
-    /// window to resolve).
-    index: OnceCell<Index<'t, 's>>,
-    /// The bindings of names at module level, computed on first use.
-    module_bindings: RefCell<HashMap<String, Vec<Binding<'t>>>>,
-    /// The names `K` whose `K.step` is used in a function that does not take `K` as a
-    /// parameter (nor does any function around it): module globals stepped in functions.
-    globals_stepped: OnceCell<HashSet<&'s str>>,
-}
-
-/// What one pass over the file finds.
-struct Index<'t, 's> {
-    /// The options declared by `add_argument(...)`.
-    cli: Vec<CliArg<'t>>,
-    /// Every call of the file by its last callee segment (`f` for `f(...)` and `x.f(...)`),
-    /// in document order.
-    calls: HashMap<&'s str, Vec<(Node<'t>, String)>>,
-    /// The scope (function or module) of every named node, by node id: tree-sitter finds a
-    /// node's parent by walking down from the root, which is slow in long modules.
-    scopes: HashMap<usize, Node<'t>>,
-    /// The parent of every named node, by node id (for the same reason).
-    parents: HashMap<usize, Node<'t>>,
-    /// The module-level function definitions by name (the first of each name).
-    module_functions: HashMap<&'s str, Node<'t>>,
-    /// `K.step` attributes inside functions: the function and `K`.
-    step_sites: Vec<(Node<'t>, &'s str)>,
-}
-
-impl<'t, 's> Index<'t, 's> {
-    fn build(root: Node<'t>, source: &'s str) -> Self {
-        let mut calls: HashMap<&'s str, Vec<(Node<'t>, String)>> = HashMap::new();
-        let mut add_arguments = Vec::new();
-        let mut scopes = HashMap::new();
-        let mut parents = HashMap::new();
-        let mut module_functions = HashMap::new();
-        let mut step_sites = Vec::new();
-        for def in named_children(root).into_iter().filter_map(definition_of) {
-            if let Some(name) = def.child_by_field_name("name") {
-                module_functions.entry(text(name, source)).or_insert(def);
-            }
-        }
-        let mut stack = vec![(root, root)];
-        while let Some((node, scope)) = stack.pop() {
-            scopes.insert(node.id(), scope);
-            if node.kind() == "attribute"
-                && scope != root
-                && node
-                    .child_by_field_name("attribute")
-                    .is_some_and(|a| text(a, source) == "step")
-                && let Some(object) = node.child_by_field_name("object")
-                && object.kind() == "identifier"
-            {
-                step_sites.push((scope, text(object, source)));
-            }
-            let inner = if node.kind() == "function_definition" {
-                node
-            } else {
-                scope
-            };
-            if node.kind() == "call"
-                && let Some(function) = node.child_by_field_name("function")
-                && let Some(name) = dotted(function, source)
-            {
-                let last = match function.kind() {
-                    "attribute" => function
-                        .child_by_field_name("attribute")
-                        .map(|a| text(a, source)),
-                    _ => Some(text(function, source)),
-                };
-                if last == Some("add_argument") {
-                    add_arguments.push(node);
-                }
-                if let Some(last) = last {
-                    calls.entry(last).or_default().push((node, name));
-                }
-            }
-            for child in named_children(node) {
-                parents.insert(child.id(), node);
-                stack.push((child, inner));
-            }
-        }
-        for list in calls.values_mut() {
-            list.sort_by_key(|(n, _)| n.start_byte());
-        }
-        add_arguments.sort_by_key(|n| n.start_byte());
-        Self {
-            cli: cli_args(&add_arguments, source),
-            calls,
-            scopes,
-            parents,
-            module_functions,
-            step_sites,
-        }
-    }
-}
-
-impl<'t, 's> Resolver<'t, 's> {
-    /// A resolver for the file whose syntax tree is `root`.
-    pub(crate) fn new(root: Node<'t>, source: &'s str) -> Self {
-        Self {
-            source,
-            root,
-            index: OnceCell::new(),
-            module_bindings: RefCell::new(HashMap::new()),
-            globals_stepped: OnceCell::new(),
-        }
-    }
-
-    /// Whether some function of the file steps the module global `name` (`name.step`
-    /// in a function none of whose enclosing functions has a parameter `name`).
-    pub(crate) fn global_stepped_in_function(&self, name: &str) -> bool {
-        self.globals_stepped
-            .get_or_init(|| {
-                let index = self.index();
-                index
-                    .step_sites
-                    .iter()
-                    .filter(|(scope, key)| {
-                        let mut def = *scope;
-                        while def.kind() == "function_definition" {
-                            if parameter(def, key, self.source).is_some() {
-                                return false;
-                            }
-                            def = self.scope_of(def);
-                        }
-                        true
-                    })
-                    .map(|(_, key)| *key)
-                    .collect()
-            })
-            .contains(name)
-    }
-
+impl<'t, 's> SemanticModel<'t, 's> {
     /// The truth value of a condition the script fixes in its text (`True`, `False`, an
     /// integer, a name assigned one of these once, `not` of such), and the names followed.
-    pub(crate) fn truth(
-        &self,
-        node: Node<'t>,
-        frame: Option<Frame<'t>>,
-    ) -> Result<(bool, Trail), String> {
+    pub fn truth(&self, node: Node<'t>, frame: Option<Frame<'t>>) -> Result<(bool, Trail), String> {
         if node.kind() == "not_operator" {
             let inner = node
                 .child_by_field_name("argument")
@@ -294,59 +123,15 @@ impl<'t, 's> Resolver<'t, 's> {
         Ok((truth, trail))
     }
 
-    fn index(&self) -> &Index<'t, 's> {
-        self.index
-            .get_or_init(|| Index::build(self.root, self.source))
-    }
-
-    /// The parent of `node` (from the index when it is a named node).
-    pub(crate) fn parent(&self, node: Node<'t>) -> Option<Node<'t>> {
-        match self.index().parents.get(&node.id()) {
-            Some(parent) => Some(*parent),
-            None => node.parent(),
-        }
-    }
-
-    /// The class a node is written in (the nearest class around it).
-    fn enclosing_class(&self, node: Node<'t>) -> Option<Node<'t>> {
-        let mut current = self.parent(node);
-        while let Some(n) = current {
-            if n.kind() == "class_definition" {
-                return Some(n);
-            }
-            current = self.parent(n);
-        }
-        None
-    }
-
-    /// Whether a function is defined directly in a class body.
-    pub(crate) fn is_method(&self, def: Node<'t>) -> bool {
-        let mut parent = self.parent(def);
-        if parent.is_some_and(|p| p.kind() == "decorated_definition") {
-            parent = parent.and_then(|p| self.parent(p));
-        }
-        parent
-            .and_then(|block| self.parent(block))
-            .is_some_and(|c| c.kind() == "class_definition")
-    }
-
-    /// The nearest function definition around `node`, or the module.
-    pub(crate) fn scope_of(&self, node: Node<'t>) -> Node<'t> {
-        match self.index().scopes.get(&node.id()) {
-            Some(scope) => *scope,
-            None => scope_of(node),
-        }
-    }
-
     /// The integer value of `node`, evaluated with the parameters of `frame` bound to its call.
-    pub(crate) fn int(&self, node: Node<'t>, frame: Option<Frame<'t>>) -> Resolution {
+    pub fn int(&self, node: Node<'t>, frame: Option<Frame<'t>>) -> Resolution {
         self.int_at(node, frame, 0)
     }
 
     /// The expression `node` stands for: names and `self.x` followed to the one expression
     /// assigned to them, parameters to the argument of their call. The frame returned is the
     /// one that expression must be evaluated in.
-    pub(crate) fn expression(
+    pub fn expression(
         &self,
         node: Node<'t>,
         frame: Option<Frame<'t>>,
@@ -383,7 +168,7 @@ impl<'t, 's> Resolver<'t, 's> {
                         None => param.default.map(|d| (d, None)),
                     }
                 }
-                Binding::Other(_) => None,
+                Binding::Definition(_) | Binding::Import(_) | Binding::Other(_) => None,
             },
             "attribute" => {
                 let attr = dotted(node, self.source)?.strip_prefix("self.")?.to_owned();
@@ -401,13 +186,9 @@ impl<'t, 's> Resolver<'t, 's> {
         }
         let depth = depth + 1;
         match node.kind() {
-            "integer" => {
-                let digits: String = self.text(node).chars().filter(|c| *c != '_').collect();
-                digits
-                    .parse()
-                    .map(Int::literal)
-                    .map_err(|_| format!("`{}` is not a plain integer", self.text(node)))
-            }
+            "integer" => int_literal(node, self.source)
+                .map(Int::literal)
+                .ok_or_else(|| format!("`{}` is not a plain integer", self.text(node))),
             "parenthesized_expression" => match node.named_child(0) {
                 Some(inner) => self.int_at(inner, frame, depth),
                 None => Err("an empty expression".to_owned()),
@@ -485,28 +266,23 @@ impl<'t, 's> Resolver<'t, 's> {
                 Ok(found)
             }
             Binding::Param(param) => self.param(&param, frame, depth),
+            Binding::Definition(_) => Err(format!("`{name}` is a function or class")),
+            Binding::Import(_) => Err(format!("`{name}` is imported")),
             Binding::Other(what) => Err(format!("`{name}` is {what}")),
         }
     }
 
     /// The one binding of `name` seen from `at` (its function, then the module).
-    fn binding(&self, at: Node<'t>, name: &str) -> Result<Binding<'t>, String> {
+    pub fn binding(&self, at: Node<'t>, name: &str) -> Result<Binding<'t, 's>, String> {
         let mut scope = self.scope_of(at);
         loop {
-            let mut found = if scope.kind() == "module" {
-                self.module_bindings
-                    .borrow_mut()
-                    .entry(name.to_owned())
-                    .or_insert_with(|| bindings(scope, name, self.source))
-                    .clone()
-            } else {
-                bindings(scope, name, self.source)
-            };
+            let bindings = self.scope_bindings(scope);
+            let found = bindings.of(name);
             if found.len() > 1 {
                 return Err(format!("`{name}` is assigned more than once"));
             }
-            if let Some(binding) = found.pop() {
-                return Ok(binding);
+            if let Some(binding) = found.first() {
+                return Ok(*binding);
             }
             if scope.kind() == "module" {
                 return Err(format!("`{name}` is not assigned in this file"));
@@ -515,7 +291,7 @@ impl<'t, 's> Resolver<'t, 's> {
         }
     }
 
-    fn param(&self, param: &Param<'t>, frame: Option<Frame<'t>>, depth: u8) -> Resolution {
+    fn param(&self, param: &Param<'t, 's>, frame: Option<Frame<'t>>, depth: u8) -> Resolution {
         let function = function_name(param.def, self.source);
         let name = &param.name;
         if let Some(f) = frame.filter(|f| f.def == param.def) {
@@ -551,7 +327,7 @@ impl<'t, 's> Resolver<'t, 's> {
     }
 
     /// The value of `param` at `call`: its argument, else its default.
-    fn argument_value(&self, param: &Param<'t>, call: Node<'t>, depth: u8) -> Resolution {
+    fn argument_value(&self, param: &Param<'t, 's>, call: Node<'t>, depth: u8) -> Resolution {
         let function = function_name(param.def, self.source);
         let name = &param.name;
         let (node, how) = match self.argument(param, call)? {
@@ -578,14 +354,14 @@ impl<'t, 's> Resolver<'t, 's> {
     }
 
     /// The argument node `call` passes for `param` (`None`: not passed).
-    fn argument(&self, param: &Param<'t>, call: Node<'t>) -> Result<Option<Node<'t>>, String> {
+    fn argument(&self, param: &Param<'t, 's>, call: Node<'t>) -> Result<Option<Node<'t>>, String> {
         if has_splat(call) {
             return Err(format!(
                 "the call on line {} passes `*args`/`**kwargs`",
                 line(call)
             ));
         }
-        if let Some(value) = kwarg(call, &param.name, self.source) {
+        if let Some(value) = kwarg(call, param.name, self.source) {
             return Ok(Some(value));
         }
         let offset = usize::from(self.is_method(param.def));
@@ -594,78 +370,19 @@ impl<'t, 's> Resolver<'t, 's> {
     }
 
     /// The module node of the file.
-    pub(crate) fn root(&self) -> Node<'t> {
-        self.root
-    }
-
     /// Whether `def` has a parameter `name`.
-    pub(crate) fn has_parameter(&self, def: Node<'t>, name: &str) -> bool {
+    pub fn has_parameter(&self, def: Node<'t>, name: &str) -> bool {
         parameter(def, name, self.source).is_some()
     }
 
     /// The argument `call` passes for the parameter `name` of `def` (`None`: not a
     /// parameter, not passed, or hidden in `*args`/`**kwargs`).
-    pub(crate) fn argument_of(
-        &self,
-        def: Node<'t>,
-        name: &str,
-        call: Node<'t>,
-    ) -> Option<Node<'t>> {
+    pub fn argument_of(&self, def: Node<'t>, name: &str, call: Node<'t>) -> Option<Node<'t>> {
         let param = parameter(def, name, self.source)?;
         self.argument(&param, call).ok().flatten()
     }
 
     /// The calls of `def` in the file: `f(...)` for a module function, `x.f(...)` for a
-    /// method, `Class(...)` for `__init__`.
-    pub(crate) fn call_sites(&self, def: Node<'t>) -> Vec<Node<'t>> {
-        let name = function_name(def, self.source);
-        let method = self.is_method(def);
-        let class = method
-            .then(|| self.enclosing_class(def))
-            .flatten()
-            .and_then(|c| c.child_by_field_name("name"))
-            .map(|n| self.text(n));
-        let wanted = match (method, name) {
-            (true, "__init__") => class.unwrap_or(name),
-            _ => name,
-        };
-        self.index()
-            .calls
-            .get(wanted)
-            .into_iter()
-            .flatten()
-            .filter(|(_, c)| match (method, name) {
-                (false, _) => c == name,
-                (true, "__init__") => true,
-                (true, _) => c.contains('.'),
-            })
-            .map(|(node, _)| *node)
-            .collect()
-    }
-
-    /// The function definition a call's callee names in this file (`f(...)` for a module
-    /// function, `self.f(...)` for a method of the class around the call).
-    pub(crate) fn local_function(&self, call: Node<'t>) -> Option<Node<'t>> {
-        let name = callee(call, self.source)?;
-        let (block, wanted) = match name.strip_prefix("self.") {
-            Some(rest) if !rest.contains('.') => (
-                self.enclosing_class(call)?.child_by_field_name("body")?,
-                rest,
-            ),
-            None if !name.contains('.') => {
-                return self.index().module_functions.get(name.as_str()).copied();
-            }
-            _ => return None,
-        };
-        named_children(block)
-            .into_iter()
-            .filter_map(definition_of)
-            .find(|d| {
-                d.child_by_field_name("name")
-                    .is_some_and(|n| self.text(n) == wanted)
-            })
-    }
-
     fn attribute(&self, node: Node<'t>, frame: Option<Frame<'t>>, depth: u8) -> Resolution {
         let Some(name) = dotted(node, self.source) else {
             return Err(format!("`{}` is not a simple attribute", self.text(node)));
@@ -681,8 +398,12 @@ impl<'t, 's> Resolver<'t, 's> {
                 .push(format!("{name} = {} (line {})", found.value, line(value)));
             return Ok(found);
         }
-        let dest = last_segment(&name);
-        let args: Vec<&CliArg<'t>> = self.index().cli.iter().filter(|a| a.dest == dest).collect();
+        let dest = name.rsplit('.').next().unwrap_or(&name);
+        let args: Vec<&CliOption<'t>> = self
+            .cli_options()
+            .iter()
+            .filter(|a| a.dest == dest)
+            .collect();
         match args.as_slice() {
             [arg] => self.cli_value(arg, depth),
             [] => Err(format!(
@@ -694,7 +415,7 @@ impl<'t, 's> Resolver<'t, 's> {
         }
     }
 
-    fn cli_value(&self, arg: &CliArg<'t>, depth: u8) -> Resolution {
+    fn cli_value(&self, arg: &CliOption<'t>, depth: u8) -> Resolution {
         let flag = &arg.flag;
         if arg.required {
             return Err(format!(
@@ -823,218 +544,55 @@ impl<'t, 's> Resolver<'t, 's> {
     }
 }
 
-/// The options declared by `add_argument(...)` calls.
-fn cli_args<'t>(calls: &[Node<'t>], source: &str) -> Vec<CliArg<'t>> {
-    let mut out = Vec::new();
-    for node in calls.iter().copied() {
-        let flags: Vec<String> = positional(node)
+/// `self.NAME`, `cls.NAME` (the class around `value`) or `Class.NAME` (a class of the module):
+/// the attribute and the value of the last `NAME = <value>` statement of that class's body.
+pub fn class_attribute<'t, 's>(
+    root: Node<'t>,
+    value: Node<'t>,
+    source: &'s str,
+) -> Option<(&'s str, Node<'t>)> {
+    if value.kind() != "attribute" {
+        return None;
+    }
+    let owner = dotted(value.child_by_field_name("object")?, source)?;
+    let attribute = text(value.child_by_field_name("attribute")?, source);
+    let class = if owner == "self" || owner == "cls" {
+        std::iter::successors(value.parent(), |n| n.parent())
+            .find(|n| n.kind() == "class_definition")?
+    } else {
+        named_children(root)
             .into_iter()
-            .filter_map(|a| string_literal(a, source))
-            .collect();
-        let Some(flag) = flags
-            .iter()
-            .find(|f| f.starts_with("--"))
-            .or(flags.first())
-            .cloned()
+            .map(|n| match n.kind() {
+                "decorated_definition" => n.child_by_field_name("definition").unwrap_or(n),
+                _ => n,
+            })
+            .find(|c| {
+                c.kind() == "class_definition"
+                    && c.child_by_field_name("name").map(|n| text(n, source))
+                        == Some(owner.as_str())
+            })?
+    };
+    let mut found = None;
+    for statement in named_children(class.child_by_field_name("body")?) {
+        let Some(assignment) = named_children(statement)
+            .into_iter()
+            .find(|n| n.kind() == "assignment")
         else {
             continue;
         };
-        let dest = kwarg(node, "dest", source)
-            .and_then(|d| string_literal(d, source))
-            .unwrap_or_else(|| flag.trim_start_matches('-').replace('-', "_"));
-        out.push(CliArg {
-            dest,
-            flag,
-            default: kwarg(node, "default", source),
-            required: kwarg(node, "required", source).is_some_and(|r| text(r, source) == "True"),
-        });
-    }
-    out
-}
-
-/// The content of a plain string literal (no f-string, no concatenation).
-fn string_literal(node: Node<'_>, source: &str) -> Option<String> {
-    if node.kind() != "string"
-        || named_children(node)
-            .iter()
-            .any(|c| c.kind() == "interpolation")
-    {
-        return None;
-    }
-    let raw = text(node, source);
-    let body = raw.trim_start_matches(|c: char| c.is_ascii_alphabetic());
-    let quote = ["\"\"\"", "'''", "\"", "'"]
-        .into_iter()
-        .find(|q| body.starts_with(q) && body.ends_with(q) && body.len() >= 2 * q.len())?;
-    Some(body[quote.len()..body.len() - quote.len()].to_owned())
-}
-
-/// The function definition behind a statement (`def`, or a decorated `def`).
-fn definition_of(node: Node<'_>) -> Option<Node<'_>> {
-    match node.kind() {
-        "function_definition" => Some(node),
-        "decorated_definition" => node
-            .child_by_field_name("definition")
-            .filter(|d| d.kind() == "function_definition"),
-        _ => None,
-    }
-}
-
-/// The bindings of `name` directly in `scope` (not in nested definitions).
-fn bindings<'t>(scope: Node<'t>, name: &str, source: &str) -> Vec<Binding<'t>> {
-    let mut out = Vec::new();
-    if scope.kind() == "function_definition" {
-        out.extend(parameter(scope, name, source).map(Binding::Param));
-    }
-    let body = match scope.kind() {
-        "function_definition" => scope.child_by_field_name("body"),
-        _ => Some(scope),
-    };
-    let Some(body) = body else { return out };
-    let mentions = |target: Node<'_>| {
-        descendants_in_scope(target)
-            .iter()
-            .any(|n| n.kind() == "identifier" && text(*n, source) == name)
-    };
-    for node in descendants_in_scope(body) {
-        match node.kind() {
-            "assignment" => {
-                let (Some(left), right) = (
-                    node.child_by_field_name("left"),
-                    node.child_by_field_name("right"),
-                ) else {
-                    continue;
-                };
-                if matches!(left.kind(), "attribute" | "subscript") || !mentions(left) {
-                    continue;
-                }
-                out.push(match (left.kind(), right) {
-                    ("identifier", Some(right)) => Binding::Value(right),
-                    ("identifier", None) => Binding::Other("declared without a value"),
-                    (_, Some(right)) => unpacked(left, right, name, source),
-                    (_, None) => Binding::Other("declared without a value"),
-                });
-            }
-            "augmented_assignment" if node.child_by_field_name("left").is_some_and(mentions) => {
-                out.push(Binding::Other("changed in place (`+=` ...)"))
-            }
-            "for_statement" if node.child_by_field_name("left").is_some_and(mentions) => {
-                out.push(Binding::Other("a loop variable"))
-            }
-            "as_pattern_target" if mentions(node) => out.push(Binding::Other("bound by `as`")),
-            "named_expression" if node.child_by_field_name("name").is_some_and(mentions) => {
-                out.push(Binding::Other("bound by `:=`"))
-            }
-            "import_statement" | "import_from_statement" if mentions(node) => {
-                out.push(Binding::Other("imported"))
-            }
-            "function_definition" | "class_definition"
-                if node != body
-                    && node
-                        .child_by_field_name("name")
-                        .is_some_and(|n| text(n, source) == name) =>
-            {
-                out.push(Binding::Other("a function or class"))
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-/// `a, b = 2, 30` → the element for `name`.
-fn unpacked<'t>(left: Node<'t>, right: Node<'t>, name: &str, source: &str) -> Binding<'t> {
-    let targets: Vec<Node<'t>> = named_children(left)
-        .into_iter()
-        .filter(|n| n.kind() != "comment")
-        .collect();
-    let values: Vec<Node<'t>> = match right.kind() {
-        "expression_list" | "tuple" => named_children(right)
-            .into_iter()
-            .filter(|n| n.kind() != "comment")
-            .collect(),
-        _ => return Binding::Other("unpacked from an expression lint cannot split"),
-    };
-    let index = targets
-        .iter()
-        .position(|t| t.kind() == "identifier" && text(*t, source) == name);
-    match index {
-        Some(i) if targets.len() == values.len() => Binding::Value(values[i]),
-        _ => Binding::Other("unpacked from an expression lint cannot split"),
-    }
-}
-
-/// The parameter `name` of `def`.
-fn parameter<'t>(def: Node<'t>, name: &str, source: &str) -> Option<Param<'t>> {
-    let params = def.child_by_field_name("parameters")?;
-    let mut index = Some(0usize);
-    for param in named_children(params) {
-        let (ident, default) = match param.kind() {
-            "identifier" => (Some(param), None),
-            "default_parameter" | "typed_default_parameter" => (
-                param.child_by_field_name("name"),
-                param.child_by_field_name("value"),
-            ),
-            "typed_parameter" => (param.named_child(0), None),
-            "list_splat_pattern" | "keyword_separator" | "dictionary_splat_pattern" => {
-                index = None;
-                (param.named_child(0), None)
-            }
-            _ => (None, None),
-        };
-        if let Some(ident) = ident
-            && ident.kind() == "identifier"
-            && text(ident, source) == name
+        if assignment
+            .child_by_field_name("left")
+            .is_some_and(|l| text(l, source) == attribute)
         {
-            return Some(Param {
-                def,
-                index: index.filter(|_| {
-                    !matches!(
-                        param.kind(),
-                        "list_splat_pattern" | "dictionary_splat_pattern"
-                    )
-                }),
-                name: text(ident, source).to_owned(),
-                default,
-            });
+            found = Some(assignment.child_by_field_name("right"));
         }
-        index = index.map(|i| i + 1);
     }
-    None
-}
-
-/// The name of the parameter of `def` that receives a call's positional argument `index`
-/// (`self` skipped for methods).
-pub(crate) fn parameter_at<'s>(
-    def: Node<'_>,
-    method: bool,
-    index: usize,
-    source: &'s str,
-) -> Option<&'s str> {
-    let params = def.child_by_field_name("parameters")?;
-    let index = index + usize::from(method);
-    let param = named_children(params)
-        .into_iter()
-        .filter(|p| p.kind() != "comment")
-        .nth(index)?;
-    let ident = match param.kind() {
-        "identifier" => param,
-        "default_parameter" | "typed_default_parameter" => param.child_by_field_name("name")?,
-        "typed_parameter" => param.named_child(0)?,
-        _ => return None,
-    };
-    (ident.kind() == "identifier").then(|| text(ident, source))
-}
-
-/// The name of a function definition (`?` if it has none).
-pub(crate) fn function_name<'s>(def: Node<'_>, source: &'s str) -> &'s str {
-    def.child_by_field_name("name")
-        .map_or("?", |n| text(n, source))
+    Some((attribute, found??))
 }
 
 #[cfg(test)]
 mod tests {
-    use npuprof_syntax::{descendants_in_scope, parse};
+    use crate::{descendants_in_scope, parse};
 
     use super::*;
 
@@ -1060,7 +618,7 @@ mod tests {
             })
             .max_by_key(|n| n.start_byte())
             .expect("the target occurs");
-        Resolver::new(root, source).int(node, None)
+        SemanticModel::new(root, source).int(node, None)
     }
 
     #[test]
@@ -1115,17 +673,26 @@ mod tests {
     }
 
     #[test]
-    fn string_literals_are_read_plainly() {
-        let source = "x = 'ab'\ny = \"\"\"cd\"\"\"\nz = f'{x}'\n";
+    fn class_attributes_are_read_from_the_class_body() {
+        let source = "class Runner:\n    STEPS = 4\n    STEPS = 6\n    def run(self):\n        make(self.STEPS, Runner.STEPS, self.NONE, other.STEPS)\n";
         let tree = parse(source).expect("a tree");
-        let strings: Vec<Option<String>> = descendants_in_scope(tree.root_node())
+        let root = tree.root_node();
+        let mut stack = vec![root];
+        let mut attributes = Vec::new();
+        while let Some(n) = stack.pop() {
+            if n.kind() == "attribute" && n.parent().is_some_and(|p| p.kind() == "argument_list") {
+                attributes.push(n);
+            }
+            stack.extend(named_children(n));
+        }
+        attributes.sort_by_key(|n| n.start_byte());
+        let read: Vec<Option<(&str, &str)>> = attributes
             .into_iter()
-            .filter(|n| n.kind() == "string")
-            .map(|n| string_literal(n, source))
+            .map(|a| class_attribute(root, a, source).map(|(n, v)| (n, text(v, source))))
             .collect();
         assert_eq!(
-            strings,
-            [Some("ab".to_owned()), Some("cd".to_owned()), None]
+            read,
+            [Some(("STEPS", "6")), Some(("STEPS", "6")), None, None]
         );
     }
 }
