@@ -331,7 +331,7 @@ fn segment_starts(path: &Path, segment: u64) -> Result<(Vec<u64>, u64), SummaryE
 
 /// The sums of some rows of one file.
 #[derive(Default)]
-struct Sums {
+pub(crate) struct Sums {
     names: Groups,
     kinds: Groups,
     pipe: PipeSums,
@@ -340,6 +340,41 @@ struct Sums {
 }
 
 impl Sums {
+    /// Adds one kernel row: its name (trimmed), `Type` text, `Accelerator Core` field, duration
+    /// in µs and pipe ratios (in the order of [`Pipe::ALL`]), when it has them.
+    #[inline]
+    pub(crate) fn add(
+        &mut self,
+        name: &[u8],
+        kind: &[u8],
+        core: &[u8],
+        duration: f64,
+        ratios: Option<[f64; 4]>,
+    ) {
+        let by_name = self.names.entry(name, kind, core);
+        by_name.count += 1;
+        by_name.total_us += duration;
+        if let Some(ratios) = ratios {
+            by_name.pipe.add(duration, ratios);
+            self.pipe.add(duration, ratios);
+        }
+        let same_kind = by_name.kind.as_bytes() == kind;
+        let by_kind = match by_name.kind_group.filter(|_| same_kind) {
+            Some(i) => &mut self.kinds.accs[i].1,
+            None => {
+                let i = self.kinds.position(kind, kind, core);
+                if same_kind {
+                    by_name.kind_group = Some(i);
+                }
+                &mut self.kinds.accs[i].1
+            }
+        };
+        by_kind.count += 1;
+        by_kind.total_us += duration;
+        self.rows += 1;
+        self.total_us += duration;
+    }
+
     /// Adds the sums of the rows that follow.
     fn absorb(&mut self, next: Sums) {
         self.names.absorb(next.names);
@@ -350,7 +385,7 @@ impl Sums {
     }
 
     /// The groups sorted, and the shares; `has_metrics` when the file has pipe columns.
-    fn table(self, has_metrics: bool) -> KernelTable {
+    pub(crate) fn table(self, has_metrics: bool) -> KernelTable {
         let Sums {
             names,
             kinds,
@@ -424,13 +459,6 @@ fn scan(
 ) -> Result<Option<Sums>, SummaryError> {
     let mut sums = Sums::default();
     let ratio_values = &mut RatioValues::default();
-    let Sums {
-        names,
-        kinds,
-        pipe: phase_pipe,
-        rows,
-        total_us,
-    } = &mut sums;
     while let Some(record) = columns::next_columns(reader, path, &cols.picks)? {
         if let Some(stop) = stop {
             // Reading from the `\n` before `stop` (after a `\r`) skips it as a blank line.
@@ -458,28 +486,7 @@ fn scan(
             .pipe
             .as_ref()
             .and_then(|p| p.row(ratio_values, |i| record.get_word(i)));
-        let by_name = names.entry(&*name, kind, core);
-        by_name.count += 1;
-        by_name.total_us += duration;
-        if let Some(ratios) = ratios {
-            by_name.pipe.add(duration, ratios);
-            phase_pipe.add(duration, ratios);
-        }
-        let same_kind = by_name.kind.as_bytes() == kind;
-        let by_kind = match by_name.kind_group.filter(|_| same_kind) {
-            Some(i) => &mut kinds.accs[i].1,
-            None => {
-                let i = kinds.position(kind, kind, core);
-                if same_kind {
-                    by_name.kind_group = Some(i);
-                }
-                &mut kinds.accs[i].1
-            }
-        };
-        by_kind.count += 1;
-        by_kind.total_us += duration;
-        *rows += 1;
-        *total_us += duration;
+        sums.add(&name, kind, core, duration, ratios);
     }
     Ok(stop.is_none().then_some(sums))
 }

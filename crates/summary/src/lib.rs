@@ -14,6 +14,7 @@
 pub mod columns;
 pub mod comm;
 pub mod compare;
+pub mod db_export;
 pub mod error;
 pub mod html;
 mod input;

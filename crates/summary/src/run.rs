@@ -6,6 +6,7 @@ use npuprof_verify::profiler_info::{ProfilerInfo, rank_from_file_name};
 use serde::Serialize;
 
 use crate::comm::{Communication, read_communication};
+use crate::db_export::{self, DbFiles};
 use crate::error::SummaryError;
 use crate::kernels::{KernelGroup, KernelTotals, TypeGroup, aggregate};
 use crate::pipe::PipeShares;
@@ -70,9 +71,14 @@ pub fn summarize_run(
     let output = dir.join(OUTPUT_DIR);
     let mut notes = Vec::new();
     let rank = read_rank(dir, &mut notes);
+    let db = DbFiles::find(&output);
+    let mut from_db: Vec<&Path> = Vec::new();
     let steps_path = output.join(STEP_TRACE);
     let steps = if steps_path.is_file() {
         read_steps(&steps_path)?
+    } else if let Some(analysis) = &db.analysis {
+        from_db.push(analysis);
+        db_export::steps(analysis)?
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{STEP_TRACE}: step times unknown (it needs NPU activity; run `npuprof verify` on this directory)"
@@ -82,16 +88,37 @@ pub fn summarize_run(
     let kernels_path = output.join(KERNEL_DETAILS);
     let table = if kernels_path.is_file() {
         Some(aggregate(&kernels_path)?)
+    } else if let Some(profiler) = &db.profiler {
+        from_db.push(profiler);
+        Some(db_export::kernel_table(profiler)?)
     } else {
-        notes.push(no_kernel_details_note(&output));
+        notes.push(format!(
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS}: kernel times unknown (run `npuprof verify` on this directory)"
+        ));
         None
     };
     let comm_path = output.join(COMMUNICATION);
     let communication = if comm_path.is_file() {
         Some(read_communication(&comm_path)?)
+    } else if let Some(analysis) = &db.analysis {
+        let communication = db_export::communication(analysis)?;
+        if communication.is_some() && !from_db.contains(&analysis.as_path()) {
+            from_db.push(analysis);
+        }
+        communication
     } else {
         None
     };
+    if !from_db.is_empty() {
+        let names: Vec<String> = from_db
+            .iter()
+            .map(|p| npuprof_paths::relative(dir, p))
+            .collect();
+        notes.push(format!(
+            "db export: read from {} (no text export)",
+            names.join(" and ")
+        ));
+    }
     if table
         .as_ref()
         .is_some_and(|t| t.pipe.is_none() && t.totals.rows > 0)
@@ -127,23 +154,6 @@ pub fn summarize_run(
         notes,
         path: dir.to_path_buf(),
     })
-}
-
-fn no_kernel_details_note(output: &Path) -> String {
-    let has_db = std::fs::read_dir(output).is_ok_and(|entries| {
-        entries
-            .filter_map(Result::ok)
-            .any(|e| e.path().extension().is_some_and(|x| x == "db"))
-    });
-    if has_db {
-        format!(
-            "db export only: the summary reads the text export ({KERNEL_DETAILS}); record with export_type text, or open the .db in MindStudio Insight"
-        )
-    } else {
-        format!(
-            "no {OUTPUT_DIR}/{KERNEL_DETAILS}: kernel times unknown (run `npuprof verify` on this directory)"
-        )
-    }
 }
 
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.

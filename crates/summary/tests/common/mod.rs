@@ -13,6 +13,12 @@ pub fn real_run() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/real-2rank")
 }
 
+/// The vendored real 2-rank db export (`data/db-level1/`, see its NOTICE.md): the same
+/// workload as [`real_run`], recorded again with `export_type=db`.
+pub fn db_run() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/db-level1")
+}
+
 /// The expected values `data/real-2rank/expected.py` computed.
 pub fn expected() -> serde_json::Value {
     let text = fs::read_to_string(real_run().join("expected.json")).expect("expected.json");
