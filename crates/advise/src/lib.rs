@@ -159,8 +159,11 @@ fn read_run(
     }
     let output = dir.join(OUTPUT_DIR);
     let steps_path = output.join(STEP_TRACE);
+    let db = npuprof_summary::db_export::DbFiles::find(&output);
     let step_rows = if steps_path.is_file() {
         read_steps(&steps_path)?
+    } else if let Some(analysis) = &db.analysis {
+        npuprof_summary::db_export::steps(analysis)?
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{STEP_TRACE}: idle and communication time not judged"
@@ -170,9 +173,14 @@ fn read_run(
     let kernels_path = output.join(KERNEL_DETAILS);
     let kernels = if kernels_path.is_file() {
         Some(profile::read_kernels(&kernels_path)?)
+    } else if db.profiler.is_some() {
+        notes.push(format!(
+            "db export: step times read from analysis.db; kernels and links are judged from the text export only ({KERNEL_DETAILS}, {COMMUNICATION}): not judged"
+        ));
+        None
     } else {
         notes.push(format!(
-            "no {OUTPUT_DIR}/{KERNEL_DETAILS} (a db export or no NPU activity): kernels not judged"
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS} (no NPU activity?): kernels not judged"
         ));
         None
     };

@@ -407,3 +407,21 @@ fn json_of_the_real_run() {
     json["path"] = serde_json::Value::from("[REAL]");
     insta::assert_json_snapshot!("real_rank0", json);
 }
+
+#[test]
+fn a_db_export_is_advised_on_its_steps_and_says_what_it_cannot_judge() {
+    let advice = advice_of(&common::db_run());
+    assert_eq!(advice.runs.len(), 2);
+    for run in &advice.runs {
+        // analysis.db's StepTraceTime of the vendored run: one step, 50.
+        assert_eq!(run.steps, 1, "{run:?}");
+        assert!(run.mean_step_us.is_some_and(|m| m > 100_000.0), "{run:?}");
+        assert!(
+            run.notes
+                .iter()
+                .any(|n| n.starts_with("db export:") && n.contains("not judged")),
+            "{:?}",
+            run.notes
+        );
+    }
+}
