@@ -11,6 +11,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::mismatch::{self, Warning, WarningCode};
 use crate::run::RunSummary;
 use crate::units;
 use crate::{SCHEMA_VERSION, Summary};
@@ -131,6 +132,8 @@ pub struct Comparison {
     pub phases: Vec<PhaseComparison>,
     /// Phases present in only one of the two (e.g. `prefill only in base`).
     pub unmatched: Vec<String>,
+    /// What the two runs (or the ranks of a side) do not share, to read before any delta.
+    pub warnings: Vec<Warning>,
 }
 
 /// A phase of one summary, reduced to per-step figures.
@@ -207,11 +210,22 @@ pub fn compare(base: &Summary, new: &Summary) -> Comparison {
             unmatched.push(format!("{} only in {side}", label(phase)));
         }
     }
+    let mut warnings = Vec::new();
+    if !unmatched.is_empty() {
+        let detail = format!(
+            "base has {}, new has {}",
+            phase_list(&base_phases),
+            phase_list(&new_phases)
+        );
+        warnings.push(Warning::new(WarningCode::Phases, None, &detail));
+    }
     let phases = pairs
         .into_iter()
         .map(|(b, n)| {
             let base_runs: Vec<&RunSummary> = base.runs.iter().filter(|r| r.phase == b).collect();
             let new_runs: Vec<&RunSummary> = new.runs.iter().filter(|r| r.phase == n).collect();
+            let phase = n.clone().or_else(|| b.clone());
+            warnings.extend(mismatch::between_phase(&phase, &base_runs, &new_runs));
             compare_phase(
                 n.or(b),
                 &PhaseTotals::of(&base_runs),
@@ -225,7 +239,28 @@ pub fn compare(base: &Summary, new: &Summary) -> Comparison {
         new: new.path.clone(),
         phases,
         unmatched,
+        warnings: warnings
+            .into_iter()
+            .chain(side_warnings("base", base))
+            .chain(side_warnings("new", new))
+            .collect(),
     }
+}
+
+/// The warnings within one side, each message prefixed with the side.
+fn side_warnings(side: &str, summary: &Summary) -> Vec<Warning> {
+    summary
+        .warnings
+        .iter()
+        .map(|w| Warning {
+            message: format!("{side}: {}", w.message),
+            ..w.clone()
+        })
+        .collect()
+}
+
+fn phase_list(phases: &[Option<String>]) -> String {
+    phases.iter().map(label).collect::<Vec<_>>().join(", ")
 }
 
 fn phases(summary: &Summary) -> Vec<Option<String>> {

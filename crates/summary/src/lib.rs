@@ -19,9 +19,11 @@ pub mod error;
 pub mod html;
 mod input;
 pub mod kernels;
+pub mod mismatch;
 pub mod next_steps;
 pub mod pipe;
 pub mod ranks;
+pub mod recorded;
 pub mod run;
 pub mod steps;
 pub mod units;
@@ -65,6 +67,8 @@ pub struct Summary {
     pub ranks: Vec<PhaseRanks>,
     /// What to open next.
     pub next: Vec<NextStep>,
+    /// What the ranks of a phase do not share ([`mismatch::within`]).
+    pub warnings: Vec<mismatch::Warning>,
 }
 
 /// Summarises the run directories under `path`: a `*_ascend_pt` run directory, a phase
@@ -93,13 +97,16 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
     });
     let ranks = ranks::phase_ranks(&runs);
     let next = next_steps::next_steps(path, &runs, &ranks);
-    Ok(Summary {
+    let mut summary = Summary {
         schema_version: SCHEMA_VERSION,
         path: path.to_path_buf(),
         runs,
         ranks,
         next,
-    })
+        warnings: Vec::new(),
+    };
+    summary.warnings = mismatch::within(&summary);
+    Ok(summary)
 }
 
 /// [`summarize`] of two paths at once (what `compare` reads), sharing the cores.

@@ -10,6 +10,7 @@ use crate::db_export::{self, DbFiles};
 use crate::error::SummaryError;
 use crate::kernels::{KernelGroup, KernelTotals, TypeGroup, aggregate};
 use crate::pipe::PipeShares;
+use crate::recorded::{Recorded, Source};
 use crate::steps::{Step, StepStats, TimeSplit, read_steps};
 
 /// The summary of one `*_ascend_pt` run directory.
@@ -39,6 +40,10 @@ pub struct RunSummary {
     pub pipe: Option<PipeShares>,
     /// Communication and waiting, from `communication.json` (multi-card runs).
     pub communication: Option<Communication>,
+    /// How the run was recorded (from `profiler_info*.json`), when it says.
+    pub recorded: Option<Recorded>,
+    /// The export the numbers were read from; `None` when neither steps nor kernels were.
+    pub source: Option<Source>,
     /// What could not be summarised and why (missing optional files, db export…).
     pub notes: Vec<String>,
     /// The run directory as a path (for commands to run next).
@@ -70,7 +75,7 @@ pub fn summarize_run(
 ) -> Result<RunSummary, SummaryError> {
     let output = dir.join(OUTPUT_DIR);
     let mut notes = Vec::new();
-    let rank = read_rank(dir, &mut notes);
+    let (rank, recorded) = read_info(dir, &mut notes);
     let db = DbFiles::find(&output);
     let mut from_db: Vec<&Path> = Vec::new();
     let steps_path = output.join(STEP_TRACE);
@@ -106,6 +111,13 @@ pub fn summarize_run(
             from_db.push(analysis);
         }
         communication
+    } else {
+        None
+    };
+    let source = if !from_db.is_empty() {
+        Some(Source::Db)
+    } else if steps_path.is_file() || kernels_path.is_file() {
+        Some(Source::Text)
     } else {
         None
     };
@@ -151,6 +163,8 @@ pub fn summarize_run(
         by_type,
         pipe,
         communication,
+        recorded,
+        source,
         notes,
         path: dir.to_path_buf(),
     })
@@ -158,6 +172,12 @@ pub fn summarize_run(
 
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.
 pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
+    read_info(dir, notes).0
+}
+
+/// The rank and the recording from the run's `profiler_info*.json` (the first by name); a
+/// note when it cannot be read.
+pub fn read_info(dir: &Path, notes: &mut Vec<String>) -> (Option<u32>, Option<Recorded>) {
     let mut infos: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -172,20 +192,22 @@ pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
         })
         .unwrap_or_default();
     infos.sort();
-    let info = infos.first()?;
+    let Some(info) = infos.first() else {
+        return (None, None);
+    };
     let file_rank = rank_from_file_name(info);
     let shown = npuprof_paths::relative(dir, info);
     let parsed = crate::input::read(info, crate::input::Input::SmallJson)
         .map(|bytes| ProfilerInfo::parse(&String::from_utf8_lossy(&bytes), file_rank));
     match parsed {
-        Ok(Ok(parsed)) => parsed.rank,
+        Ok(Ok(parsed)) => (parsed.rank, Some(Recorded::of(&parsed))),
         Ok(Err(_)) => {
             notes.push(format!("{shown} is not JSON: rank taken from its name"));
-            file_rank
+            (file_rank, None)
         }
         Err(reason) => {
             notes.push(format!("{shown}: {reason}; rank taken from its name"));
-            file_rank
+            (file_rank, None)
         }
     }
 }

@@ -64,6 +64,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 fn human(comparison: &Comparison, top: usize) -> String {
     let mut out = String::new();
+    crate::commands::summary::warning_lines(&mut out, &comparison.warnings);
     for (index, phase) in comparison.phases.iter().enumerate() {
         if index > 0 {
             out.push('\n');

@@ -12,8 +12,9 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
+use npuprof_summary::mismatch::Warning;
 use npuprof_summary::pipe::Pipe;
-use npuprof_summary::units::{duration, fit, percent};
+use npuprof_summary::units::{duration, fit, percent, wrap};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
 use crate::args::DEFAULT_TOP;
@@ -106,6 +107,7 @@ fn core(core: &str) -> String {
 /// The terminal report of a summary (also printed at the end of `collect`).
 pub fn human(summary: &Summary) -> String {
     let mut out = String::new();
+    warning_lines(&mut out, &summary.warnings);
     for run in &summary.runs {
         run_block(&mut out, run);
     }
@@ -122,6 +124,32 @@ pub fn human(summary: &Summary) -> String {
         );
     }
     out
+}
+
+/// The warnings, one line each (`warning[code]: message`), before anything they qualify.
+pub(crate) fn warning_lines(out: &mut String, warnings: &[Warning]) {
+    let style = AnsiColor::Yellow.on_default().bold();
+    for w in warnings {
+        let code = w.code.as_str();
+        // `warning[code]: ` then the message, continued two columns in.
+        let first = WIDTH.saturating_sub(code.len() + 11);
+        let lines = wrap(&w.message, first.min(WIDTH - 2));
+        let (head, rest) = lines
+            .split_first()
+            .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
+        let _ = writeln!(
+            out,
+            "{}warning[{code}]{}: {head}",
+            style.render(),
+            style.render_reset(),
+        );
+        for line in wrap(&rest.join(" "), WIDTH - 2)
+            .iter()
+            .filter(|_| !rest.is_empty())
+        {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
 }
 
 fn run_block(out: &mut String, run: &RunSummary) {
@@ -188,7 +216,11 @@ fn run_block(out: &mut String, run: &RunSummary) {
     kernel_table(out, run);
     type_table(out, run);
     for note in &run.notes {
-        let _ = writeln!(out, "  note: {}", fit(note, WIDTH - 8));
+        // Wrapped at spaces, continued under the text: never cut mid-sentence.
+        for (i, line) in wrap(note, WIDTH - 8).iter().enumerate() {
+            let lead = if i == 0 { "  note: " } else { "        " };
+            let _ = writeln!(out, "{lead}{line}");
+        }
     }
     out.push('\n');
 }

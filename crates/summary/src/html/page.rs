@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use super::chart::{Bar, Segment, chart};
 use super::escape;
 use crate::compare::{Comparison, KernelDelta, PhaseComparison};
+use crate::mismatch::Warning;
 use crate::pipe::Pipe;
 use crate::run::RunSummary;
 use crate::units::{duration, fit, percent, signed};
@@ -45,6 +46,7 @@ th:first-child,td:first-child{text-align:left;white-space:normal;word-break:brea
 th.t,td.t{text-align:left}
 pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:.2em 0 .6em}
 .verdict{font-size:1.1em;font-weight:600}.note{color:var(--muted);font-size:.9em}
+.warning{border-left:4px solid #d29922;padding:2px 8px;margin:.3em 0}.warning code{font-weight:600}
 @media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:1fr auto;row-gap:1px;margin:5px 0}
 .row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
 ";
@@ -102,6 +104,7 @@ pub fn render_summary(summary: &Summary) -> String {
         "<header><h1>npuprof summary</h1><p class=\"path\">{}</p></header>",
         escape(&path)
     );
+    warnings(&mut out, &summary.warnings);
     for ranks in &summary.ranks {
         ranks_section(&mut out, ranks);
     }
@@ -352,6 +355,7 @@ pub fn render_comparison(comparison: &Comparison) -> String {
         escape(&base.to_string()),
         escape(&new.to_string())
     );
+    warnings(&mut out, &comparison.warnings);
     for phase in &comparison.phases {
         phase_comparison(&mut out, phase);
     }
@@ -360,6 +364,18 @@ pub fn render_comparison(comparison: &Comparison) -> String {
     }
     tail(&mut out);
     out
+}
+
+/// The warnings, before anything they qualify.
+fn warnings(out: &mut String, warnings: &[Warning]) {
+    for w in warnings {
+        let _ = writeln!(
+            out,
+            "<p class=\"warning\" data-code=\"{code}\"><code>{code}</code> {}</p>",
+            escape(&w.message),
+            code = w.code.as_str(),
+        );
+    }
 }
 
 fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
