@@ -20,8 +20,10 @@ pub mod units;
 
 use std::path::{Path, PathBuf};
 
+use npuprof_summary::columns::SkippedRow;
 use npuprof_summary::run::{COMMUNICATION, KERNEL_DETAILS, OUTPUT_DIR, STEP_TRACE};
 use npuprof_summary::steps::{Step, read_steps};
+use npuprof_summary::warnings::{self, Warning};
 use npuprof_summary::{SummaryError, phase_order};
 use serde::Serialize;
 
@@ -55,6 +57,9 @@ pub struct RunInfo {
     pub steps: usize,
     /// Mean step time (µs), from step_trace_time.csv.
     pub mean_step_us: Option<f64>,
+    /// Rows left out for their number of fields (file relative to the advised path): the
+    /// figures are those of the other rows.
+    pub skipped_rows: Vec<SkippedRow>,
     /// What could not be judged and why.
     pub notes: Vec<String>,
 }
@@ -70,6 +75,8 @@ pub struct Advice {
     pub runs: Vec<RunInfo>,
     /// Every finding: by phase, then by time at stake (largest first), then code and rank.
     pub findings: Vec<Finding>,
+    /// Rows skipped while reading (summary's `skipped-rows` warnings), to read first.
+    pub warnings: Vec<Warning>,
 }
 
 /// What the rules read of one run directory.
@@ -137,11 +144,16 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
         findings.extend(phase_findings);
         start = end;
     }
+    let warnings = runs
+        .iter()
+        .filter_map(|r| warnings::skipped(&r.info.phase, r.info.rank, &r.info.skipped_rows))
+        .collect();
     Ok(Advice {
         schema_version: SCHEMA_VERSION,
         path: path.to_path_buf(),
         runs: runs.into_iter().map(|r| r.info).collect(),
         findings,
+        warnings,
     })
 }
 
@@ -160,8 +172,9 @@ fn read_run(
     let output = dir.join(OUTPUT_DIR);
     let steps_path = output.join(STEP_TRACE);
     let db = npuprof_summary::db_export::DbFiles::find(&output);
+    let mut skipped_rows = Vec::new();
     let step_rows = if steps_path.is_file() {
-        read_steps(&steps_path)?
+        read_steps(&steps_path, &mut skipped_rows)?
     } else if let Some(analysis) = &db.analysis {
         npuprof_summary::db_export::steps(analysis)?
     } else {
@@ -216,6 +229,14 @@ fn read_run(
             dir: npuprof_paths::relative(root, dir),
             steps,
             mean_step_us,
+            skipped_rows: skipped_rows
+                .into_iter()
+                .chain(kernels.iter().flat_map(|k| k.skipped.iter().cloned()))
+                .map(|row| SkippedRow {
+                    file: npuprof_paths::relative(root, &row.file).into(),
+                    ..row
+                })
+                .collect(),
             notes,
         },
         step_rows,

@@ -10,7 +10,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use npuprof_summary::SummaryError;
-use npuprof_summary::columns::{self, Header};
+use npuprof_summary::columns::{self, Header, SkippedRow};
 use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
 use npuprof_summary::pipe::RatioValues;
 use serde::Serialize;
@@ -95,6 +95,8 @@ pub struct KernelProfile {
     pub gap_total_us: f64,
     /// Whether the rows are in start order within each step (else no gap is reported).
     pub ordered: bool,
+    /// Rows left out for their number of fields, in file order.
+    pub skipped: Vec<SkippedRow>,
 }
 
 struct Columns {
@@ -228,7 +230,9 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
             continue; // a blank line
         }
-        header.check_len(path, &record)?;
+        if !header.keep(path, &record, &mut profile.skipped)? {
+            continue;
+        }
         let field = |i: usize| record.get(i).unwrap_or_default();
         let number = |i: usize| {
             columns::number(field(i))

@@ -11,9 +11,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::mismatch::{self, Warning, WarningCode};
 use crate::run::RunSummary;
 use crate::units;
+use crate::warnings::{self, Warning, WarningCode};
 use crate::{SCHEMA_VERSION, Summary};
 
 /// Below this many µs per step a change is reported as `unchanged`.
@@ -225,7 +225,7 @@ pub fn compare(base: &Summary, new: &Summary) -> Comparison {
             let base_runs: Vec<&RunSummary> = base.runs.iter().filter(|r| r.phase == b).collect();
             let new_runs: Vec<&RunSummary> = new.runs.iter().filter(|r| r.phase == n).collect();
             let phase = n.clone().or_else(|| b.clone());
-            warnings.extend(mismatch::between_phase(&phase, &base_runs, &new_runs));
+            warnings.extend(warnings::between_phase(&phase, &base_runs, &new_runs));
             compare_phase(
                 n.or(b),
                 &PhaseTotals::of(&base_runs),

@@ -19,7 +19,6 @@ pub mod error;
 pub mod html;
 mod input;
 pub mod kernels;
-pub mod mismatch;
 pub mod next_steps;
 pub mod pipe;
 pub mod ranks;
@@ -27,6 +26,7 @@ pub mod recorded;
 pub mod run;
 pub mod steps;
 pub mod units;
+pub mod warnings;
 
 use std::path::{Path, PathBuf};
 
@@ -67,8 +67,8 @@ pub struct Summary {
     pub ranks: Vec<PhaseRanks>,
     /// What to open next.
     pub next: Vec<NextStep>,
-    /// What the ranks of a phase do not share ([`mismatch::within`]).
-    pub warnings: Vec<mismatch::Warning>,
+    /// What the ranks of a phase do not share ([`warnings::within`]).
+    pub warnings: Vec<warnings::Warning>,
 }
 
 /// Summarises the run directories under `path`: a `*_ascend_pt` run directory, a phase
@@ -105,7 +105,7 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         next,
         warnings: Vec::new(),
     };
-    summary.warnings = mismatch::within(&summary);
+    summary.warnings = warnings::within(&summary);
     Ok(summary)
 }
 

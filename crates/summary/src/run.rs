@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use npuprof_verify::profiler_info::{ProfilerInfo, rank_from_file_name};
 use serde::Serialize;
 
+use crate::columns::SkippedRow;
 use crate::comm::{Communication, read_communication};
 use crate::db_export::{self, DbFiles};
 use crate::error::SummaryError;
@@ -40,6 +41,8 @@ pub struct RunSummary {
     pub pipe: Option<PipeShares>,
     /// Communication and waiting, from `communication.json` (multi-card runs).
     pub communication: Option<Communication>,
+    /// Rows left out for their number of fields (file relative to the summarised path).
+    pub skipped_rows: Vec<SkippedRow>,
     /// How the run was recorded (from `profiler_info*.json`), when it says.
     pub recorded: Option<Recorded>,
     /// The export the numbers were read from; `None` when neither steps nor kernels were.
@@ -77,10 +80,11 @@ pub fn summarize_run(
     let mut notes = Vec::new();
     let (rank, recorded) = read_info(dir, &mut notes);
     let db = DbFiles::find(&output);
+    let mut skipped_rows = Vec::new();
     let mut from_db: Vec<&Path> = Vec::new();
     let steps_path = output.join(STEP_TRACE);
     let steps = if steps_path.is_file() {
-        read_steps(&steps_path)?
+        read_steps(&steps_path, &mut skipped_rows)?
     } else if let Some(analysis) = &db.analysis {
         from_db.push(analysis);
         db_export::steps(analysis)?
@@ -143,7 +147,10 @@ pub fn summarize_run(
     let limit = top.unwrap_or(usize::MAX);
     let (kernels, top_kernels, by_type, pipe) = match table {
         Some(t) => (
-            Some(t.totals),
+            {
+                skipped_rows.extend(t.skipped);
+                Some(t.totals)
+            },
             t.by_name.into_iter().take(limit).collect(),
             t.by_type.into_iter().take(limit).collect(),
             t.pipe,
@@ -163,6 +170,13 @@ pub fn summarize_run(
         by_type,
         pipe,
         communication,
+        skipped_rows: skipped_rows
+            .into_iter()
+            .map(|row| SkippedRow {
+                file: npuprof_paths::relative(root, &row.file).into(),
+                ..row
+            })
+            .collect(),
         recorded,
         source,
         notes,

@@ -3,8 +3,8 @@
 //! their effect on the step, with a one-line verdict per phase.
 //!
 //! Output: the terminal report (at most 100 columns) or `--json` on stdout; `--html FILE` also
-//! writes one self-contained page. Exit 0 when compared, 2 when either side cannot be read or
-//! the two share no phase.
+//! writes one self-contained page. Exit 0 when compared, 1 when malformed rows were skipped,
+//! 2 when either side cannot be read or the two share no phase.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -59,7 +59,11 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let text = human(&comparison, args.top);
         crate::output::stdout().write_all(text.as_bytes())?;
     }
-    Ok(Exit::Ok)
+    Ok(if super::summary::warn_skipped(&comparison.warnings) {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
 }
 
 fn human(comparison: &Comparison, top: usize) -> String {

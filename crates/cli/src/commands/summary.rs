@@ -4,17 +4,17 @@
 //!
 //! Output: the terminal report (at most 100 columns; colour only on a terminal, never with
 //! `NO_COLOR`) or `--json` on stdout; `--html FILE` also writes one self-contained page.
-//! Exit 0 when summarised, 2 when nothing could be (missing path, no run directory, a file
-//! without a required column).
+//! Exit 0 when summarised, 1 when malformed rows were skipped (named on stderr too), 2 when
+//! nothing could be (missing path, no run directory, a file without a required column).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
-use npuprof_summary::mismatch::Warning;
 use npuprof_summary::pipe::Pipe;
 use npuprof_summary::units::{duration, fit, percent, wrap};
+use npuprof_summary::warnings::{Warning, WarningCode};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
 use crate::args::DEFAULT_TOP;
@@ -63,7 +63,25 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         crate::output::stdout().write_all(human(&summary).as_bytes())?;
     }
-    Ok(Exit::Ok)
+    Ok(if warn_skipped(&summary.warnings) {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The `skipped-rows` warnings also on stderr (under `--json` too); whether there were any:
+/// the command then exits 1, its figures those of the other rows.
+pub(crate) fn warn_skipped(warnings: &[Warning]) -> bool {
+    let mut any = false;
+    for w in warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::SkippedRows)
+    {
+        errln!("warning: {}", w.message);
+        any = true;
+    }
+    any
 }
 
 /// The newest result directory of a named run config.

@@ -5,10 +5,10 @@ use std::fmt::Write as _;
 use super::chart::{Bar, Segment, chart};
 use super::escape;
 use crate::compare::{Comparison, KernelDelta, PhaseComparison};
-use crate::mismatch::Warning;
 use crate::pipe::Pipe;
 use crate::run::RunSummary;
 use crate::units::{duration, fit, percent, signed};
+use crate::warnings::Warning;
 use crate::{PhaseRanks, Summary};
 
 /// Kernel groups drawn per chart.

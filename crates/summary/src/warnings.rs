@@ -1,4 +1,5 @@
-//! Mismatch warnings: what two runs (or the ranks of one phase) do not share, named before any
+//! Warnings to read before the numbers: rows skipped while reading, and mismatches — what two
+//! runs (or the ranks of one phase) do not share, named before any
 //! delta or rank comparison, because the numbers would mislead otherwise — a Level0 run has no
 //! pipe metrics, a different build may name kernels differently, one step per rank against
 //! ten is a different window.
@@ -9,6 +10,7 @@
 use serde::Serialize;
 
 use crate::Summary;
+use crate::columns::SkippedRow;
 use crate::run::RunSummary;
 
 /// What differs.
@@ -181,10 +183,33 @@ pub fn between_phase(
     out
 }
 
-/// What the ranks of each phase of `summary` do not share (they are combined in the rank
-/// section and by `compare`).
+/// The warning for the rows skipped in one run (the first few listed); `None` when none was.
+pub fn skipped(phase: &Option<String>, rank: Option<u32>, rows: &[SkippedRow]) -> Option<Warning> {
+    const LISTED: usize = 3;
+    if rows.is_empty() {
+        return None;
+    }
+    let mut listed: Vec<String> = rows.iter().take(LISTED).map(ToString::to_string).collect();
+    if rows.len() > LISTED {
+        listed.push(format!("{} more", rows.len() - LISTED));
+    }
+    let rank = rank.map_or_else(|| "-".to_owned(), |r| r.to_string());
+    let detail = format!("rank {rank}: {}", listed.join("; "));
+    Some(Warning::new(
+        WarningCode::SkippedRows,
+        phase.clone(),
+        &detail,
+    ))
+}
+
+/// The rows skipped in each run of `summary`, then what the ranks of each phase do not share
+/// (they are combined in the rank section and by `compare`).
 pub fn within(summary: &Summary) -> Vec<Warning> {
-    let mut out = Vec::new();
+    let mut out: Vec<Warning> = summary
+        .runs
+        .iter()
+        .filter_map(|r| skipped(&r.phase, r.rank, &r.skipped_rows))
+        .collect();
     let mut start = 0;
     while start < summary.runs.len() {
         let phase = &summary.runs[start].phase;

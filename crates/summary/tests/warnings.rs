@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use common::{Layout, db_run, output_file, real_copy, real_run, rewrite_csv, run_dirs};
-use npuprof_summary::mismatch::WarningCode;
+use npuprof_summary::warnings::WarningCode;
 use npuprof_summary::{Comparison, Options, Summary, compare, summarize};
 
 fn summary(path: &Path) -> Summary {
