@@ -107,15 +107,74 @@ fn phase_block(out: &mut String, phase: &PhaseComparison, top: usize) {
         duration(k.new_us),
         signed(k.delta_us)
     );
+    if let Some(noise) = phase.noise_us {
+        let verdict = if phase.within_noise == Some(true) {
+            "within"
+        } else {
+            "beyond"
+        };
+        let _ = writeln!(
+            out,
+            "  noise        step-to-step spread ±{}: the step change is {verdict} it",
+            duration(noise)
+        );
+    }
+    rank_lines(out, phase);
     delta_table(out, "by type", &phase.by_type, top);
     delta_table(out, "by name", &phase.by_name, top);
 }
 
+/// One line per rank compared (when there is more than one, or the ranks differ).
+fn rank_lines(out: &mut String, phase: &PhaseComparison) {
+    let shown =
+        phase.per_rank.len() > 1 || phase.per_rank.iter().any(|r| r.base_rank != r.new_rank);
+    if !shown {
+        return;
+    }
+    let name = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+    for rank in &phase.per_rank {
+        let label = if rank.base_rank == rank.new_rank {
+            format!("rank {}", name(rank.new_rank))
+        } else {
+            format!("rank {}→{}", name(rank.base_rank), name(rank.new_rank))
+        };
+        let time = rank.step.as_ref().unwrap_or(&rank.kernel_time);
+        let mut line = format!(
+            "  {label:<12} {} → {} ({})",
+            duration(time.base_us),
+            duration(time.new_us),
+            signed(time.delta_us)
+        );
+        if rank.step.is_none() {
+            line.push_str(" kernel time");
+        }
+        if let Some(d) = &rank.largest {
+            let _ = write!(line, "; most: {} in ", signed(d.delta_us));
+            let room = 100usize.saturating_sub(line.chars().count());
+            line.push_str(&fit(&d.key, room));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// Slower and faster in red and green; added and removed in the same colours, underlined,
+/// and their key marked `+`/`-` (a kernel that appeared is not one that got slower).
 fn change_style(change: Change) -> Style {
     match change {
-        Change::Slower | Change::Added => AnsiColor::Red.on_default(),
-        Change::Faster | Change::Removed => AnsiColor::Green.on_default(),
+        Change::Slower => AnsiColor::Red.on_default(),
+        Change::Faster => AnsiColor::Green.on_default(),
+        Change::Added => AnsiColor::Red.on_default().underline(),
+        Change::Removed => AnsiColor::Green.on_default().underline(),
         Change::Unchanged => Style::new(),
+    }
+}
+
+/// The mark before a key: `+ ` added, `- ` removed, none otherwise.
+fn change_mark(change: Change) -> &'static str {
+    match change {
+        Change::Added => "+ ",
+        Change::Removed => "- ",
+        Change::Slower | Change::Faster | Change::Unchanged => "",
     }
 }
 
@@ -154,7 +213,11 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
             d.change.as_str(),
             style.render_reset(),
             calls,
-            fit(&d.key, 42)
+            format!(
+                "{}{}",
+                change_mark(d.change),
+                fit(&d.key, 42 - change_mark(d.change).len())
+            )
         );
     }
     if deltas.len() > top {

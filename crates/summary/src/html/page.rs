@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use super::chart::{Bar, Segment, chart};
 use super::escape;
-use crate::compare::{Comparison, KernelDelta, PhaseComparison};
+use crate::compare::{Change, Comparison, KernelDelta, PhaseComparison};
 use crate::pipe::Pipe;
 use crate::run::RunSummary;
 use crate::units::{duration, fit, percent, signed};
@@ -38,6 +38,7 @@ svg.bar{width:100%;height:14px;display:block;background:var(--bg);border-radius:
 rect.computing{fill:var(--computing)}rect.communication{fill:var(--comm)}rect.free{fill:var(--free)}
 rect.kernel{fill:var(--kernel)}rect.type{fill:var(--type)}rect.pipe{fill:var(--pipe)}rect.rank{fill:var(--rank)}
 .highlight rect.rank{fill:var(--slow)}rect.slower{fill:var(--slow)}rect.faster{fill:var(--fast)}
+rect.added{fill:var(--slow);fill-opacity:.35;stroke:var(--slow);stroke-width:1.5}rect.removed{fill:var(--fast);fill-opacity:.35;stroke:var(--fast);stroke-width:1.5}
 line.axis{stroke:var(--muted);stroke-width:2}
 .legend{font-size:.8em;color:var(--muted)}.legend i{display:inline-block;width:.8em;height:.8em;margin:0 .25em 0 .6em;border-radius:2px}
 .table-wrap{overflow-x:auto}
@@ -387,6 +388,36 @@ fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
         escape(name),
         escape(&phase.verdict)
     );
+    if let Some(noise) = phase.noise_us {
+        let within = if phase.within_noise == Some(true) {
+            "within"
+        } else {
+            "beyond"
+        };
+        let _ = write!(
+            out,
+            "<p class=\"note\" data-noise=\"{noise}\">step-to-step spread ±{}: the step change is {within} it</p>",
+            duration(noise)
+        );
+    }
+    let name_of = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+    for rank in &phase.per_rank {
+        let time = rank.step.as_ref().unwrap_or(&rank.kernel_time);
+        let largest = rank.largest.as_ref().map_or_else(String::new, |d| {
+            format!("; most: {} in {}", signed(d.delta_us), d.key)
+        });
+        let _ = write!(
+            out,
+            "<p class=\"rank-delta\" data-rank=\"{}\">rank {} → {}: {} → {} ({}){}</p>",
+            name_of(rank.new_rank),
+            name_of(rank.base_rank),
+            name_of(rank.new_rank),
+            duration(time.base_us),
+            duration(time.new_us),
+            signed(time.delta_us),
+            escape(&largest)
+        );
+    }
     let mut bars = Vec::new();
     if let Some(step) = &phase.step {
         bars.push(Bar::single(
@@ -435,10 +466,12 @@ fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
         .iter()
         .take(CHART_ROWS)
         .map(|d| {
-            let class = if d.delta_us >= 0.0 {
-                "slower"
-            } else {
-                "faster"
+            // Added and removed drawn apart from slower and faster: pale, outlined.
+            let class = match d.change {
+                Change::Added => "added",
+                Change::Removed => "removed",
+                _ if d.delta_us >= 0.0 => "slower",
+                _ => "faster",
             };
             let change = d.change.as_str();
             let mut bar = Bar::single(
@@ -461,7 +494,7 @@ fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
     chart(
         out,
         id,
-        "change of time per step (red: slower, green: faster)",
+        "change of time per step (red: slower, green: faster; pale and outlined: added, removed)",
         &bars,
         None,
         true,
