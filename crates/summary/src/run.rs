@@ -54,6 +54,9 @@ pub struct RunSummary {
     pub path: PathBuf,
 }
 
+/// The `Type` torch_npu writes when it records none (Level0).
+pub const NO_TYPE: &str = "N/A";
+
 /// The directory of a run that holds the text export.
 pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
 /// The step split, in [`OUTPUT_DIR`].
@@ -142,6 +145,14 @@ pub fn summarize_run(
         notes.push(
             "no pipeline metrics in kernel_details.csv: record with aic_metrics=PipeUtilization (Level1 or Level2) to see what bounds each kernel".to_owned(),
         );
+    }
+    if table
+        .as_ref()
+        .is_some_and(|t| !t.by_type.is_empty() && t.by_type.iter().all(|g| g.kind == NO_TYPE))
+    {
+        notes.push(format!(
+            "every kernel's Type is {NO_TYPE} (Level0 records no operator types): the by-type table is one group; record with profiler_level Level1 to group kernels by type"
+        ));
     }
     let time_split = TimeSplit::of(&steps);
     let limit = top.unwrap_or(usize::MAX);

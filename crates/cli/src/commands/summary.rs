@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::pipe::Pipe;
+use npuprof_summary::ranks::RANK_SPREAD;
 use npuprof_summary::units::{duration, fit, percent, wrap};
 use npuprof_summary::warnings::{Warning, WarningCode};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
@@ -335,8 +336,43 @@ fn ranks_block(out: &mut String, ranks: &[PhaseRanks]) {
             }
         }
         rank_lines(out, phase);
+        straggler_line(out, phase);
     }
     out.push('\n');
+}
+
+/// Who makes the others wait: the straggler (most computing + free per step) and the rank
+/// that waits most, or that the ranks are within the threshold.
+fn straggler_line(out: &mut String, phase: &PhaseRanks) {
+    let Some(spread) = phase.own_spread else {
+        return;
+    };
+    let threshold = percent(RANK_SPREAD);
+    let text = match phase.straggler_rank {
+        Some(rank) => {
+            let waiter = phase.waiter_rank.map_or_else(String::new, |w| {
+                let wait = phase
+                    .per_rank
+                    .iter()
+                    .find(|r| r.rank == Some(w))
+                    .and_then(|r| r.wait_us)
+                    .map_or_else(String::new, |us| format!(" ({} per step)", duration(us)));
+                format!("; rank {w} waits most in collectives{wait}")
+            });
+            format!(
+                "straggler rank {rank}: {} more computing + free time than the least (past {threshold}){waiter}",
+                percent(spread)
+            )
+        }
+        None => format!(
+            "no straggler: computing + free time within {} across ranks (threshold {threshold})",
+            percent(spread)
+        ),
+    };
+    for (i, line) in wrap(&text, WIDTH - 6).iter().enumerate() {
+        let lead = if i == 0 { "    " } else { "      " };
+        let _ = writeln!(out, "{lead}{line}");
+    }
 }
 
 /// The ranks' mean step times, several per line within [`WIDTH`], the slowest in red.
@@ -354,7 +390,8 @@ fn rank_lines(out: &mut String, phase: &PhaseRanks) {
             used = 0;
         }
         out.push_str(if used == 0 { "    " } else { "  " });
-        let slowest = phase.per_rank.len() > 1 && r.rank.is_some() && r.rank == phase.slowest_rank;
+        // Red only past the anchor's 5 % threshold: a 1 % lead is not a slow rank.
+        let slowest = phase.imbalanced && r.rank.is_some() && r.rank == phase.slowest_rank;
         if slowest {
             let _ = write!(out, "{}{item}{}", red.render(), red.render_reset());
         } else {

@@ -140,6 +140,16 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
     if let Some(ratio) = ranks.imbalance_ratio {
         items.push(("imbalance (slowest / fastest)", format!("{ratio:.3}")));
     }
+    if let Some(spread) = ranks.own_spread {
+        let straggler = ranks.straggler_rank.map_or_else(
+            || format!("none (computing + free within {})", percent(spread)),
+            |r| format!("rank {r} (+{} computing + free)", percent(spread)),
+        );
+        items.push(("straggler", straggler));
+    }
+    if let Some(rank) = ranks.waiter_rank {
+        items.push(("waits most in collectives", format!("rank {rank}")));
+    }
     facts(out, &items);
     let bars: Vec<Bar> = ranks
         .per_rank
@@ -150,15 +160,14 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
                 .map_or_else(|| r.dir.clone(), |n| format!("rank {n}"));
             let mut bar = Bar::single(&label, "rank", r.mean_step_us, duration(r.mean_step_us));
             bar.title = format!("{label} ({}): mean of {} steps", r.dir, r.steps);
-            bar.highlight =
-                ranks.per_rank.len() > 1 && r.rank.is_some() && r.rank == ranks.slowest_rank;
+            bar.highlight = ranks.imbalanced && r.rank.is_some() && r.rank == ranks.slowest_rank;
             bar
         })
         .collect();
     chart(
         out,
         "ranks",
-        "mean step time per rank (slowest in red)",
+        "mean step time per rank (slowest in red past a 5 % imbalance)",
         &bars,
         None,
         false,
