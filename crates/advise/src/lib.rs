@@ -186,11 +186,11 @@ fn read_run(
     let kernels_path = output.join(KERNEL_DETAILS);
     let kernels = if kernels_path.is_file() {
         Some(profile::read_kernels(&kernels_path)?)
-    } else if db.profiler.is_some() {
+    } else if let Some(profiler) = &db.profiler {
         notes.push(format!(
-            "db export: step times read from analysis.db; kernels and links are judged from the text export only ({KERNEL_DETAILS}, {COMMUNICATION}): not judged"
+            "db export: kernels and step times read from the databases; links are judged from the text export only ({COMMUNICATION}): not judged"
         ));
-        None
+        Some(profile::read_db_kernels(profiler)?)
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{KERNEL_DETAILS} (no NPU activity?): kernels not judged"

@@ -409,19 +409,34 @@ fn json_of_the_real_run() {
 }
 
 #[test]
-fn a_db_export_is_advised_on_its_steps_and_says_what_it_cannot_judge() {
-    let advice = advice_of(&common::db_run());
-    assert_eq!(advice.runs.len(), 2);
-    for run in &advice.runs {
+fn a_db_export_gets_the_findings_of_the_text_export_of_the_same_workload() {
+    // db-level1 is the workload of real-2rank recorded again with export_type=db: the same
+    // rules fire on each rank, except the link rules, which read communication.json only.
+    let db = advice_of(&common::db_run());
+    let text = advice_of(&real_run());
+    for rank in [Some(0), Some(1)] {
+        let mut want = codes(&text, rank);
+        want.retain(|c| *c != Code::SmallPackets);
+        assert_eq!(codes(&db, rank), want, "rank {rank:?}");
+    }
+    assert_eq!(db.runs.len(), 2);
+    for run in &db.runs {
         // analysis.db's StepTraceTime of the vendored run: one step, 50.
         assert_eq!(run.steps, 1, "{run:?}");
         assert!(run.mean_step_us.is_some_and(|m| m > 100_000.0), "{run:?}");
         assert!(
             run.notes
                 .iter()
-                .any(|n| n.starts_with("db export:") && n.contains("not judged")),
+                .any(|n| n.starts_with("db export:") && n.contains("links")),
             "{:?}",
             run.notes
         );
     }
+    // The kernels are read: the largest no-bound kernel of rank 0 has a name and a time.
+    let f = finding(&db, Code::NoBound, Some(0));
+    assert!(
+        f.evidence
+            .first()
+            .is_some_and(|e| e.time_us.is_some_and(|t| t > 0.0))
+    );
 }

@@ -89,49 +89,61 @@ fn has_table(conn: &Connection, path: &Path, table: &str) -> Result<bool, Summar
     .map_err(|e| db_error(path, e))
 }
 
-/// `MAX(CASE …)` of one pipe over its metric names (the text export's column spellings).
-fn pipe_column(pipe: Pipe) -> String {
-    let names: Vec<String> = pipe.spellings().iter().map(|s| format!("'{s}'")).collect();
+/// `MAX(CASE …)` of one group of metric names (the text export's column spellings).
+fn metric_column(index: usize, names: &[&str]) -> String {
+    let names: Vec<String> = names.iter().map(|s| format!("'{s}'")).collect();
     format!(
-        "MAX(CASE WHEN s.value IN ({}) THEN p.value END) AS {}",
-        names.join(", "),
-        pipe.as_str()
+        "MAX(CASE WHEN s.value IN ({}) THEN p.value END) AS m{index}",
+        names.join(", ")
     )
 }
 
-/// The SQL of the text export's kernel rows: start, duration (ns), name, type, core and the
-/// pipe ratios in the order of [`Pipe::ALL`].
-fn kernel_sql(pmu: bool, communication: bool) -> String {
-    let pipes: Vec<&str> = Pipe::ALL.iter().map(|p| p.as_str()).collect();
-    let (with, ratios, join) = if pmu {
-        let columns: Vec<String> = Pipe::ALL.into_iter().map(pipe_column).collect();
+/// The SQL of the text export's kernel rows: start (ns), duration (ns), name, type, core,
+/// input shapes, step, then one metric per group of `metrics`.
+fn kernel_sql(metrics: &[&[&str]], pmu: bool, communication: bool, steps: bool) -> String {
+    let (with, values, join) = if pmu && !metrics.is_empty() {
+        let columns: Vec<String> = metrics
+            .iter()
+            .enumerate()
+            .map(|(i, names)| metric_column(i, names))
+            .collect();
+        let values: Vec<String> = (0..metrics.len()).map(|i| format!(", pmu.m{i}")).collect();
         (
             format!(
                 "WITH pmu AS (SELECT p.globalTaskId AS id, {} FROM TASK_PMU_INFO p \
                  JOIN STRING_IDS s ON s.id = p.name GROUP BY p.globalTaskId) ",
                 columns.join(", ")
             ),
-            pipes
-                .iter()
-                .map(|p| format!("pmu.{p}"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            values.concat(),
             "LEFT JOIN pmu ON pmu.id = t.globalTaskId",
         )
     } else {
-        (String::new(), vec!["NULL"; 4].join(", "), "")
+        (String::new(), ", NULL".repeat(metrics.len()), "")
+    };
+    let step = |start: &str| {
+        if steps {
+            format!(
+                "(SELECT st.id FROM STEP_TIME st WHERE {start} BETWEEN st.startNs AND st.endNs \
+                 ORDER BY st.id LIMIT 1)"
+            )
+        } else {
+            "NULL".to_owned()
+        }
     };
     let mut sql = format!(
-        "{with}SELECT t.startNs, t.endNs - t.startNs, n.value, o.value, k.value, {ratios} \
+        "{with}SELECT t.startNs, t.endNs - t.startNs, n.value, o.value, k.value, sh.value, {}{values} \
          FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId \
          LEFT JOIN STRING_IDS n ON n.id = c.name LEFT JOIN STRING_IDS o ON o.id = c.opType \
-         LEFT JOIN STRING_IDS k ON k.id = c.taskType {join}"
+         LEFT JOIN STRING_IDS k ON k.id = c.taskType LEFT JOIN STRING_IDS sh ON sh.id = c.inputShapes {join}",
+        step("t.startNs")
     );
     if communication {
         sql.push_str(&format!(
             " UNION ALL SELECT c.startNs, c.endNs - c.startNs, n.value, o.value, \
-             '{COMMUNICATION_CORE}', NULL, NULL, NULL, NULL FROM COMMUNICATION_OP c \
-             LEFT JOIN STRING_IDS n ON n.id = c.opName LEFT JOIN STRING_IDS o ON o.id = c.opType"
+             '{COMMUNICATION_CORE}', NULL, {}{} FROM COMMUNICATION_OP c \
+             LEFT JOIN STRING_IDS n ON n.id = c.opName LEFT JOIN STRING_IDS o ON o.id = c.opType",
+            step("c.startNs"),
+            ", NULL".repeat(metrics.len())
         ));
     }
     sql.push_str(" ORDER BY 1, 3");
@@ -156,42 +168,105 @@ fn number(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<f64>> {
     })
 }
 
-/// The kernels of a profiler database, grouped as `kernel_details.csv`'s would be.
-pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
+/// A time in ns of a row as µs, as the text export's decimal µs read: `ns / 1000` correctly
+/// rounded while `ns` is exact in an f64, else (a timestamp near 2^60 ns) whole µs and the rest
+/// apart.
+fn micros(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<f64> {
+    const EXACT: i64 = 1 << 53;
+    Ok(match row.get_ref(i)? {
+        ValueRef::Integer(ns) if ns.abs() < EXACT => ns as f64 / 1000.0,
+        ValueRef::Integer(ns) => (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0,
+        _ => number(row, i)?.unwrap_or(0.0) / 1000.0,
+    })
+}
+
+/// One kernel row of a db export, as `kernel_details.csv` would have it.
+#[derive(Debug)]
+pub struct DbKernel<'r> {
+    /// `Start Time(us)`.
+    pub start_us: f64,
+    /// `Duration(us)`.
+    pub duration_us: f64,
+    /// `Name`.
+    pub name: &'r [u8],
+    /// `Type`.
+    pub kind: &'r [u8],
+    /// `Accelerator Core`.
+    pub core: &'r [u8],
+    /// `Input Shapes` (empty for communication operators).
+    pub input_shapes: &'r [u8],
+    /// The step whose `STEP_TIME` range holds the kernel's start, when there is one.
+    pub step: Option<u64>,
+    /// Per group of metric names asked for, the largest recorded value; `None` for none.
+    pub metrics: &'r [Option<f64>],
+}
+
+/// Hands every kernel row of the profiler database `path` to `each`, in start order (then
+/// name): compute tasks and communication operators. `metrics` are groups of PMU metric
+/// names (the text export's ratio column spellings), each read as its largest value. Returns
+/// whether the database records PMU metrics at all.
+pub fn each_kernel(
+    path: &Path,
+    metrics: &[&[&str]],
+    mut each: impl FnMut(&DbKernel<'_>),
+) -> Result<bool, SummaryError> {
     let conn = open(path)?;
     let pmu = has_table(&conn, path, "TASK_PMU_INFO")?;
     let communication = has_table(&conn, path, "COMMUNICATION_OP")?;
-    let mut statement = conn
-        .prepare(&kernel_sql(pmu, communication))
-        .map_err(|e| db_error(path, e))?;
+    let steps = has_table(&conn, path, "STEP_TIME")?;
+    let sql = kernel_sql(metrics, pmu, communication, steps);
+    let mut statement = conn.prepare(&sql).map_err(|e| db_error(path, e))?;
     let mut rows = statement.query([]).map_err(|e| db_error(path, e))?;
+    let mut values = vec![None; metrics.len()];
+    while let Some(row) = rows.next().map_err(|e| db_error(path, e))? {
+        let read = |values: &mut Vec<Option<f64>>| -> rusqlite::Result<_> {
+            for (i, value) in values.iter_mut().enumerate() {
+                *value = number(row, 7 + i)?;
+            }
+            let step = number(row, 6)?.and_then(|s| (s >= 0.0).then_some(s as u64));
+            Ok((micros(row, 0)?, micros(row, 1)?, step))
+        };
+        let (start_us, duration_us, step) = read(&mut values).map_err(|e| db_error(path, e))?;
+        let field = |i| text(row, i).map_err(|e| db_error(path, e));
+        each(&DbKernel {
+            start_us,
+            duration_us,
+            name: field(2)?,
+            kind: field(3)?,
+            core: field(4)?,
+            input_shapes: field(5)?,
+            step,
+            metrics: &values,
+        });
+    }
+    Ok(pmu)
+}
+
+/// The kernels of a profiler database, grouped as `kernel_details.csv`'s would be.
+pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
+    let spellings: Vec<&[&str]> = Pipe::ALL.iter().map(|p| p.spellings()).collect();
     let mut sums = Sums::default();
     let mut has_metrics = false;
-    while let Some(row) = rows.next().map_err(|e| db_error(path, e))? {
-        let read = || -> rusqlite::Result<_> {
-            let ns = number(row, 1)?.unwrap_or(0.0);
-            let mut ratios = [0.0; 4];
-            let mut any = false;
-            for (i, ratio) in ratios.iter_mut().enumerate() {
-                if let Some(value) = number(row, 5 + i)? {
-                    *ratio = value;
-                    any = true;
-                }
+    let pmu = each_kernel(path, &spellings, |k| {
+        // A row's pipe ratios exist when any of its metrics holds a number (as a CSV field).
+        let mut ratios = [0.0; 4];
+        let mut any = false;
+        for (ratio, value) in ratios.iter_mut().zip(k.metrics) {
+            if let Some(value) = value {
+                *ratio = *value;
+                any = true;
             }
-            Ok((ns / 1000.0, any.then_some(ratios)))
-        };
-        let (duration, ratios) = read().map_err(|e| db_error(path, e))?;
-        let field = |i| text(row, i).map_err(|e| db_error(path, e));
-        has_metrics |= ratios.is_some();
-        let name = columns::name_key(field(2)?);
+        }
+        has_metrics |= any;
+        let name = columns::name_key(k.name);
         sums.add(
             &name,
-            columns::text_bytes(field(3)?),
-            field(4)?,
-            duration,
-            ratios,
+            columns::text_bytes(k.kind),
+            k.core,
+            k.duration_us,
+            any.then_some(ratios),
         );
-    }
+    })?;
     Ok(sums.table(pmu && has_metrics))
 }
 
