@@ -21,9 +21,10 @@ pub mod units;
 use std::path::{Path, PathBuf};
 
 use npuprof_summary::columns::SkippedRow;
+use npuprof_summary::recorded::{Recorded, Source};
 use npuprof_summary::run::{COMMUNICATION, KERNEL_DETAILS, OUTPUT_DIR, STEP_TRACE};
 use npuprof_summary::steps::{Step, read_steps};
-use npuprof_summary::warnings::{self, Warning};
+use npuprof_summary::warnings::{self, RunFacts, Warning};
 use npuprof_summary::{SummaryError, phase_order};
 use serde::Serialize;
 
@@ -60,6 +61,10 @@ pub struct RunInfo {
     /// Rows left out for their number of fields (file relative to the advised path): the
     /// figures are those of the other rows.
     pub skipped_rows: Vec<SkippedRow>,
+    /// How the run was recorded (from `profiler_info*.json`), when it says.
+    pub recorded: Option<Recorded>,
+    /// The export read; `None` when neither steps nor kernels were.
+    pub source: Option<Source>,
     /// What could not be judged and why.
     pub notes: Vec<String>,
 }
@@ -75,7 +80,8 @@ pub struct Advice {
     pub runs: Vec<RunInfo>,
     /// Every finding: by phase, then by time at stake (largest first), then code and rank.
     pub findings: Vec<Finding>,
-    /// Rows skipped while reading (summary's `skipped-rows` warnings), to read first.
+    /// Rows skipped while reading, and what the ranks of a phase do not share (summary's
+    /// warnings), to read first.
     pub warnings: Vec<Warning>,
 }
 
@@ -144,9 +150,20 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
         findings.extend(phase_findings);
         start = end;
     }
+    let facts: Vec<RunFacts> = runs
+        .iter()
+        .map(|r| RunFacts {
+            phase: &r.info.phase,
+            rank: r.info.rank,
+            recorded: r.info.recorded.as_ref(),
+            source: r.info.source,
+            steps: r.step_rows.len(),
+        })
+        .collect();
     let warnings = runs
         .iter()
         .filter_map(|r| warnings::skipped(&r.info.phase, r.info.rank, &r.info.skipped_rows))
+        .chain(warnings::mismatches(&facts))
         .collect();
     Ok(Advice {
         schema_version: SCHEMA_VERSION,
@@ -165,7 +182,7 @@ fn read_run(
     rank: Option<u32>,
 ) -> Result<Option<RunData>, SummaryError> {
     let mut notes = Vec::new();
-    let run_rank = npuprof_summary::run::read_rank(dir, &mut notes);
+    let (run_rank, recorded) = npuprof_summary::run::read_info(dir, &mut notes);
     if rank.is_some() && run_rank != rank {
         return Ok(None);
     }
@@ -197,6 +214,7 @@ fn read_run(
         ));
         None
     };
+    let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
     let comm_path = output.join(COMMUNICATION);
     let comm = if comm_path.is_file() {
         Some(links::read_comm(&comm_path)?)
@@ -229,6 +247,8 @@ fn read_run(
             dir: npuprof_paths::relative(root, dir),
             steps,
             mean_step_us,
+            recorded,
+            source,
             skipped_rows: skipped_rows
                 .into_iter()
                 .chain(kernels.iter().flat_map(|k| k.skipped.iter().cloned()))

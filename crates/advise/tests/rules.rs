@@ -440,3 +440,25 @@ fn a_db_export_gets_the_findings_of_the_text_export_of_the_same_workload() {
             .is_some_and(|e| e.time_us.is_some_and(|t| t > 0.0))
     );
 }
+
+#[test]
+fn ranks_recorded_differently_are_named_before_the_findings() {
+    let tmp = real_copy(Layout::Flat);
+    let info = rank_dir(tmp.path(), 1).join("profiler_info_1.json");
+    let text = std::fs::read_to_string(&info).expect("read");
+    std::fs::write(&info, text.replacen("\"Level1\"", "\"Level2\"", 1)).expect("write");
+    let advice = advice_of(tmp.path());
+    let got: Vec<_> = advice
+        .warnings
+        .iter()
+        .map(|w| (w.code.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            "profiler-level",
+            "profiler levels differ: rank 0 Level1, rank 1 Level2 (kernel columns, pipe metrics and communication detail differ with the level)"
+        )]
+    );
+    assert!(advice_of(&real_run()).warnings.is_empty());
+}

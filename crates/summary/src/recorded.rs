@@ -5,6 +5,8 @@ use serde::Serialize;
 
 use npuprof_verify::profiler_info::ProfilerInfo;
 
+use crate::db_export::DbFiles;
+
 /// Which export a run's numbers were read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -16,6 +18,22 @@ pub enum Source {
 }
 
 impl Source {
+    /// The export a run's numbers are read from: the db export when a text file is missing
+    /// and its database is there (`text_steps`/`text_kernels`: the text export's
+    /// step_trace_time.csv / kernel_details.csv exist), else the text export when either
+    /// exists.
+    pub fn read_from(text_steps: bool, text_kernels: bool, db: &DbFiles) -> Option<Self> {
+        let steps_from_db = !text_steps && db.analysis.is_some();
+        let kernels_from_db = !text_kernels && db.profiler.is_some();
+        if steps_from_db || kernels_from_db {
+            Some(Source::Db)
+        } else if text_steps || text_kernels {
+            Some(Source::Text)
+        } else {
+            None
+        }
+    }
+
     /// The name used in reports (as in the JSON).
     pub fn as_str(self) -> &'static str {
         match self {

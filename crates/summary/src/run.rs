@@ -121,13 +121,7 @@ pub fn summarize_run(
     } else {
         None
     };
-    let source = if !from_db.is_empty() {
-        Some(Source::Db)
-    } else if steps_path.is_file() || kernels_path.is_file() {
-        Some(Source::Text)
-    } else {
-        None
-    };
+    let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
     if !from_db.is_empty() {
         let names: Vec<String> = from_db
             .iter()

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::Summary;
 use crate::columns::SkippedRow;
+use crate::recorded::{Recorded, Source};
 use crate::run::RunSummary;
 
 /// What differs.
@@ -115,21 +116,46 @@ impl Warning {
     }
 }
 
+/// What the warnings compare of one run (summary's and advise's runs alike).
+#[derive(Debug, Clone, Copy)]
+pub struct RunFacts<'a> {
+    /// The phase.
+    pub phase: &'a Option<String>,
+    /// The rank.
+    pub rank: Option<u32>,
+    /// How it was recorded.
+    pub recorded: Option<&'a Recorded>,
+    /// The export read.
+    pub source: Option<Source>,
+    /// Recorded steps (step_trace_time rows; 0 when unknown).
+    pub steps: usize,
+}
+
+impl<'a> From<&'a RunSummary> for RunFacts<'a> {
+    fn from(run: &'a RunSummary) -> Self {
+        Self {
+            phase: &run.phase,
+            rank: run.rank,
+            recorded: run.recorded.as_ref(),
+            source: run.source,
+            steps: run.steps.len(),
+        }
+    }
+}
+
 /// The attributes compared, each with how to read it off a run.
-fn attributes() -> [(WarningCode, fn(&RunSummary) -> Option<String>); 5] {
+fn attributes() -> [(WarningCode, fn(&RunFacts<'_>) -> Option<String>); 5] {
     [
         (WarningCode::ProfilerLevel, |r| {
-            r.recorded.as_ref()?.profiler_level.clone()
+            r.recorded?.profiler_level.clone()
         }),
-        (WarningCode::AicMetrics, |r| {
-            r.recorded.as_ref()?.aic_metrics.clone()
-        }),
+        (WarningCode::AicMetrics, |r| r.recorded?.aic_metrics.clone()),
         (WarningCode::ExportType, |r| {
             r.source.map(|s| s.as_str().to_owned())
         }),
-        (WarningCode::Build, |r| r.recorded.as_ref()?.build()),
+        (WarningCode::Build, |r| r.recorded?.build()),
         (WarningCode::StepCount, |r| {
-            (!r.steps.is_empty()).then(|| match r.steps.len() {
+            (r.steps > 0).then(|| match r.steps {
                 1 => "1 step".to_owned(),
                 n => format!("{n} steps"),
             })
@@ -138,14 +164,14 @@ fn attributes() -> [(WarningCode, fn(&RunSummary) -> Option<String>); 5] {
 }
 
 /// The distinct values of `get` over `runs` (sorted), those not recorded left out.
-fn values(runs: &[&RunSummary], get: fn(&RunSummary) -> Option<String>) -> Vec<String> {
+fn values(runs: &[RunFacts<'_>], get: fn(&RunFacts<'_>) -> Option<String>) -> Vec<String> {
     let mut out: Vec<String> = runs.iter().filter_map(|r| get(r)).collect();
     out.sort();
     out.dedup();
     out
 }
 
-fn ranks(runs: &[&RunSummary]) -> Vec<u32> {
+fn ranks(runs: &[RunFacts<'_>]) -> Vec<u32> {
     let mut out: Vec<u32> = runs.iter().filter_map(|r| r.rank).collect();
     out.sort_unstable();
     out.dedup();
@@ -166,6 +192,9 @@ pub fn between_phase(
     base: &[&RunSummary],
     new: &[&RunSummary],
 ) -> Vec<Warning> {
+    let base: Vec<RunFacts> = base.iter().map(|r| RunFacts::from(*r)).collect();
+    let new: Vec<RunFacts> = new.iter().map(|r| RunFacts::from(*r)).collect();
+    let (base, new) = (&base[..], &new[..]);
     let mut out = Vec::new();
     for (code, get) in attributes() {
         let (b, n) = (values(base, get), values(new, get));
@@ -210,18 +239,28 @@ pub fn within(summary: &Summary) -> Vec<Warning> {
         .iter()
         .filter_map(|r| skipped(&r.phase, r.rank, &r.skipped_rows))
         .collect();
+    let facts: Vec<RunFacts> = summary.runs.iter().map(RunFacts::from).collect();
+    out.extend(mismatches(&facts));
+    out
+}
+
+/// What the ranks of each phase of `runs` (grouped by phase, as summaries and advice hold
+/// them) do not share.
+pub fn mismatches(runs: &[RunFacts<'_>]) -> Vec<Warning> {
+    let mut out = Vec::new();
     let mut start = 0;
-    while start < summary.runs.len() {
-        let phase = &summary.runs[start].phase;
-        let runs: Vec<&RunSummary> = summary.runs[start..]
+    while start < runs.len() {
+        let phase = runs[start].phase;
+        let group: Vec<RunFacts> = runs[start..]
             .iter()
-            .take_while(|r| &r.phase == phase)
+            .take_while(|r| r.phase == phase)
+            .copied()
             .collect();
-        start += runs.len();
+        start += group.len();
         for (code, get) in attributes() {
-            let found = values(&runs, get);
+            let found = values(&group, get);
             if found.len() > 1 {
-                let detail = runs
+                let detail = group
                     .iter()
                     .filter_map(|r| Some(format!("rank {} {}", r.rank?, get(r)?)))
                     .collect::<Vec<_>>()

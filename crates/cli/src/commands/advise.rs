@@ -59,14 +59,12 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         crate::output::stdout().write_all(human(&advice).as_bytes())?;
     }
-    super::summary::warn_skipped(&advice.warnings);
-    Ok(
-        if advice.findings.is_empty() && advice.warnings.is_empty() {
-            Exit::Ok
-        } else {
-            Exit::Findings
-        },
-    )
+    let skipped = super::summary::warn_skipped(&advice.warnings);
+    Ok(if advice.findings.is_empty() && !skipped {
+        Exit::Ok
+    } else {
+        Exit::Findings
+    })
 }
 
 /// Terminal width the report keeps to.
