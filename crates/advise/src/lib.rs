@@ -252,10 +252,7 @@ fn read_run(
             skipped_rows: skipped_rows
                 .into_iter()
                 .chain(kernels.iter().flat_map(|k| k.skipped.iter().cloned()))
-                .map(|row| SkippedRow {
-                    file: npuprof_paths::relative(root, &row.file).into(),
-                    ..row
-                })
+                .map(|row| row.relative_to(root))
                 .collect(),
             notes,
         },

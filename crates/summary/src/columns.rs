@@ -33,6 +33,16 @@ pub struct SkippedRow {
     pub expected: usize,
 }
 
+impl SkippedRow {
+    /// The same row with its file relative to `root` (`/`-separated), as reports show it.
+    pub fn relative_to(self, root: &Path) -> Self {
+        Self {
+            file: npuprof_paths::relative(root, &self.file).into(),
+            ..self
+        }
+    }
+}
+
 impl std::fmt::Display for SkippedRow {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(

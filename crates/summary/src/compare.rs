@@ -127,6 +127,23 @@ pub struct PhaseComparison {
     pub verdict: String,
 }
 
+impl PhaseComparison {
+    /// The noise line: `step-to-step spread ±6.10 ms: the step change is within it`; `None`
+    /// without a spread.
+    pub fn noise_line(&self) -> Option<String> {
+        let noise = self.noise_us?;
+        let within = if self.within_noise == Some(true) {
+            "within"
+        } else {
+            "beyond"
+        };
+        Some(format!(
+            "step-to-step spread ±{}: the step change is {within} it",
+            units::duration(noise)
+        ))
+    }
+}
+
 /// One rank compared.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RankComparison {

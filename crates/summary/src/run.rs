@@ -177,10 +177,7 @@ pub fn summarize_run(
         communication,
         skipped_rows: skipped_rows
             .into_iter()
-            .map(|row| SkippedRow {
-                file: npuprof_paths::relative(root, &row.file).into(),
-                ..row
-            })
+            .map(|row| row.relative_to(root))
             .collect(),
         recorded,
         source,

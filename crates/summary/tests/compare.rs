@@ -3,17 +3,11 @@
 
 mod common;
 
+use common::summary_all as summary;
+
 use common::{Layout, real_copy, remove_type, run_dirs, slow_down_type};
 use npuprof_summary::compare::Change;
-use npuprof_summary::{Options, Summary, compare, summarize};
-
-fn summary(path: &std::path::Path) -> Summary {
-    let options = Options {
-        top: None,
-        ..Options::default()
-    };
-    summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
-}
+use npuprof_summary::{Options, compare, summarize};
 
 #[test]
 fn a_run_against_itself_is_unchanged() {

@@ -4,21 +4,15 @@
 
 mod common;
 
+use common::summary_all as summary_of;
+
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use common::{db_run, real_run};
-use npuprof_summary::{Options, RunSummary, Summary, summarize};
+use npuprof_summary::{RunSummary, Summary};
 use rusqlite::{Connection, OpenFlags};
-
-fn summary_of(path: &Path) -> Summary {
-    let options = Options {
-        top: None,
-        ..Options::default()
-    };
-    summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn run_of(summary: &Summary, rank: u32) -> &RunSummary {
     summary

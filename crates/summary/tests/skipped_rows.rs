@@ -4,17 +4,10 @@
 
 mod common;
 
+use common::summary_all as summary;
+
 use common::{Layout, drop_a_field, output_file, real_copy, run_dirs};
 use npuprof_summary::warnings::WarningCode;
-use npuprof_summary::{Options, Summary, summarize};
-
-fn summary(path: &std::path::Path) -> Summary {
-    let options = Options {
-        top: None,
-        ..Options::default()
-    };
-    summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
-}
 
 #[test]
 fn a_ragged_kernel_row_is_skipped_and_named_and_every_rank_summarised() {

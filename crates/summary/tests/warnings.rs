@@ -3,20 +3,14 @@
 
 mod common;
 
+use common::summary_all as summary;
+
 use std::fs;
 use std::path::Path;
 
 use common::{Layout, db_run, output_file, real_copy, real_run, rewrite_csv, run_dirs};
 use npuprof_summary::warnings::WarningCode;
-use npuprof_summary::{Comparison, Options, Summary, compare, summarize};
-
-fn summary(path: &Path) -> Summary {
-    let options = Options {
-        top: None,
-        ..Options::default()
-    };
-    summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
-}
+use npuprof_summary::{Comparison, compare};
 
 fn codes(comparison: &Comparison) -> Vec<WarningCode> {
     comparison.warnings.iter().map(|w| w.code).collect()

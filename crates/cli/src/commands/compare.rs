@@ -107,17 +107,8 @@ fn phase_block(out: &mut String, phase: &PhaseComparison, top: usize) {
         duration(k.new_us),
         signed(k.delta_us)
     );
-    if let Some(noise) = phase.noise_us {
-        let verdict = if phase.within_noise == Some(true) {
-            "within"
-        } else {
-            "beyond"
-        };
-        let _ = writeln!(
-            out,
-            "  noise        step-to-step spread ±{}: the step change is {verdict} it",
-            duration(noise)
-        );
+    if let Some(line) = phase.noise_line() {
+        let _ = writeln!(out, "  noise        {line}");
     }
     rank_lines(out, phase);
     delta_table(out, "by type", &phase.by_type, top);

@@ -397,16 +397,11 @@ fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
         escape(name),
         escape(&phase.verdict)
     );
-    if let Some(noise) = phase.noise_us {
-        let within = if phase.within_noise == Some(true) {
-            "within"
-        } else {
-            "beyond"
-        };
+    if let (Some(noise), Some(line)) = (phase.noise_us, phase.noise_line()) {
         let _ = write!(
             out,
-            "<p class=\"note\" data-noise=\"{noise}\">step-to-step spread ±{}: the step change is {within} it</p>",
-            duration(noise)
+            "<p class=\"note\" data-noise=\"{noise}\">{}</p>",
+            escape(&line)
         );
     }
     let name_of = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());

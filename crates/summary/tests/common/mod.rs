@@ -19,6 +19,15 @@ pub fn db_run() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/db-level1")
 }
 
+/// The summary of every run under `path`, every kernel group kept (what compare reads).
+pub fn summary_all(path: &Path) -> npuprof_summary::Summary {
+    let options = npuprof_summary::Options {
+        top: None,
+        ..npuprof_summary::Options::default()
+    };
+    npuprof_summary::summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The expected values `data/real-2rank/expected.py` computed.
 pub fn expected() -> serde_json::Value {
     let text = fs::read_to_string(real_run().join("expected.json")).expect("expected.json");
