@@ -143,8 +143,11 @@ impl<'a> From<&'a RunSummary> for RunFacts<'a> {
     }
 }
 
+/// How an attribute is read off a run (`None`: not recorded).
+type Attribute = fn(&RunFacts<'_>) -> Option<String>;
+
 /// The attributes compared, each with how to read it off a run.
-fn attributes() -> [(WarningCode, fn(&RunFacts<'_>) -> Option<String>); 5] {
+fn attributes() -> [(WarningCode, Attribute); 5] {
     [
         (WarningCode::ProfilerLevel, |r| {
             r.recorded?.profiler_level.clone()
@@ -164,7 +167,7 @@ fn attributes() -> [(WarningCode, fn(&RunFacts<'_>) -> Option<String>); 5] {
 }
 
 /// The distinct values of `get` over `runs` (sorted), those not recorded left out.
-fn values(runs: &[RunFacts<'_>], get: fn(&RunFacts<'_>) -> Option<String>) -> Vec<String> {
+fn values(runs: &[RunFacts<'_>], get: Attribute) -> Vec<String> {
     let mut out: Vec<String> = runs.iter().filter_map(|r| get(r)).collect();
     out.sort();
     out.dedup();

@@ -194,7 +194,7 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
         };
         let _ = writeln!(
             out,
-            "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}",
+            "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}{}",
             "",
             signed(d.delta_us),
             d.effect
@@ -204,11 +204,8 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
             d.change.as_str(),
             style.render_reset(),
             calls,
-            format!(
-                "{}{}",
-                change_mark(d.change),
-                fit(&d.key, 42 - change_mark(d.change).len())
-            )
+            change_mark(d.change),
+            fit(&d.key, 42 - change_mark(d.change).len())
         );
     }
     if deltas.len() > top {
