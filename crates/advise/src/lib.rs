@@ -20,8 +20,11 @@ pub mod units;
 
 use std::path::{Path, PathBuf};
 
+use npuprof_summary::columns::SkippedRow;
+use npuprof_summary::recorded::{Recorded, Source};
 use npuprof_summary::run::{COMMUNICATION, KERNEL_DETAILS, OUTPUT_DIR, STEP_TRACE};
 use npuprof_summary::steps::{Step, read_steps};
+use npuprof_summary::warnings::{self, RunFacts, Warning};
 use npuprof_summary::{SummaryError, phase_order};
 use serde::Serialize;
 
@@ -55,6 +58,13 @@ pub struct RunInfo {
     pub steps: usize,
     /// Mean step time (µs), from step_trace_time.csv.
     pub mean_step_us: Option<f64>,
+    /// Rows left out for their number of fields (file relative to the advised path): the
+    /// figures are those of the other rows.
+    pub skipped_rows: Vec<SkippedRow>,
+    /// How the run was recorded (from `profiler_info*.json`), when it says.
+    pub recorded: Option<Recorded>,
+    /// The export read; `None` when neither steps nor kernels were.
+    pub source: Option<Source>,
     /// What could not be judged and why.
     pub notes: Vec<String>,
 }
@@ -70,6 +80,9 @@ pub struct Advice {
     pub runs: Vec<RunInfo>,
     /// Every finding: by phase, then by time at stake (largest first), then code and rank.
     pub findings: Vec<Finding>,
+    /// Rows skipped while reading, and what the ranks of a phase do not share (summary's
+    /// warnings), to read first.
+    pub warnings: Vec<Warning>,
 }
 
 /// What the rules read of one run directory.
@@ -137,11 +150,27 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
         findings.extend(phase_findings);
         start = end;
     }
+    let facts: Vec<RunFacts> = runs
+        .iter()
+        .map(|r| RunFacts {
+            phase: &r.info.phase,
+            rank: r.info.rank,
+            recorded: r.info.recorded.as_ref(),
+            source: r.info.source,
+            steps: r.step_rows.len(),
+        })
+        .collect();
+    let warnings = runs
+        .iter()
+        .filter_map(|r| warnings::skipped(&r.info.phase, r.info.rank, &r.info.skipped_rows))
+        .chain(warnings::mismatches(&facts))
+        .collect();
     Ok(Advice {
         schema_version: SCHEMA_VERSION,
         path: path.to_path_buf(),
         runs: runs.into_iter().map(|r| r.info).collect(),
         findings,
+        warnings,
     })
 }
 
@@ -153,14 +182,18 @@ fn read_run(
     rank: Option<u32>,
 ) -> Result<Option<RunData>, SummaryError> {
     let mut notes = Vec::new();
-    let run_rank = npuprof_summary::run::read_rank(dir, &mut notes);
+    let (run_rank, recorded) = npuprof_summary::run::read_info(dir, &mut notes);
     if rank.is_some() && run_rank != rank {
         return Ok(None);
     }
     let output = dir.join(OUTPUT_DIR);
     let steps_path = output.join(STEP_TRACE);
+    let db = npuprof_summary::db_export::DbFiles::find(&output);
+    let mut skipped_rows = Vec::new();
     let step_rows = if steps_path.is_file() {
-        read_steps(&steps_path)?
+        read_steps(&steps_path, &mut skipped_rows)?
+    } else if let Some(analysis) = &db.analysis {
+        npuprof_summary::db_export::steps(analysis)?
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{STEP_TRACE}: idle and communication time not judged"
@@ -170,12 +203,18 @@ fn read_run(
     let kernels_path = output.join(KERNEL_DETAILS);
     let kernels = if kernels_path.is_file() {
         Some(profile::read_kernels(&kernels_path)?)
+    } else if let Some(profiler) = &db.profiler {
+        notes.push(format!(
+            "db export: kernels and step times read from the databases; links are judged from the text export only ({COMMUNICATION}): not judged"
+        ));
+        Some(profile::read_db_kernels(profiler)?)
     } else {
         notes.push(format!(
-            "no {OUTPUT_DIR}/{KERNEL_DETAILS} (a db export or no NPU activity): kernels not judged"
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS} (no NPU activity?): kernels not judged"
         ));
         None
     };
+    let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
     let comm_path = output.join(COMMUNICATION);
     let comm = if comm_path.is_file() {
         Some(links::read_comm(&comm_path)?)
@@ -208,6 +247,13 @@ fn read_run(
             dir: npuprof_paths::relative(root, dir),
             steps,
             mean_step_us,
+            recorded,
+            source,
+            skipped_rows: skipped_rows
+                .into_iter()
+                .chain(kernels.iter().flat_map(|k| k.skipped.iter().cloned()))
+                .map(|row| row.relative_to(root))
+                .collect(),
             notes,
         },
         step_rows,

@@ -9,14 +9,14 @@ use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
-use npuprof_summary::SummaryError;
-use npuprof_summary::columns::{self, Header};
+use npuprof_summary::columns::{self, Header, SkippedRow};
 use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
 use npuprof_summary::pipe::RatioValues;
+use npuprof_summary::{SummaryError, db_export};
 use serde::Serialize;
 
 use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES, MAX_STEPS};
-use crate::units::{UNITS, UnitColumns};
+use crate::units::{UNITS, Unit, UnitColumns};
 
 /// One kernel name's sums.
 #[derive(Debug, Clone, PartialEq)]
@@ -95,6 +95,8 @@ pub struct KernelProfile {
     pub gap_total_us: f64,
     /// Whether the rows are in start order within each step (else no gap is reported).
     pub ordered: bool,
+    /// Rows left out for their number of fields, in file order.
+    pub skipped: Vec<SkippedRow>,
 }
 
 struct Columns {
@@ -201,66 +203,73 @@ fn fingerprint(bytes: &[u8]) -> u64 {
     hash.finish()
 }
 
-/// Reads `kernel_details.csv` in one pass.
-pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
-    let mut reader = columns::open(path, 0)?;
-    let header = columns::read_header(&mut reader, path)?;
-    let cols = Columns::new(&header, path)?;
-    let mut names_index = Index::default();
-    let mut names: Vec<(String, NameAcc)> = Vec::new();
-    let mut kinds_index = Index::default();
-    let seen = &mut RatioValues::default();
-    // The last step's field and value: rows come grouped by step, so a step is parsed once.
-    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
-    let mut kinds: Vec<(String, KindAcc)> = Vec::new();
-    let mut profile = KernelProfile {
-        has_state: cols.state.is_some(),
-        has_shapes: cols.shapes.is_some(),
-        has_metrics: !cols.units.0.is_empty(),
-        ordered: cols.start.is_some(),
-        ..KernelProfile::default()
-    };
-    let mut steps: BTreeSet<u64> = BTreeSet::new();
-    // The timeline: the current step, its first start, the last start, the latest end so far
-    // and the name index ending it.
-    let mut timeline: Option<(Option<u64>, f64, f64, f64, usize)> = None;
-    while let Some(record) = columns::next_columns(&mut reader, path, &cols.picks)? {
-        if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
-            continue; // a blank line
+/// One kernel row, from `kernel_details.csv` or a db export.
+struct Row<'a> {
+    name: &'a [u8],
+    kind: &'a str,
+    core: &'a str,
+    duration: f64,
+    dynamic: bool,
+    ratios: Option<[f64; UNITS]>,
+    shape: Option<&'a [u8]>,
+    step: Option<u64>,
+    start: Option<f64>,
+}
+
+/// The sums of one pass over a file's rows.
+struct Pass {
+    names_index: Index,
+    names: Vec<(String, NameAcc)>,
+    kinds_index: Index,
+    kinds: Vec<(String, KindAcc)>,
+    profile: KernelProfile,
+    steps: BTreeSet<u64>,
+    /// The timeline: the current step, its first start, the last start, the latest end so far
+    /// and the name index ending it.
+    timeline: Option<(Option<u64>, f64, f64, f64, usize)>,
+    /// The step of the row before (rows come grouped by step: one set insert per step).
+    last_step: Option<Option<u64>>,
+}
+
+impl Pass {
+    fn new(profile: KernelProfile) -> Self {
+        Self {
+            names_index: Index::default(),
+            names: Vec::new(),
+            kinds_index: Index::default(),
+            kinds: Vec::new(),
+            profile,
+            steps: BTreeSet::new(),
+            timeline: None,
+            last_step: None,
         }
-        header.check_len(path, &record)?;
-        let field = |i: usize| record.get(i).unwrap_or_default();
-        let number = |i: usize| {
-            columns::number(field(i))
-                .map_err(|()| columns::bad_number(path, &record, &header, cols.picks[i], field(i)))
-        };
-        let duration = number(cols.duration)?.ok_or_else(|| {
-            columns::bad_number(
-                path,
-                &record,
-                &header,
-                cols.picks[cols.duration],
-                field(cols.duration),
-            )
-        })?;
-        let name = columns::name_key(field(cols.name));
-        let n = position(&mut names_index, &mut names, &name);
+    }
+
+    fn add(&mut self, row: &Row<'_>) {
+        let Self {
+            names_index,
+            names,
+            kinds_index,
+            kinds,
+            profile,
+            steps,
+            timeline,
+            last_step,
+        } = self;
+        let duration = row.duration;
+        let n = position(names_index, names, row.name);
         let acc = &mut names[n].1;
         if acc.count == 0 {
-            let kind = cols.kind.map_or("", |i| columns::text(field(i)));
-            acc.kind = kind.to_owned();
-            acc.core = cols.core.map_or("", |i| columns::text(field(i))).to_owned();
-            acc.kind_index = position(&mut kinds_index, &mut kinds, kind.as_bytes());
+            acc.kind = row.kind.to_owned();
+            acc.core = row.core.to_owned();
+            acc.kind_index = position(kinds_index, kinds, row.kind.as_bytes());
         }
         acc.count += 1;
         acc.total_us += duration;
-        if cols
-            .state
-            .is_some_and(|i| field(i).trim_ascii().eq_ignore_ascii_case(b"dynamic"))
-        {
+        if row.dynamic {
             acc.dynamic += 1;
         }
-        if let Some(ratios) = cols.units.row(seen, |i| record.get_word(i)) {
+        if let Some(ratios) = row.ratios {
             for (sum, r) in acc.weighted.iter_mut().zip(ratios) {
                 *sum += duration * r;
             }
@@ -269,36 +278,29 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         let kind = &mut kinds[acc.kind_index].1;
         kind.total_us += duration;
         kind.count += 1;
-        if let Some(i) = cols.shapes
+        if let Some(shape) = row.shape
             && kind.shapes.len() < MAX_SHAPES
         {
-            let shape = fingerprint(field(i).trim_ascii());
+            let shape = fingerprint(shape.trim_ascii());
             if !kind.shapes.contains(&shape) {
                 kind.shapes.push(shape);
             }
         }
         profile.rows += 1;
         profile.total_us += duration;
-        let step = match cols.step.map(field) {
-            Some(bytes) if bytes == last_step.0.as_slice() => last_step.1,
-            Some(bytes) => {
-                let step = columns::text(bytes).parse::<u64>().ok();
-                if let Some(step) = step
-                    && steps.len() < MAX_STEPS
-                {
-                    steps.insert(step);
-                }
-                last_step = (bytes.to_vec(), step);
-                step
+        let step = row.step;
+        if *last_step != Some(step) {
+            *last_step = Some(step);
+            if let Some(step) = step
+                && steps.len() < MAX_STEPS
+            {
+                steps.insert(step);
             }
-            None => None,
-        };
+        }
         if profile.ordered
-            && let Some(start) = cols
-                .start
-                .and_then(|i| npuprof_scan::decimal::parse_f64(field(i).trim_ascii()))
+            && let Some(start) = row.start
         {
-            timeline = Some(match timeline {
+            *timeline = Some(match *timeline {
                 Some((s, first, last_start, end, ended_by)) if s == step => {
                     if start < last_start {
                         profile.ordered = false;
@@ -327,40 +329,153 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
             });
         }
     }
-    if !profile.ordered {
-        profile.gaps.clear();
-        profile.gap_count = 0;
-        profile.gap_total_us = 0.0;
+
+    fn finish(self) -> KernelProfile {
+        let Self {
+            names,
+            kinds,
+            mut profile,
+            steps,
+            ..
+        } = self;
+        if !profile.ordered {
+            profile.gaps.clear();
+            profile.gap_count = 0;
+            profile.gap_total_us = 0.0;
+        }
+        profile.steps = steps.len();
+        profile.kernels = names
+            .into_iter()
+            .map(|(name, acc)| Kernel {
+                name,
+                kind: acc.kind,
+                core: acc.core,
+                count: acc.count,
+                total_us: acc.total_us,
+                dynamic: acc.dynamic,
+                ratios: (acc.measured_us > 0.0).then(|| acc.weighted.map(|w| w / acc.measured_us)),
+            })
+            .collect();
+        profile
+            .kernels
+            .sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
+        profile.types = kinds
+            .into_iter()
+            .map(|(kind, acc)| TypeShapes {
+                kind,
+                shapes: acc.shapes.len(),
+                total_us: acc.total_us,
+                count: acc.count,
+            })
+            .collect();
+        profile
+            .types
+            .sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.kind.cmp(&b.kind)));
+        profile
     }
-    profile.steps = steps.len();
-    profile.kernels = names
-        .into_iter()
-        .map(|(name, acc)| Kernel {
-            name,
-            kind: acc.kind,
-            core: acc.core,
-            count: acc.count,
-            total_us: acc.total_us,
-            dynamic: acc.dynamic,
-            ratios: (acc.measured_us > 0.0).then(|| acc.weighted.map(|w| w / acc.measured_us)),
-        })
-        .collect();
-    profile
-        .kernels
-        .sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.name.cmp(&b.name)));
-    profile.types = kinds
-        .into_iter()
-        .map(|(kind, acc)| TypeShapes {
-            kind,
-            shapes: acc.shapes.len(),
-            total_us: acc.total_us,
-            count: acc.count,
-        })
-        .collect();
-    profile
-        .types
-        .sort_by(|a, b| b.total_us.total_cmp(&a.total_us).then(a.kind.cmp(&b.kind)));
-    Ok(profile)
+}
+
+/// Reads `kernel_details.csv` in one pass.
+pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
+    let mut reader = columns::open(path, 0)?;
+    let header = columns::read_header(&mut reader, path)?;
+    let cols = Columns::new(&header, path)?;
+    let seen = &mut RatioValues::default();
+    // The last step's field and value: rows come grouped by step, so a step is parsed once.
+    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
+    let mut pass = Pass::new(KernelProfile {
+        has_state: cols.state.is_some(),
+        has_shapes: cols.shapes.is_some(),
+        has_metrics: !cols.units.0.is_empty(),
+        ordered: cols.start.is_some(),
+        ..KernelProfile::default()
+    });
+    while let Some(record) = columns::next_columns(&mut reader, path, &cols.picks)? {
+        if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
+            continue; // a blank line
+        }
+        if !header.keep(path, &record, &mut pass.profile.skipped)? {
+            continue;
+        }
+        let field = |i: usize| record.get(i).unwrap_or_default();
+        let number = |i: usize| {
+            columns::number(field(i))
+                .map_err(|()| columns::bad_number(path, &record, &header, cols.picks[i], field(i)))
+        };
+        let duration = number(cols.duration)?.ok_or_else(|| {
+            columns::bad_number(
+                path,
+                &record,
+                &header,
+                cols.picks[cols.duration],
+                field(cols.duration),
+            )
+        })?;
+        let step = match cols.step.map(field) {
+            Some(bytes) if bytes == last_step.0.as_slice() => last_step.1,
+            Some(bytes) => {
+                let step = columns::text(bytes).parse::<u64>().ok();
+                last_step = (bytes.to_vec(), step);
+                step
+            }
+            None => None,
+        };
+        let name = columns::name_key(field(cols.name));
+        pass.add(&Row {
+            name: &name,
+            kind: cols.kind.map_or("", |i| columns::text(field(i))),
+            core: cols.core.map_or("", |i| columns::text(field(i))),
+            duration,
+            dynamic: cols
+                .state
+                .is_some_and(|i| field(i).trim_ascii().eq_ignore_ascii_case(b"dynamic")),
+            ratios: cols.units.row(seen, |i| record.get_word(i)),
+            shape: cols.shapes.map(field),
+            step,
+            start: cols
+                .start
+                .and_then(|i| npuprof_scan::decimal::parse_f64(field(i).trim_ascii())),
+        });
+    }
+    Ok(pass.finish())
+}
+
+/// Reads the kernels of a db export's profiler database in one pass, as [`read_kernels`]
+/// reads `kernel_details.csv` (the db records no `OP State`: dynamic shape is judged by the
+/// input shapes alone).
+pub fn read_db_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
+    let spellings: Vec<&[&str]> = Unit::ALL.iter().map(|u| u.spellings()).collect();
+    let mut pass = Pass::new(KernelProfile {
+        has_state: false,
+        has_shapes: true,
+        ordered: true,
+        ..KernelProfile::default()
+    });
+    let pmu = db_export::each_kernel(path, &spellings, |k| {
+        let mut ratios = [0.0; UNITS];
+        let mut any = false;
+        for (ratio, value) in ratios.iter_mut().zip(k.metrics) {
+            // As a CSV row: a unit's largest column, and rows of zeros have no metrics.
+            if let Some(value) = value.filter(|v| *v > *ratio) {
+                *ratio = value;
+                any = true;
+            }
+        }
+        let name = columns::name_key(k.name);
+        pass.add(&Row {
+            name: &name,
+            kind: columns::text(k.kind),
+            core: columns::text(k.core),
+            duration: k.duration_us,
+            dynamic: false,
+            ratios: any.then_some(ratios),
+            shape: Some(k.input_shapes),
+            step: k.step,
+            start: Some(k.start_us),
+        });
+    })?;
+    pass.profile.has_metrics = pmu;
+    Ok(pass.finish())
 }
 
 /// Keeps the [`GAPS_KEPT`] longest gaps, longest first (earlier first among equals).

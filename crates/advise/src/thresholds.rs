@@ -11,8 +11,8 @@ pub const IDLE_SHARE: f64 = 0.10;
 pub const EXPOSED_COMM_SHARE: f64 = 0.10;
 
 /// Ranks of a phase whose own time (computing + free) differs by more than this share of the
-/// shortest are imbalanced: the anchor's 5 % slow-rank spread.
-pub const RANK_SPREAD: f64 = 0.05;
+/// shortest are imbalanced: the anchor's 5 % slow-rank spread (summary's, held once).
+pub use npuprof_summary::ranks::RANK_SPREAD;
 
 /// A gap between kernels on the device timeline that is listed as a bubble (µs).
 pub const GAP_US: f64 = 10.0;

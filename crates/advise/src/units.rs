@@ -43,7 +43,7 @@ impl Unit {
     ];
 
     /// The ratio columns of this pipe.
-    fn spellings(self) -> &'static [&'static str] {
+    pub(crate) fn spellings(self) -> &'static [&'static str] {
         match self {
             Unit::Cube => &["aic_mac_ratio", "mac_ratio"],
             Unit::Vector => &["aiv_vec_ratio", "vec_ratio"],

@@ -407,3 +407,58 @@ fn json_of_the_real_run() {
     json["path"] = serde_json::Value::from("[REAL]");
     insta::assert_json_snapshot!("real_rank0", json);
 }
+
+#[test]
+fn a_db_export_gets_the_findings_of_the_text_export_of_the_same_workload() {
+    // db-level1 is the workload of real-2rank recorded again with export_type=db: the same
+    // rules fire on each rank, except the link rules, which read communication.json only.
+    let db = advice_of(&common::db_run());
+    let text = advice_of(&real_run());
+    for rank in [Some(0), Some(1)] {
+        let mut want = codes(&text, rank);
+        want.retain(|c| *c != Code::SmallPackets);
+        assert_eq!(codes(&db, rank), want, "rank {rank:?}");
+    }
+    assert_eq!(db.runs.len(), 2);
+    for run in &db.runs {
+        // analysis.db's StepTraceTime of the vendored run: one step, 50.
+        assert_eq!(run.steps, 1, "{run:?}");
+        assert!(run.mean_step_us.is_some_and(|m| m > 100_000.0), "{run:?}");
+        assert!(
+            run.notes
+                .iter()
+                .any(|n| n.starts_with("db export:") && n.contains("links")),
+            "{:?}",
+            run.notes
+        );
+    }
+    // The kernels are read: the largest no-bound kernel of rank 0 has a name and a time.
+    let f = finding(&db, Code::NoBound, Some(0));
+    assert!(
+        f.evidence
+            .first()
+            .is_some_and(|e| e.time_us.is_some_and(|t| t > 0.0))
+    );
+}
+
+#[test]
+fn ranks_recorded_differently_are_named_before_the_findings() {
+    let tmp = real_copy(Layout::Flat);
+    let info = rank_dir(tmp.path(), 1).join("profiler_info_1.json");
+    let text = std::fs::read_to_string(&info).expect("read");
+    std::fs::write(&info, text.replacen("\"Level1\"", "\"Level2\"", 1)).expect("write");
+    let advice = advice_of(tmp.path());
+    let got: Vec<_> = advice
+        .warnings
+        .iter()
+        .map(|w| (w.code.as_str(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            "profiler-level",
+            "profiler levels differ: rank 0 Level1, rank 1 Level2 (kernel columns, pipe metrics and communication detail differ with the level)"
+        )]
+    );
+    assert!(advice_of(&real_run()).warnings.is_empty());
+}

@@ -262,7 +262,8 @@ fn summary(err: &SummaryError) -> Option<Classified<'static>> {
         | SummaryError::MissingColumn { .. }
         | SummaryError::BadNumber { .. }
         | SummaryError::Ragged { .. }
-        | SummaryError::Json { .. } => Some((
+        | SummaryError::Json { .. }
+        | SummaryError::Db { .. } => Some((
             ErrorCode::InvalidInput,
             Some("`npuprof verify` on the run says what is wrong with its output"),
         )),

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::browser::{charts, chromium_or_skip, render};
-use common::{Layout, command_in, real_copy, run_dirs, slow_down_type, stdout_of};
+use common::{Layout, command_in, real_copy, remove_type, run_dirs, slow_down_type, stdout_of};
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
 /// `npuprof compare <args>` run inside `dir`, without colour.
@@ -207,4 +207,28 @@ fn copy_example_tree(to: &Path) {
         .status()
         .expect("cp");
     assert!(status.success());
+}
+
+#[test]
+fn removed_and_added_keys_are_marked_apart_from_faster_and_slower() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    slower_matmul(tmp.path());
+    for (_, dir) in run_dirs(&tmp.path().join("new"), Layout::Flat) {
+        remove_type(&dir, "Relu");
+    }
+    let text = stdout_of(&mut compare_in(tmp.path(), &["base", "new", "--top", "40"]));
+    let line = |key: &str| {
+        text.lines()
+            .find(|l| l.ends_with(key))
+            .unwrap_or_else(|| panic!("no {key}: {text}"))
+            .to_owned()
+    };
+    assert!(line("  - Relu").contains("removed"), "{text}");
+    assert!(line("  MatMulV2").contains("slower"), "{text}");
+    let back = stdout_of(&mut compare_in(tmp.path(), &["new", "base", "--top", "40"]));
+    assert!(
+        back.lines()
+            .any(|l| l.ends_with("  + Relu") && l.contains("added")),
+        "{back}"
+    );
 }

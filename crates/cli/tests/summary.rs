@@ -10,8 +10,8 @@ use std::process::Command;
 
 use common::browser::{Row, charts, chromium_or_skip, render};
 use common::{
-    Layout, command_in, drop_column, expected, output_file, real_copy, real_run, run_dirs,
-    stdout_of,
+    Layout, command_in, drop_a_field, drop_column, expected, output_file, real_copy, real_run,
+    run_dirs, stdout_of,
 };
 use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
 
@@ -218,6 +218,49 @@ fn missing_path_and_missing_column_exit_2() {
             summary_in(tmp.path(), &["rank1_ascend_pt"])
         );
     });
+}
+
+#[test]
+fn a_malformed_row_is_named_skipped_and_exits_1_for_summary_compare_and_advise() {
+    let tmp = real_copy(Layout::Flat);
+    let rank0 = &run_dirs(tmp.path(), Layout::Flat)[0].1;
+    drop_a_field(&output_file(rank0, "kernel_details.csv"), 15);
+    let named = "rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv line 16 has 45 fields, the header has 46: row skipped";
+    let bin = get_cargo_bin("npuprof");
+    for (command, args) in [
+        ("summary", vec!["."]),
+        ("summary", vec![".", "--json"]),
+        ("compare", vec![".", "."]),
+        ("advise", vec!["."]),
+    ] {
+        let out = command_in(&bin, tmp.path(), command, &args)
+            .output()
+            .expect("runs");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert_eq!(out.status.code(), Some(1), "{command} {args:?}: {stderr}");
+        // compare names the side: `warning: base: rows were skipped: …`.
+        let side = if command == "compare" { "base: " } else { "" };
+        assert!(
+            stderr.contains(&format!(
+                "warning: {side}rows were skipped: rank 0: {named}"
+            )),
+            "{command}: {stderr}"
+        );
+        if command == "summary" && args.len() == 1 {
+            assert!(stdout.starts_with("warning[skipped-rows]: "), "{stdout}");
+            assert!(stdout.contains("run · rank 0") && stdout.contains("run · rank 1"));
+        }
+        if args.contains(&"--json") {
+            let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+            assert_eq!(json["warnings"][0]["code"], "skipped-rows", "{json}");
+            assert_eq!(json["runs"][0]["skipped_rows"][0]["line"], 16);
+            assert_eq!(json["runs"][0]["kernels"]["rows"], 190);
+            assert_eq!(json["runs"][1]["kernels"]["rows"], 191);
+        }
+    }
 }
 
 #[test]

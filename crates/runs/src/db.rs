@@ -104,7 +104,8 @@ pub fn check(path: &Path, head: &[u8], len: u64, kind: DbKind) -> Option<DbProbl
     tables_problem(&conn, kind)
 }
 
-fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+/// Opens a database read-only and immutable (nothing is ever written, not even a journal).
+pub fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     let uri = format!("file:{}?mode=ro&immutable=1", uri_escape(path));
     Connection::open_with_flags(
         uri,

@@ -4,7 +4,9 @@
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use npuprof_scan::csv_rows::{CsvEngine, CsvRows, Record};
 use npuprof_scan::decimal;
@@ -12,6 +14,47 @@ use npuprof_scan::kernel_csv::MAX_RECORD_BYTES;
 
 use crate::error::SummaryError;
 use crate::input::{self, Input};
+
+/// Rows of one file with the wrong number of fields that are skipped and reported; one more
+/// makes the file an error.
+pub const MAX_SKIPPED: usize = 100;
+
+/// A row left out because its number of fields is not the header's (a real 2023 export has
+/// one): reported with its file and line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkippedRow {
+    /// The file (relative to the summarised path once in a [`crate::RunSummary`]).
+    pub file: PathBuf,
+    /// 1-based line of the record.
+    pub line: u64,
+    /// Fields in the record.
+    pub fields: usize,
+    /// Fields in the header.
+    pub expected: usize,
+}
+
+impl SkippedRow {
+    /// The same row with its file relative to `root` (`/`-separated), as reports show it.
+    pub fn relative_to(self, root: &Path) -> Self {
+        Self {
+            file: npuprof_paths::relative(root, &self.file).into(),
+            ..self
+        }
+    }
+}
+
+impl std::fmt::Display for SkippedRow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} line {} has {} fields, the header has {}: row skipped",
+            self.file.display(),
+            self.line,
+            self.fields,
+            self.expected
+        )
+    }
+}
 
 /// A CSV header with names trimmed (a UTF-8 BOM and surrounding blanks removed).
 pub struct Header {
@@ -77,6 +120,30 @@ impl Header {
             fields: record.len(),
             expected: self.names.len(),
         })
+    }
+
+    /// Whether `record` has as many fields as the header: a row that does not is recorded in
+    /// `skipped` and left out (`Ok(false)`), up to [`MAX_SKIPPED`] of them; one more is the
+    /// error of [`Header::check_len`] (the file is broken, not one row).
+    pub fn keep(
+        &self,
+        path: &Path,
+        record: &Record<'_>,
+        skipped: &mut Vec<SkippedRow>,
+    ) -> Result<bool, SummaryError> {
+        if record.len() == self.names.len() {
+            return Ok(true);
+        }
+        if skipped.len() >= MAX_SKIPPED {
+            self.check_len(path, record)?;
+        }
+        skipped.push(SkippedRow {
+            file: path.to_path_buf(),
+            line: record.line(),
+            fields: record.len(),
+            expected: self.names.len(),
+        });
+        Ok(false)
     }
 
     /// The name of column `index`.

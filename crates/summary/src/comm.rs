@@ -17,7 +17,7 @@ use crate::error::SummaryError;
 const TOTAL_OP_INFO: &str = "Total Op Info";
 
 /// Communication of one run, summed over steps and operators, in µs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Communication {
     /// Communication operators (collective and point-to-point), over every step.
     pub ops: u64,
@@ -41,36 +41,27 @@ struct OpEntry {
     time: Option<TimeInfo>,
 }
 
+/// One operator's times, in ms.
 #[derive(Deserialize, Default)]
-struct TimeInfo {
+pub(crate) struct TimeInfo {
     #[serde(rename = "Elapse Time(ms)", default)]
-    elapse_ms: f64,
+    pub(crate) elapse_ms: f64,
     #[serde(rename = "Transit Time(ms)", default)]
-    transit_ms: f64,
+    pub(crate) transit_ms: f64,
     #[serde(rename = "Wait Time(ms)", default)]
-    wait_ms: f64,
+    pub(crate) wait_ms: f64,
     #[serde(rename = "Synchronization Time(ms)", default)]
-    synchronization_ms: f64,
+    pub(crate) synchronization_ms: f64,
     #[serde(rename = "Idle Time(ms)", default)]
-    idle_ms: f64,
+    pub(crate) idle_ms: f64,
 }
 
 /// Reads and sums a `communication.json` in one streaming pass: each operator is added as it is
 /// read, so memory does not grow with the number of steps or operators.
 pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
-    let mut sum = Communication {
-        ops: 0,
-        elapse_us: 0.0,
-        transit_us: 0.0,
-        wait_us: 0.0,
-        synchronization_us: 0.0,
-        idle_us: 0.0,
-        wait_ratio: None,
-    };
+    let mut sum = Communication::default();
     each_operator(path, |_, op: OpEntry| sum.add(op.time.as_ref()))?;
-    let moving = sum.wait_us + sum.transit_us;
-    sum.wait_ratio = (moving > 0.0).then(|| sum.wait_us / moving);
-    Ok(sum)
+    Ok(sum.finished())
 }
 
 /// Streams a `communication.json`: `each(name, operator)` for every operator of every step and
@@ -101,8 +92,15 @@ where
 }
 
 impl Communication {
+    /// The sums with their wait ratio.
+    pub(crate) fn finished(mut self) -> Self {
+        let moving = self.wait_us + self.transit_us;
+        self.wait_ratio = (moving > 0.0).then(|| self.wait_us / moving);
+        self
+    }
+
     /// Adds one operator's times (in ms).
-    fn add(&mut self, time: Option<&TimeInfo>) {
+    pub(crate) fn add(&mut self, time: Option<&TimeInfo>) {
         let ms = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
         self.ops += 1;
         self.elapse_us += ms(|t| t.elapse_ms);

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::run::RunSummary;
 use crate::units;
+use crate::warnings::{self, Warning, WarningCode};
 use crate::{SCHEMA_VERSION, Summary};
 
 /// Below this many µs per step a change is reported as `unchanged`.
@@ -114,8 +115,48 @@ pub struct PhaseComparison {
     pub by_name: Vec<KernelDelta>,
     /// Kernel groups by type that changed, largest effect first.
     pub by_type: Vec<KernelDelta>,
+    /// The step-to-step spread (µs): the larger of the two sides' pooled standard deviation
+    /// of step totals within a rank; `None` unless both sides have a rank with 2+ steps.
+    pub noise_us: Option<f64>,
+    /// Whether the step change is within [`PhaseComparison::noise_us`] (`|delta| <= noise`);
+    /// `None` when the noise or the step change is unknown.
+    pub within_noise: Option<bool>,
+    /// Each rank on both sides (or the only rank of each), by rank.
+    pub per_rank: Vec<RankComparison>,
     /// One line: how much slower or faster, and the types that explain it.
     pub verdict: String,
+}
+
+impl PhaseComparison {
+    /// The noise line: `step-to-step spread ±6.10 ms: the step change is within it`; `None`
+    /// without a spread.
+    pub fn noise_line(&self) -> Option<String> {
+        let noise = self.noise_us?;
+        let within = if self.within_noise == Some(true) {
+            "within"
+        } else {
+            "beyond"
+        };
+        Some(format!(
+            "step-to-step spread ±{}: the step change is {within} it",
+            units::duration(noise)
+        ))
+    }
+}
+
+/// One rank compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankComparison {
+    /// The base rank.
+    pub base_rank: Option<u32>,
+    /// The new rank (the same as the base's unless each side has one rank only).
+    pub new_rank: Option<u32>,
+    /// Mean step time of the rank; `None` when a side has no step times.
+    pub step: Option<Delta>,
+    /// Summed kernel device time per step.
+    pub kernel_time: Delta,
+    /// The kernel type whose time per step changed most on this rank.
+    pub largest: Option<KernelDelta>,
 }
 
 /// The comparison of two summaries.
@@ -131,12 +172,16 @@ pub struct Comparison {
     pub phases: Vec<PhaseComparison>,
     /// Phases present in only one of the two (e.g. `prefill only in base`).
     pub unmatched: Vec<String>,
+    /// What the two runs (or the ranks of a side) do not share, to read before any delta.
+    pub warnings: Vec<Warning>,
 }
 
 /// A phase of one summary, reduced to per-step figures.
 struct PhaseTotals {
     steps: usize,
     step_time_us: Option<f64>,
+    /// Pooled standard deviation of the step totals within each rank (2+ steps needed).
+    spread_us: Option<f64>,
     kernel_us: f64,
     by_name: HashMap<String, (f64, u64)>,
     by_type: HashMap<String, (f64, u64)>,
@@ -150,6 +195,7 @@ impl PhaseTotals {
         let mut totals = Self {
             steps,
             step_time_us: (recorded > 0).then(|| step_sum / recorded as f64),
+            spread_us: pooled_spread(runs),
             kernel_us: 0.0,
             by_name: HashMap::new(),
             by_type: HashMap::new(),
@@ -170,6 +216,24 @@ impl PhaseTotals {
         }
         totals
     }
+}
+
+/// The pooled standard deviation of step totals within each run (rank): the square root of
+/// the squared deviations from each run's mean over `steps - runs`; `None` without a run of
+/// 2+ steps.
+fn pooled_spread(runs: &[&RunSummary]) -> Option<f64> {
+    let (mut squares, mut freedom) = (0.0, 0_usize);
+    for run in runs.iter().filter(|r| r.steps.len() > 1) {
+        let n = run.steps.len();
+        let mean = run.steps.iter().map(|s| s.total_us).sum::<f64>() / n as f64;
+        squares += run
+            .steps
+            .iter()
+            .map(|s| (s.total_us - mean).powi(2))
+            .sum::<f64>();
+        freedom += n - 1;
+    }
+    (freedom > 0).then(|| (squares / freedom as f64).sqrt())
 }
 
 fn add(map: &mut HashMap<String, (f64, u64)>, key: &str, us: f64, count: u64) {
@@ -207,16 +271,29 @@ pub fn compare(base: &Summary, new: &Summary) -> Comparison {
             unmatched.push(format!("{} only in {side}", label(phase)));
         }
     }
+    let mut warnings = Vec::new();
+    if !unmatched.is_empty() {
+        let detail = format!(
+            "base has {}, new has {}",
+            phase_list(&base_phases),
+            phase_list(&new_phases)
+        );
+        warnings.push(Warning::new(WarningCode::Phases, None, &detail));
+    }
     let phases = pairs
         .into_iter()
         .map(|(b, n)| {
             let base_runs: Vec<&RunSummary> = base.runs.iter().filter(|r| r.phase == b).collect();
             let new_runs: Vec<&RunSummary> = new.runs.iter().filter(|r| r.phase == n).collect();
-            compare_phase(
+            let phase = n.clone().or_else(|| b.clone());
+            warnings.extend(warnings::between_phase(&phase, &base_runs, &new_runs));
+            let mut compared = compare_phase(
                 n.or(b),
                 &PhaseTotals::of(&base_runs),
                 &PhaseTotals::of(&new_runs),
-            )
+            );
+            compared.per_rank = per_rank(&base_runs, &new_runs);
+            compared
         })
         .collect();
     Comparison {
@@ -225,7 +302,28 @@ pub fn compare(base: &Summary, new: &Summary) -> Comparison {
         new: new.path.clone(),
         phases,
         unmatched,
+        warnings: warnings
+            .into_iter()
+            .chain(side_warnings("base", base))
+            .chain(side_warnings("new", new))
+            .collect(),
     }
+}
+
+/// The warnings within one side, each message prefixed with the side.
+fn side_warnings(side: &str, summary: &Summary) -> Vec<Warning> {
+    summary
+        .warnings
+        .iter()
+        .map(|w| Warning {
+            message: format!("{side}: {}", w.message),
+            ..w.clone()
+        })
+        .collect()
+}
+
+fn phase_list(phases: &[Option<String>]) -> String {
+    phases.iter().map(label).collect::<Vec<_>>().join(", ")
 }
 
 fn phases(summary: &Summary) -> Vec<Option<String>> {
@@ -240,6 +338,36 @@ fn phases(summary: &Summary) -> Vec<Option<String>> {
 
 fn label(phase: &Option<String>) -> &str {
     phase.as_deref().unwrap_or("run")
+}
+
+/// The ranks present on both sides, by rank (or the only rank of each side).
+fn per_rank(base: &[&RunSummary], new: &[&RunSummary]) -> Vec<RankComparison> {
+    let mut pairs: Vec<(&RunSummary, &RunSummary)> = base
+        .iter()
+        .filter_map(|b| {
+            Some((
+                *b,
+                *new.iter().find(|n| n.rank == b.rank && b.rank.is_some())?,
+            ))
+        })
+        .collect();
+    if pairs.is_empty() && base.len() == 1 && new.len() == 1 {
+        pairs.push((base[0], new[0]));
+    }
+    pairs.sort_by_key(|(b, _)| b.rank);
+    pairs
+        .into_iter()
+        .map(|(b, n)| {
+            let compared = compare_phase(None, &PhaseTotals::of(&[b]), &PhaseTotals::of(&[n]));
+            RankComparison {
+                base_rank: b.rank,
+                new_rank: n.rank,
+                step: compared.step,
+                kernel_time: compared.kernel_time,
+                largest: compared.by_type.into_iter().next(),
+            }
+        })
+        .collect()
 }
 
 fn compare_phase(phase: Option<String>, base: &PhaseTotals, new: &PhaseTotals) -> PhaseComparison {
@@ -266,13 +394,24 @@ fn compare_phase(phase: Option<String>, base: &PhaseTotals, new: &PhaseTotals) -
         new.steps,
         reference,
     );
-    let verdict = verdict(&phase, step.as_ref(), &kernel_time, &by_type);
+    let noise_us = match (base.spread_us, new.spread_us) {
+        (Some(b), Some(n)) => Some(b.max(n)),
+        _ => None,
+    };
+    let within_noise = noise_us
+        .zip(step.as_ref())
+        .map(|(noise, step)| step.delta_us.abs() <= noise);
+    let noise = noise_us.zip(within_noise);
+    let verdict = verdict(&phase, step.as_ref(), &kernel_time, &by_type, noise);
     PhaseComparison {
         phase,
         step,
         kernel_time,
         by_name,
         by_type,
+        noise_us,
+        within_noise,
+        per_rank: Vec::new(),
         verdict,
     }
 }
@@ -328,11 +467,14 @@ fn deltas(
     out
 }
 
+/// The verdict line; `noise` is the step-to-step spread and whether the step change is
+/// within it.
 fn verdict(
     phase: &Option<String>,
     step: Option<&Delta>,
     kernel_time: &Delta,
     by_type: &[KernelDelta],
+    noise: Option<(f64, bool)>,
 ) -> String {
     let (what, delta) = match step {
         Some(step) => ("step", step),
@@ -357,6 +499,13 @@ fn verdict(
         "{name} {what} {pct:.1}% {direction} ({})",
         units::signed(delta.delta_us)
     );
+    if let Some((spread, true)) = noise.filter(|_| step.is_some()) {
+        let _ = write!(
+            line,
+            ", within noise (step-to-step spread ±{})",
+            units::duration(spread)
+        );
+    }
     let causes = by_type
         .iter()
         .filter(|d| d.delta_us.signum() == delta.delta_us.signum())
@@ -463,7 +612,7 @@ mod tests {
                 effect: Some(-0.005),
             },
         ];
-        let line = verdict(&Some("decode".to_owned()), Some(&step), &step, &types);
+        let line = verdict(&Some("decode".to_owned()), Some(&step), &step, &types, None);
         assert_eq!(
             line,
             "decode step 12.4% slower (+1.24 ms): +1.10 ms in MatMulV3"
@@ -494,16 +643,16 @@ mod tests {
             delta("MatMulV3", 1000.0, 3000.0),
             delta("Cast", 100.0, 150.0),
         ];
-        let line = verdict(&Some("decode".to_owned()), Some(&step), &step, &types);
+        let line = verdict(&Some("decode".to_owned()), Some(&step), &step, &types, None);
         assert_eq!(
             line,
             "decode step 10.0% faster (-1.00 ms): -3.00 ms in hcom_allReduce_; yet +2.00 ms in MatMulV3"
         );
         // Under 1 % of the step (Cast: +50 µs of 10 ms) it is left out.
-        let line = verdict(&None, Some(&step), &step, &types[..1]);
+        let line = verdict(&None, Some(&step), &step, &types[..1], None);
         assert!(!line.contains("yet"), "{line}");
         let small = [types[0].clone(), types[2].clone()];
-        assert!(!verdict(&None, Some(&step), &step, &small).contains("yet"));
+        assert!(!verdict(&None, Some(&step), &step, &small, None).contains("yet"));
     }
 
     #[test]

@@ -79,6 +79,15 @@ pub enum SummaryError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// A database of the db export cannot be opened or queried, or holds a value that must be
+    /// a number and is not one.
+    #[error("{path}: cannot read the db export: {reason}")]
+    Db {
+        /// The database.
+        path: PathBuf,
+        /// SQLite's message, or what is wrong.
+        reason: String,
+    },
     /// `--phase`/`--rank` left no run directory.
     #[error("{path}: {selection}: the profile has {available}")]
     NothingSelected {

@@ -19,6 +19,8 @@ pub(crate) enum Input {
     Json,
     /// `profiler_info*.json` (read whole).
     SmallJson,
+    /// A database of the db export (SQLite reads only the pages a query needs: no cap).
+    Db,
 }
 
 impl Input {
@@ -27,6 +29,7 @@ impl Input {
             Input::Csv => CSV_CAP,
             Input::Json => JSON_CAP,
             Input::SmallJson => SMALL_JSON_CAP,
+            Input::Db => u64::MAX,
         }
     }
 }

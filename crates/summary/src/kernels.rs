@@ -15,7 +15,7 @@ use npuprof_scan::csv_rows::CsvRows;
 use npuprof_scan::file_ranges::{in_file_order, line_starts, segment_size};
 use serde::Serialize;
 
-use crate::columns::{self, Header};
+use crate::columns::{self, Header, SkippedRow};
 use crate::error::SummaryError;
 use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
 
@@ -93,6 +93,8 @@ pub struct KernelTable {
     pub by_type: Vec<TypeGroup>,
     /// Pipe shares of all kernels with metrics; `None` without PipeUtilization columns.
     pub pipe: Option<PipeShares>,
+    /// Rows left out for their number of fields, in file order.
+    pub skipped: Vec<SkippedRow>,
 }
 
 /// The columns of `kernel_details.csv` read, as positions among the fields picked from each row.
@@ -305,8 +307,9 @@ fn in_segments(
         let stop = (end < len).then(|| end - start);
         scan(&mut rows, path, header, cols, stop)
     };
+    // A skipped row's line is counted from its segment's start: one pass reports it.
     let failed = in_file_order(starts, len, work, |_, _, part| match part {
-        Ok(Some(part)) => {
+        Ok(Some(part)) if part.skipped.is_empty() => {
             match &mut sums {
                 Some(sums) => sums.absorb(part),
                 None => sums = Some(part),
@@ -331,15 +334,51 @@ fn segment_starts(path: &Path, segment: u64) -> Result<(Vec<u64>, u64), SummaryE
 
 /// The sums of some rows of one file.
 #[derive(Default)]
-struct Sums {
+pub(crate) struct Sums {
     names: Groups,
     kinds: Groups,
     pipe: PipeSums,
     rows: u64,
     total_us: f64,
+    skipped: Vec<SkippedRow>,
 }
 
 impl Sums {
+    /// Adds one kernel row: its name (trimmed), `Type` text, `Accelerator Core` field, duration
+    /// in µs and pipe ratios (in the order of [`Pipe::ALL`]), when it has them.
+    #[inline]
+    pub(crate) fn add(
+        &mut self,
+        name: &[u8],
+        kind: &[u8],
+        core: &[u8],
+        duration: f64,
+        ratios: Option<[f64; 4]>,
+    ) {
+        let by_name = self.names.entry(name, kind, core);
+        by_name.count += 1;
+        by_name.total_us += duration;
+        if let Some(ratios) = ratios {
+            by_name.pipe.add(duration, ratios);
+            self.pipe.add(duration, ratios);
+        }
+        let same_kind = by_name.kind.as_bytes() == kind;
+        let by_kind = match by_name.kind_group.filter(|_| same_kind) {
+            Some(i) => &mut self.kinds.accs[i].1,
+            None => {
+                let i = self.kinds.position(kind, kind, core);
+                if same_kind {
+                    by_name.kind_group = Some(i);
+                }
+                &mut self.kinds.accs[i].1
+            }
+        };
+        by_kind.count += 1;
+        by_kind.total_us += duration;
+        self.rows += 1;
+        self.total_us += duration;
+    }
+
     /// Adds the sums of the rows that follow.
     fn absorb(&mut self, next: Sums) {
         self.names.absorb(next.names);
@@ -347,16 +386,18 @@ impl Sums {
         self.pipe.absorb(&next.pipe);
         self.rows += next.rows;
         self.total_us += next.total_us;
+        self.skipped.extend(next.skipped);
     }
 
     /// The groups sorted, and the shares; `has_metrics` when the file has pipe columns.
-    fn table(self, has_metrics: bool) -> KernelTable {
+    pub(crate) fn table(self, has_metrics: bool) -> KernelTable {
         let Sums {
             names,
             kinds,
             pipe: phase_pipe,
             rows,
             total_us,
+            skipped,
         } = self;
         let capped = names.capped || kinds.capped;
         let by_name: Vec<KernelGroup> = names
@@ -408,6 +449,7 @@ impl Sums {
             by_name,
             by_type,
             pipe,
+            skipped,
         }
     }
 }
@@ -424,13 +466,6 @@ fn scan(
 ) -> Result<Option<Sums>, SummaryError> {
     let mut sums = Sums::default();
     let ratio_values = &mut RatioValues::default();
-    let Sums {
-        names,
-        kinds,
-        pipe: phase_pipe,
-        rows,
-        total_us,
-    } = &mut sums;
     while let Some(record) = columns::next_columns(reader, path, &cols.picks)? {
         if let Some(stop) = stop {
             // Reading from the `\n` before `stop` (after a `\r`) skips it as a blank line.
@@ -442,7 +477,9 @@ fn scan(
         {
             continue; // a blank line
         }
-        header.check_len(path, &record)?;
+        if !header.keep(path, &record, &mut sums.skipped)? {
+            continue;
+        }
         let field = |i: Option<usize>| i.and_then(|i| record.get(i)).unwrap_or_default();
         let duration_field = record.get(cols.duration).unwrap_or_default();
         let duration = columns::number(duration_field)
@@ -458,28 +495,7 @@ fn scan(
             .pipe
             .as_ref()
             .and_then(|p| p.row(ratio_values, |i| record.get_word(i)));
-        let by_name = names.entry(&*name, kind, core);
-        by_name.count += 1;
-        by_name.total_us += duration;
-        if let Some(ratios) = ratios {
-            by_name.pipe.add(duration, ratios);
-            phase_pipe.add(duration, ratios);
-        }
-        let same_kind = by_name.kind.as_bytes() == kind;
-        let by_kind = match by_name.kind_group.filter(|_| same_kind) {
-            Some(i) => &mut kinds.accs[i].1,
-            None => {
-                let i = kinds.position(kind, kind, core);
-                if same_kind {
-                    by_name.kind_group = Some(i);
-                }
-                &mut kinds.accs[i].1
-            }
-        };
-        by_kind.count += 1;
-        by_kind.total_us += duration;
-        *rows += 1;
-        *total_us += duration;
+        sums.add(&name, kind, core, duration, ratios);
     }
     Ok(stop.is_none().then_some(sums))
 }
@@ -624,6 +640,42 @@ mod tests {
                 .unwrap_or_default();
             assert!(message.contains("line 152:"), "{size}: {message}");
         }
+    }
+
+    #[test]
+    fn a_ragged_row_is_skipped_with_its_line_in_segments_as_in_one_pass() {
+        let mut csv = String::from("Name,Type,Duration(us)\n");
+        for i in 0..200 {
+            csv.push_str(if i == 150 { "k,1\n" } else { "k,T,1\n" });
+        }
+        let (_dir, path) = temp_csv(&csv);
+        for size in [16, 100, u64::MAX] {
+            let table = aggregate_in_segments(&path, size).unwrap_or_else(|e| panic!("{e}"));
+            let skipped: Vec<_> = table
+                .skipped
+                .iter()
+                .map(|r| (r.line, r.fields, r.expected))
+                .collect();
+            assert_eq!(skipped, [(152, 2, 3)], "segments of {size}");
+            assert_eq!((table.totals.rows, table.totals.total_us), (199, 199.0));
+        }
+    }
+
+    #[test]
+    fn past_the_skipped_rows_a_broken_file_is_an_error() {
+        let mut csv = String::from("Name,Type,Duration(us)\n");
+        for _ in 0..=columns::MAX_SKIPPED {
+            csv.push_str("k,1\n");
+        }
+        let message = table_of(&csv)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        let line = columns::MAX_SKIPPED + 2;
+        assert!(
+            message.contains(&format!("line {line} has 2 fields, the header has 3")),
+            "{message}"
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 pub mod columns;
 pub mod comm;
 pub mod compare;
+pub mod db_export;
 pub mod error;
 pub mod html;
 mod input;
@@ -21,9 +22,11 @@ pub mod kernels;
 pub mod next_steps;
 pub mod pipe;
 pub mod ranks;
+pub mod recorded;
 pub mod run;
 pub mod steps;
 pub mod units;
+pub mod warnings;
 
 use std::path::{Path, PathBuf};
 
@@ -64,6 +67,8 @@ pub struct Summary {
     pub ranks: Vec<PhaseRanks>,
     /// What to open next.
     pub next: Vec<NextStep>,
+    /// What the ranks of a phase do not share ([`warnings::within`]).
+    pub warnings: Vec<warnings::Warning>,
 }
 
 /// Summarises the run directories under `path`: a `*_ascend_pt` run directory, a phase
@@ -92,13 +97,16 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
     });
     let ranks = ranks::phase_ranks(&runs);
     let next = next_steps::next_steps(path, &runs, &ranks);
-    Ok(Summary {
+    let mut summary = Summary {
         schema_version: SCHEMA_VERSION,
         path: path.to_path_buf(),
         runs,
         ranks,
         next,
-    })
+        warnings: Vec::new(),
+    };
+    summary.warnings = warnings::within(&summary);
+    Ok(summary)
 }
 
 /// [`summarize`] of two paths at once (what `compare` reads), sharing the cores.

@@ -27,7 +27,7 @@ impl Pipe {
     pub const ALL: [Pipe; 4] = [Pipe::Cube, Pipe::Vector, Pipe::Memory, Pipe::Scalar];
 
     /// The accepted column spellings.
-    fn spellings(self) -> &'static [&'static str] {
+    pub(crate) fn spellings(self) -> &'static [&'static str] {
         match self {
             Pipe::Cube => &["aic_mac_ratio", "mac_ratio"],
             Pipe::Vector => &["aiv_vec_ratio", "vec_ratio"],

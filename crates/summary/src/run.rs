@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use npuprof_runs::profiler_info::{ProfilerInfo, rank_from_file_name};
 use serde::Serialize;
 
+use crate::columns::SkippedRow;
 use crate::comm::{Communication, read_communication};
+use crate::db_export::{self, DbFiles};
 use crate::error::SummaryError;
 use crate::kernels::{KernelGroup, KernelTotals, TypeGroup, aggregate};
 use crate::pipe::PipeShares;
+use crate::recorded::{Recorded, Source};
 use crate::steps::{Step, StepStats, TimeSplit, read_steps};
 
 /// The summary of one `*_ascend_pt` run directory.
@@ -38,12 +41,21 @@ pub struct RunSummary {
     pub pipe: Option<PipeShares>,
     /// Communication and waiting, from `communication.json` (multi-card runs).
     pub communication: Option<Communication>,
+    /// Rows left out for their number of fields (file relative to the summarised path).
+    pub skipped_rows: Vec<SkippedRow>,
+    /// How the run was recorded (from `profiler_info*.json`), when it says.
+    pub recorded: Option<Recorded>,
+    /// The export the numbers were read from; `None` when neither steps nor kernels were.
+    pub source: Option<Source>,
     /// What could not be summarised and why (missing optional files, db export…).
     pub notes: Vec<String>,
     /// The run directory as a path (for commands to run next).
     #[serde(skip)]
     pub path: PathBuf,
 }
+
+/// The `Type` torch_npu writes when it records none (Level0).
+pub const NO_TYPE: &str = "N/A";
 
 /// The directory of a run that holds the text export.
 pub const OUTPUT_DIR: &str = "ASCEND_PROFILER_OUTPUT";
@@ -69,10 +81,16 @@ pub fn summarize_run(
 ) -> Result<RunSummary, SummaryError> {
     let output = dir.join(OUTPUT_DIR);
     let mut notes = Vec::new();
-    let rank = read_rank(dir, &mut notes);
+    let (rank, recorded) = read_info(dir, &mut notes);
+    let db = DbFiles::find(&output);
+    let mut skipped_rows = Vec::new();
+    let mut from_db: Vec<&Path> = Vec::new();
     let steps_path = output.join(STEP_TRACE);
     let steps = if steps_path.is_file() {
-        read_steps(&steps_path)?
+        read_steps(&steps_path, &mut skipped_rows)?
+    } else if let Some(analysis) = &db.analysis {
+        from_db.push(analysis);
+        db_export::steps(analysis)?
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{STEP_TRACE}: step times unknown (it needs NPU activity; run `npuprof verify` on this directory)"
@@ -82,16 +100,38 @@ pub fn summarize_run(
     let kernels_path = output.join(KERNEL_DETAILS);
     let table = if kernels_path.is_file() {
         Some(aggregate(&kernels_path)?)
+    } else if let Some(profiler) = &db.profiler {
+        from_db.push(profiler);
+        Some(db_export::kernel_table(profiler)?)
     } else {
-        notes.push(no_kernel_details_note(&output));
+        notes.push(format!(
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS}: kernel times unknown (run `npuprof verify` on this directory)"
+        ));
         None
     };
     let comm_path = output.join(COMMUNICATION);
     let communication = if comm_path.is_file() {
         Some(read_communication(&comm_path)?)
+    } else if let Some(analysis) = &db.analysis {
+        let communication = db_export::communication(analysis)?;
+        if communication.is_some() && !from_db.contains(&analysis.as_path()) {
+            from_db.push(analysis);
+        }
+        communication
     } else {
         None
     };
+    let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
+    if !from_db.is_empty() {
+        let names: Vec<String> = from_db
+            .iter()
+            .map(|p| npuprof_paths::relative(dir, p))
+            .collect();
+        notes.push(format!(
+            "db export: read from {} (no text export)",
+            names.join(" and ")
+        ));
+    }
     if table
         .as_ref()
         .is_some_and(|t| t.pipe.is_none() && t.totals.rows > 0)
@@ -100,11 +140,22 @@ pub fn summarize_run(
             "no pipeline metrics in kernel_details.csv: record with aic_metrics=PipeUtilization (Level1 or Level2) to see what bounds each kernel".to_owned(),
         );
     }
+    if table
+        .as_ref()
+        .is_some_and(|t| !t.by_type.is_empty() && t.by_type.iter().all(|g| g.kind == NO_TYPE))
+    {
+        notes.push(format!(
+            "every kernel's Type is {NO_TYPE} (Level0 records no operator types): the by-type table is one group; record with profiler_level Level1 to group kernels by type"
+        ));
+    }
     let time_split = TimeSplit::of(&steps);
     let limit = top.unwrap_or(usize::MAX);
     let (kernels, top_kernels, by_type, pipe) = match table {
         Some(t) => (
-            Some(t.totals),
+            {
+                skipped_rows.extend(t.skipped);
+                Some(t.totals)
+            },
             t.by_name.into_iter().take(limit).collect(),
             t.by_type.into_iter().take(limit).collect(),
             t.pipe,
@@ -124,30 +175,25 @@ pub fn summarize_run(
         by_type,
         pipe,
         communication,
+        skipped_rows: skipped_rows
+            .into_iter()
+            .map(|row| row.relative_to(root))
+            .collect(),
+        recorded,
+        source,
         notes,
         path: dir.to_path_buf(),
     })
 }
 
-fn no_kernel_details_note(output: &Path) -> String {
-    let has_db = std::fs::read_dir(output).is_ok_and(|entries| {
-        entries
-            .filter_map(Result::ok)
-            .any(|e| e.path().extension().is_some_and(|x| x == "db"))
-    });
-    if has_db {
-        format!(
-            "db export only: the summary reads the text export ({KERNEL_DETAILS}); record with export_type text, or open the .db in MindStudio Insight"
-        )
-    } else {
-        format!(
-            "no {OUTPUT_DIR}/{KERNEL_DETAILS}: kernel times unknown (run `npuprof verify` on this directory)"
-        )
-    }
-}
-
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.
 pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
+    read_info(dir, notes).0
+}
+
+/// The rank and the recording from the run's `profiler_info*.json` (the first by name); a
+/// note when it cannot be read.
+pub fn read_info(dir: &Path, notes: &mut Vec<String>) -> (Option<u32>, Option<Recorded>) {
     let mut infos: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
@@ -162,20 +208,22 @@ pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
         })
         .unwrap_or_default();
     infos.sort();
-    let info = infos.first()?;
+    let Some(info) = infos.first() else {
+        return (None, None);
+    };
     let file_rank = rank_from_file_name(info);
     let shown = npuprof_paths::relative(dir, info);
     let parsed = crate::input::read(info, crate::input::Input::SmallJson)
         .map(|bytes| ProfilerInfo::parse(&String::from_utf8_lossy(&bytes), file_rank));
     match parsed {
-        Ok(Ok(parsed)) => parsed.rank,
+        Ok(Ok(parsed)) => (parsed.rank, Some(Recorded::of(&parsed))),
         Ok(Err(_)) => {
             notes.push(format!("{shown} is not JSON: rank taken from its name"));
-            file_rank
+            (file_rank, None)
         }
         Err(reason) => {
             notes.push(format!("{shown}: {reason}; rank taken from its name"));
-            file_rank
+            (file_rank, None)
         }
     }
 }

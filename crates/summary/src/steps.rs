@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::columns::{self, Header};
+use crate::columns::{self, Header, SkippedRow};
 use crate::error::SummaryError;
 
 /// One row of `step_trace_time.csv`, in µs.
@@ -128,8 +128,9 @@ impl StepColumns {
     }
 }
 
-/// Reads every step of a `step_trace_time.csv`, in file order.
-pub fn read_steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
+/// Reads every step of a `step_trace_time.csv`, in file order; a row with the wrong number of
+/// fields is added to `skipped` and left out (see [`Header::keep`]).
+pub fn read_steps(path: &Path, skipped: &mut Vec<SkippedRow>) -> Result<Vec<Step>, SummaryError> {
     let mut reader = columns::open(path, 0)?;
     let header = columns::read_header(&mut reader, path)?;
     let cols = StepColumns::new(&header, path)?;
@@ -138,7 +139,9 @@ pub fn read_steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
         if record.iter().all(|f| columns::text(f).is_empty()) {
             continue;
         }
-        header.check_len(path, &record)?;
+        if !header.keep(path, &record, skipped)? {
+            continue;
+        }
         let optional = |index: Option<usize>| -> Result<Option<f64>, SummaryError> {
             let Some(i) = index else { return Ok(None) };
             let field = record.get(i).unwrap_or_default();
@@ -192,7 +195,7 @@ mod tests {
             path: path.clone(),
             source,
         })?;
-        read_steps(&path)
+        read_steps(&path, &mut Vec::new())
     }
 
     #[test]
@@ -224,6 +227,29 @@ mod tests {
             .map(|_| ());
         let message = err.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(message.contains("line 3: column `Computing`"), "{message}");
+    }
+
+    #[test]
+    fn a_ragged_row_is_skipped_with_its_line() {
+        // LF line ends: after a CRLF, verify's `Record::line` is one short today (reported).
+        for (csv, line) in [
+            (
+                "Step,Computing,Communication(Not Overlapped),Free\n1,2,3,4\n2,3,4",
+                3,
+            ),
+            (
+                "Step,Computing,Communication(Not Overlapped),Free\n1,2,3\n2,3,4,5\n",
+                2,
+            ),
+        ] {
+            let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+            let path = dir.path().join("step_trace_time.csv");
+            std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+            let mut skipped = Vec::new();
+            let steps = read_steps(&path, &mut skipped).unwrap_or_else(|e| panic!("{e}"));
+            let lines: Vec<u64> = skipped.iter().map(|r| r.line).collect();
+            assert_eq!((steps.len(), lines), (1, vec![line]), "{csv:?}");
+        }
     }
 
     #[test]

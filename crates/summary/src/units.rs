@@ -37,9 +37,43 @@ pub fn fit(text: &str, width: usize) -> String {
     format!("{start}…{end}")
 }
 
+/// `text` broken into lines of at most `width` characters at spaces (a word longer than
+/// `width` gets a line of its own, whole), never cut inside a word.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wrap_breaks_at_spaces_only() {
+        assert_eq!(wrap("aa bb cc", 5), ["aa bb", "cc"]);
+        assert_eq!(wrap("a verylongword b", 4), ["a", "verylongword", "b"]);
+        assert_eq!(wrap("", 10), [""]);
+        let text = "rank sets differ: base rank 0, new rank 1 (per-step times are averaged)";
+        for width in 8..40 {
+            let lines = wrap(text, width);
+            assert_eq!(lines.join(" "), text, "width {width}");
+            let fits = |l: &String| l.chars().count() <= width || !l.contains(' ');
+            assert!(lines.iter().all(fits), "{lines:?}");
+        }
+    }
 
     #[test]
     fn units_follow_magnitude() {

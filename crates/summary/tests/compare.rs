@@ -3,17 +3,11 @@
 
 mod common;
 
+use common::summary_all as summary;
+
 use common::{Layout, real_copy, remove_type, run_dirs, slow_down_type};
 use npuprof_summary::compare::Change;
-use npuprof_summary::{Options, Summary, compare, summarize};
-
-fn summary(path: &std::path::Path) -> Summary {
-    let options = Options {
-        top: None,
-        ..Options::default()
-    };
-    summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
-}
+use npuprof_summary::{Options, compare, summarize};
 
 #[test]
 fn a_run_against_itself_is_unchanged() {
@@ -98,6 +92,18 @@ fn removed_and_added_types_are_reported() {
         .iter()
         .find(|d| d.key == "TransData");
     assert_eq!(transdata.map(|d| d.change), Some(Change::Added));
+    // Drawn apart from slower/faster in the HTML.
+    let html = npuprof_summary::html::render_comparison(&removed);
+    assert!(
+        html.contains("<rect class=\"removed\" data-segment=\"removed\""),
+        "no removed bar"
+    );
+    assert!(
+        !html.contains("<rect class=\"faster\""),
+        "a removal is not drawn as faster"
+    );
+    let html = npuprof_summary::html::render_comparison(&added);
+    assert!(html.contains("<rect class=\"added\""));
 }
 
 #[test]
@@ -150,4 +156,103 @@ fn hccl_kernels_renumbered_by_another_run_are_the_same_operators() {
         phase.by_name
     );
     assert_eq!(phase.verdict, "run step unchanged (+0.0 µs)");
+}
+
+#[test]
+fn each_rank_is_compared_and_named_with_its_largest_change() {
+    let base = real_copy(Layout::Flat);
+    let new = real_copy(Layout::Flat);
+    // Rank 1 alone gets a 3× MatMulV2: the straggler of the new run.
+    let added = slow_down_type(&run_dirs(new.path(), Layout::Flat)[1].1, "MatMulV2", 3.0);
+    let comparison = compare(&summary(base.path()), &summary(new.path()));
+    let ranks: Vec<_> = comparison.phases[0]
+        .per_rank
+        .iter()
+        .map(|r| {
+            (
+                r.base_rank,
+                r.new_rank,
+                r.step.as_ref().map(|s| s.delta_us),
+                r.largest.as_ref().map(|d| d.key.as_str()),
+            )
+        })
+        .collect();
+    assert_eq!(ranks.len(), 2);
+    assert_eq!(
+        (ranks[0].0, ranks[0].1, ranks[0].2),
+        (Some(0), Some(0), Some(0.0))
+    );
+    assert_eq!(ranks[0].3, None, "rank 0 did not change");
+    assert_eq!(
+        (ranks[1].0, ranks[1].1, ranks[1].3),
+        (Some(1), Some(1), Some("MatMulV2"))
+    );
+    let step = ranks[1].2.unwrap_or_default();
+    assert!((step - added).abs() < 1e-6, "rank 1: {step} vs {added}");
+    // The phase averages the two ranks: half the change.
+    let phase = comparison.phases[0]
+        .step
+        .as_ref()
+        .map_or(0.0, |s| s.delta_us);
+    assert!((phase - added / 2.0).abs() < 1e-6);
+}
+
+/// Gives every rank of the copy three steps whose totals are `offset + spread × (-1, 0, 1)`
+/// around the recorded one (in Computing).
+fn three_steps(root: &std::path::Path, offset: f64, spread: f64) {
+    for (_, dir) in run_dirs(root, Layout::Flat) {
+        let path = common::output_file(&dir, "step_trace_time.csv");
+        let mut rows = Vec::new();
+        common::rewrite_csv(&path, |i, fields| rows.push((i, fields.clone())));
+        let computing = rows[0]
+            .1
+            .iter()
+            .position(|f| f == "Computing")
+            .expect("Computing");
+        let mut text = rows[0].1.join(",") + "\n";
+        for (k, factor) in [-1.0, 0.0, 1.0].into_iter().enumerate() {
+            let mut fields = rows[1].1.clone();
+            fields[0] = (50 + k).to_string();
+            let old: f64 = fields[computing].parse().expect("number");
+            fields[computing] = format!("{}", old + offset + spread * factor);
+            text.push_str(&(fields.join(",") + "\n"));
+        }
+        std::fs::write(&path, text).expect("write");
+    }
+}
+
+#[test]
+fn a_change_within_the_step_to_step_spread_is_said_to_be_within_noise() {
+    // Spread: the standard deviation of (-s, 0, s) is s.
+    let base = real_copy(Layout::Flat);
+    three_steps(base.path(), 0.0, 10_000.0);
+    let (within, beyond) = (real_copy(Layout::Flat), real_copy(Layout::Flat));
+    three_steps(within.path(), 9_000.0, 10_000.0);
+    three_steps(beyond.path(), 11_000.0, 10_000.0);
+    let b = summary(base.path());
+    let inside = compare(&b, &summary(within.path()));
+    let phase = &inside.phases[0];
+    assert!(
+        phase.noise_us.is_some_and(|n| (n - 10_000.0).abs() < 1e-6),
+        "{:?}",
+        phase.noise_us
+    );
+    assert_eq!(phase.within_noise, Some(true));
+    assert!(
+        phase
+            .verdict
+            .contains("slower (+9.00 ms), within noise (step-to-step spread ±10.00 ms)"),
+        "{}",
+        phase.verdict
+    );
+    let outside = compare(&b, &summary(beyond.path()));
+    let phase = &outside.phases[0];
+    assert_eq!(phase.within_noise, Some(false));
+    assert!(!phase.verdict.contains("noise"), "{}", phase.verdict);
+    // One step per rank (the vendored run): no spread to judge by.
+    let single = compare(&summary(real_copy(Layout::Flat).path()), &b);
+    assert_eq!(
+        (single.phases[0].noise_us, single.phases[0].within_noise),
+        (None, None)
+    );
 }

@@ -3,7 +3,8 @@
 //! stake within each phase.
 //!
 //! Output: the terminal report (at most 100 columns; colour only on a terminal) or `--json` on
-//! stdout. Exit 0 when nothing was found, 1 with findings, 2 when nothing could be read.
+//! stdout. Exit 0 when nothing was found, 1 with findings or skipped malformed rows, 2 when
+//! nothing could be read.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -55,7 +56,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         crate::output::stdout().write_all(human(&advice).as_bytes())?;
     }
-    Ok(if advice.findings.is_empty() {
+    let skipped = super::summary::warn_skipped(&advice.warnings);
+    Ok(if advice.findings.is_empty() && !skipped {
         Exit::Ok
     } else {
         Exit::Findings
@@ -76,6 +78,7 @@ fn dim() -> Style {
 /// The terminal report of the advice.
 pub fn human(advice: &Advice) -> String {
     let mut out = String::new();
+    super::summary::warning_lines(&mut out, &advice.warnings);
     let mut phase: Option<Option<&str>> = None;
     let mut number = 0;
     for finding in &advice.findings {

@@ -3,8 +3,8 @@
 //! their effect on the step, with a one-line verdict per phase.
 //!
 //! Output: the terminal report (at most 100 columns) or `--json` on stdout; `--html FILE` also
-//! writes one self-contained page. Exit 0 when compared, 2 when either side cannot be read or
-//! the two share no phase.
+//! writes one self-contained page. Exit 0 when compared, 1 when malformed rows were skipped,
+//! 2 when either side cannot be read or the two share no phase.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -65,11 +65,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         let text = human(&comparison, args.top);
         crate::output::stdout().write_all(text.as_bytes())?;
     }
-    Ok(Exit::Ok)
+    Ok(if super::summary::warn_skipped(&comparison.warnings) {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
 }
 
 fn human(comparison: &Comparison, top: usize) -> String {
     let mut out = String::new();
+    crate::commands::summary::warning_lines(&mut out, &comparison.warnings);
     for (index, phase) in comparison.phases.iter().enumerate() {
         if index > 0 {
             out.push('\n');
@@ -108,15 +113,65 @@ fn phase_block(out: &mut String, phase: &PhaseComparison, top: usize) {
         duration(k.new_us),
         signed(k.delta_us)
     );
+    if let Some(line) = phase.noise_line() {
+        let _ = writeln!(out, "  noise        {line}");
+    }
+    rank_lines(out, phase);
     delta_table(out, "by type", &phase.by_type, top);
     delta_table(out, "by name", &phase.by_name, top);
 }
 
+/// One line per rank compared (when there is more than one, or the ranks differ).
+fn rank_lines(out: &mut String, phase: &PhaseComparison) {
+    let shown =
+        phase.per_rank.len() > 1 || phase.per_rank.iter().any(|r| r.base_rank != r.new_rank);
+    if !shown {
+        return;
+    }
+    let name = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+    for rank in &phase.per_rank {
+        let label = if rank.base_rank == rank.new_rank {
+            format!("rank {}", name(rank.new_rank))
+        } else {
+            format!("rank {}→{}", name(rank.base_rank), name(rank.new_rank))
+        };
+        let time = rank.step.as_ref().unwrap_or(&rank.kernel_time);
+        let mut line = format!(
+            "  {label:<12} {} → {} ({})",
+            duration(time.base_us),
+            duration(time.new_us),
+            signed(time.delta_us)
+        );
+        if rank.step.is_none() {
+            line.push_str(" kernel time");
+        }
+        if let Some(d) = &rank.largest {
+            let _ = write!(line, "; most: {} in ", signed(d.delta_us));
+            let room = 100usize.saturating_sub(line.chars().count());
+            line.push_str(&fit(&d.key, room));
+        }
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// Slower and faster in red and green; added and removed in the same colours, underlined,
+/// and their key marked `+`/`-` (a kernel that appeared is not one that got slower).
 fn change_style(change: Change) -> Style {
     match change {
-        Change::Slower | Change::Added => AnsiColor::Red.on_default(),
-        Change::Faster | Change::Removed => AnsiColor::Green.on_default(),
+        Change::Slower => AnsiColor::Red.on_default(),
+        Change::Faster => AnsiColor::Green.on_default(),
+        Change::Added => AnsiColor::Red.on_default().underline(),
+        Change::Removed => AnsiColor::Green.on_default().underline(),
         Change::Unchanged => Style::new(),
+    }
+}
+
+/// The mark before a key: `+ ` added, `- ` removed, none otherwise.
+fn change_mark(change: Change) -> &'static str {
+    match change {
+        Change::Added => "+ ",
+        Change::Removed => "- ",
+        Change::Slower | Change::Faster | Change::Unchanged => "",
     }
 }
 
@@ -145,7 +200,7 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
         };
         let _ = writeln!(
             out,
-            "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}",
+            "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}{}",
             "",
             signed(d.delta_us),
             d.effect
@@ -155,7 +210,8 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
             d.change.as_str(),
             style.render_reset(),
             calls,
-            fit(&d.key, 42)
+            change_mark(d.change),
+            fit(&d.key, 42 - change_mark(d.change).len())
         );
     }
     if deltas.len() > top {

@@ -4,8 +4,8 @@
 //!
 //! Output: the terminal report (at most 100 columns; colour only on a terminal, never with
 //! `NO_COLOR`) or `--json` on stdout; `--html FILE` also writes one self-contained page.
-//! Exit 0 when summarised, 2 when nothing could be (missing path, no run directory, a file
-//! without a required column).
+//! Exit 0 when summarised, 1 when malformed rows were skipped (named on stderr too), 2 when
+//! nothing could be (missing path, no run directory, a file without a required column).
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -13,8 +13,9 @@ use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::pipe::Pipe;
-use npuprof_summary::ranks::rank_label;
-use npuprof_summary::units::{duration, fit, percent};
+use npuprof_summary::ranks::{RANK_SPREAD, rank_label};
+use npuprof_summary::units::{duration, fit, percent, wrap};
+use npuprof_summary::warnings::{Warning, WarningCode};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
 use crate::args::DEFAULT_TOP;
@@ -59,7 +60,25 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         crate::output::stdout().write_all(human(&summary).as_bytes())?;
     }
-    Ok(Exit::Ok)
+    Ok(if warn_skipped(&summary.warnings) {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
+}
+
+/// The `skipped-rows` warnings also on stderr (under `--json` too); whether there were any:
+/// the command then exits 1, its figures those of the other rows.
+pub(crate) fn warn_skipped(warnings: &[Warning]) -> bool {
+    let mut any = false;
+    for w in warnings
+        .iter()
+        .filter(|w| w.code == WarningCode::SkippedRows)
+    {
+        errln!("warning: {}", w.message);
+        any = true;
+    }
+    any
 }
 
 /// Terminal width the report keeps to.
@@ -91,6 +110,7 @@ fn core(core: &str) -> String {
 /// The terminal report of a summary (also printed at the end of `collect`).
 pub fn human(summary: &Summary) -> String {
     let mut out = String::new();
+    warning_lines(&mut out, &summary.warnings);
     for run in &summary.runs {
         run_block(&mut out, run);
     }
@@ -107,6 +127,32 @@ pub fn human(summary: &Summary) -> String {
         );
     }
     out
+}
+
+/// The warnings, one line each (`warning[code]: message`), before anything they qualify.
+pub(crate) fn warning_lines(out: &mut String, warnings: &[Warning]) {
+    let style = AnsiColor::Yellow.on_default().bold();
+    for w in warnings {
+        let code = w.code.as_str();
+        // `warning[code]: ` then the message, continued two columns in.
+        let first = WIDTH.saturating_sub(code.len() + 11);
+        let lines = wrap(&w.message, first.min(WIDTH - 2));
+        let (head, rest) = lines
+            .split_first()
+            .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
+        let _ = writeln!(
+            out,
+            "{}warning[{code}]{}: {head}",
+            style.render(),
+            style.render_reset(),
+        );
+        for line in wrap(&rest.join(" "), WIDTH - 2)
+            .iter()
+            .filter(|_| !rest.is_empty())
+        {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
 }
 
 fn run_block(out: &mut String, run: &RunSummary) {
@@ -173,7 +219,11 @@ fn run_block(out: &mut String, run: &RunSummary) {
     kernel_table(out, run);
     type_table(out, run);
     for note in &run.notes {
-        let _ = writeln!(out, "  note: {}", fit(note, WIDTH - 8));
+        // Wrapped at spaces, continued under the text: never cut mid-sentence.
+        for (i, line) in wrap(note, WIDTH - 8).iter().enumerate() {
+            let lead = if i == 0 { "  note: " } else { "        " };
+            let _ = writeln!(out, "{lead}{line}");
+        }
     }
     out.push('\n');
 }
@@ -270,8 +320,43 @@ fn ranks_block(out: &mut String, ranks: &[PhaseRanks]) {
             }
         }
         rank_lines(out, phase);
+        straggler_line(out, phase);
     }
     out.push('\n');
+}
+
+/// Who makes the others wait: the straggler (most computing + free per step) and the rank
+/// that waits most, or that the ranks are within the threshold.
+fn straggler_line(out: &mut String, phase: &PhaseRanks) {
+    let Some(spread) = phase.own_spread else {
+        return;
+    };
+    let threshold = percent(RANK_SPREAD);
+    let text = match phase.straggler_rank {
+        Some(rank) => {
+            let waiter = phase.waiter_rank.map_or_else(String::new, |w| {
+                let wait = phase
+                    .per_rank
+                    .iter()
+                    .find(|r| r.rank == Some(w))
+                    .and_then(|r| r.wait_us)
+                    .map_or_else(String::new, |us| format!(" ({} per step)", duration(us)));
+                format!("; rank {w} waits most in collectives{wait}")
+            });
+            format!(
+                "straggler rank {rank}: {} more computing + free time than the least (past {threshold}){waiter}",
+                percent(spread)
+            )
+        }
+        None => format!(
+            "no straggler: computing + free time within {} across ranks (threshold {threshold})",
+            percent(spread)
+        ),
+    };
+    for (i, line) in wrap(&text, WIDTH - 6).iter().enumerate() {
+        let lead = if i == 0 { "    " } else { "      " };
+        let _ = writeln!(out, "{lead}{line}");
+    }
 }
 
 /// The ranks' mean step times, several per line within [`WIDTH`], the slowest in red.
@@ -289,7 +374,8 @@ fn rank_lines(out: &mut String, phase: &PhaseRanks) {
             used = 0;
         }
         out.push_str(if used == 0 { "    " } else { "  " });
-        let slowest = phase.per_rank.len() > 1 && r.rank.is_some() && r.rank == phase.slowest_rank;
+        // Red only past the anchor's 5 % threshold: a 1 % lead is not a slow rank.
+        let slowest = phase.imbalanced && r.rank.is_some() && r.rank == phase.slowest_rank;
         if slowest {
             let _ = write!(out, "{}{item}{}", red.render(), red.render_reset());
         } else {

@@ -4,10 +4,11 @@ use std::fmt::Write as _;
 
 use super::chart::{Bar, Segment, chart};
 use super::escape;
-use crate::compare::{Comparison, KernelDelta, PhaseComparison};
+use crate::compare::{Change, Comparison, KernelDelta, PhaseComparison};
 use crate::pipe::Pipe;
 use crate::run::RunSummary;
 use crate::units::{duration, fit, percent, signed};
+use crate::warnings::Warning;
 use crate::{PhaseRanks, Summary};
 
 /// Kernel groups drawn per chart.
@@ -37,6 +38,7 @@ svg.bar{width:100%;height:14px;display:block;background:var(--bg);border-radius:
 rect.computing{fill:var(--computing)}rect.communication{fill:var(--comm)}rect.free{fill:var(--free)}
 rect.kernel{fill:var(--kernel)}rect.type{fill:var(--type)}rect.pipe{fill:var(--pipe)}rect.rank{fill:var(--rank)}
 .highlight rect.rank{fill:var(--slow)}rect.slower{fill:var(--slow)}rect.faster{fill:var(--fast)}
+rect.added{fill:var(--slow);fill-opacity:.35;stroke:var(--slow);stroke-width:1.5}rect.removed{fill:var(--fast);fill-opacity:.35;stroke:var(--fast);stroke-width:1.5}
 line.axis{stroke:var(--muted);stroke-width:2}
 .legend{font-size:.8em;color:var(--muted)}.legend i{display:inline-block;width:.8em;height:.8em;margin:0 .25em 0 .6em;border-radius:2px}
 .table-wrap{overflow-x:auto}
@@ -45,6 +47,7 @@ th:first-child,td:first-child{text-align:left;white-space:normal;word-break:brea
 th.t,td.t{text-align:left}
 pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:.2em 0 .6em}
 .verdict{font-size:1.1em;font-weight:600}.note{color:var(--muted);font-size:.9em}
+.warning{border-left:4px solid #d29922;padding:2px 8px;margin:.3em 0}.warning code{font-weight:600}
 @media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:1fr auto;row-gap:1px;margin:5px 0}
 .row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
 ";
@@ -99,6 +102,7 @@ pub fn render_summary(summary: &Summary) -> String {
         "<header><h1>npuprof summary</h1><p class=\"path\">{}</p></header>",
         escape(&path)
     );
+    warnings(&mut out, &summary.warnings);
     for ranks in &summary.ranks {
         ranks_section(&mut out, ranks);
     }
@@ -133,6 +137,16 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
     if let Some(ratio) = ranks.imbalance_ratio {
         items.push(("imbalance (slowest / fastest)", format!("{ratio:.3}")));
     }
+    if let Some(spread) = ranks.own_spread {
+        let straggler = ranks.straggler_rank.map_or_else(
+            || format!("none (computing + free within {})", percent(spread)),
+            |r| format!("rank {r} (+{} computing + free)", percent(spread)),
+        );
+        items.push(("straggler", straggler));
+    }
+    if let Some(rank) = ranks.waiter_rank {
+        items.push(("waits most in collectives", format!("rank {rank}")));
+    }
     facts(out, &items);
     let bars: Vec<Bar> = ranks
         .per_rank
@@ -143,15 +157,14 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
                 .map_or_else(|| r.dir.clone(), |n| format!("rank {n}"));
             let mut bar = Bar::single(&label, "rank", r.mean_step_us, duration(r.mean_step_us));
             bar.title = format!("{label} ({}): mean of {} steps", r.dir, r.steps);
-            bar.highlight =
-                ranks.per_rank.len() > 1 && r.rank.is_some() && r.rank == ranks.slowest_rank;
+            bar.highlight = ranks.imbalanced && r.rank.is_some() && r.rank == ranks.slowest_rank;
             bar
         })
         .collect();
     chart(
         out,
         "ranks",
-        "mean step time per rank (slowest in red)",
+        "mean step time per rank (slowest in red past a 5 % imbalance)",
         &bars,
         None,
         false,
@@ -349,6 +362,7 @@ pub fn render_comparison(comparison: &Comparison) -> String {
         escape(&base.to_string()),
         escape(&new.to_string())
     );
+    warnings(&mut out, &comparison.warnings);
     for phase in &comparison.phases {
         phase_comparison(&mut out, phase);
     }
@@ -357,6 +371,18 @@ pub fn render_comparison(comparison: &Comparison) -> String {
     }
     tail(&mut out);
     out
+}
+
+/// The warnings, before anything they qualify.
+fn warnings(out: &mut String, warnings: &[Warning]) {
+    for w in warnings {
+        let _ = writeln!(
+            out,
+            "<p class=\"warning\" data-code=\"{code}\"><code>{code}</code> {}</p>",
+            escape(&w.message),
+            code = w.code.as_str(),
+        );
+    }
 }
 
 fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
@@ -368,6 +394,31 @@ fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
         escape(name),
         escape(&phase.verdict)
     );
+    if let (Some(noise), Some(line)) = (phase.noise_us, phase.noise_line()) {
+        let _ = write!(
+            out,
+            "<p class=\"note\" data-noise=\"{noise}\">{}</p>",
+            escape(&line)
+        );
+    }
+    let name_of = |r: Option<u32>| r.map_or_else(|| "-".to_owned(), |r| r.to_string());
+    for rank in &phase.per_rank {
+        let time = rank.step.as_ref().unwrap_or(&rank.kernel_time);
+        let largest = rank.largest.as_ref().map_or_else(String::new, |d| {
+            format!("; most: {} in {}", signed(d.delta_us), d.key)
+        });
+        let _ = write!(
+            out,
+            "<p class=\"rank-delta\" data-rank=\"{}\">rank {} → {}: {} → {} ({}){}</p>",
+            name_of(rank.new_rank),
+            name_of(rank.base_rank),
+            name_of(rank.new_rank),
+            duration(time.base_us),
+            duration(time.new_us),
+            signed(time.delta_us),
+            escape(&largest)
+        );
+    }
     let mut bars = Vec::new();
     if let Some(step) = &phase.step {
         bars.push(Bar::single(
@@ -416,10 +467,12 @@ fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
         .iter()
         .take(CHART_ROWS)
         .map(|d| {
-            let class = if d.delta_us >= 0.0 {
-                "slower"
-            } else {
-                "faster"
+            // Added and removed drawn apart from slower and faster: pale, outlined.
+            let class = match d.change {
+                Change::Added => "added",
+                Change::Removed => "removed",
+                _ if d.delta_us >= 0.0 => "slower",
+                _ => "faster",
             };
             let change = d.change.as_str();
             let mut bar = Bar::single(
@@ -442,7 +495,7 @@ fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
     chart(
         out,
         id,
-        "change of time per step (red: slower, green: faster)",
+        "change of time per step (red: slower, green: faster; pale and outlined: added, removed)",
         &bars,
         None,
         true,

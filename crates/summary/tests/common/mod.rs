@@ -13,6 +13,21 @@ pub fn real_run() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/real-2rank")
 }
 
+/// The vendored real 2-rank db export (`data/db-level1/`, see its NOTICE.md): the same
+/// workload as [`real_run`], recorded again with `export_type=db`.
+pub fn db_run() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/db-level1")
+}
+
+/// The summary of every run under `path`, every kernel group kept (what compare reads).
+pub fn summary_all(path: &Path) -> npuprof_summary::Summary {
+    let options = npuprof_summary::Options {
+        top: None,
+        ..npuprof_summary::Options::default()
+    };
+    npuprof_summary::summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// The expected values `data/real-2rank/expected.py` computed.
 pub fn expected() -> serde_json::Value {
     let text = fs::read_to_string(real_run().join("expected.json")).expect("expected.json");
@@ -190,6 +205,35 @@ pub fn slow_down_type(run: &Path, type_name: &str, factor: f64) -> f64 {
         }
     });
     added
+}
+
+/// Transformation: drop the last field of data row `row` (1-based) of the file, line by line (the file
+/// has no line break inside quotes): the field-count mismatch of the 2023 export. Returns the
+/// dropped row's `Duration(us)`.
+///
+/// The copy gets LF line ends: after a CRLF, verify's `Record::line` (the csv crate's
+/// `Position::line`) is one short today (reported).
+pub fn drop_a_field(path: &Path, row: usize) -> f64 {
+    let text = fs::read_to_string(path)
+        .expect("read")
+        .replace("\r\n", "\n");
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
+    let header: Vec<&str> = lines[0].trim_end().split(',').collect();
+    let column = header
+        .iter()
+        .position(|f| *f == "Duration(us)")
+        .expect("Duration(us)");
+    let mut duration = 0.0;
+    rewrite_csv(path, |i, fields| {
+        if i == row {
+            duration = fields[column].trim().parse().expect("duration");
+        }
+    });
+    let line = &mut lines[row];
+    let cut = line.rfind(',').expect("fields");
+    line.replace_range(cut..line.trim_end().len(), "");
+    fs::write(path, lines.concat()).expect("write");
+    duration
 }
 
 /// Transformation: remove every kernel row of `type_name`.
