@@ -3,7 +3,7 @@
 //! launcher `run.sh` sourcing `launch_lib.sh`), generated from `examples/recipes-mini` and
 //! described only by `tests/data/renamed-layout.yaml` (loaded through `NPUPROF_DEFINITIONS`).
 //! route, plan, patch, revert and relocate give on the fork exactly what they give on the
-//! example, with the fork's names.
+//! example, with the fork's names, and collect runs the fork's launcher under the fake torch_npu.
 
 mod support;
 
@@ -354,4 +354,56 @@ fn a_broken_definition_file_is_refused_naming_the_file_and_key() {
         stderr.contains("bad.yaml") && stderr.contains("layout") && stderr.contains("configs"),
         "{stderr}"
     );
+}
+
+#[test]
+fn collect_runs_the_forks_launcher_and_finds_its_results() {
+    let pair = pair();
+    let before = support::source_files(&pair.fork);
+    let state = tempfile::tempdir().unwrap();
+    let output = Command::new(get_cargo_bin("npuprof"))
+        .args([
+            "collect",
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+            "--decode-active",
+            "3",
+            "--phase",
+            "decode",
+            "--json",
+        ])
+        .current_dir(&pair.fork)
+        .env("NPUPROF_DEFINITIONS", definition())
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", state.path())
+        .env("XDG_STATE_HOME", state.path().join("state"))
+        .env(
+            "PYTHONPATH",
+            support::workspace_root().join("tests/fake_torch_npu"),
+        )
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let (code, stdout, stderr) = text(&output, &pair.fork);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let result_dir = report["runs"][0]["result_dir"].as_str().unwrap_or_default();
+    assert!(
+        result_dir.contains("recipes/deepseek-mini/out/"),
+        "{report:#}"
+    );
+    assert_eq!(report["outcome"], "clean", "{report:#}");
+    assert_eq!(
+        report["config"],
+        "recipes/deepseek-mini/yamls/decode_mtp.yaml"
+    );
+    let after = support::source_files(&pair.fork);
+    let changed: Vec<_> = after
+        .keys()
+        .filter(|rel| !rel.starts_with("recipes/deepseek-mini/out"))
+        .filter(|rel| before.get(*rel) != after.get(*rel))
+        .collect();
+    assert!(changed.is_empty(), "collect left changes: {changed:?}");
 }
