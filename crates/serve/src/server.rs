@@ -24,6 +24,8 @@ pub struct Server {
 /// How the server ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Shutdown {
+    /// Its process id, which is also its process group's.
+    pub pid: i32,
     /// Its exit code, when it exited.
     pub exit_code: Option<i32>,
     /// The signal that ended it, when one did.
@@ -125,6 +127,7 @@ impl Server {
             std::thread::sleep(POLL / 5);
         }
         Shutdown {
+            pid: self.group(),
             exit_code: status.and_then(|s| s.code()),
             signal: status.and_then(|s| s.signal()),
             exited_early,
