@@ -438,3 +438,49 @@ fn a_running_server_without_profiling_is_a_specific_error() {
     assert_eq!(code, 2, "{json}");
     assert_eq!(json["error"]["kind"], "profiling-not-enabled", "{json}");
 }
+
+#[test]
+fn ctrl_c_stops_the_collect_and_the_server() {
+    let work = Workdir::new();
+    let port = free_port().to_string();
+    let child = Command::new(get_cargo_bin("npuprof"))
+        .args([
+            "collect",
+            "--engine",
+            "vllm-ascend",
+            "--json",
+            "--grace",
+            "1",
+        ])
+        .args(["--profile-dir", "prof", "--"])
+        .args([fake_vllm().as_str(), "serve", "fake-model", "--port", &port])
+        .current_dir(work.path())
+        .env("HOME", work.path().join("home"))
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("FAKE_VLLM_FAULT", "never-healthy")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run npuprof");
+    // Once the server has started (its log exists), interrupt collect as Ctrl-C does.
+    let log = work.path().join("prof/npuprof-server.log");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !log.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        json: serde_json::from_slice(&out.stdout).expect("JSON"),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    check_stopped(&run, "interrupted");
+    check_nothing_left(&work, &run);
+}

@@ -124,6 +124,9 @@ fn clone_copy(tmp: &Path) -> std::path::PathBuf {
     copy_tree(&workspace_root().join("examples"), &root.join("examples"));
     let real_run = "crates/summary/tests/data/real-2rank";
     copy_tree(&workspace_root().join(real_run), &root.join(real_run));
+    // The fake vLLM server that `collect --engine`'s example starts.
+    let fake_vllm = "tests/fake_vllm";
+    copy_tree(&workspace_root().join(fake_vllm), &root.join(fake_vllm));
     fs::create_dir_all(tmp.join("home")).expect("home");
     root
 }

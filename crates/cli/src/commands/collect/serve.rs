@@ -46,54 +46,56 @@ pub enum StyleArg {
     ProfilerConfig,
 }
 
+/// The help heading of the serving options.
+const SERVING: &str = "Serving (--engine)";
+
 /// The options of `collect --engine`.
 #[derive(Debug, Clone, Default, clap::Args)]
-#[command(next_help_heading = "Serving (--engine)")]
 pub struct ServeArgs {
     /// Profiled requests [default: 32].
-    #[arg(long, value_name = "N", requires = "engine", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "N", requires = "engine", help_heading = SERVING, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub requests: Option<u32>,
     /// Prompt tokens per request [default: 128].
-    #[arg(long, value_name = "P", requires = "engine", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "P", requires = "engine", help_heading = SERVING, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub prompt_len: Option<u32>,
     /// Output tokens per request (long outputs make a decode-dominated window) [default: 128].
-    #[arg(long, value_name = "O", requires = "engine", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    #[arg(long, value_name = "O", requires = "engine", help_heading = SERVING, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub output_len: Option<u32>,
     /// Requests in flight at once [default: 8].
-    #[arg(long, value_name = "C", requires = "engine", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(long, value_name = "C", requires = "engine", help_heading = SERVING, value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub concurrency: Option<u32>,
     /// Warm-up requests before the profiler starts (same shape) [default: 4].
-    #[arg(long, value_name = "W", requires = "engine", value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+    #[arg(long, value_name = "W", requires = "engine", help_heading = SERVING, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
     pub warmup: Option<u32>,
     /// The OpenAI route of the load [default: completions].
-    #[arg(long, value_enum, requires = "engine")]
+    #[arg(long, value_enum, requires = "engine", help_heading = SERVING)]
     pub api: Option<ApiArg>,
     /// The server's address: a running server to profile (without a command), or where the
     /// started command listens [default: its --host/--port, else http://127.0.0.1:8000].
-    #[arg(long, value_name = "URL", requires = "engine")]
+    #[arg(long, value_name = "URL", requires = "engine", help_heading = SERVING)]
     pub url: Option<String>,
     /// Where the profile goes: the server's profiler directory (required with --url alone)
     /// [default: a new `npuprof-<engine>-<time>` directory here].
-    #[arg(long, value_name = "DIR", requires = "engine")]
+    #[arg(long, value_name = "DIR", requires = "engine", help_heading = SERVING)]
     pub profile_dir: Option<PathBuf>,
     /// How the installed engine switches its profiler on [default: profiler-config].
-    #[arg(long, value_enum, requires = "engine")]
+    #[arg(long, value_enum, requires = "engine", help_heading = SERVING)]
     pub config_style: Option<StyleArg>,
     /// Seconds to wait for the server to become healthy [default: 1200].
-    #[arg(long, value_name = "SECS", requires = "engine", value_parser = seconds)]
+    #[arg(long, value_name = "SECS", requires = "engine", help_heading = SERVING, value_parser = seconds)]
     pub health_timeout: Option<Duration>,
     /// Seconds the warm-up, and again the load, may take [default: 1800].
-    #[arg(long, value_name = "SECS", requires = "engine", value_parser = seconds)]
+    #[arg(long, value_name = "SECS", requires = "engine", help_heading = SERVING, value_parser = seconds)]
     pub load_timeout: Option<Duration>,
     /// Seconds from the stop until every rank's output is complete, and again for the offline
     /// parse [default: 900].
-    #[arg(long, value_name = "SECS", requires = "engine", value_parser = seconds)]
+    #[arg(long, value_name = "SECS", requires = "engine", help_heading = SERVING, value_parser = seconds)]
     pub output_timeout: Option<Duration>,
     /// Seconds without a change in the run directories that make the output complete [default: 5].
-    #[arg(long, value_name = "SECS", requires = "engine", value_parser = seconds)]
+    #[arg(long, value_name = "SECS", requires = "engine", help_heading = SERVING, value_parser = seconds)]
     pub quiet: Option<Duration>,
     /// Seconds from SIGTERM to SIGKILL when the server is stopped [default: 15].
-    #[arg(long, value_name = "SECS", requires = "engine", value_parser = seconds)]
+    #[arg(long, value_name = "SECS", requires = "engine", help_heading = SERVING, value_parser = seconds)]
     pub grace: Option<Duration>,
 }
 
