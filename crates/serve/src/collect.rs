@@ -161,23 +161,41 @@ struct Loop<'a> {
     rt: tokio::runtime::Runtime,
 }
 
-/// Runs the loop. Refusals (before anything started) are errors; anything after the server was
-/// started ends in the report, with the server shut down.
+/// Refuses what [`collect`] would refuse before it starts anything (it writes nothing): a
+/// command that cannot be read or switches the profiler on itself, a profile directory that
+/// holds run directories already. The caller then makes the profile directory of a launch.
+pub fn check(request: &ServeRequest) -> Result<(), ServeError> {
+    let settings = &request.settings;
+    if let Target::Launch { argv, .. } = &request.target {
+        if argv.is_empty() {
+            return Err(ServeError::NoCommand);
+        }
+        settings::read_command(request.engine, argv).map_err(ServeError::BadCommand)?;
+        refuse_own_switches(settings, argv)?;
+    }
+    if !output::list(&request.profile_dir, settings).runs.is_empty() {
+        return Err(ServeError::ProfileDirNotEmpty {
+            dir: request.profile_dir.display().to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// Runs the loop, after [`check`]; a launch's profile directory must exist. Refusals (before
+/// anything started) are errors; anything after the server was started ends in the report,
+/// with the server shut down.
 pub fn collect(
     request: &ServeRequest,
     observer: &mut dyn Observer,
     interrupt: &Interrupt,
 ) -> Result<ServeReport, ServeError> {
+    check(request)?;
     let settings = &request.settings;
     let (endpoint, ranks, command, env) = match &request.target {
         Target::Attach(endpoint) => (endpoint.clone(), None, None, Vec::new()),
         Target::Launch { argv, url, .. } => {
-            if argv.is_empty() {
-                return Err(ServeError::NoCommand);
-            }
             let facts =
                 settings::read_command(request.engine, argv).map_err(ServeError::BadCommand)?;
-            refuse_own_switches(settings, argv)?;
             let endpoint = url
                 .clone()
                 .unwrap_or_else(|| Endpoint::new(&facts.host, facts.port));
@@ -191,11 +209,6 @@ pub fn collect(
             )
         }
     };
-    if !output::list(&request.profile_dir, settings).runs.is_empty() {
-        return Err(ServeError::ProfileDirNotEmpty {
-            dir: request.profile_dir.display().to_string(),
-        });
-    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -232,10 +245,12 @@ pub fn collect(
     observer.event(Event::Settings(settings));
     let mut server = None;
     if let (Some(argv), Target::Launch { cwd, .. }) = (&command, &request.target) {
-        std::fs::create_dir_all(&request.profile_dir).map_err(|source| ServeError::ProfileDir {
-            dir: request.profile_dir.display().to_string(),
-            source,
-        })?;
+        if !request.profile_dir.is_dir() {
+            return Err(ServeError::ProfileDir {
+                dir: request.profile_dir.display().to_string(),
+                source: std::io::ErrorKind::NotFound.into(),
+            });
+        }
         let log = server::log_path(&request.profile_dir);
         observer.event(Event::Starting { argv, env: &env });
         server = Some(Server::start(argv, &env, cwd, Some(&log))?);
@@ -549,7 +564,7 @@ impl Loop<'_> {
                     _ => "load",
                 }
                 .to_owned(),
-                first: report.first_error.clone().unwrap_or_default(),
+                first: report.first_error.unwrap_or_default(),
             });
         }
         Ok(report)

@@ -5,8 +5,9 @@
 //! summarises the result, and shuts the server down on success, failure, interrupt or timeout
 //! alike. The engine's facts come in as a [`settings::ServeSettings`] value.
 //!
-//! Invariant: prints nothing (what happens goes to an [`Observer`]); writes only into the
-//! profile directory (the server's log and the offline parses' logs).
+//! Invariant: prints nothing (what happens goes to an [`Observer`]); writes only the server's
+//! log and the offline parses' logs into the profile directory, through
+//! `npuprof_journal::create_private_file` (the caller makes the directory).
 
 mod collect;
 mod error;
@@ -18,6 +19,6 @@ mod report;
 pub mod server;
 pub mod settings;
 
-pub use collect::{Event, Observer, ServeRequest, Stage, Target, Timing, collect};
+pub use collect::{Event, Observer, ServeRequest, Stage, Target, Timing, check, collect};
 pub use error::{ErrorKind, ServeError};
 pub use report::{ParsedBy, RunOutput, SCHEMA_VERSION, ServeReport, Stopped};

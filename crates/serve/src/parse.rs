@@ -107,7 +107,7 @@ pub fn parse_all(
 }
 
 fn spawn(parse: &Parse) -> std::io::Result<Child> {
-    let log = std::fs::File::create(&parse.log)?;
+    let log = npuprof_journal::create_private_file(&parse.log).map_err(std::io::Error::other)?;
     Command::new("sh")
         .arg("-c")
         .arg(&parse.command)
