@@ -316,6 +316,9 @@ fn refuse_own_switches(settings: &ServeSettings, argv: &[String]) -> Result<(), 
     Ok(())
 }
 
+/// How long an interrupted collect waits for the stop of a server it attached to.
+const INTERRUPTED_STOP: Duration = Duration::from_secs(30);
+
 /// How many quiet periods an unparsed run waits when the engine parses asynchronously.
 const ASYNC_RAW_QUIET: u32 = 3;
 
@@ -336,7 +339,20 @@ impl Loop<'_> {
         let load = self.load(Stage::Load, &self.request.load);
         // The profiler is stopped whatever the load did, unless the server is gone.
         let stopped = match &load {
-            Err(ServeError::ServerExited { .. } | ServeError::Interrupted(_)) => Ok(()),
+            Err(ServeError::ServerExited { .. }) => Ok(()),
+            Err(ServeError::Interrupted(_)) => {
+                // A server collect did not start keeps running: leave it not profiling.
+                if self.server.is_none() {
+                    let _ = self.rt.block_on(http::request(
+                        &self.endpoint,
+                        Method::POST,
+                        &settings.stop_path,
+                        None,
+                        INTERRUPTED_STOP,
+                    ));
+                }
+                Ok(())
+            }
             _ => self.profile(&settings.stop_path, "stop_profile", false),
         };
         self.report.load = Some(load?);
