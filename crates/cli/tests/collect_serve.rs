@@ -68,12 +68,12 @@ struct Run {
     stderr: String,
 }
 
-/// Runs `npuprof collect --engine vllm-ascend --json <flags> -- vllm serve fake-model --port P
-/// <server args>` in `work`, with the fake's environment `env`.
-fn collect(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]) -> Run {
+/// `npuprof collect --engine vllm-ascend <flags> -- vllm serve fake-model --port P <server
+/// args>` in `work`, with the fake's environment `env`: a small, fast load.
+fn command(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]) -> Command {
     let port = free_port().to_string();
     let mut cmd = Command::new(get_cargo_bin("npuprof"));
-    cmd.args(["collect", "--engine", "vllm-ascend", "--json"])
+    cmd.args(["collect", "--engine", "vllm-ascend"])
         .args(["--requests", "4", "--prompt-len", "8", "--output-len", "6"])
         .args([
             "--concurrency",
@@ -94,13 +94,23 @@ fn collect(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]
         .env("HOME", work.path().join("home"))
         .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("NO_COLOR", "1")
         .env_remove("VLLM_TORCH_PROFILER_DIR")
         .env_remove("FAKE_VLLM_FAULT")
         .env_remove("FAKE_VLLM_ERA");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = cmd.output().expect("run npuprof");
+    cmd
+}
+
+/// [`command`] with `--json`, its report parsed.
+fn collect(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut with_json = vec!["--json"];
+    with_json.extend_from_slice(flags);
+    let out = command(work, &with_json, server, env)
+        .output()
+        .expect("run npuprof");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let json = serde_json::from_str(&stdout)
@@ -483,4 +493,26 @@ fn ctrl_c_stops_the_collect_and_the_server() {
     };
     check_stopped(&run, "interrupted");
     check_nothing_left(&work, &run);
+}
+
+/// The text report of a 4-rank collect, up to the profile's summary (whose step count depends
+/// on how the fake batched the requests), with what differs between runs filtered.
+#[test]
+fn the_text_report_says_what_was_collected() {
+    let work = Workdir::new();
+    let out = command(&work, &[], &["-tp", "4"], &[("FAKE_VLLM_ERA", "pipe")])
+        .output()
+        .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let head = text.split("\nrun · ").next().unwrap_or_default();
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"_\d+_\d{17}_ascend_pt", "_[PID]_[TS]_ascend_pt");
+    settings.add_filter(
+        r"[^ /]+_\d+\.async_llm\.\d+\.pt\.trace\.json",
+        "[HOST]_[PID].async_llm.[MS].pt.trace.json",
+    );
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
+    settings.add_filter(r"\d+\.\ds", "[S]s");
+    settings.bind(|| insta::assert_snapshot!(head));
 }
