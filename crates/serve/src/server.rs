@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use npuprof_workflow::collect::{Capture, POLL, Readers, Straggler, Stream, end_group};
+use npuprof_workflow::collect::{Capture, POLL, Readers, Straggler, end_group};
 use rustix::process::{Pid, Signal, kill_process_group};
 use serde::Serialize;
 
@@ -62,17 +62,7 @@ impl Server {
                 command: npuprof_paths::shell::join(argv),
                 source,
             })?;
-        let streams = [
-            child
-                .stdout
-                .take()
-                .map(|s| (Stream::Stdout, Box::new(s) as Box<dyn std::io::Read + Send>)),
-            child
-                .stderr
-                .take()
-                .map(|s| (Stream::Stderr, Box::new(s) as Box<dyn std::io::Read + Send>)),
-        ];
-        let readers = Readers::start(streams.into_iter().flatten().collect(), log);
+        let readers = Readers::of_child(&mut child, log);
         Ok(Self {
             group: Pid::from_child(&child),
             child,
