@@ -395,6 +395,11 @@ impl OwnServer {
     }
 
     fn attach(&self, work: &Workdir) -> (i32, Value) {
+        self.attach_with(work, &["--profile-dir", "prof"])
+    }
+
+    /// `collect --url` of this server with `flags` (which name the profile directory).
+    fn attach_with(&self, work: &Workdir, flags: &[&str]) -> (i32, Value) {
         let out = Command::new(get_cargo_bin("npuprof"))
             .args([
                 "collect",
@@ -405,7 +410,8 @@ impl OwnServer {
                 "0.5",
             ])
             .args(["--requests", "3", "--output-len", "4", "--warmup", "0"])
-            .args(["--profile-dir", "prof", "--url"])
+            .args(flags)
+            .arg("--url")
             .arg(format!("http://127.0.0.1:{}", self.port))
             .current_dir(work.path())
             .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
@@ -515,4 +521,16 @@ fn the_text_report_says_what_was_collected() {
     settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
     settings.add_filter(r"\d+\.\ds", "[S]s");
     settings.bind(|| insta::assert_snapshot!(head));
+}
+
+#[test]
+fn a_profile_dir_that_is_not_the_servers_gets_no_output() {
+    let work = Workdir::new();
+    let server = OwnServer::start(&work, true);
+    let (code, json) = server.attach_with(
+        &work,
+        &["--profile-dir", "elsewhere", "--output-timeout", "1"],
+    );
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["kind"], "no-output", "{json}");
 }

@@ -172,8 +172,8 @@ pub fn for_engine(engine: Engine, style: ConfigStyle) -> ServeSettings {
             no_pipe_metrics_note: Some(
                 "AiCoreNone at Level1 collects no pipe metrics (no aic_*_ratio columns in \
                  kernel_details.csv) on 2026 torch_npu builds, and this vLLM-Ascend version \
-                 hard-codes it: for pipe metrics use vLLM-Ascend with PR 10778 (June 2026, \
-                 PipeUtilization), or profile the model offline with `npuprof inject`"
+                 hard-codes it: for pipe metrics use vLLM-Ascend with PR 10778 (June 2026), \
+                 which hard-codes PipeUtilization"
                     .to_owned(),
             ),
             parses_in_engine: ParseMode::InEngine,
