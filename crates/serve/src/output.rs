@@ -137,3 +137,72 @@ pub fn settle(
 pub fn parsed(run: &Path) -> bool {
     run.join("ASCEND_PROFILER_OUTPUT").is_dir()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::{ConfigStyle, Engine, for_engine};
+
+    /// An engine that parses after the stop: the raw run falls quiet, then the parse writes
+    /// `ASCEND_PROFILER_OUTPUT/`; the longer quiet period of an unparsed run waits for it.
+    #[test]
+    fn an_unparsed_run_waits_the_longer_quiet_period_for_a_late_parse() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let run = dir.path().join("w_1_ascend_pt");
+        std::fs::create_dir_all(run.join("FRAMEWORK")).expect("mkdir");
+        let late = run.join("ASCEND_PROFILER_OUTPUT");
+        let writer = {
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(300));
+                std::fs::create_dir(late).expect("mkdir");
+            })
+        };
+        let settings = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig);
+        let quiet = Quiet {
+            parsed: Duration::from_millis(50),
+            raw: Duration::from_secs(5),
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let settled = settle(
+            dir.path(),
+            &settings,
+            1,
+            quiet,
+            deadline,
+            Duration::from_millis(20),
+            &mut || false,
+        );
+        let parsed_when_settled = parsed(&run);
+        writer.join().expect("writer");
+        assert!(
+            matches!(settled, Settled::Quiet(ref l) if l.runs == std::slice::from_ref(&run)),
+            "{settled:?}"
+        );
+        assert!(parsed_when_settled, "settled before the late parse");
+    }
+
+    #[test]
+    fn missing_ranks_at_the_deadline_are_not_taken_for_writing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir_all(dir.path().join("w_1_ascend_pt/ASCEND_PROFILER_OUTPUT"))
+            .expect("mkdir");
+        let settings = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig);
+        let quiet = Quiet {
+            parsed: Duration::from_millis(50),
+            raw: Duration::from_millis(50),
+        };
+        let settled = settle(
+            dir.path(),
+            &settings,
+            2,
+            quiet,
+            Instant::now() + Duration::from_millis(300),
+            Duration::from_millis(20),
+            &mut || false,
+        );
+        assert!(
+            matches!(settled, Settled::TimedOut { changing: false, ref listing } if listing.runs.len() == 1),
+            "{settled:?}"
+        );
+    }
+}
