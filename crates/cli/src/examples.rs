@@ -146,8 +146,8 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
                 "npuprof collect --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase both --decode-active 10",
             ),
             ex(
-                "A config given by path; stop the run after an hour",
-                "npuprof collect --config examples/recipes-mini/models/deepseek-mini/config/decode_mtp.yaml --timeout 3600",
+                "A vLLM-Ascend server (here the bundled fake) with 2 ranks, profiled under load",
+                "npuprof collect --engine vllm-ascend --requests 16 --output-len 64 --quiet 1 -- tests/fake_vllm/bin/vllm serve fake-model --port 18731 -tp 2",
             ),
             ex(
                 "Your own launch command, one JSON document",

@@ -15,6 +15,7 @@ use npuprof_patch::inject::InjectError;
 use npuprof_relocate::RelocateError;
 use npuprof_repository::TargetError;
 use npuprof_route::RouteError;
+use npuprof_serve::{ErrorKind as ServeErrorKind, ServeError};
 use npuprof_summary::SummaryError;
 use npuprof_verify::VerifyError;
 use npuprof_workflow::WorkflowError;
@@ -183,6 +184,7 @@ fn classify<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Classifi
         .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
         .or_else(|| cause.downcast_ref::<WorkflowError>().and_then(workflow))
         .or_else(|| cause.downcast_ref::<TargetError>().and_then(target))
+        .or_else(|| cause.downcast_ref::<ServeError>().map(serve))
         .or_else(|| cause.downcast_ref::<io::Error>().map(io))
 }
 
@@ -271,6 +273,17 @@ fn summary(err: &SummaryError) -> Option<Classified<'static>> {
             ErrorCode::NotFound,
             Some("give --phase and --rank from what the profile has (listed in the message)"),
         )),
+    }
+}
+
+/// A collect against a server refused before it started anything, or could not start it.
+fn serve(err: &ServeError) -> Classified<'static> {
+    match err {
+        ServeError::NoCommand | ServeError::BadUrl { .. } => (ErrorCode::Usage, None),
+        ServeError::ProfileDir { .. } => (ErrorCode::Io, None),
+        ServeError::BadCommand(_) => (ErrorCode::InvalidInput, None),
+        _ if err.kind() == ServeErrorKind::Refused => (ErrorCode::Refused, None),
+        _ => (ErrorCode::Failed, None),
     }
 }
 

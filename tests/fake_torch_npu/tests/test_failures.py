@@ -173,3 +173,34 @@ class SlowFirstStepTest(FakeTestCase):
         for row in kernels[1:]:
             per_step.setdefault(row[0], []).append(float(row[duration]))
         self.assertGreaterEqual(min(per_step["3"]), 20 * min(per_step["4"]))
+
+
+def _profile_in_a_daemon(save):
+    """A daemon process's profile (vLLM's TP>1 workers are daemons), its stdout kept in a file."""
+    with open(os.path.join(save, "stdout.txt"), "w", encoding="utf-8") as handle, \
+            contextlib.redirect_stdout(handle):
+        prof = P.profile(activities=[P.ProfilerActivity.NPU, P.ProfilerActivity.CPU],
+                         on_trace_ready=P.tensorboard_trace_handler(os.path.join(save, "prof")))
+        prof.start()
+        prof.step()
+        prof.stop()
+
+
+class DaemonTest(FakeTestCase):
+    def test_the_trace_handler_leaves_raw_data_in_a_daemon_process(self):
+        import multiprocessing
+
+        worker = multiprocessing.get_context("fork").Process(
+            target=_profile_in_a_daemon, args=(str(self.tmp),), daemon=True)
+        worker.start()
+        worker.join(timeout=60)
+        self.assertEqual(worker.exitcode, 0)
+        [run] = self.run_dirs(self.tmp / "prof")
+        self.assertTrue((run / "FRAMEWORK").is_dir())
+        self.assertFalse((run / "ASCEND_PROFILER_OUTPUT").exists())
+        stdout = (self.tmp / "stdout.txt").read_text(encoding="utf-8")
+        self.assertIn("The profiling data cannot be parsed during the daemon process", stdout)
+        # Outside the daemon, analyse parses it.
+        with contextlib.redirect_stdout(io.StringIO()):
+            P.profiler.analyse(str(run))
+        self.assertTrue((run / "ASCEND_PROFILER_OUTPUT" / "kernel_details.csv").exists())

@@ -366,6 +366,11 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Source("crates/cli/src/output.rs"),
         ),
         (
+            "collect --engine ENGINE",
+            "crates/serve/src/report.rs",
+            Source("crates/serve/src/report.rs"),
+        ),
+        (
             "summary",
             "crates/summary/src/lib.rs",
             Constant(npuprof_summary::SCHEMA_VERSION),

@@ -122,6 +122,8 @@ pub fn clone_copy(tmp: &Path) -> PathBuf {
     for tree in [
         "examples",
         "tests/fake_torch_npu",
+        // The fake vLLM server that `collect --engine`'s example starts.
+        "tests/fake_vllm",
         "crates/summary/tests/data/real-2rank",
     ] {
         copy_tree(&workspace_root().join(tree), &root.join(tree));

@@ -240,6 +240,21 @@ impl Readers {
         }
     }
 
+    /// Starts a reader for the child's piped stdout and stderr (taken from it).
+    pub fn of_child(child: &mut std::process::Child, log: Option<&Path>) -> Self {
+        let streams = [
+            child
+                .stdout
+                .take()
+                .map(|s| (Stream::Stdout, Box::new(s) as Box<dyn Read + Send>)),
+            child
+                .stderr
+                .take()
+                .map(|s| (Stream::Stderr, Box::new(s) as Box<dyn Read + Send>)),
+        ];
+        Self::start(streams.into_iter().flatten().collect(), log)
+    }
+
     /// The lines that arrived to be shown (at most the queue's size).
     pub fn arrived(&self) -> impl Iterator<Item = String> + '_ {
         self.lines.try_iter().take(SHOW_QUEUE)

@@ -16,7 +16,7 @@ use rustix::process::{Pid, Signal, kill_process_group};
 use serde::Serialize;
 
 use super::Stop;
-use super::capture::{Capture, Readers, Stream};
+use super::capture::{Capture, Readers};
 use super::diagnose::LaunchError;
 use super::group::{self, Straggler};
 
@@ -170,20 +170,7 @@ impl<F: FnMut(Output)> Launcher for ProcessLauncher<F> {
                 command: npuprof_repository::shell::join(argv),
                 source,
             })?;
-        let streams = [
-            child
-                .stdout
-                .take()
-                .map(|s| (Stream::Stdout, Box::new(s) as Box<dyn std::io::Read + Send>)),
-            child
-                .stderr
-                .take()
-                .map(|s| (Stream::Stderr, Box::new(s) as Box<dyn std::io::Read + Send>)),
-        ];
-        let readers = Readers::start(
-            streams.into_iter().flatten().collect(),
-            launch.log.as_deref(),
-        );
+        let readers = Readers::of_child(&mut child, launch.log.as_deref());
         let group = Pid::from_child(&child);
         let (mut timed_out, mut interrupted) = (false, false);
         let mut terminated_at: Option<Instant> = None;

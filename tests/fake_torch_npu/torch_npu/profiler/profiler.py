@@ -84,8 +84,18 @@ class _TraceHandler:
         self.analyse_flag = analyse_flag
 
     def __call__(self, prof):
-        if self.analyse_flag and prof.run_dir:
+        if self.analyse_flag and prof.run_dir and not _refused_in_daemon():
             _parser.parse_run_dir(prof.run_dir)
+
+
+def _refused_in_daemon():
+    """torch_npu's parser (`NpuProfiler.analyse`, behind the trace handler and `analyse`) does not
+    run inside a daemon process (vLLM's TP>1 workers): it prints an error and leaves raw data."""
+    if multiprocessing.current_process().daemon:
+        _log.error("The profiling data cannot be parsed during the daemon process, it is recommended "
+                   "that you use an offline parsing interface to parse the collected data.")
+        return True
+    return False
 
 
 @_no_exception
@@ -307,8 +317,7 @@ def analyse(profiler_path, max_process_number=None, export_type=None):
     subdirectories that is one (holds FRAMEWORK/ or a PROF_* directory); nothing deeper and
     nothing printed when none is found, as torch_npu's path manager does."""
     del max_process_number, export_type
-    if multiprocessing.current_process().daemon:
-        _log.error("The profiling data cannot be parsed during the daemon process")
+    if _refused_in_daemon():
         return
     if os.path.islink(profiler_path):
         _log.warn(f"Path {profiler_path} is a soft link, which is not recommended.")

@@ -1,6 +1,7 @@
 //! `npuprof collect`: the arguments, then `npuprof_workflow::collect` with the process launcher,
 //! and what it reports printed: progress on stderr, the summary (or `--json`) on stdout.
 
+mod serve;
 mod status_line;
 mod summary;
 
@@ -36,13 +37,24 @@ pub struct Args {
     /// Print one JSON document (route, patch, runs, verify, relocate, revert) on stdout.
     #[arg(long)]
     pub json: bool,
-    /// The launch command, run from the repository [default: the target's own launch command].
+    /// Collect from a serving engine instead of a repository: start the command after `--`
+    /// (`vllm serve MODEL …`) with the profiler on, or profile a running server (--url).
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<serve::EngineArg>,
+    /// The serving options.
+    #[command(flatten)]
+    pub serve: serve::ServeArgs,
+    /// The launch command, run from the repository [default: the target's own launch command];
+    /// with --engine, the serving command.
     #[arg(last = true, value_name = "LAUNCH COMMAND")]
     pub launch: Vec<String>,
 }
 
 /// Runs `npuprof collect`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    if let Some(engine) = args.engine {
+        return serve::run(&args, engine);
+    }
     let report = execute(&args)?;
     if args.json {
         output::print_json(&report)?;

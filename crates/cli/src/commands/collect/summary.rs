@@ -35,7 +35,12 @@ pub fn render(report: &CollectReport) -> String {
     for (index, run) in report.runs.iter().enumerate() {
         write_run(&mut s, index, run);
         if let Some(verdict) = report.verify.get(index) {
-            write_verdict(&mut s, verdict, index + 1 == report.verify.len(), run);
+            write_verdict(
+                &mut s,
+                verdict,
+                index + 1 == report.verify.len(),
+                run.result_dir.as_deref(),
+            );
         }
     }
     if let Some(relocated) = &report.relocate {
@@ -123,8 +128,9 @@ fn write_run(s: &mut String, index: usize, run: &RunReport) {
     }
 }
 
-/// One run's verdict: a line per phase × rank, then (for the last run) its error findings.
-fn write_verdict(s: &mut String, verdict: &VerifyReport, last: bool, run: &RunReport) {
+/// One run's verdict: a line per phase × rank, then (for the last run) its error findings;
+/// `result_dir` is named in the hint at the findings not listed.
+pub fn write_verdict(s: &mut String, verdict: &VerifyReport, last: bool, result_dir: Option<&str>) {
     let _ = writeln!(
         s,
         "    verify: {} error(s), {} warning(s)",
@@ -177,13 +183,13 @@ fn write_verdict(s: &mut String, verdict: &VerifyReport, last: bool, run: &RunRe
             s,
             "      ... and {} more (all in --json, or `npuprof verify {}`)",
             errors.len() - MAX_LISTED_ERRORS,
-            run.result_dir.as_deref().unwrap_or("<result dir>")
+            result_dir.unwrap_or("<result dir>")
         );
     }
 }
 
 /// `path` relative to the current directory when it is below it.
-fn relative(path: &str) -> String {
+pub fn relative(path: &str) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| {

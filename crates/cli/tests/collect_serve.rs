@@ -1,0 +1,536 @@
+//! `npuprof collect --engine vllm-ascend` end to end against the fake vLLM server
+//! (`tests/fake_vllm`, under the fake torch_npu): 1 and 4 ranks give a verified, summarised
+//! profile; a server that dies, one that never becomes healthy, one that ignores SIGTERM and a
+//! stop that writes slowly each end with a specific error or outcome and exit code, and leave
+//! no process of the server's group and no file outside the profile directory.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use insta_cmd::get_cargo_bin;
+use serde_json::Value;
+
+mod support;
+use support::workspace_root;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+fn fake_vllm() -> String {
+    workspace_root()
+        .join("tests/fake_vllm/bin/vllm")
+        .display()
+        .to_string()
+}
+
+/// A temp working directory with a private HOME inside it.
+struct Workdir {
+    dir: tempfile::TempDir,
+}
+
+impl Workdir {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::create_dir(dir.path().join("home")).expect("home");
+        Self { dir }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Every path under the directory, relative.
+    fn listing(&self) -> BTreeSet<PathBuf> {
+        let mut out = BTreeSet::new();
+        let mut stack = vec![self.path().to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
+                let path = entry.path();
+                if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(path.clone());
+                }
+                out.insert(path.strip_prefix(self.path()).expect("below").to_path_buf());
+            }
+        }
+        out
+    }
+}
+
+struct Run {
+    code: i32,
+    json: Value,
+    stderr: String,
+}
+
+/// `npuprof collect --engine vllm-ascend <flags> -- vllm serve fake-model --port P <server
+/// args>` in `work`, with the fake's environment `env`: a small, fast load.
+fn command(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]) -> Command {
+    let port = free_port().to_string();
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.args(["collect", "--engine", "vllm-ascend"])
+        .args(["--requests", "4", "--prompt-len", "8", "--output-len", "6"])
+        .args([
+            "--concurrency",
+            "2",
+            "--warmup",
+            "1",
+            "--quiet",
+            "0.5",
+            "--grace",
+            "1",
+        ])
+        .args(["--profile-dir", "prof"])
+        .args(flags)
+        .arg("--")
+        .args([fake_vllm().as_str(), "serve", "fake-model", "--port", &port])
+        .args(server)
+        .current_dir(work.path())
+        .env("HOME", work.path().join("home"))
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("NO_COLOR", "1")
+        .env_remove("VLLM_TORCH_PROFILER_DIR")
+        .env_remove("FAKE_VLLM_FAULT")
+        .env_remove("FAKE_VLLM_ERA");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// [`command`] with `--json`, its report parsed.
+fn collect(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut with_json = vec!["--json"];
+    with_json.extend_from_slice(flags);
+    let out = command(work, &with_json, server, env)
+        .output()
+        .expect("run npuprof");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        json,
+        stderr,
+    }
+}
+
+/// The live processes of group `group`.
+fn group_members(group: i64) -> Vec<String> {
+    let mut left = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some((_, rest)) = stat.rsplit_once(") ") else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split(' ').collect();
+        if fields.get(2).and_then(|p| p.parse::<i64>().ok()) == Some(group)
+            && !matches!(fields[0], "Z" | "X")
+        {
+            left.push(stat);
+        }
+    }
+    left
+}
+
+/// No process of the server's group is left, and only the profile directory (and the empty
+/// HOME) is in the working directory.
+fn check_nothing_left(work: &Workdir, run: &Run) {
+    let pid = run.json["shutdown"]["pid"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("a shutdown with the pid: {}", run.json));
+    assert_eq!(group_members(pid), Vec::<String>::new(), "{}", run.stderr);
+    let outside: Vec<PathBuf> = work
+        .listing()
+        .into_iter()
+        .filter(|p| !p.starts_with("prof") && p != Path::new("home"))
+        .collect();
+    assert_eq!(outside, Vec::<PathBuf>::new());
+}
+
+/// Exit 0, `ranks` run directories parsed by `parsed_by`, no error finding, a summary of every
+/// rank, the whole load answered, and the frontend trace where the era writes one (`frontend`).
+fn check_verified(run: &Run, ranks: usize, parsed_by: &str, frontend: usize) {
+    assert_eq!(run.code, 0, "{}\n{}", run.json, run.stderr);
+    assert_eq!(run.json["schema_version"], 1);
+    let runs = run.json["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), ranks, "{}", run.json);
+    assert!(
+        runs.iter().all(|r| r["parsed_by"] == parsed_by),
+        "{}",
+        run.json
+    );
+    let verify = &run.json["verify"];
+    let errors = verify["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["severity"] == "error")
+        .count();
+    assert_eq!(errors, 0, "{verify}");
+    assert_eq!(verify["runs"].as_array().map(Vec::len), Some(ranks));
+    let summary = &run.json["summary"];
+    assert_eq!(
+        summary["runs"].as_array().map(Vec::len),
+        Some(ranks),
+        "{summary}"
+    );
+    assert_eq!(run.json["load"]["succeeded"], 4);
+    assert_eq!(run.json["load"]["completion_tokens"], 24);
+    assert_eq!(
+        run.json["frontend_traces"].as_array().map(Vec::len),
+        Some(frontend)
+    );
+}
+
+fn check_stopped(run: &Run, kind: &str) {
+    assert_eq!(run.code, 2, "{}\n{}", run.json, run.stderr);
+    assert_eq!(run.json["error"]["kind"], kind, "{}", run.json);
+}
+
+#[test]
+fn one_rank_is_parsed_by_the_engine_verified_and_summarised() {
+    let work = Workdir::new();
+    let run = collect(&work, &[], &[], &[("FAKE_VLLM_ERA", "pipe")]);
+    check_verified(&run, 1, "engine", 1);
+    assert_eq!(run.json["aic_metrics"], "PipeUtilization");
+    assert_eq!(run.json["shutdown"]["killed"], false);
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn four_ranks_leave_raw_data_that_collect_parses_offline() {
+    let work = Workdir::new();
+    let run = collect(&work, &[], &["--tensor-parallel-size", "4"], &[]);
+    check_verified(&run, 4, "offline", 1);
+    assert_eq!(run.json["expected_ranks"], 4);
+    assert_eq!(run.json["parses"].as_array().map(Vec::len), Some(4));
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn the_async_parse_is_waited_for() {
+    let work = Workdir::new();
+    let run = collect(&work, &[], &[], &[("FAKE_VLLM_ERA", "async")]);
+    check_verified(&run, 1, "engine", 1);
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn the_env_style_sets_the_variables_and_says_there_are_no_pipe_metrics() {
+    let work = Workdir::new();
+    let run = collect(
+        &work,
+        &["--config-style", "env"],
+        &[],
+        &[("FAKE_VLLM_ERA", "env")],
+    );
+    check_verified(&run, 1, "engine", 0);
+    assert!(
+        run.stderr.contains("collects no pipe metrics"),
+        "{}",
+        run.stderr
+    );
+    let env = run.json["env"].as_array().expect("env");
+    assert!(
+        env.iter()
+            .any(|p| p[0] == "VLLM_TORCH_PROFILER_WITH_STACK" && p[1] == "0")
+    );
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn a_server_that_dies_mid_run_is_an_error_and_leaves_nothing() {
+    let work = Workdir::new();
+    let run = collect(&work, &[], &["-tp", "2"], &[("FAKE_VLLM_FAULT", "die")]);
+    check_stopped(&run, "server-exited");
+    assert_eq!(run.json["shutdown"]["exited_early"], true);
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn a_server_that_never_becomes_healthy_is_an_error_and_leaves_nothing() {
+    let work = Workdir::new();
+    let run = collect(
+        &work,
+        &["--health-timeout", "1.5"],
+        &[],
+        &[("FAKE_VLLM_FAULT", "never-healthy")],
+    );
+    check_stopped(&run, "never-healthy");
+    assert!(
+        run.json["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not healthy after")),
+        "{}",
+        run.json
+    );
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn a_server_that_ignores_sigterm_is_killed() {
+    let work = Workdir::new();
+    let run = collect(
+        &work,
+        &[],
+        &["-tp", "2"],
+        &[("FAKE_VLLM_FAULT", "ignore-sigterm")],
+    );
+    check_verified(&run, 2, "offline", 1);
+    assert_eq!(run.json["shutdown"]["killed"], true, "{}", run.json);
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn a_stop_that_writes_slowly_is_waited_for() {
+    let work = Workdir::new();
+    let run = collect(
+        &work,
+        &[],
+        &[],
+        &[
+            ("FAKE_VLLM_FAULT", "slow-stop"),
+            ("FAKE_VLLM_SLOW_SECONDS", "2"),
+        ],
+    );
+    check_verified(&run, 1, "engine", 1);
+    assert!(
+        run.json["settled_after_secs"]
+            .as_f64()
+            .is_some_and(|s| s >= 2.0),
+        "{}",
+        run.json
+    );
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn a_stop_still_writing_at_the_deadline_is_an_error() {
+    let work = Workdir::new();
+    let run = collect(
+        &work,
+        &["--output-timeout", "1"],
+        &[],
+        &[
+            ("FAKE_VLLM_FAULT", "slow-stop"),
+            ("FAKE_VLLM_SLOW_SECONDS", "4"),
+        ],
+    );
+    check_stopped(&run, "output-incomplete");
+    check_nothing_left(&work, &run);
+}
+
+#[test]
+fn a_command_that_configures_the_profiler_itself_is_refused() {
+    let work = Workdir::new();
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .args(["collect", "--engine", "vllm-ascend", "--json", "--"])
+        .args([
+            fake_vllm().as_str(),
+            "serve",
+            "m",
+            "--profiler-config.profiler=torch",
+        ])
+        .current_dir(work.path())
+        .output()
+        .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(2));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("JSON error document");
+    assert_eq!(json["error"]["code"], "refused", "{json}");
+    assert!(work.listing().iter().all(|p| p == Path::new("home")));
+}
+
+#[test]
+fn repository_flags_and_phases_are_refused_with_engine() {
+    for flags in [&["--repo", "."][..], &["--phase", "decode"][..]] {
+        let out = Command::new(get_cargo_bin("npuprof"))
+            .args(["collect", "--engine", "vllm-ascend"])
+            .args(flags)
+            .args(["--", "vllm", "serve", "m"])
+            .output()
+            .expect("run npuprof");
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+    }
+}
+
+/// A server the test starts itself, with the profiler on, in its own process group.
+struct OwnServer {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl OwnServer {
+    fn start(work: &Workdir, profiler: bool) -> Self {
+        use std::os::unix::process::CommandExt as _;
+        let port = free_port();
+        let mut cmd = Command::new(fake_vllm());
+        cmd.args(["serve", "fake-model", "--port", &port.to_string()]);
+        if profiler {
+            let dir = work.path().join("prof");
+            cmd.arg("--profiler-config").arg(format!(
+                r#"{{"profiler":"torch","torch_profiler_dir":"{}"}}"#,
+                dir.display()
+            ));
+        }
+        let child = cmd
+            .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("FAKE_VLLM_ERA", "pipe")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("start the fake");
+        Self { child, port }
+    }
+
+    fn attach(&self, work: &Workdir) -> (i32, Value) {
+        self.attach_with(work, &["--profile-dir", "prof"])
+    }
+
+    /// `collect --url` of this server with `flags` (which name the profile directory).
+    fn attach_with(&self, work: &Workdir, flags: &[&str]) -> (i32, Value) {
+        let out = Command::new(get_cargo_bin("npuprof"))
+            .args([
+                "collect",
+                "--engine",
+                "vllm-ascend",
+                "--json",
+                "--quiet",
+                "0.5",
+            ])
+            .args(["--requests", "3", "--output-len", "4", "--warmup", "0"])
+            .args(flags)
+            .arg("--url")
+            .arg(format!("http://127.0.0.1:{}", self.port))
+            .current_dir(work.path())
+            .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("run npuprof");
+        let json = serde_json::from_slice(&out.stdout).expect("JSON");
+        (out.status.code().unwrap_or(-1), json)
+    }
+}
+
+impl Drop for OwnServer {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_running_server_is_profiled_through_url_and_left_running() {
+    let work = Workdir::new();
+    let mut server = OwnServer::start(&work, true);
+    let (code, json) = server.attach(&work);
+    assert_eq!(code, 0, "{json}");
+    assert_eq!(json["runs"].as_array().map(Vec::len), Some(1));
+    assert!(json["shutdown"].is_null());
+    assert!(
+        server.child.try_wait().expect("wait").is_none(),
+        "the server must still run"
+    );
+}
+
+#[test]
+fn a_running_server_without_profiling_is_a_specific_error() {
+    let work = Workdir::new();
+    let server = OwnServer::start(&work, false);
+    let (code, json) = server.attach(&work);
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["kind"], "profiling-not-enabled", "{json}");
+}
+
+#[test]
+fn ctrl_c_stops_the_collect_and_the_server() {
+    let work = Workdir::new();
+    let port = free_port().to_string();
+    let child = Command::new(get_cargo_bin("npuprof"))
+        .args([
+            "collect",
+            "--engine",
+            "vllm-ascend",
+            "--json",
+            "--grace",
+            "1",
+        ])
+        .args(["--profile-dir", "prof", "--"])
+        .args([fake_vllm().as_str(), "serve", "fake-model", "--port", &port])
+        .current_dir(work.path())
+        .env("HOME", work.path().join("home"))
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("FAKE_VLLM_FAULT", "never-healthy")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run npuprof");
+    // Once the server has started (its log exists), interrupt collect as Ctrl-C does.
+    let log = work.path().join("prof/npuprof-server.log");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !log.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let out = child.wait_with_output().expect("wait");
+    let run = Run {
+        code: out.status.code().unwrap_or(-1),
+        json: serde_json::from_slice(&out.stdout).expect("JSON"),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    check_stopped(&run, "interrupted");
+    check_nothing_left(&work, &run);
+}
+
+/// The text report of a 4-rank collect, up to the profile's summary (whose step count depends
+/// on how the fake batched the requests), with what differs between runs filtered.
+#[test]
+fn the_text_report_says_what_was_collected() {
+    let work = Workdir::new();
+    let out = command(&work, &[], &["-tp", "4"], &[("FAKE_VLLM_ERA", "pipe")])
+        .output()
+        .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8(out.stdout).expect("UTF-8");
+    let head = text.split("\nrun · ").next().unwrap_or_default();
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"_\d+_\d{17}_ascend_pt", "_[PID]_[TS]_ascend_pt");
+    settings.add_filter(
+        r"[^ /]+_\d+\.async_llm\.\d+\.pt\.trace\.json",
+        "[HOST]_[PID].async_llm.[MS].pt.trace.json",
+    );
+    settings.add_filter(r"127\.0\.0\.1:\d+", "127.0.0.1:[PORT]");
+    settings.add_filter(r"\d+\.\ds", "[S]s");
+    settings.bind(|| insta::assert_snapshot!(head));
+}
+
+#[test]
+fn a_profile_dir_that_is_not_the_servers_gets_no_output() {
+    let work = Workdir::new();
+    let server = OwnServer::start(&work, true);
+    let (code, json) = server.attach_with(
+        &work,
+        &["--profile-dir", "elsewhere", "--output-timeout", "1"],
+    );
+    assert_eq!(code, 2, "{json}");
+    assert_eq!(json["error"]["kind"], "no-output", "{json}");
+}

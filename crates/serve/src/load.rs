@@ -1,0 +1,226 @@
+//! The load: N OpenAI-style requests of P prompt tokens and O output tokens, C at a time,
+//! against the completions or the chat route, each answer's `usage` counted.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use hyper::Method;
+use serde::Serialize;
+
+use crate::http::{self, Endpoint};
+use crate::settings::ServeSettings;
+
+/// Which OpenAI route the load uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Api {
+    /// `completions_path`: the prompt as token ids, so its length is exact.
+    Completions,
+    /// `chat_path`: one user message of P words.
+    Chat,
+}
+
+/// What to send.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Load {
+    /// How many requests.
+    pub requests: usize,
+    /// Prompt tokens per request.
+    pub prompt_len: usize,
+    /// Output tokens per request (`max_tokens`, `ignore_eos`).
+    pub output_len: usize,
+    /// Requests in flight at once.
+    pub concurrency: usize,
+    /// The route.
+    pub api: Api,
+    /// The served model's name, when known (vLLM serves the only model when it is left out).
+    pub model: Option<String>,
+}
+
+/// What the load did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LoadReport {
+    /// Requests sent.
+    pub sent: usize,
+    /// Answered with 200.
+    pub succeeded: usize,
+    /// Failed (status, transport or timeout).
+    pub failed: usize,
+    /// Prompt tokens the server counted (`usage.prompt_tokens`).
+    pub prompt_tokens: u64,
+    /// Output tokens it generated (`usage.completion_tokens`).
+    pub completion_tokens: u64,
+    /// Answers with fewer output tokens than asked.
+    pub short_outputs: usize,
+    /// Wall time, in seconds.
+    pub secs: f64,
+    /// The first failure, said.
+    pub first_error: Option<String>,
+}
+
+/// The first prompt token id: ordinary vocabulary in every tokenizer vLLM-Ascend serves,
+/// clear of the special tokens at the start.
+const FIRST_TOKEN_ID: usize = 1000;
+
+impl Load {
+    /// The route of [`Load::api`] in `settings`.
+    pub fn path(&self, settings: &ServeSettings) -> String {
+        match self.api {
+            Api::Completions => settings.completions_path.clone(),
+            Api::Chat => settings.chat_path.clone(),
+        }
+    }
+
+    fn body(&self, index: usize) -> Vec<u8> {
+        let mut body = serde_json::json!({
+            "max_tokens": self.output_len,
+            "ignore_eos": true,
+            "temperature": 0,
+        });
+        match self.api {
+            Api::Completions => {
+                let ids: Vec<usize> = (0..self.prompt_len)
+                    .map(|i| FIRST_TOKEN_ID + (index + i) % 100)
+                    .collect();
+                body["prompt"] = serde_json::json!(ids);
+            }
+            Api::Chat => {
+                let words = vec!["hello"; self.prompt_len].join(" ");
+                body["messages"] = serde_json::json!([{"role": "user", "content": words}]);
+            }
+        }
+        if let Some(model) = &self.model {
+            body["model"] = serde_json::json!(model);
+        }
+        serde_json::to_vec(&body).unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    report: LoadReport,
+}
+
+/// Sends the load; every request must be answered before `deadline`.
+pub async fn run(endpoint: Endpoint, path: String, load: Load, deadline: Instant) -> LoadReport {
+    let start = Instant::now();
+    let next = Arc::new(AtomicUsize::new(0));
+    let concurrency = load.concurrency.clamp(1, load.requests.max(1));
+    let shared = Arc::new((endpoint, load, path));
+    let workers: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (next, shared) = (Arc::clone(&next), Arc::clone(&shared));
+            tokio::spawn(async move {
+                let (endpoint, load, path) = &*shared;
+                let mut tally = Tally::default();
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    if index >= load.requests {
+                        break;
+                    }
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    let answer = http::request(
+                        endpoint,
+                        Method::POST,
+                        path,
+                        Some(load.body(index)),
+                        left.max(Duration::from_millis(1)),
+                    )
+                    .await;
+                    tally.count(load, answer);
+                }
+                tally.report
+            })
+        })
+        .collect();
+    let mut report = LoadReport::default();
+    for worker in workers {
+        if let Ok(part) = worker.await {
+            report.add(part);
+        }
+    }
+    report.secs = (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    report
+}
+
+impl Tally {
+    fn count(&mut self, load: &Load, answer: Result<http::Response, http::HttpError>) {
+        let r = &mut self.report;
+        r.sent += 1;
+        let failure = match answer {
+            Ok(response) if response.status == 200 => {
+                match serde_json::from_slice::<serde_json::Value>(&response.body) {
+                    Ok(value) => {
+                        let usage = |key: &str| value["usage"][key].as_u64();
+                        r.succeeded += 1;
+                        r.prompt_tokens += usage("prompt_tokens").unwrap_or(0);
+                        let out = usage("completion_tokens").unwrap_or(0);
+                        r.completion_tokens += out;
+                        if out < load.output_len as u64 {
+                            r.short_outputs += 1;
+                        }
+                        None
+                    }
+                    Err(e) => Some(format!("the answer is not JSON: {e}")),
+                }
+            }
+            Ok(response) => Some(format!(
+                "HTTP {}: {}",
+                response.status,
+                String::from_utf8_lossy(&response.body[..response.body.len().min(300)])
+            )),
+            Err(e) => Some(e.to_string()),
+        };
+        if let Some(failure) = failure {
+            r.failed += 1;
+            r.first_error.get_or_insert(failure);
+        }
+    }
+}
+
+impl LoadReport {
+    fn add(&mut self, other: LoadReport) {
+        self.sent += other.sent;
+        self.succeeded += other.succeeded;
+        self.failed += other.failed;
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.short_outputs += other.short_outputs;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(api: Api) -> Load {
+        Load {
+            requests: 1,
+            prompt_len: 3,
+            output_len: 7,
+            concurrency: 1,
+            api,
+            model: Some("m".to_owned()),
+        }
+    }
+
+    #[test]
+    fn a_completion_asks_for_exactly_p_prompt_tokens_and_o_output_tokens() {
+        let body: serde_json::Value =
+            serde_json::from_slice(&load(Api::Completions).body(0)).unwrap();
+        assert_eq!(body["prompt"].as_array().map(Vec::len), Some(3));
+        assert_eq!(body["max_tokens"], 7);
+        assert_eq!(body["ignore_eos"], true);
+        assert_eq!(body["model"], "m");
+    }
+
+    #[test]
+    fn a_chat_request_has_one_user_message_of_p_words() {
+        let body: serde_json::Value = serde_json::from_slice(&load(Api::Chat).body(0)).unwrap();
+        assert_eq!(body["messages"][0]["content"], "hello hello hello");
+    }
+}
