@@ -11,6 +11,7 @@
 pub mod budget;
 pub mod config;
 pub mod definition;
+pub mod engine;
 mod entry;
 mod error;
 pub mod manual;
