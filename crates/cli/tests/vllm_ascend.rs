@@ -212,3 +212,69 @@ fn route_without_the_package_is_not_the_engine() {
     assert_eq!(report["route"], "framework-other");
     assert_eq!(report["mechanisms"][0]["id"], "vllm-torch-profiler");
 }
+
+#[test]
+fn plan_server_human() {
+    let dir = tempfile::tempdir().expect("tmp");
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &[
+            "plan",
+            "--engine",
+            "vllm-ascend",
+            "--requests",
+            "32",
+            "--prompt-len",
+            "512",
+            "--output-len",
+            "256",
+            "--concurrency",
+            "8",
+            "--warmup",
+            "4"
+        ],
+    ));
+}
+
+#[test]
+fn plan_server_json_reads_the_version_with_stack_and_tp() {
+    let dir = tempfile::tempdir().expect("tmp");
+    env_era(&dir.path().join("vllm-ascend"));
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &[
+            "plan",
+            "--engine",
+            "vllm-ascend",
+            "--repo",
+            "vllm-ascend",
+            "--requests",
+            "10",
+            "--output-len",
+            "100",
+            "--concurrency",
+            "4",
+            "--tp",
+            "4",
+            "--with-stack",
+            "--kernels-per-step",
+            "600",
+            "--json"
+        ],
+    ));
+}
+
+#[test]
+fn plan_server_refuses_what_it_cannot_know() {
+    let dir = tempfile::tempdir().expect("tmp");
+    fs::create_dir(dir.path().join("empty")).expect("mkdir");
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &["plan", "--engine", "vllm-ascend", "--repo", "empty"]
+    ));
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &["plan", "--engine", "vllm-ascend", "--concurrency", "0"]
+    ));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["plan", "--engine", "sglang"]));
+}

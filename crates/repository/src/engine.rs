@@ -180,6 +180,18 @@ pub struct MetricsDef {
     pub pipe_metrics: bool,
     /// What to say when it does not.
     pub note: Option<String>,
+    /// What a profile with these metrics cannot show.
+    pub cannot_show: String,
+}
+
+/// A known profiler level.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelDef {
+    /// The `ProfilerLevel` member.
+    pub value: String,
+    /// What a profile at this level cannot show.
+    pub cannot_show: String,
 }
 
 /// Level and metrics of one version.
@@ -248,6 +260,8 @@ pub struct EngineDefinition {
     pub level_prefix: String,
     /// The text before the hard-coded metrics' name.
     pub metrics_prefix: String,
+    /// Known levels.
+    pub levels: Vec<LevelDef>,
     /// Known metrics values.
     pub metrics: Vec<MetricsDef>,
     /// Level and metrics of each style's newest version (when no source was read).
@@ -389,6 +403,12 @@ impl EngineDefinition {
             let Some(defaults) = self.style_defaults.get(&style.style) else {
                 return Err(format!("style `{name}` has no defaults"));
             };
+            if !self.levels.iter().any(|l| l.value == defaults.level) {
+                return Err(format!(
+                    "style `{name}`'s default level `{}` is not a known level",
+                    defaults.level
+                ));
+            }
             if self.metrics_def(&defaults.metrics).is_none() {
                 return Err(format!(
                     "style `{name}`'s default metrics `{}` are not a known metrics value",
@@ -437,6 +457,17 @@ impl EngineDefinition {
     /// The known metrics value named `value`.
     pub fn metrics_def(&self, value: &str) -> Option<&MetricsDef> {
         self.metrics.iter().find(|m| m.value == value)
+    }
+
+    /// What a profile at `level` with `metrics` cannot show (known values only).
+    pub fn cannot_show(&self, level: &str, metrics: &str) -> Vec<String> {
+        let level = self
+            .levels
+            .iter()
+            .find(|l| l.value == level)
+            .map(|l| l.cannot_show.clone());
+        let metrics = self.metrics_def(metrics).map(|m| m.cannot_show.clone());
+        level.into_iter().chain(metrics).collect()
     }
 
     /// The facts of `style`'s newest version, when no source was read.

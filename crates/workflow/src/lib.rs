@@ -11,5 +11,6 @@ pub mod inject;
 pub mod lint_fix;
 pub mod patch;
 pub mod plan;
+pub mod serve_plan;
 
 pub use error::{WorkflowError, error_text};
