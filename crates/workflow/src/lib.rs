@@ -6,6 +6,7 @@
 //! Invariant: nothing here prints; what happens is returned in reports or told to an observer.
 
 pub mod collect;
+pub mod engine;
 mod error;
 pub mod inject;
 pub mod lint_fix;
