@@ -278,3 +278,111 @@ fn plan_server_refuses_what_it_cannot_know() {
     ));
     assert_cmd_snapshot!(npuprof(dir.path(), &["plan", "--engine", "sglang"]));
 }
+
+/// A serving run of `rank` under `root`, from the vendored real run: no schedule, no Step Id
+/// column, its files an hour old.
+fn serving_run(root: &Path, rank: u32, stamp: &str) {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1")
+        .join(format!("rank{}_ascend_pt", rank % 2));
+    let dir = root.join(format!(
+        "dp0_pp0_tp{rank}_dcp0_ep0_rank{rank}_{stamp}_ascend_pt"
+    ));
+    copy(&sample, &dir);
+    let info = dir.join(format!("profiler_info_{}.json", rank % 2));
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&fs::read(&info).expect("info")).expect("json");
+    v["config"]["common_config"]["schedule"] = serde_json::Value::Null;
+    fs::write(&info, serde_json::to_vec(&v).expect("json")).expect("write");
+    let kernels = dir.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+    let text = fs::read_to_string(&kernels).expect("kernels");
+    let without: String = text
+        .split_inclusive('\n')
+        .map(|l| l.split_once(',').map_or(l, |(_, r)| r).to_owned())
+        .collect();
+    fs::write(&kernels, without).expect("write");
+}
+
+fn copy(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy(&entry.path(), &target);
+        } else {
+            fs::write(&target, fs::read(entry.path()).expect("read")).expect("write");
+        }
+    }
+}
+
+/// Sets every modification time under `dir` an hour back.
+fn age(dir: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in fs::read_dir(dir).expect("read").flatten() {
+        if entry.path().is_dir() {
+            age(&entry.path());
+        }
+        fs::File::open(entry.path())
+            .expect("open")
+            .set_modified(past)
+            .expect("mtime");
+    }
+}
+
+#[test]
+fn verify_recognises_serving_output_by_the_definitions_names() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("prof");
+    serving_run(&out, 0, "20260101120000123");
+    serving_run(&out, 1, "20260101120000125");
+    fs::write(
+        out.join("host_7.async_llm.1767268800000.pt.trace.json.gz"),
+        b"\x1f\x8b",
+    )
+    .expect("write");
+    age(&out);
+    let run = |args: &[&str]| {
+        let out = npuprof(dir.path(), args).output().expect("run");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        (out.status.code(), report)
+    };
+    let codes = |report: &serde_json::Value| -> Vec<String> {
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["code"].as_str().expect("code").to_owned())
+            .collect()
+    };
+    let (code, report) = run(&["verify", "prof", "--json"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(codes(&report), ["serving-output", "serving-frontend-trace"]);
+    assert_eq!(report["runs"].as_array().expect("runs").len(), 2);
+    // Renamed as torch_npu's default names them, only --engine says it is serving output.
+    for rank in [0, 1] {
+        let from = fs::read_dir(&out)
+            .expect("read")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains(&format!("_rank{rank}_")))
+            .expect("run");
+        fs::rename(
+            from,
+            out.join(format!("host_{rank}_2026010112000012{rank}_ascend_pt")),
+        )
+        .expect("rename");
+    }
+    let (_, plain) = run(&["verify", "prof", "--json"]);
+    assert!(
+        !codes(&plain).contains(&"serving-output".to_owned()),
+        "{:?}",
+        codes(&plain)
+    );
+    let (code, forced) = run(&["verify", "prof", "--engine", "vllm-ascend", "--json"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        codes(&forced).contains(&"serving-output".to_owned()),
+        "{:?}",
+        codes(&forced)
+    );
+}

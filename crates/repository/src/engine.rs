@@ -332,6 +332,8 @@ pub struct VersionFacts {
     pub metrics: String,
     /// Whether the worker parses asynchronously.
     pub async_parse: bool,
+    /// Whether the version reads the style's stack setting (older ones fix stacks in code).
+    pub stack_setting_read: bool,
 }
 
 /// Why settings could not be built.
@@ -478,6 +480,7 @@ impl EngineDefinition {
             level: defaults.map(|d| d.level.clone()).unwrap_or_default(),
             metrics: defaults.map(|d| d.metrics.clone()).unwrap_or_default(),
             async_parse: false,
+            stack_setting_read: true,
         }
     }
 
@@ -630,6 +633,7 @@ impl Detected {
                 .as_ref()
                 .map_or(defaults.metrics, |f| f.value.clone()),
             async_parse: self.async_parse.is_some(),
+            stack_setting_read: self.stack_argument.is_some(),
         })
     }
 }
@@ -710,6 +714,12 @@ pub fn detect_with(definition: &EngineDefinition, root: &Path) -> Option<Detecte
         .as_ref()
         .and_then(|s| definition.style(s.value))
         .and_then(|s| stack_argument(&files, s.stack_key(), &definition.stack_arguments));
+    if let (Some(s), None) = (&style, &stack_argument) {
+        let key = definition.style(s.value).map_or("", StyleDef::stack_key);
+        notes.push(format!(
+            "this version does not read {key}: its call stacks are fixed in the source"
+        ));
+    }
     let async_parse = first_line(&files, |l| l.contains(&definition.async_parse_evidence));
     let worker_name = first_line(&files, |l| l.contains(&definition.worker_name_evidence));
     Some(Detected {
@@ -981,6 +991,36 @@ mod tests {
                 facts.async_parse
             ),
             ("Level1", "PipeUtilization", true)
+        );
+    }
+
+    #[test]
+    fn a_version_with_stacks_fixed_in_code_does_not_read_the_stack_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        package(root);
+        write(
+            root,
+            &[(
+                "vllm_ascend/worker/worker_v1.py",
+                "if envs.VLLM_TORCH_PROFILER_DIR:\n    p = profile(with_stack=False)\n",
+            )],
+        );
+        let found = detect(root).unwrap();
+        assert!(found.stack_argument.is_none());
+        assert!(
+            found
+                .notes
+                .iter()
+                .any(|n| n.contains("does not read VLLM_TORCH_PROFILER_WITH_STACK")),
+            "{:?}",
+            found.notes
+        );
+        assert!(
+            !found
+                .facts(EngineDefinition::vllm_ascend())
+                .unwrap()
+                .stack_setting_read
         );
     }
 

@@ -31,7 +31,8 @@ pub struct EngineRoute {
     pub pipe_metrics: Option<bool>,
     /// Why they do not, and how to get them.
     pub no_pipe_metrics_note: Option<String>,
-    /// The setting that switches call stacks in this style.
+    /// The setting that switches call stacks in this style (`null` when this version does not
+    /// read it).
     pub stack_key: Option<String>,
     /// Whether stacks are on when the user sets nothing.
     pub stack_default: Option<bool>,
@@ -61,6 +62,8 @@ impl EngineRoute {
             .style
             .as_ref()
             .and_then(|s| definition.style(s.value));
+        // The stack setting, when this version reads it.
+        let stack = style.filter(|_| detected.stack_argument.is_some());
         let pipe_metrics = detected
             .metrics
             .as_ref()
@@ -91,8 +94,8 @@ impl EngineRoute {
             aic_metrics: metrics,
             pipe_metrics,
             no_pipe_metrics_note,
-            stack_key: style.map(|s| s.stack_key().to_owned()),
-            stack_default: style.map(|s| s.stack_default),
+            stack_key: stack.map(|s| s.stack_key().to_owned()),
+            stack_default: stack.map(|s| s.stack_default),
             stack_argument,
             async_parse,
             worker_name,

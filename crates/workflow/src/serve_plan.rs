@@ -182,7 +182,7 @@ pub fn plan_serve(
             "call stacks are on: about {:.1}× the output ({BYTES_PER_KERNEL_WITH_STACK} vs {BYTES_PER_KERNEL} bytes per kernel on the real sample) and a slower server while recording",
             ratio(BYTES_PER_KERNEL_WITH_STACK, BYTES_PER_KERNEL)
         ));
-    } else if let Some(s) = style.filter(|s| s.stack_default) {
+    } else if let Some(s) = style.filter(|s| s.stack_default && facts.stack_setting_read) {
         warnings.push(format!(
             "this version records call stacks unless {} is off: npuprof collect turns it off (pass --with-stack to keep them)",
             s.stack_key()
@@ -338,6 +338,21 @@ mod tests {
                 .any(|w| w.starts_with("call stacks are on"))
         );
         assert!(off.warnings.iter().any(|w| w.contains("turns it off")));
+    }
+
+    #[test]
+    fn a_version_that_fixes_stacks_in_code_gets_no_stack_default_warning() {
+        let d = EngineDefinition::vllm_ascend();
+        let facts = VersionFacts {
+            stack_setting_read: false,
+            ..d.style_facts(ConfigStyle::Env)
+        };
+        let p = plan_serve(d, &facts, true, load()).unwrap();
+        assert!(
+            !p.warnings.iter().any(|w| w.contains("turns it off")),
+            "{:?}",
+            p.warnings
+        );
     }
 
     #[test]

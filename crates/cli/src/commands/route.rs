@@ -310,7 +310,7 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
         let _ = writeln!(s, "  knob: {knob}");
     }
     for note in &e.notes {
-        let _ = writeln!(s, "  undecided: {note}");
+        let _ = writeln!(s, "  note: {note}");
     }
 }
 
