@@ -595,17 +595,17 @@ pub struct Found<T> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Detected {
     /// The definition's id.
-    pub engine: String,
+    pub id: String,
     /// How the directory holds the engine.
     pub install: InstallKind,
     /// The marker that proves the install kind (`None` for the package alone).
     pub marker: Option<SourceLine>,
     /// The config style the version takes.
-    pub style: Option<Found<ConfigStyle>>,
+    pub config_style: Option<Found<ConfigStyle>>,
     /// The hard-coded `ProfilerLevel`.
     pub level: Option<Found<String>>,
     /// The hard-coded `AiCMetrics`.
-    pub metrics: Option<Found<String>>,
+    pub aic_metrics: Option<Found<String>>,
     /// The torch_npu argument the stack setting reaches (`with_modules`, `with_stack`).
     pub stack_argument: Option<Found<String>>,
     /// The line showing asynchronous parsing, when the version has it.
@@ -620,7 +620,7 @@ impl Detected {
     /// The version's facts, when its style is known (level and metrics from the style's
     /// defaults when the source does not name them).
     pub fn facts(&self, definition: &EngineDefinition) -> Option<VersionFacts> {
-        let style = self.style.as_ref()?.value;
+        let style = self.config_style.as_ref()?.value;
         let defaults = definition.style_facts(style);
         Some(VersionFacts {
             style,
@@ -629,7 +629,7 @@ impl Detected {
                 .as_ref()
                 .map_or(defaults.level, |f| f.value.clone()),
             metrics: self
-                .metrics
+                .aic_metrics
                 .as_ref()
                 .map_or(defaults.metrics, |f| f.value.clone()),
             async_parse: self.async_parse.is_some(),
@@ -723,12 +723,12 @@ pub fn detect_with(definition: &EngineDefinition, root: &Path) -> Option<Detecte
     let async_parse = first_line(&files, |l| l.contains(&definition.async_parse_evidence));
     let worker_name = first_line(&files, |l| l.contains(&definition.worker_name_evidence));
     Some(Detected {
-        engine: definition.id.clone(),
+        id: definition.id.clone(),
         install,
         marker,
-        style,
+        config_style: style,
         level,
-        metrics,
+        aic_metrics: metrics,
         stack_argument,
         async_parse,
         worker_name,
@@ -934,10 +934,10 @@ mod tests {
         let found = detect(root).unwrap();
         assert_eq!(found.install, InstallKind::Checkout);
         assert_eq!(found.marker.as_ref().unwrap().path, "setup.py");
-        let style = found.style.as_ref().unwrap();
+        let style = found.config_style.as_ref().unwrap();
         assert_eq!((style.value, style.evidence.line), (ConfigStyle::Env, 2));
         assert_eq!(found.level.as_ref().unwrap().value, "Level1");
-        assert_eq!(found.metrics.as_ref().unwrap().value, "AiCoreNone");
+        assert_eq!(found.aic_metrics.as_ref().unwrap().value, "AiCoreNone");
         let stack = found.stack_argument.as_ref().unwrap();
         assert_eq!(
             (stack.value.as_str(), stack.evidence.line),
@@ -970,7 +970,7 @@ mod tests {
         let found = detect(root).unwrap();
         assert_eq!(found.install, InstallKind::Installed);
         assert_eq!(
-            found.style.as_ref().unwrap().value,
+            found.config_style.as_ref().unwrap().value,
             ConfigStyle::ProfilerConfig
         );
         assert!(found.level.is_none());
@@ -1038,7 +1038,7 @@ mod tests {
         );
         let found = detect(root).unwrap();
         assert_eq!(found.install, InstallKind::PackageOnly);
-        assert!(found.style.is_none());
+        assert!(found.config_style.is_none());
         assert!(
             found
                 .notes

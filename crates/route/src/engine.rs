@@ -5,28 +5,21 @@
 use serde::Serialize;
 
 use npuprof_repository::engine::{
-    ConfigStyle, Detected, EngineDefinition, Found, InstallKind, SourceLine, VersionFacts,
+    ConfigStyle, Detected, EngineDefinition, InstallKind, VersionFacts,
 };
 
 use crate::report::Next;
 
-/// A serving engine found at the scanned root (`route --json`'s `engine`).
+/// A serving engine found at the scanned root (`route --json`'s `engine`): what its source
+/// proves (each fact with its line), and what follows from the definition.
 #[derive(Debug, Clone, Serialize)]
 pub struct EngineRoute {
-    /// The definition's id (the `--engine` value).
-    pub id: String,
+    /// What the source proves: `id`, `install`, `marker`, `config_style`, `level`,
+    /// `aic_metrics`, `stack_argument`, `async_parse`, `worker_name`, `notes`.
+    #[serde(flatten)]
+    pub detected: Detected,
     /// What it is.
     pub summary: String,
-    /// How the directory holds it.
-    pub install: InstallKind,
-    /// The marker that proves the install kind.
-    pub marker: Option<SourceLine>,
-    /// The config style this version takes, with the line that shows it.
-    pub config_style: Option<Found<ConfigStyle>>,
-    /// The hard-coded `ProfilerLevel`, with its line.
-    pub level: Option<Found<String>>,
-    /// The hard-coded `AiCMetrics`, with its line.
-    pub aic_metrics: Option<Found<String>>,
     /// Whether those metrics collect pipe utilisation (`null` when unknown).
     pub pipe_metrics: Option<bool>,
     /// Why they do not, and how to get them.
@@ -36,83 +29,53 @@ pub struct EngineRoute {
     pub stack_key: Option<String>,
     /// Whether stacks are on when the user sets nothing.
     pub stack_default: Option<bool>,
-    /// The torch_npu argument that setting reaches, with its line.
-    pub stack_argument: Option<Found<String>>,
-    /// The line showing that the worker parses asynchronously (`/stop_profile` returns first).
-    pub async_parse: Option<SourceLine>,
-    /// The line showing run directories named by rank suffix (`<shape>_<ts>_ascend_pt`).
-    pub worker_name: Option<SourceLine>,
     /// What to set to profile this version (by hand; collect sets it).
     pub knobs: Vec<String>,
-    /// What could not be decided, and why.
-    pub notes: Vec<String>,
 }
 
 impl EngineRoute {
     /// The engine at `root`, when a definition recognises it.
     pub(crate) fn find(root: &std::path::Path) -> Option<Self> {
         let detected = npuprof_repository::engine::detect(root)?;
-        let definition = EngineDefinition::by_id(&detected.engine)?;
+        let definition = EngineDefinition::by_id(&detected.id)?;
         Some(Self::new(definition, detected))
     }
 
     fn new(definition: &EngineDefinition, detected: Detected) -> Self {
         let facts: Option<VersionFacts> = detected.facts(definition);
         let style = detected
-            .style
+            .config_style
             .as_ref()
             .and_then(|s| definition.style(s.value));
         // The stack setting, when this version reads it.
         let stack = style.filter(|_| detected.stack_argument.is_some());
-        let pipe_metrics = detected
-            .metrics
-            .as_ref()
-            .and_then(|m| definition.metrics_def(&m.value))
-            .map(|m| m.pipe_metrics);
-        let no_pipe_metrics_note = facts
-            .as_ref()
-            .and_then(|f| definition.no_pipe_metrics_note(&f.metrics));
-        let Detected {
-            engine,
-            install,
-            marker,
-            style: config_style,
-            level,
-            metrics,
-            stack_argument,
-            async_parse,
-            worker_name,
-            notes,
-        } = detected;
         Self {
-            id: engine,
             summary: definition.summary.clone(),
-            install,
-            marker,
-            config_style,
-            level,
-            aic_metrics: metrics,
-            pipe_metrics,
-            no_pipe_metrics_note,
+            pipe_metrics: detected
+                .aic_metrics
+                .as_ref()
+                .and_then(|m| definition.metrics_def(&m.value))
+                .map(|m| m.pipe_metrics),
+            no_pipe_metrics_note: facts
+                .as_ref()
+                .and_then(|f| definition.no_pipe_metrics_note(&f.metrics)),
             stack_key: stack.map(|s| s.stack_key().to_owned()),
             stack_default: stack.map(|s| s.stack_default),
-            stack_argument,
-            async_parse,
-            worker_name,
             knobs: style
                 .map(|s| knobs(definition, s.style))
                 .unwrap_or_default(),
-            notes,
+            detected,
         }
     }
 
     /// One sentence saying what was found.
     pub(crate) fn reason(&self) -> String {
-        let install = match self.install {
+        let d = &self.detected;
+        let install = match d.install {
             InstallKind::Installed => "installed package",
             other => other.as_str(),
         };
-        let style = self.config_style.as_ref().map_or_else(
+        let style = d.config_style.as_ref().map_or_else(
             || "config style undecided".to_owned(),
             |s| {
                 format!(
@@ -123,7 +86,7 @@ impl EngineRoute {
                 )
             },
         );
-        let hard_coded = match (&self.level, &self.aic_metrics) {
+        let hard_coded = match (&d.level, &d.aic_metrics) {
             (Some(l), Some(m)) => format!(
                 "; it hard-codes {} + {} ({}:{})",
                 l.value, m.value, m.evidence.path, m.evidence.line
@@ -134,12 +97,12 @@ impl EngineRoute {
             ),
             _ => String::new(),
         };
-        format!("{} {install}: {style}{hard_coded}", self.id)
+        format!("{} {install}: {style}{hard_coded}", d.id)
     }
 
     /// The next step: collect with this engine around the user's serve command.
     pub(crate) fn next(&self) -> Next {
-        let definition = EngineDefinition::by_id(&self.id);
+        let definition = EngineDefinition::by_id(&self.detected.id);
         let words: Vec<String> = definition
             .map(|d| {
                 d.collect_command
@@ -153,7 +116,7 @@ impl EngineRoute {
                         of requests, wait for every rank's output, parse and verify it (put your \
                         own serve command after `--`; `npuprof plan --engine` first to size the window)"
             .to_owned();
-        if self.config_style.is_none() {
+        if self.detected.config_style.is_none() {
             note.push_str("; the config style is undecided here: see the notes");
         }
         Next::text(Some(npuprof_repository::shell::join(&words)), note)

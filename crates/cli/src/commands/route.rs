@@ -227,6 +227,7 @@ fn human(report: &RouteReport) -> String {
 
 /// A serving engine's facts, each with the line that proves it.
 fn engine_section(s: &mut String, e: &EngineRoute) {
+    let d = &e.detected;
     fn at(line: &SourceLine) -> String {
         if line.line == 0 {
             line.path.clone()
@@ -234,35 +235,35 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
             format!("{}:{}", line.path, line.line)
         }
     }
-    let _ = writeln!(s, "\nengine: {} ({})", e.id, e.summary);
-    if let Some(marker) = &e.marker {
+    let _ = writeln!(s, "\nengine: {} ({})", d.id, e.summary);
+    if let Some(marker) = &d.marker {
         let _ = writeln!(
             s,
             "  install:         {} ({})",
-            e.install.as_str(),
+            d.install.as_str(),
             at(marker)
         );
     }
     let facts = [
         (
             "config style",
-            e.config_style
+            d.config_style
                 .as_ref()
                 .map(|f| (f.value.as_str().to_owned(), &f.evidence)),
         ),
         (
             "level",
-            e.level.as_ref().map(|f| (f.value.clone(), &f.evidence)),
+            d.level.as_ref().map(|f| (f.value.clone(), &f.evidence)),
         ),
         (
             "AI Core metrics",
-            e.aic_metrics
+            d.aic_metrics
                 .as_ref()
                 .map(|f| (f.value.clone(), &f.evidence)),
         ),
         (
             "stacks reach",
-            e.stack_argument
+            d.stack_argument
                 .as_ref()
                 .map(|f| (f.value.clone(), &f.evidence)),
         ),
@@ -290,7 +291,7 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
             yes_no(default)
         );
     }
-    let parse = match &e.async_parse {
+    let parse = match &d.async_parse {
         Some(line) => format!(
             "asynchronous, /stop returns before the output exists ({})",
             at(line)
@@ -300,7 +301,7 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
         }
     };
     let _ = writeln!(s, "  parse:           {parse}");
-    if let Some(line) = &e.worker_name {
+    if let Some(line) = &d.worker_name {
         let _ = writeln!(s, "  run dirs:        named by rank suffix ({})", at(line));
     }
     if let Some(note) = &e.no_pipe_metrics_note {
@@ -309,7 +310,7 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
     for knob in &e.knobs {
         let _ = writeln!(s, "  knob: {knob}");
     }
-    for note in &e.notes {
+    for note in &d.notes {
         let _ = writeln!(s, "  note: {note}");
     }
 }
