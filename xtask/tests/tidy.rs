@@ -326,6 +326,42 @@ fn no_layout_literal_outside_the_repository_definitions() {
     );
 }
 
+
+/// Names a serving engine uses for its profiler settings, endpoints and package: they live in
+/// its definition (`crates/repository/definitions/*.yaml`), never as literals in code.
+const ENGINE_NAMES: &[&str] = &[
+    "VLLM_TORCH_PROFILER_DIR",
+    "VLLM_TORCH_PROFILER_WITH_STACK",
+    "torch_profiler_dir",
+    "torch_profiler_with_stack",
+    "--profiler-config",
+    "/start_profile",
+    "/stop_profile",
+    "vllm_ascend",
+    ".async_llm",
+];
+
+#[test]
+fn no_engine_name_literal_outside_the_engine_definitions() {
+    let mut offences = Vec::new();
+    for dir in crates() {
+        for file in rust_files(&dir.join("src")) {
+            let text = non_test_source(&file);
+            for name in ENGINE_NAMES {
+                if text.contains(&format!("\"{name}\"")) {
+                    offences.push(format!("{}: \"{name}\"", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "serving-engine names as literals in code:\n{}",
+        offences.join("\n")
+    );
+}
+
+
 #[test]
 fn every_layout_literal_allowance_is_needed() {
     for (file, _) in LAYOUT_LITERAL_ALLOWED {

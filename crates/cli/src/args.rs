@@ -415,3 +415,16 @@ impl ReportArgs {
         Ok(())
     }
 }
+
+/// A serving engine's definition id (`--engine`), checked against the compiled-in definitions.
+pub fn engine_id(value: &str) -> Result<String, String> {
+    let definitions = npuprof_repository::engine::EngineDefinition::all();
+    if definitions.iter().any(|d| d.id == value) {
+        return Ok(value.to_owned());
+    }
+    let known: Vec<&str> = definitions.iter().map(|d| d.id.as_str()).collect();
+    Err(format!(
+        "no serving-engine definition `{value}` (known: {})",
+        known.join(", ")
+    ))
+}

@@ -9,6 +9,7 @@ mod lint;
 mod man;
 mod patch;
 mod plan;
+mod plan_serve;
 mod relocate;
 mod revert;
 mod route;

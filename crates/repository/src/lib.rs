@@ -13,6 +13,7 @@ pub mod budget;
 pub mod catalog;
 pub mod config;
 pub mod definition;
+pub mod engine;
 mod entry;
 mod error;
 pub mod layout;

@@ -9,7 +9,7 @@ use crate::report::{
     ChainLink, DeadPath, Evidence, EvidenceKind, Mechanism, MechanismId, Route, Warning, Wrapper,
 };
 use crate::resolve::{DefId, Index, ReceiverType, Receivers, TORCH_PROFILE};
-use crate::shell::PROFILER_ENV_VARS;
+use crate::shell::profiler_env_var;
 use crate::walk::{self, PyFile, ShellFile};
 
 /// What the classification found.
@@ -292,11 +292,11 @@ impl<'a> Scan<'a> {
             let kind = match (key.usage, value) {
                 (KeyUse::Lookup, v) if v == switch => EvidenceKind::Switch,
                 (KeyUse::Flag, _) if is_switch_flag => EvidenceKind::Switch,
-                (KeyUse::Lookup, v) if PROFILER_ENV_VARS.contains(&v) => {
+                (KeyUse::Lookup, v) if profiler_env_var(v).is_some() => {
                     self.mechanisms.add(env_mechanism(v), path, String::new());
                     EvidenceKind::EnvVar
                 }
-                (KeyUse::Lookup, "torch_profiler_dir") | (KeyUse::Flag, "--profiler-config") => {
+                (KeyUse::Lookup, v) | (KeyUse::Flag, v) if is_profiler_config(key.usage, v) => {
                     let id = MechanismId::VllmTorchProfiler;
                     self.mechanisms.add(id, path, String::new());
                     EvidenceKind::ProfilerConfig
@@ -590,6 +590,19 @@ fn reason(
             }
         }
     }
+}
+
+/// A serving engine's profiler-config key read in code, or its flag defined (from the
+/// engine definitions).
+fn is_profiler_config(usage: KeyUse, value: &str) -> bool {
+    use npuprof_repository::engine::{ConfigStyle, EngineDefinition};
+    EngineDefinition::all().into_iter().any(|d| {
+        d.style(ConfigStyle::ProfilerConfig)
+            .is_some_and(|s| match usage {
+                KeyUse::Lookup => s.dir_key() == value,
+                KeyUse::Flag => s.flag.as_deref() == Some(value),
+            })
+    })
 }
 
 /// The names a scan recognises by role (from the target definitions).

@@ -13,6 +13,7 @@
 
 mod blocks;
 mod classify;
+mod engine;
 mod error;
 mod mechanisms;
 mod next_step;
@@ -25,6 +26,7 @@ mod yaml_configs;
 
 use std::path::Path;
 
+pub use crate::engine::EngineRoute;
 pub use crate::error::RouteError;
 pub use crate::report::{
     ChainLink, DeadPath, DecodeForwards, Evidence, Mechanism, Next, Profilable, Route, RouteReport,
@@ -92,24 +94,33 @@ pub fn scan(root: &Path) -> Result<RouteReport, RouteError> {
     warnings.extend(classified.warnings);
     warnings.sort();
 
-    let next = next_step::next_step(
-        root,
-        classified.route,
-        &configs,
-        &classified.mechanisms,
-        &entry_candidates,
-        &collected.trees,
-    );
+    // A serving engine's own checkout or package: its definition decides, and collect drives it.
+    let engine = EngineRoute::find(root);
+    let (route, reason, next) = match &engine {
+        Some(e) => (Route::FrameworkOther, e.reason(), e.next()),
+        None => {
+            let next = next_step::next_step(
+                root,
+                classified.route,
+                &configs,
+                &classified.mechanisms,
+                &entry_candidates,
+                &collected.trees,
+            );
+            (classified.route, classified.reason, next)
+        }
+    };
     Ok(RouteReport {
         schema_version: SCHEMA_VERSION,
         root: root.display().to_string(),
-        route: classified.route,
-        path: match classified.route {
+        route,
+        path: match route {
             Route::Inject => "B",
             Route::Framework | Route::FrameworkOther => "A",
         },
-        reason: classified.reason,
+        reason,
         next,
+        engine,
         wrapper: classified.wrapper,
         mechanisms: classified.mechanisms,
         evidence,

@@ -2,11 +2,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use npuprof_repository::engine::EngineDefinition;
+
 use crate::report::{Mechanism, MechanismId};
 
 /// The mechanism an environment variable belongs to.
 pub(crate) fn env_mechanism(var: &str) -> MechanismId {
-    if var.starts_with("VLLM") {
+    if crate::shell::engine_env_vars().any(|v| v == var) {
         MechanismId::VllmTorchProfiler
     } else {
         MechanismId::SglangTorchProfiler
@@ -59,13 +61,20 @@ fn describe(id: MechanismId) -> (&'static str, Vec<String>) {
                 "create_profiler defaults active/skip_first: the decode window (npuprof patch sets them)",
             ],
         ),
-        MechanismId::VllmTorchProfiler => (
-            "vLLM / vLLM-Ascend built-in torch profiler",
-            &[
-                "VLLM_TORCH_PROFILER_DIR=<dir> (environment, before the engine starts)",
-                "LLM.start_profile() / LLM.stop_profile(), or POST /start_profile and /stop_profile on the server",
-            ],
-        ),
+        MechanismId::VllmTorchProfiler => {
+            // The knobs of every config style, from the engine's definition.
+            let definition = EngineDefinition::vllm_ascend();
+            let mut knobs: Vec<String> = Vec::new();
+            for style in &definition.styles {
+                for knob in crate::engine::knobs(definition, style.style) {
+                    if !knobs.contains(&knob) {
+                        knobs.push(knob);
+                    }
+                }
+            }
+            knobs.push(format!("offline: {}", definition.offline_control));
+            return ("vLLM / vLLM-Ascend built-in torch profiler", knobs);
+        }
         MechanismId::SglangTorchProfiler => (
             "SGLang built-in torch profiler",
             &[

@@ -29,9 +29,9 @@ pub(crate) fn next_step(
                     ) =>
                 {
                     let var = if m.id == MechanismId::VllmTorchProfiler {
-                        "VLLM_TORCH_PROFILER_DIR"
+                        crate::shell::engine_env_vars().next().unwrap_or_default()
                     } else {
-                        "SGLANG_TORCH_PROFILER_DIR"
+                        crate::shell::SGLANG_PROFILER_DIR
                     };
                     Next::text(
                         Some(format!("export {var}=\"$PWD/prof\"")),

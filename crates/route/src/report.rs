@@ -23,6 +23,9 @@ pub struct RouteReport {
     pub reason: String,
     /// What to do next.
     pub next: Next,
+    /// The serving engine whose checkout or installed package the root is, when a definition
+    /// recognises it (then it decides the route and the next step).
+    pub engine: Option<crate::engine::EngineRoute>,
     /// The recipes-style wrapper, when one was found (set for `framework`).
     pub wrapper: Option<Wrapper>,
     /// Built-in profiling mechanisms found, with the knobs that drive them.

@@ -1,10 +1,25 @@
 //! Shell scripts: assignments of the profiler environment variables that vLLM and SGLang read.
 
-/// Environment variables that switch on a framework's built-in torch profiler.
-pub(crate) const PROFILER_ENV_VARS: [&str; 2] =
-    ["VLLM_TORCH_PROFILER_DIR", "SGLANG_TORCH_PROFILER_DIR"];
+use npuprof_repository::engine::{ConfigStyle, EngineDefinition};
 
-/// An assignment `NAME=...` (possibly after `export`) of one of [`PROFILER_ENV_VARS`].
+/// SGLang's variable (SGLang has no definition yet).
+pub(crate) const SGLANG_PROFILER_DIR: &str = "SGLANG_TORCH_PROFILER_DIR";
+
+/// The serving engines' variables that switch on their profiler (from their definitions).
+pub(crate) fn engine_env_vars() -> impl Iterator<Item = &'static str> {
+    EngineDefinition::all()
+        .into_iter()
+        .filter_map(|d| d.style(ConfigStyle::Env).and_then(|s| s.dir_env.as_deref()))
+}
+
+/// Whether `name` is a variable that switches on a framework's built-in torch profiler.
+pub(crate) fn profiler_env_var(name: &str) -> Option<&'static str> {
+    engine_env_vars()
+        .chain([SGLANG_PROFILER_DIR])
+        .find(|v| *v == name)
+}
+
+/// An assignment `NAME=...` (possibly after `export`) of a [`profiler_env_var`].
 #[derive(Debug, Clone)]
 pub(crate) struct EnvAssignment {
     /// The variable.
@@ -29,7 +44,7 @@ pub(crate) fn scan(src: &str) -> Vec<EnvAssignment> {
             let Some((name, _)) = word.split_once('=') else {
                 continue;
             };
-            if let Some(&var) = PROFILER_ENV_VARS.iter().find(|v| **v == name) {
+            if let Some(var) = profiler_env_var(name) {
                 found.push(EnvAssignment {
                     name: var,
                     line: index + 1,

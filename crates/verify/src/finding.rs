@@ -97,6 +97,15 @@ codes! {
     OutputDirMissing = ("output-dir-missing", Error, "No ASCEND_PROFILER_OUTPUT",
         "`ASCEND_PROFILER_OUTPUT/` is absent.",
         "parsing did not run or did not finish: re-parse the run directory and read its log");
+    ServingOutputPartial = ("serving-output-partial", Error, "Serving output still being written",
+        "Serving output: a run directory's files changed moments ago and it is incomplete: the engine is still writing or parsing it after the stop.",
+        "wait until its files stop changing, then verify again");
+    ServingNotParsed = ("serving-not-parsed", Error, "Serving output not parsed yet",
+        "Serving output: a run directory holds raw data only (the engine's daemon workers do not parse).",
+        "parse it offline with the `analyse(...)` command given, then verify again");
+    ServingPairIncomplete = ("serving-pair-incomplete", Error, "Rank missing from a start/stop pair",
+        "Serving output: a start/stop pair has no run directory for some rank.",
+        "read the missing ranks' worker logs, or copy their output here; then verify again");
     ProfilerInfoInvalid = ("profiler-info-invalid", Error, "profiler_info is not JSON",
         "`profiler_info*.json` is not valid JSON.",
         "the run was cut short while writing it: run again");
@@ -229,6 +238,12 @@ codes! {
     DbExport = ("db-export", Info, "db export",
         "db export: text artifacts are not expected.",
         "nothing: the `.db` files are checked instead");
+    ServingOutput = ("serving-output", Info, "Serving output",
+        "A serving engine's output: no schedule, one run directory per rank per start/stop pair (named here).",
+        "nothing: summarise one pair's run directories at a time");
+    ServingFrontendTrace = ("serving-frontend-trace", Info, "Frontend trace",
+        "The serving API process's own CPU trace beside the run directories: not a rank.",
+        "nothing: verify leaves it out");
     ExpectationUnknown = ("expectation-unknown", Info, "Expectation unknown",
         "Part of the expectation is unknown, so it was not checked.",
         "name the run config (`--model`/`--yaml`) or the window so verify knows what to expect");

@@ -18,6 +18,7 @@ pub mod merge;
 pub mod report;
 pub mod run_check;
 pub mod schedule_findings;
+pub mod serving;
 
 mod cross_run;
 
@@ -52,6 +53,8 @@ pub struct Options {
     /// The job's captured stdout (`--log FILE`, or the log `collect` captured), where torch_npu
     /// prints `Task [X] run failed.` and nowhere else.
     pub logs: Vec<PathBuf>,
+    /// Whether the output is judged as a serving engine's ([`serving`]).
+    pub serving: serving::Serving,
 }
 
 /// The most ranks a run may have (`--ranks`, profiler_info, merged reports).
@@ -119,6 +122,7 @@ fn verify_selected(
     target
         .runs
         .retain(|r| admits(opts.phases, r.phase.as_deref()) && keep(&r.dir));
+    let frontend = serving::split_frontend(&mut target, &opts.serving);
     let sizes: Vec<u64> = target
         .runs
         .iter()
@@ -148,5 +152,13 @@ fn verify_selected(
         .collect();
     done.sort_by_key(|(i, _)| *i);
     let outcomes = done.into_iter().map(|(_, outcome)| outcome).collect();
-    Ok(cross_run::assemble(&target, opts, mount_table, outcomes))
+    let mut report = cross_run::assemble(&target, opts, mount_table, outcomes);
+    serving::apply(
+        &mut report,
+        &target.runs,
+        &opts.serving,
+        &frontend,
+        std::time::SystemTime::now(),
+    );
+    Ok(report)
 }

@@ -6,10 +6,12 @@
 //! Invariant: nothing here prints; what happens is returned in reports or told to an observer.
 
 pub mod collect;
+pub mod engine;
 mod error;
 pub mod inject;
 pub mod lint_fix;
 pub mod patch;
 pub mod plan;
+pub mod serve_plan;
 
 pub use error::{WorkflowError, error_text};

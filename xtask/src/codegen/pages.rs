@@ -331,6 +331,11 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Constant(npuprof_workflow::plan::PLAN_SCHEMA_VERSION),
         ),
         (
+            "plan --engine ID",
+            "crates/workflow/src/serve_plan.rs",
+            Constant(npuprof_workflow::serve_plan::SERVE_PLAN_SCHEMA_VERSION),
+        ),
+        (
             "patch",
             "crates/workflow/src/patch.rs",
             Constant(npuprof_workflow::patch::PATCH_SCHEMA_VERSION),
@@ -510,7 +515,57 @@ fn repositories() -> String {
             cell(&manual.instruction)
         );
     }
+    serving_engines(&mut out);
     out
+}
+
+/// The serving-engine definitions (`crates/repository/definitions/*.yaml`).
+fn serving_engines(out: &mut String) {
+    use npuprof_repository::engine::EngineDefinition;
+    out.push_str(
+        "\n## Serving engines\n\nDriven over HTTP, no schedule (`crates/repository/definitions/`; \
+         `route`, `plan --engine`, `verify --engine` read them).\n\n\
+         | engine | config styles (evidence in the source) | stack setting | known metrics | run directories |\n\
+         |---|---|---|---|---|\n",
+    );
+    for d in EngineDefinition::all() {
+        let styles: Vec<String> = d
+            .styles
+            .iter()
+            .map(|s| format!("{} (`{}`)", spelling(&s.style), s.evidence))
+            .collect();
+        let stacks: Vec<String> = d
+            .styles
+            .iter()
+            .map(|s| format!("`{}`", s.stack_key()))
+            .collect();
+        let metrics: Vec<String> = d
+            .metrics
+            .iter()
+            .map(|m| {
+                format!(
+                    "{}{}",
+                    m.value,
+                    if m.pipe_metrics {
+                        ""
+                    } else {
+                        " (no pipe metrics)"
+                    }
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | `[<prefix>_]{}_<ts>{}`, frontend `*{}*` |",
+            d.id,
+            styles.join(", "),
+            stacks.join(", "),
+            metrics.join(", "),
+            d.worker_name_shape,
+            d.results.run_dir_suffix,
+            d.results.frontend_trace_suffix
+        );
+    }
 }
 
 /// A value's serde spelling (the one the definition files use).

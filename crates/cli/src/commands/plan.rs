@@ -27,7 +27,8 @@ pub struct Args {
     /// The window.
     #[command(flatten)]
     pub window: WindowArgs,
-    /// Decode `warmup` steps per cycle (without a run config).
+    /// Decode `warmup` steps per cycle (without a run config); with --engine, warm-up requests
+    /// sent before profiling starts.
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub warmup: i64,
     /// Decode `wait` steps per cycle (without a run config).
@@ -43,9 +44,45 @@ pub struct Args {
     /// guarantees, else the window's minimum).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(0..=MAX_WINDOW_STEPS))]
     pub step_calls: Option<u64>,
+    /// The serving engine's capture instead of a schedule (e.g. `vllm-ascend`): a window of
+    /// requests between start and stop profile; --repo names its checkout or site-packages to
+    /// read that version's settings.
+    #[command(flatten)]
+    pub serve: ServeArgs,
     /// Print the plan as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The load of `plan --engine`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Plan a capture of this serving engine's server (a definition id, e.g. `vllm-ascend`).
+    #[arg(long, value_name = "ID", value_parser = crate::args::engine_id,
+          conflicts_with_all = ["model", "yaml", "config", "pd_role", "phase", "decode_active", "decode_skip_first", "wait", "repeat", "skip_first_wait", "step_calls"])]
+    pub engine: Option<String>,
+    /// Requests recorded (with --engine).
+    #[arg(long, value_name = "N", requires = "engine", default_value_t = 16)]
+    pub requests: u64,
+    /// Prompt tokens per request (with --engine).
+    #[arg(long, value_name = "P", requires = "engine", default_value_t = 128)]
+    pub prompt_len: u64,
+    /// Output tokens per request (with --engine).
+    #[arg(long, value_name = "O", requires = "engine", default_value_t = 128)]
+    pub output_len: u64,
+    /// Requests in flight at once (with --engine).
+    #[arg(long, value_name = "C", requires = "engine", default_value_t = 4)]
+    pub concurrency: u64,
+    /// Tensor-parallel size: the ranks writing output (with --engine).
+    #[arg(long, value_name = "T", requires = "engine", default_value_t = 1)]
+    pub tp: u32,
+    /// Keep call stacks on (with --engine; npuprof turns them off by default).
+    #[arg(long, requires = "engine")]
+    pub with_stack: bool,
+    /// Kernels one engine iteration launches, for the size estimate (with --engine)
+    /// [default: 1000, an assumption].
+    #[arg(long, value_name = "K", requires = "engine")]
+    pub kernels_per_step: Option<u64>,
 }
 
 /// Computes the plan without printing.
@@ -78,6 +115,9 @@ pub fn execute(args: &Args) -> anyhow::Result<PlanReport> {
 
 /// Runs `npuprof plan`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    if let Some(engine) = &args.serve.engine {
+        return super::plan_serve::run(engine, &args);
+    }
     let report = execute(&args)?;
     if args.json {
         print_json(&report)?;

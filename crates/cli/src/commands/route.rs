@@ -10,7 +10,8 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anstyle::{AnsiColor, Style};
-use npuprof_route::{Route, RouteReport, RunConfig};
+use npuprof_repository::engine::SourceLine;
+use npuprof_route::{EngineRoute, Route, RouteReport, RunConfig};
 
 use crate::exit::Exit;
 
@@ -129,6 +130,9 @@ fn human(report: &RouteReport) -> String {
         }
     }
 
+    if let Some(engine) = &report.engine {
+        engine_section(&mut s, engine);
+    }
     if let Some(w) = &report.wrapper {
         let factory = match (&w.factory, w.factory_line) {
             (Some(f), Some(line)) => format!(", factory {f} at line {line}"),
@@ -217,6 +221,96 @@ fn human(report: &RouteReport) -> String {
         report.warnings.len()
     );
     s
+}
+
+/// A serving engine's facts, each with the line that proves it.
+fn engine_section(s: &mut String, e: &EngineRoute) {
+    let d = &e.detected;
+    fn at(line: &SourceLine) -> String {
+        if line.line == 0 {
+            line.path.clone()
+        } else {
+            format!("{}:{}", line.path, line.line)
+        }
+    }
+    let _ = writeln!(s, "\nengine: {} ({})", d.id, e.summary);
+    if let Some(marker) = &d.marker {
+        let _ = writeln!(
+            s,
+            "  install:         {} ({})",
+            d.install.as_str(),
+            at(marker)
+        );
+    }
+    let facts = [
+        (
+            "config style",
+            d.config_style
+                .as_ref()
+                .map(|f| (f.value.as_str().to_owned(), &f.evidence)),
+        ),
+        (
+            "level",
+            d.level.as_ref().map(|f| (f.value.clone(), &f.evidence)),
+        ),
+        (
+            "AI Core metrics",
+            d.aic_metrics
+                .as_ref()
+                .map(|f| (f.value.clone(), &f.evidence)),
+        ),
+        (
+            "stacks reach",
+            d.stack_argument
+                .as_ref()
+                .map(|f| (f.value.clone(), &f.evidence)),
+        ),
+    ];
+    for (name, fact) in facts {
+        match fact {
+            Some((value, line)) => {
+                let _ = writeln!(
+                    s,
+                    "  {:<16} {value} ({}: {})",
+                    format!("{name}:"),
+                    at(line),
+                    line.text
+                );
+            }
+            None => {
+                let _ = writeln!(s, "  {:<16} not found in the source", format!("{name}:"));
+            }
+        }
+    }
+    if let (Some(key), Some(default)) = (&e.stack_key, e.stack_default) {
+        let _ = writeln!(
+            s,
+            "  stack switch:    {key} (on by default: {})",
+            yes_no(default)
+        );
+    }
+    let parse = match &d.async_parse {
+        Some(line) => format!(
+            "asynchronous, /stop returns before the output exists ({})",
+            at(line)
+        ),
+        None => {
+            "before the stop returns (TP=1); raw data only with TP>1 (daemon workers)".to_owned()
+        }
+    };
+    let _ = writeln!(s, "  parse:           {parse}");
+    if let Some(line) = &d.worker_name {
+        let _ = writeln!(s, "  run dirs:        named by rank suffix ({})", at(line));
+    }
+    if let Some(note) = &e.no_pipe_metrics_note {
+        let _ = writeln!(s, "  note: {note}");
+    }
+    for knob in &e.knobs {
+        let _ = writeln!(s, "  knob: {knob}");
+    }
+    for note in &d.notes {
+        let _ = writeln!(s, "  note: {note}");
+    }
 }
 
 fn configs(s: &mut String, configs: &[RunConfig]) {

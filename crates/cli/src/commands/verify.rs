@@ -54,6 +54,11 @@ pub struct Args {
     /// Join the `--json` reports of several nodes into the whole-run verdict.
     #[arg(long, value_name = "REPORT", num_args = 1.., conflicts_with = "model")]
     pub merge: Vec<PathBuf>,
+    /// Judge the output as this serving engine's (e.g. `vllm-ascend`): no schedule, one run
+    /// directory per rank per start/stop pair [default: when run directories are named by a
+    /// definition's rank suffix and have no schedule].
+    #[arg(long, value_name = "ID", value_parser = crate::args::engine_id, conflicts_with = "merge")]
+    pub engine: Option<String>,
     /// Print the report as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -100,6 +105,11 @@ pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
         expect_active: args.decode_active,
         world_size: args.ranks,
         logs: args.logs.clone(),
+        serving: npuprof_workflow::engine::verify_serving(
+            args.engine
+                .as_deref()
+                .and_then(npuprof_repository::engine::EngineDefinition::by_id),
+        ),
     };
     let bar = progress_bar();
     let report = npuprof_verify::verify(&opts, &bar);

@@ -427,6 +427,7 @@ impl Run<'_, '_> {
                 expect_active: None,
                 world_size: None,
                 logs: captured,
+                serving: npuprof_verify::serving::Serving::Off,
             },
             &npuprof_verify::NoProgress,
             &|dir| {

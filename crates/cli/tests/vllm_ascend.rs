@@ -1,0 +1,388 @@
+//! vLLM-Ascend as a repository definition, end to end: `route` on miniature checkouts of the
+//! two config styles and on an installed package, `plan --engine` for a server. The
+//! checkouts are generated here: the real file paths and the structural facts of each version
+//! (which setting the worker reads, the hard-coded level and metrics, which torch_npu argument
+//! the stack setting reaches), in our own minimal Python, no upstream code.
+
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+use insta_cmd::{assert_cmd_snapshot, get_cargo_bin};
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    fs::create_dir_all(path.parent().expect("parent")).expect("create dir");
+    fs::write(path, text).expect("write");
+}
+
+/// The package directory both layouts share.
+fn package(root: &Path) {
+    write(
+        root,
+        "vllm_ascend/__init__.py",
+        "def register():\n    return \"vllm_ascend.platform.NPUPlatform\"\n",
+    );
+    write(
+        root,
+        "vllm_ascend/platform.py",
+        "class NPUPlatform:\n    device_name = \"npu\"\n",
+    );
+}
+
+/// An environment-era checkout (like v0.11.0): the worker reads vLLM's environment variables
+/// and hard-codes Level1 + AiCoreNone; the stack variable reaches `with_stack`.
+fn env_era(root: &Path) {
+    package(root);
+    write(
+        root,
+        "setup.py",
+        "from setuptools import setup\n\nsetup(\n    name=\"vllm_ascend\",\n    entry_points={\"vllm.platform_plugins\": [\"ascend = vllm_ascend:register\"]},\n)\n",
+    );
+    write(
+        root,
+        "vllm_ascend/worker/worker_v1.py",
+        r#"import torch_npu
+import vllm.envs as envs
+
+
+class NPUWorker:
+    def __init__(self):
+        self.profiler = self._make_profiler()
+
+    def profile(self, is_start=True):
+        if self.profiler is None:
+            raise RuntimeError("Profiler is not enabled.")
+        if is_start:
+            self.profiler.start()
+        else:
+            self.profiler.stop()
+
+    def _make_profiler(self):
+        if not envs.VLLM_TORCH_PROFILER_DIR:
+            return None
+        cfg = torch_npu.profiler._ExperimentalConfig(
+            profiler_level=torch_npu.profiler.ProfilerLevel.Level1,
+            aic_metrics=torch_npu.profiler.AiCMetrics.AiCoreNone,
+        )
+        return torch_npu.profiler.profile(
+            activities=[torch_npu.profiler.ProfilerActivity.NPU],
+            with_stack=envs.VLLM_TORCH_PROFILER_WITH_STACK,
+            experimental_config=cfg,
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(envs.VLLM_TORCH_PROFILER_DIR),
+        )
+"#,
+    );
+}
+
+/// A profiler-config-era checkout (like v0.23.0): a wrapper builds the profiler from
+/// `vllm_config.profiler_config` with Level1 + PipeUtilization, the stack setting reaches
+/// `with_modules`, and each rank's run directory is named by its rank suffix.
+fn profiler_config_era(root: &Path) {
+    package(root);
+    write(
+        root,
+        "setup.py",
+        "from setuptools import setup\n\nsetup(\n    name=\"vllm_ascend\",\n    entry_points={\"vllm.platform_plugins\": [\"ascend = vllm_ascend:register\"]},\n)\n",
+    );
+    write(
+        root,
+        "vllm_ascend/profiler/torch_npu_profiler.py",
+        r#"import torch_npu
+
+
+class NPUProfilerWrapper:
+    def __init__(self, profiler_config, trace_name):
+        cfg = torch_npu.profiler._ExperimentalConfig(
+            profiler_level=torch_npu.profiler.ProfilerLevel.Level1,
+            aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization,
+        )
+        self.profiler = torch_npu.profiler.profile(
+            activities=[torch_npu.profiler.ProfilerActivity.NPU],
+            with_stack=False,
+            with_modules=profiler_config.torch_profiler_with_stack,
+            experimental_config=cfg,
+            on_trace_ready=torch_npu.profiler.tensorboard_trace_handler(
+                profiler_config.torch_profiler_dir,
+                worker_name=trace_name,
+            ),
+        )
+"#,
+    );
+    write(
+        root,
+        "vllm_ascend/worker/worker.py",
+        r#"from vllm_ascend.profiler.torch_npu_profiler import NPUProfilerWrapper
+
+
+class NPUWorker:
+    def __init__(self, vllm_config):
+        self.profiler_config = vllm_config.profiler_config
+        self.profiler = None
+
+    def profile(self, is_start=True):
+        if self.profiler_config is None:
+            raise RuntimeError("Profiling is not enabled.")
+        if is_start:
+            if self.profiler is None:
+                self.profiler = NPUProfilerWrapper(self.profiler_config, "rank0")
+            self.profiler.profiler.start()
+        elif self.profiler is not None:
+            self.profiler.profiler.stop()
+"#,
+    );
+}
+
+fn npuprof(cwd: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(get_cargo_bin("npuprof"));
+    cmd.current_dir(cwd).env("NO_COLOR", "1").args(args);
+    cmd
+}
+
+#[test]
+fn route_env_era_checkout_human() {
+    let dir = tempfile::tempdir().expect("tmp");
+    env_era(&dir.path().join("vllm-ascend"));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["route", "vllm-ascend"]));
+}
+
+#[test]
+fn route_env_era_checkout_json() {
+    let dir = tempfile::tempdir().expect("tmp");
+    env_era(&dir.path().join("vllm-ascend"));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["route", "vllm-ascend", "--json"]));
+}
+
+#[test]
+fn route_profiler_config_checkout_human() {
+    let dir = tempfile::tempdir().expect("tmp");
+    profiler_config_era(&dir.path().join("vllm-ascend"));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["route", "vllm-ascend"]));
+}
+
+#[test]
+fn route_profiler_config_checkout_json() {
+    let dir = tempfile::tempdir().expect("tmp");
+    profiler_config_era(&dir.path().join("vllm-ascend"));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["route", "vllm-ascend", "--json"]));
+}
+
+#[test]
+fn route_installed_package_in_site_packages() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let site = dir.path().join("site-packages");
+    profiler_config_era(&site);
+    fs::remove_file(site.join("setup.py")).expect("rm");
+    write(
+        &site,
+        "vllm_ascend-0.23.0.dist-info/entry_points.txt",
+        "[vllm.platform_plugins]\nascend = vllm_ascend:register\n",
+    );
+    let out = npuprof(dir.path(), &["route", "site-packages", "--json"])
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let engine = &report["engine"];
+    assert_eq!(engine["install"], "installed");
+    assert_eq!(engine["marker"]["path"], "vllm_ascend-0.23.0.dist-info");
+    assert_eq!(engine["config_style"]["value"], "profiler-config");
+    assert_eq!(engine["aic_metrics"]["value"], "PipeUtilization");
+    assert_eq!(
+        report["next"]["command"],
+        "npuprof collect --engine vllm-ascend -- vllm serve MODEL"
+    );
+}
+
+#[test]
+fn route_without_the_package_is_not_the_engine() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path().join("app");
+    // A project that only serves with vLLM: the generic mechanism, no engine.
+    write(
+        &root,
+        "serve.py",
+        "import os\nimport vllm\n\nos.environ.get(\"VLLM_TORCH_PROFILER_DIR\")\n",
+    );
+    let out = npuprof(dir.path(), &["route", "app", "--json"])
+        .output()
+        .expect("run");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(report["engine"].is_null());
+    assert_eq!(report["route"], "framework-other");
+    assert_eq!(report["mechanisms"][0]["id"], "vllm-torch-profiler");
+}
+
+#[test]
+fn plan_server_human() {
+    let dir = tempfile::tempdir().expect("tmp");
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &[
+            "plan",
+            "--engine",
+            "vllm-ascend",
+            "--requests",
+            "32",
+            "--prompt-len",
+            "512",
+            "--output-len",
+            "256",
+            "--concurrency",
+            "8",
+            "--warmup",
+            "4"
+        ],
+    ));
+}
+
+#[test]
+fn plan_server_json_reads_the_version_with_stack_and_tp() {
+    let dir = tempfile::tempdir().expect("tmp");
+    env_era(&dir.path().join("vllm-ascend"));
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &[
+            "plan",
+            "--engine",
+            "vllm-ascend",
+            "--repo",
+            "vllm-ascend",
+            "--requests",
+            "10",
+            "--output-len",
+            "100",
+            "--concurrency",
+            "4",
+            "--tp",
+            "4",
+            "--with-stack",
+            "--kernels-per-step",
+            "600",
+            "--json"
+        ],
+    ));
+}
+
+#[test]
+fn plan_server_refuses_what_it_cannot_know() {
+    let dir = tempfile::tempdir().expect("tmp");
+    fs::create_dir(dir.path().join("empty")).expect("mkdir");
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &["plan", "--engine", "vllm-ascend", "--repo", "empty"]
+    ));
+    assert_cmd_snapshot!(npuprof(
+        dir.path(),
+        &["plan", "--engine", "vllm-ascend", "--concurrency", "0"]
+    ));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["plan", "--engine", "sglang"]));
+}
+
+/// A serving run of `rank` under `root`, from the vendored real run: no schedule, no Step Id
+/// column, its files an hour old.
+fn serving_run(root: &Path, rank: u32, stamp: &str) {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1")
+        .join(format!("rank{}_ascend_pt", rank % 2));
+    let dir = root.join(format!(
+        "dp0_pp0_tp{rank}_dcp0_ep0_rank{rank}_{stamp}_ascend_pt"
+    ));
+    copy(&sample, &dir);
+    let info = dir.join(format!("profiler_info_{}.json", rank % 2));
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&fs::read(&info).expect("info")).expect("json");
+    v["config"]["common_config"]["schedule"] = serde_json::Value::Null;
+    fs::write(&info, serde_json::to_vec(&v).expect("json")).expect("write");
+    let kernels = dir.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+    let text = fs::read_to_string(&kernels).expect("kernels");
+    let without: String = text
+        .split_inclusive('\n')
+        .map(|l| l.split_once(',').map_or(l, |(_, r)| r).to_owned())
+        .collect();
+    fs::write(&kernels, without).expect("write");
+}
+
+fn copy(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for entry in fs::read_dir(from).expect("read").flatten() {
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy(&entry.path(), &target);
+        } else {
+            fs::write(&target, fs::read(entry.path()).expect("read")).expect("write");
+        }
+    }
+}
+
+/// Sets every modification time under `dir` an hour back.
+fn age(dir: &Path) {
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    for entry in fs::read_dir(dir).expect("read").flatten() {
+        if entry.path().is_dir() {
+            age(&entry.path());
+        }
+        fs::File::open(entry.path())
+            .expect("open")
+            .set_modified(past)
+            .expect("mtime");
+    }
+}
+
+#[test]
+fn verify_recognises_serving_output_by_the_definitions_names() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let out = dir.path().join("prof");
+    serving_run(&out, 0, "20260101120000123");
+    serving_run(&out, 1, "20260101120000125");
+    fs::write(
+        out.join("host_7.async_llm.1767268800000.pt.trace.json.gz"),
+        b"\x1f\x8b",
+    )
+    .expect("write");
+    age(&out);
+    let run = |args: &[&str]| {
+        let out = npuprof(dir.path(), args).output().expect("run");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        (out.status.code(), report)
+    };
+    let codes = |report: &serde_json::Value| -> Vec<String> {
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .map(|f| f["code"].as_str().expect("code").to_owned())
+            .collect()
+    };
+    let (code, report) = run(&["verify", "prof", "--json"]);
+    assert_eq!(code, Some(0));
+    assert_eq!(codes(&report), ["serving-output", "serving-frontend-trace"]);
+    assert_eq!(report["runs"].as_array().expect("runs").len(), 2);
+    // Renamed as torch_npu's default names them, only --engine says it is serving output.
+    for rank in [0, 1] {
+        let from = fs::read_dir(&out)
+            .expect("read")
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains(&format!("_rank{rank}_")))
+            .expect("run");
+        fs::rename(
+            from,
+            out.join(format!("host_{rank}_2026010112000012{rank}_ascend_pt")),
+        )
+        .expect("rename");
+    }
+    let (_, plain) = run(&["verify", "prof", "--json"]);
+    assert!(
+        !codes(&plain).contains(&"serving-output".to_owned()),
+        "{:?}",
+        codes(&plain)
+    );
+    let (code, forced) = run(&["verify", "prof", "--engine", "vllm-ascend", "--json"]);
+    assert_eq!(code, Some(0));
+    assert!(
+        codes(&forced).contains(&"serving-output".to_owned()),
+        "{:?}",
+        codes(&forced)
+    );
+}
