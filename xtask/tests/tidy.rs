@@ -326,7 +326,6 @@ fn no_layout_literal_outside_the_repository_definitions() {
     );
 }
 
-
 /// Names a serving engine uses for its profiler settings, endpoints and package: they live in
 /// its definition (`crates/repository/definitions/*.yaml`), never as literals in code.
 const ENGINE_NAMES: &[&str] = &[
@@ -360,7 +359,6 @@ fn no_engine_name_literal_outside_the_engine_definitions() {
         offences.join("\n")
     );
 }
-
 
 #[test]
 fn every_layout_literal_allowance_is_needed() {

@@ -200,12 +200,12 @@ pub fn collect(
                 .clone()
                 .unwrap_or_else(|| Endpoint::new(&facts.host, facts.port));
             let mut full = argv.clone();
-            full.extend(settings.args_for(&request.profile_dir));
+            full.extend(settings::args_for(&settings, &request.profile_dir));
             (
                 endpoint,
                 Some(facts.ranks),
                 Some(full),
-                settings.env_for(&request.profile_dir),
+                settings::env_for(&settings, &request.profile_dir),
             )
         }
     };
@@ -299,7 +299,7 @@ fn error_text(error: &ServeError) -> String {
 
 /// Refuses a command or environment that switches the profiler on already.
 fn refuse_own_switches(settings: &ServeSettings, argv: &[String]) -> Result<(), ServeError> {
-    for switch in settings.switches() {
+    for switch in settings::switches(settings) {
         let given = if switch.starts_with('-') {
             argv.iter().any(|a| {
                 a == switch

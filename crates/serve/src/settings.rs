@@ -1,47 +1,16 @@
 //! What a serving engine's profiling is, as a value: how it is switched on, what it hard-codes,
-//! its HTTP routes, who parses, and how its output is named. The loop takes these facts from
-//! [`for_engine`] and never writes one of them itself.
+//! its HTTP routes, who parses, and how its output is named. The facts are the engine's
+//! definition (`npuprof_repository::engine`); the loop takes them from [`for_engine`].
 
 use std::path::Path;
 
 use serde::Serialize;
 
-/// How the engine's profiler is switched on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ConfigStyle {
-    /// Environment variables of the server process (vLLM-Ascend before January 2026).
-    Env,
-    /// A `--profiler-config` argument (vLLM-Ascend from January 2026, PR 5928).
-    ProfilerConfig,
-}
+use npuprof_repository::engine::EngineDefinition;
+pub use npuprof_repository::engine::{ConfigStyle, ParseMode, ServeSettings};
 
-impl ConfigStyle {
-    /// Every style, for the command line.
-    pub const ALL: [ConfigStyle; 2] = [ConfigStyle::Env, ConfigStyle::ProfilerConfig];
-
-    /// Its name on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ConfigStyle::Env => "env",
-            ConfigStyle::ProfilerConfig => "profiler-config",
-        }
-    }
-}
-
-/// Who turns the raw profiler data into `ASCEND_PROFILER_OUTPUT/`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ParseMode {
-    /// The engine parses before the stop returns.
-    InEngine,
-    /// The engine leaves raw data only: every run directory needs the offline parse.
-    RawOnly,
-    /// The engine parses after the stop has returned.
-    Async,
-}
-
-/// The serving engines collect knows.
+/// The serving engines collect knows (each one a definition in
+/// `crates/repository/definitions/`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Engine {
@@ -50,147 +19,68 @@ pub enum Engine {
 }
 
 impl Engine {
-    /// Its name on the command line and in reports.
+    /// Its name on the command line and in reports: its definition's id.
     pub fn name(self) -> &'static str {
         match self {
             Engine::VllmAscend => "vllm-ascend",
         }
     }
-}
 
-/// An engine's profiling facts for one version (see `docs/serving.md`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ServeSettings {
-    /// How the profiler is switched on.
-    pub config_style: ConfigStyle,
-    /// Set for the server process ([`DIR`] / [`DIR_JSON`] stand for the profile directory).
-    pub env: Vec<(String, String)>,
-    /// Appended to the user's command (same placeholders).
-    pub extra_args: Vec<String>,
-    /// The profiler level the engine hard-codes.
-    pub level: String,
-    /// The AI Core metrics the engine hard-codes.
-    pub aic_metrics: String,
-    /// Said when those metrics give no pipe data, with how to get it.
-    pub no_pipe_metrics_note: Option<String>,
-    /// `GET`: 200 once the engine is up.
-    pub health_path: String,
-    /// `POST`: starts the profiler on every worker.
-    pub start_path: String,
-    /// `POST`: stops it.
-    pub stop_path: String,
-    /// `POST`: an OpenAI-style completion.
-    pub completions_path: String,
-    /// `POST`: an OpenAI-style chat completion.
-    pub chat_path: String,
-    /// Who parses (with one rank; several ranks run as daemon workers, which leave raw data).
-    pub parses_in_engine: ParseMode,
-    /// The suffix of a run directory.
-    pub run_dir_suffix: String,
-    /// What names the API process's own trace in the profile directory.
-    pub frontend_trace_suffix: String,
+    /// Its definition.
+    pub fn definition(self) -> &'static EngineDefinition {
+        EngineDefinition::by_id(self.name())
+            .unwrap_or_else(|| unreachable!("every Engine has a bundled definition (tested)"))
+    }
 }
 
 /// Stands for the profile directory in [`ServeSettings::env`] and `extra_args`.
 pub const DIR: &str = "{dir}";
-/// Stands for the profile directory as the inside of a JSON string.
-pub const DIR_JSON: &str = "{dir_json}";
 
-impl ServeSettings {
-    /// The environment for the server process, the profile directory filled in.
-    pub fn env_for(&self, dir: &Path) -> Vec<(String, String)> {
-        self.env
-            .iter()
-            .map(|(k, v)| (k.clone(), fill(v, dir)))
-            .collect()
-    }
+/// The environment for the server process, the profile directory filled in.
+pub fn env_for(settings: &ServeSettings, dir: &Path) -> Vec<(String, String)> {
+    settings
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), fill(v, dir)))
+        .collect()
+}
 
-    /// The arguments appended to the user's command, the profile directory filled in.
-    pub fn args_for(&self, dir: &Path) -> Vec<String> {
-        self.extra_args.iter().map(|a| fill(a, dir)).collect()
-    }
+/// The arguments appended to the user's command, the profile directory filled in.
+pub fn args_for(settings: &ServeSettings, dir: &Path) -> Vec<String> {
+    settings.extra_args.iter().map(|a| fill(a, dir)).collect()
+}
 
-    /// The names the settings set (environment variables) or pass (options), to refuse a
-    /// command or environment that sets them already.
-    pub fn switches(&self) -> Vec<&str> {
-        let options = self
-            .extra_args
-            .iter()
-            .filter(|a| a.starts_with("--"))
-            .map(|a| a.split('=').next().unwrap_or(a));
-        self.env
-            .iter()
-            .map(|(k, _)| k.as_str())
-            .chain(options)
-            .collect()
-    }
+/// The names the settings set (environment variables) or pass (options; a dotted key
+/// `--opt.key=value` counts as `--opt`), to refuse a command or environment that sets them
+/// already.
+pub fn switches(settings: &ServeSettings) -> Vec<&str> {
+    let options = settings
+        .extra_args
+        .iter()
+        .filter(|a| a.starts_with("--"))
+        .map(|a| a.split(['=', '.']).next().unwrap_or(a));
+    let mut names: Vec<&str> = settings
+        .env
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .chain(options)
+        .collect();
+    names.dedup();
+    names
 }
 
 fn fill(text: &str, dir: &Path) -> String {
-    let raw = dir.to_string_lossy();
-    let json = serde_json::to_string(raw.as_ref()).unwrap_or_default();
-    let json = json.trim_matches('"');
-    text.replace(DIR_JSON, json).replace(DIR, &raw)
+    text.replace(DIR, &dir.to_string_lossy())
 }
 
-/// The settings of `engine` in the newest version of `style`.
-///
-/// A mirror of the facts in `docs/serving.md` (read in vllm-project/vllm-ascend), kept here
-/// until the repository definitions describe serving engines; the one place they are written.
+/// The settings of `engine` in the newest version of `style` its definition knows, with
+/// [`DIR`] for the profile directory and call stacks off. One rank: a loop with several
+/// judges their daemon workers itself.
 pub fn for_engine(engine: Engine, style: ConfigStyle) -> ServeSettings {
-    let Engine::VllmAscend = engine;
-    let own = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
-        pairs
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect()
-    };
-    let common = ServeSettings {
-        config_style: style,
-        env: Vec::new(),
-        extra_args: Vec::new(),
-        level: "Level1".to_owned(),
-        aic_metrics: "PipeUtilization".to_owned(),
-        no_pipe_metrics_note: None,
-        health_path: "/health".to_owned(),
-        start_path: "/start_profile".to_owned(),
-        stop_path: "/stop_profile".to_owned(),
-        completions_path: "/v1/completions".to_owned(),
-        chat_path: "/v1/chat/completions".to_owned(),
-        parses_in_engine: ParseMode::Async,
-        run_dir_suffix: "_ascend_pt".to_owned(),
-        frontend_trace_suffix: ".async_llm".to_owned(),
-    };
-    match style {
-        // worker_v1.py before PR 5928: the stack is on unless the variable is `0`.
-        ConfigStyle::Env => ServeSettings {
-            env: own(&[
-                ("VLLM_TORCH_PROFILER_DIR", DIR),
-                ("VLLM_TORCH_PROFILER_WITH_STACK", "0"),
-            ]),
-            aic_metrics: "AiCoreNone".to_owned(),
-            no_pipe_metrics_note: Some(
-                "AiCoreNone at Level1 collects no pipe metrics (no aic_*_ratio columns in \
-                 kernel_details.csv) on 2026 torch_npu builds, and this vLLM-Ascend version \
-                 hard-codes it: for pipe metrics use vLLM-Ascend with PR 10778 (June 2026), \
-                 which hard-codes PipeUtilization"
-                    .to_owned(),
-            ),
-            parses_in_engine: ParseMode::InEngine,
-            ..common
-        },
-        // torch_npu_profiler.py at 7371232a: PipeUtilization (PR 10778), async_mode=True; the
-        // stack switch drives with_modules, on by default.
-        ConfigStyle::ProfilerConfig => ServeSettings {
-            extra_args: vec![
-                "--profiler-config".to_owned(),
-                format!(
-                    r#"{{"profiler":"torch","torch_profiler_dir":"{DIR_JSON}","torch_profiler_with_stack":false}}"#
-                ),
-            ],
-            ..common
-        },
-    }
+    engine
+        .definition()
+        .settings(style, Path::new(DIR), 1, false)
+        .unwrap_or_else(|_| unreachable!("the placeholder directory is UTF-8"))
 }
 
 /// What collect reads from the user's serving command: the served model, where it listens,
@@ -280,20 +170,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_profile_directory_is_filled_in_raw_for_env_and_escaped_for_json() {
+    fn the_profile_directory_is_filled_in_for_both_styles() {
         let dir = Path::new("/p/a \"b\"\\c");
-        let env = for_engine(Engine::VllmAscend, ConfigStyle::Env).env_for(dir);
-        assert_eq!(
-            env[0],
-            (
-                "VLLM_TORCH_PROFILER_DIR".to_owned(),
-                dir.display().to_string()
-            )
+        let env = env_for(&for_engine(Engine::VllmAscend, ConfigStyle::Env), dir);
+        assert!(
+            env.iter().any(|(_, v)| v == &dir.display().to_string()),
+            "{env:?}"
         );
-        let args = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig).args_for(dir);
-        let config: serde_json::Value = serde_json::from_str(&args[1]).expect("JSON");
-        assert_eq!(config["torch_profiler_dir"], dir.display().to_string());
-        assert_eq!(config["torch_profiler_with_stack"], false);
+        let config = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig);
+        let args = args_for(&config, dir);
+        assert!(
+            args.iter()
+                .any(|a| a.ends_with(&format!("={}", dir.display()))),
+            "{args:?}"
+        );
+        assert!(
+            args.iter().any(|a| a.ends_with("=false")),
+            "stacks off: {args:?}"
+        );
+    }
+
+    #[test]
+    fn every_engine_has_its_definition() {
+        assert_eq!(
+            Engine::VllmAscend.definition().id,
+            Engine::VllmAscend.name()
+        );
     }
 
     #[test]
@@ -318,11 +220,11 @@ mod tests {
     #[test]
     fn switches_name_the_variables_and_options() {
         assert_eq!(
-            for_engine(Engine::VllmAscend, ConfigStyle::Env).switches(),
+            switches(&for_engine(Engine::VllmAscend, ConfigStyle::Env)),
             ["VLLM_TORCH_PROFILER_DIR", "VLLM_TORCH_PROFILER_WITH_STACK"]
         );
         assert_eq!(
-            for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig).switches(),
+            switches(&for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig)),
             ["--profiler-config"]
         );
     }

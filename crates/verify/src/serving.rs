@@ -18,8 +18,8 @@ use std::time::{Duration, SystemTime};
 
 use crate::discover::{RunRef, Target};
 use crate::finding::{Code, Evidence, Finding, Severity};
-use npuprof_runs::reparse::{ReparseDir, analyse_command};
 use crate::report::VerifyReport;
+use npuprof_runs::reparse::{ReparseDir, analyse_command};
 
 /// The most files of one run directory looked at for their modification time.
 const MAX_FILES_STATTED: usize = 10_000;

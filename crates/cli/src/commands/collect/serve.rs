@@ -356,7 +356,7 @@ pub fn render(report: &ServeReport) -> String {
         s,
         "  engine: {} ({}), {} + {}, {}",
         report.engine.name(),
-        report.config_style.name(),
+        report.config_style.as_str(),
         report.level,
         report.aic_metrics,
         report.url
