@@ -204,9 +204,10 @@ fn read_run(
     let kernels = if kernels_path.is_file() {
         Some(profile::read_kernels(&kernels_path)?)
     } else if let Some(profiler) = &db.profiler {
-        notes.push(format!(
-            "db export: kernels and step times read from the databases; links are judged from the text export only ({COMMUNICATION}): not judged"
-        ));
+        notes.push(
+            "db export: kernels, steps and links read from its databases (no text export)"
+                .to_owned(),
+        );
         Some(profile::read_db_kernels(profiler)?)
     } else {
         notes.push(format!(
@@ -218,6 +219,8 @@ fn read_run(
     let comm_path = output.join(COMMUNICATION);
     let comm = if comm_path.is_file() {
         Some(links::read_comm(&comm_path)?)
+    } else if let Some(analysis) = &db.analysis {
+        links::read_db_comm(analysis)?
     } else {
         None
     };

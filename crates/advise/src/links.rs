@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::thresholds::{RDMA_SMALL_MB, SDMA_SMALL_MB};
-use npuprof_summary::SummaryError;
 use npuprof_summary::comm::each_operator;
+use npuprof_summary::{SummaryError, db_export};
 
 /// One link type's transfers, summed over the steps.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -109,6 +109,28 @@ pub fn read_comm(path: &Path) -> Result<Comm, SummaryError> {
     Ok(acc.finish())
 }
 
+/// Reads the communication of a db export's `analysis.db` (`CommAnalyzerTime` and
+/// `CommAnalyzerBandwidth`, what `communication.json` holds); `None` without the tables.
+pub fn read_db_comm(path: &Path) -> Result<Option<Comm>, SummaryError> {
+    let mut acc = Acc::default();
+    let steps = db_export::each_comm_time(path, |op| {
+        acc.add_times(op.name, op.elapse_ms, op.transit_ms, op.wait_ms);
+    })?;
+    let Some(steps) = steps else {
+        return Ok(None);
+    };
+    acc.comm.steps = steps;
+    db_export::each_link_row(path, |row| {
+        if row.first {
+            acc.add_link(row.link, row.size_mb, row.time_ms);
+        }
+        if row.count > 0.0 {
+            acc.add_packets(row.link, Some(row.packet_mb), row.count, row.packet_ms);
+        }
+    })?;
+    Ok(Some(acc.finish()))
+}
+
 /// What the pass adds up.
 #[derive(Default)]
 struct Acc {
@@ -121,10 +143,26 @@ impl Acc {
     /// Adds one operator.
     fn add(&mut self, name: &str, op: &OpEntry) {
         let time = op.time.as_ref();
-        let us = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f) * 1000.0;
-        self.comm.elapse_us += us(|t| t.elapse_ms);
-        self.comm.wait_us += us(|t| t.wait_ms);
-        self.comm.transit_us += us(|t| t.transit_ms);
+        let ms = |f: fn(&TimeInfo) -> f64| time.map_or(0.0, f);
+        self.add_times(
+            name,
+            ms(|t| t.elapse_ms),
+            ms(|t| t.transit_ms),
+            ms(|t| t.wait_ms),
+        );
+        for (kind, info) in op.bandwidth.iter().flatten() {
+            self.add_link(kind, info.size_mb, info.time_ms);
+            for (size, &(count, ms)) in &info.sizes {
+                self.add_packets(kind, size.trim().parse::<f64>().ok(), count, ms);
+            }
+        }
+    }
+
+    /// Adds one operator's times (ms).
+    fn add_times(&mut self, name: &str, elapse_ms: f64, transit_ms: f64, wait_ms: f64) {
+        self.comm.elapse_us += elapse_ms * 1000.0;
+        self.comm.wait_us += wait_ms * 1000.0;
+        self.comm.transit_us += transit_ms * 1000.0;
         let short = name.split('@').next().unwrap_or(name);
         let entry = self.ops.entry(short.to_owned()).or_insert_with(|| CommOp {
             name: short.to_owned(),
@@ -133,31 +171,41 @@ impl Acc {
             wait_us: 0.0,
         });
         entry.count += 1;
-        entry.elapse_us += us(|t| t.elapse_ms);
-        entry.wait_us += us(|t| t.wait_ms);
-        for (kind, info) in op.bandwidth.iter().flatten() {
-            let Some(below) = small_below(kind) else {
-                continue;
-            };
-            let link = self.links.entry(kind.clone()).or_insert_with(|| Link {
-                link: kind.clone(),
-                size_mb: 0.0,
-                time_ms: 0.0,
-                bandwidth_gb_s: None,
-                transfers: 0,
-                small: 0,
-                small_ms: 0.0,
-                small_below_mb: below,
-            });
-            link.size_mb += info.size_mb;
-            link.time_ms += info.time_ms;
-            for (size, &(count, ms)) in &info.sizes {
-                let count = count.max(0.0) as u64;
-                link.transfers += count;
-                if size.trim().parse::<f64>().is_ok_and(|mb| mb < below) {
-                    link.small += count;
-                    link.small_ms += ms;
-                }
+        entry.elapse_us += elapse_ms * 1000.0;
+        entry.wait_us += wait_ms * 1000.0;
+    }
+
+    /// The judged link `kind` (`None` for the links not judged, e.g. the aggregate `SDMA`).
+    fn link(&mut self, kind: &str) -> Option<&mut Link> {
+        let below = small_below(kind)?;
+        Some(self.links.entry(kind.to_owned()).or_insert_with(|| Link {
+            link: kind.to_owned(),
+            size_mb: 0.0,
+            time_ms: 0.0,
+            bandwidth_gb_s: None,
+            transfers: 0,
+            small: 0,
+            small_ms: 0.0,
+            small_below_mb: below,
+        }))
+    }
+
+    /// Adds one operator's data and time on link `kind`.
+    fn add_link(&mut self, kind: &str, size_mb: f64, time_ms: f64) {
+        if let Some(link) = self.link(kind) {
+            link.size_mb += size_mb;
+            link.time_ms += time_ms;
+        }
+    }
+
+    /// Adds `count` packets of `size_mb` (`None`: a size that is not a number) taking `ms`.
+    fn add_packets(&mut self, kind: &str, size_mb: Option<f64>, count: f64, ms: f64) {
+        if let Some(link) = self.link(kind) {
+            let count = count.max(0.0) as u64;
+            link.transfers += count;
+            if size_mb.is_some_and(|mb| mb < link.small_below_mb) {
+                link.small += count;
+                link.small_ms += ms;
             }
         }
     }

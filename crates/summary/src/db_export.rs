@@ -327,35 +327,159 @@ pub fn steps(path: &Path) -> Result<Vec<Step>, SummaryError> {
     Ok(steps)
 }
 
-/// The communication of an analysis database's `CommAnalyzerTime`; `None` without the table
-/// (a single-card run).
-pub fn communication(path: &Path) -> Result<Option<Communication>, SummaryError> {
+/// One communication operator of `CommAnalyzerTime` (times in ms), as `communication.json`
+/// has it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DbCommTime<'r> {
+    /// `hccl_op_name` (`communication.json`'s key before `@group`).
+    pub name: &'r str,
+    /// `Elapse Time(ms)`.
+    pub elapse_ms: f64,
+    /// `Transit Time(ms)`.
+    pub transit_ms: f64,
+    /// `Wait Time(ms)`.
+    pub wait_ms: f64,
+    /// `Synchronization Time(ms)`.
+    pub synchronization_ms: f64,
+    /// `Idle Time(ms)`.
+    pub idle_ms: f64,
+}
+
+/// Hands every operator of the analysis database's `CommAnalyzerTime` to `each` (the
+/// vendor's `Total Op Info` left out); the number of steps, `None` without the table (a
+/// single-card run).
+pub fn each_comm_time(
+    path: &Path,
+    mut each: impl FnMut(&DbCommTime<'_>),
+) -> Result<Option<usize>, SummaryError> {
     let conn = open(path)?;
     if !has_table(&conn, path, "CommAnalyzerTime")? {
         return Ok(None);
     }
     let mut statement = conn
         .prepare(
-            "SELECT elapse_time, transit_time, wait_time, synchronization_time, idle_time \
-             FROM CommAnalyzerTime WHERE hccl_op_name IS NOT ?1",
+            "SELECT hccl_op_name, elapse_time, transit_time, wait_time, synchronization_time, \
+             idle_time, step FROM CommAnalyzerTime WHERE hccl_op_name IS NOT ?1",
         )
         .map_err(|e| db_error(path, e))?;
     let mut rows = statement
         .query([TOTAL_OP_INFO])
         .map_err(|e| db_error(path, e))?;
-    let mut sum = Communication::default();
+    let mut steps: Vec<Vec<u8>> = Vec::new();
     while let Some(row) = rows.next().map_err(|e| db_error(path, e))? {
         let ms = |i| number(row, i).map(Option::unwrap_or_default);
-        let read = || -> rusqlite::Result<TimeInfo> {
-            Ok(TimeInfo {
-                elapse_ms: ms(0)?,
-                transit_ms: ms(1)?,
-                wait_ms: ms(2)?,
-                synchronization_ms: ms(3)?,
-                idle_ms: ms(4)?,
-            })
+        let mut read = || -> rusqlite::Result<_> {
+            let step = text(row, 6)?;
+            if !steps.iter().any(|s| s == step) {
+                steps.push(step.to_vec());
+            }
+            Ok((
+                ms(1)?,
+                ms(2)?,
+                ms(3)?,
+                ms(4)?,
+                ms(5)?,
+                String::from_utf8_lossy(text(row, 0)?).into_owned(),
+            ))
         };
-        sum.add(Some(&read().map_err(|e| db_error(path, e))?));
+        let (elapse_ms, transit_ms, wait_ms, synchronization_ms, idle_ms, name) =
+            read().map_err(|e| db_error(path, e))?;
+        each(&DbCommTime {
+            name: &name,
+            elapse_ms,
+            transit_ms,
+            wait_ms,
+            synchronization_ms,
+            idle_ms,
+        });
     }
-    Ok(Some(sum.finished()))
+    Ok(Some(steps.len()))
+}
+
+/// One link type of one operator and step in `CommAnalyzerBandwidth`: its data and time, and
+/// one packet size of its size distribution (`communication.json`'s `Communication Bandwidth
+/// Info` entry), `count` 0 for a link without packets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DbLinkRow<'r> {
+    /// `transport_type` (`HCCS`, `PCIE`, `SIO`, `RDMA`, `SDMA`).
+    pub link: &'r str,
+    /// Whether this row is the first of its operator, step and link (the data and time are
+    /// repeated on every packet size's row: add them once).
+    pub first: bool,
+    /// `Transit Size(MB)`.
+    pub size_mb: f64,
+    /// `Transit Time(ms)`.
+    pub time_ms: f64,
+    /// The packet size (MB).
+    pub packet_mb: f64,
+    /// Packets of that size.
+    pub count: f64,
+    /// Their time (ms).
+    pub packet_ms: f64,
+}
+
+/// Hands every row of the analysis database's `CommAnalyzerBandwidth` to `each`, grouped by
+/// operator, step and link; `false` without the table.
+pub fn each_link_row(
+    path: &Path,
+    mut each: impl FnMut(&DbLinkRow<'_>),
+) -> Result<bool, SummaryError> {
+    let conn = open(path)?;
+    if !has_table(&conn, path, "CommAnalyzerBandwidth")? {
+        return Ok(false);
+    }
+    let mut statement = conn
+        .prepare(
+            "SELECT hccl_op_name, group_name, step, transport_type, transit_size, transit_time, \
+             package_size, count, total_duration FROM CommAnalyzerBandwidth \
+             WHERE hccl_op_name IS NOT ?1 ORDER BY 1, 2, 3, 4",
+        )
+        .map_err(|e| db_error(path, e))?;
+    let mut rows = statement
+        .query([TOTAL_OP_INFO])
+        .map_err(|e| db_error(path, e))?;
+    let mut last: Vec<u8> = Vec::new();
+    while let Some(row) = rows.next().map_err(|e| db_error(path, e))? {
+        let read = || -> rusqlite::Result<_> {
+            let mut key = Vec::new();
+            for i in 0..4 {
+                key.extend_from_slice(text(row, i)?);
+                key.push(0);
+            }
+            let link = String::from_utf8_lossy(text(row, 3)?).into_owned();
+            let values: Vec<f64> = (4..9)
+                .map(|i| number(row, i).map(Option::unwrap_or_default))
+                .collect::<rusqlite::Result<_>>()?;
+            Ok((key, link, values))
+        };
+        let (key, link, v) = read().map_err(|e| db_error(path, e))?;
+        let first = key != last;
+        last = key;
+        each(&DbLinkRow {
+            link: &link,
+            first,
+            size_mb: v[0],
+            time_ms: v[1],
+            packet_mb: v[2],
+            count: v[3],
+            packet_ms: v[4],
+        });
+    }
+    Ok(true)
+}
+
+/// The communication of an analysis database's `CommAnalyzerTime`; `None` without the table
+/// (a single-card run).
+pub fn communication(path: &Path) -> Result<Option<Communication>, SummaryError> {
+    let mut sum = Communication::default();
+    let steps = each_comm_time(path, |op| {
+        sum.add(Some(&TimeInfo {
+            elapse_ms: op.elapse_ms,
+            transit_ms: op.transit_ms,
+            wait_ms: op.wait_ms,
+            synchronization_ms: op.synchronization_ms,
+            idle_ms: op.idle_ms,
+        }));
+    })?;
+    Ok(steps.map(|_| sum.finished()))
 }

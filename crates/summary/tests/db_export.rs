@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::summary_all as summary_of;
+use common::{run_of, summary_all as summary_of};
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
@@ -13,14 +13,6 @@ use std::path::{Path, PathBuf};
 use common::{db_run, real_run};
 use npuprof_summary::{RunSummary, Summary};
 use rusqlite::{Connection, OpenFlags};
-
-fn run_of(summary: &Summary, rank: u32) -> &RunSummary {
-    summary
-        .runs
-        .iter()
-        .find(|r| r.rank == Some(rank))
-        .unwrap_or_else(|| panic!("rank {rank} missing"))
-}
 
 fn output(rank: u32) -> PathBuf {
     db_run().join(format!("rank{rank}_ascend_pt/ASCEND_PROFILER_OUTPUT"))

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{expected, real_run};
-use npuprof_summary::{Options, RunSummary, Summary, summarize};
+use common::{expected, real_run, run_of};
+use npuprof_summary::{Options, Summary, summarize};
 use serde_json::Value;
 
 /// Relative agreement required of sums computed by two programs (in the same order they agree
@@ -32,14 +32,6 @@ fn summary_all() -> Summary {
         ..Options::default()
     };
     summarize(&real_run(), &options).unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn run_of(summary: &Summary, rank: u32) -> &RunSummary {
-    summary
-        .runs
-        .iter()
-        .find(|r| r.rank == Some(rank))
-        .unwrap_or_else(|| panic!("rank {rank} missing"))
 }
 
 #[test]

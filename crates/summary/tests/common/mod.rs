@@ -28,6 +28,15 @@ pub fn summary_all(path: &Path) -> npuprof_summary::Summary {
     npuprof_summary::summarize(path, &options).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// The run of `rank` in `summary`.
+pub fn run_of(summary: &npuprof_summary::Summary, rank: u32) -> &npuprof_summary::RunSummary {
+    summary
+        .runs
+        .iter()
+        .find(|r| r.rank == Some(rank))
+        .unwrap_or_else(|| panic!("rank {rank} missing"))
+}
+
 /// The expected values `data/real-2rank/expected.py` computed.
 pub fn expected() -> serde_json::Value {
     let text = fs::read_to_string(real_run().join("expected.json")).expect("expected.json");
