@@ -2,8 +2,8 @@
 //! guide gives (`with_stack=False, record_shapes=False`), derived from the events of a real
 //! run's trace recorded with both on. Without the stack there is no Python tracer, so no
 //! `python_function` event and no `Call stack` argument; without shapes no `Input Dims` and
-//! `Input type` arguments. What is left is short events (about 170 bytes each, a third of them
-//! counters) with no long string: the most events per byte, the scanner's hardest case.
+//! `Input type` arguments. What is left is short events (about 170 bytes each, almost half of
+//! them counters) with no long string: many events per byte.
 
 /// The arguments that `record_shapes` and `with_stack` add to an event.
 const RECORDED_ONLY_WITH_SHAPES_OR_STACK: [&[u8]; 3] =

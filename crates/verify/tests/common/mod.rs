@@ -10,26 +10,8 @@ use std::path::{Path, PathBuf};
 use npuprof_verify::finding::{Code, Severity};
 use npuprof_verify::{NoProgress, Options, VerifyReport, verify};
 
-/// The vendored samples, `crates/verify/tests/data` (found from the verify and the cli crate).
-pub fn samples() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../verify/tests/data")
-}
-
-/// A vendored sample file; panics when it is missing.
-pub fn sample(rel: &str) -> PathBuf {
-    let path = samples().join(rel);
-    assert!(
-        path.is_file(),
-        "test data missing: {} (vendored under crates/verify/tests/data)",
-        path.display()
-    );
-    path
-}
-
-/// The bytes of a vendored sample file; panics when it cannot be read.
-pub fn read_sample(path: &Path) -> Vec<u8> {
-    fs::read(path).unwrap_or_else(|e| panic!("test data unreadable: {}: {e}", path.display()))
-}
+mod samples;
+pub use samples::*;
 
 fn msinsight(name: &str) -> PathBuf {
     sample(&format!("Ascend-msinsight/{name}"))
@@ -77,48 +59,6 @@ pub fn level0_kernel_details() -> PathBuf {
     msinsight(
         "test__data__pytorch__text__level0__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv",
     )
-}
-
-/// The real trace_view.json (3670 events, host then device events).
-pub fn trace_view() -> PathBuf {
-    sample(
-        "Ascend-mstt/profiler__msprof_analyze__test__ut__advisor__timeline_advice__trace_view.json",
-    )
-}
-
-/// The real trace's bytes.
-pub fn trace_bytes() -> Vec<u8> {
-    read_sample(&trace_view())
-}
-
-/// Offset of the `,` torch_npu writes before appending the device events (the first device
-/// event is the `Ascend Hardware` process_name metadata of pid 800).
-pub fn device_append_offset(trace: &[u8]) -> usize {
-    let needle = br#",{"name": "process_name", "pid": 800"#;
-    trace
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .unwrap_or_else(|| panic!("the real trace lacks its device append point"))
-}
-
-/// The trace as written after the host phase only (no closing `]`).
-pub fn trace_host_only() -> Vec<u8> {
-    let t = trace_bytes();
-    t[..device_append_offset(&t)].to_vec()
-}
-
-/// The trace cut in the middle of the first device event.
-pub fn trace_cut_mid_event() -> Vec<u8> {
-    let t = trace_bytes();
-    let at = device_append_offset(&t) + 40;
-    t[..at].to_vec()
-}
-
-/// The trace closed after an empty device append: `...},]`.
-pub fn trace_trailing_comma() -> Vec<u8> {
-    let mut t = trace_host_only();
-    t.extend_from_slice(b",]");
-    t
 }
 
 /// Headers the samples do not include (from torch_npu's writers).

@@ -4,7 +4,8 @@
 //! reference scanner's result (verdict, error offset and reason, events, process names) on every
 //! input and however the input is split into chunks.
 
-mod common;
+#[path = "../../verify/tests/common/samples.rs"]
+mod samples;
 
 use proptest::prelude::*;
 use serde::de::IgnoredAny;
@@ -132,7 +133,7 @@ fn check_prefix(doc: &[u8], cut: usize) {
 
 #[test]
 fn real_sample_matches_serde_json() {
-    let doc = common::trace_bytes();
+    let doc = samples::trace_bytes();
     assert!(serde_valid(&doc));
     let scan = TraceScanner::scan_bytes(&doc);
     assert_eq!(scan.state, TraceState::Complete);
@@ -149,8 +150,8 @@ fn real_sample_matches_serde_json() {
 
 #[test]
 fn real_sample_cut_variants() {
-    let doc = common::trace_bytes();
-    let append = common::device_append_offset(&doc);
+    let doc = samples::trace_bytes();
+    let append = samples::device_append_offset(&doc);
     // Every cut around the host/device boundary and at the end, and a sweep over the file.
     let mut cuts: Vec<usize> =
         (append.saturating_sub(100)..(append + 100).min(doc.len())).collect();
@@ -159,7 +160,7 @@ fn real_sample_cut_variants() {
     for cut in cuts {
         check_prefix(&doc, cut);
     }
-    let host = common::trace_host_only();
+    let host = samples::trace_host_only();
     let scan = TraceScanner::scan_bytes(&host);
     assert_eq!(
         scan.state,
@@ -168,7 +169,7 @@ fn real_sample_cut_variants() {
         }
     );
     assert_eq!(scan.last_event_end, host.len() as u64);
-    let cut = common::trace_cut_mid_event();
+    let cut = samples::trace_cut_mid_event();
     let scan = TraceScanner::scan_bytes(&cut);
     assert_eq!(
         scan.state,
@@ -177,7 +178,7 @@ fn real_sample_cut_variants() {
         }
     );
     assert_eq!(scan.bytes, cut.len() as u64);
-    let comma = common::trace_trailing_comma();
+    let comma = samples::trace_trailing_comma();
     assert!(!serde_valid(&comma));
     let scan = TraceScanner::scan_bytes(&comma);
     assert_eq!(
@@ -580,7 +581,7 @@ fn segments_join_only_at_top_level_events() {
 /// byte scan's result.
 #[test]
 fn large_files_read_through_maps_agree_with_reads() {
-    let sample = common::trace_bytes();
+    let sample = samples::trace_bytes();
     let events = sample
         .trim_ascii()
         .strip_prefix(b"[")
