@@ -248,6 +248,54 @@ fn the_env_style_sets_the_variables_and_says_there_are_no_pipe_metrics() {
     check_nothing_left(&work, &run);
 }
 
+/// `--engine-source` reads the style from the installed version's source: an env-era checkout
+/// makes collect set the environment variables (no `--config-style` given), and its
+/// hard-coded AiCoreNone is said to collect no pipe metrics.
+#[test]
+fn the_style_is_read_from_the_engine_source() {
+    let work = Workdir::new();
+    let source = tempfile::tempdir().expect("temp dir");
+    support::vllm_checkout::env_era(source.path());
+    let source = source.path().to_str().expect("UTF-8 temp path");
+    let run = collect(
+        &work,
+        &["--engine-source", source],
+        &[],
+        &[("FAKE_VLLM_ERA", "env")],
+    );
+    check_verified(&run, 1, "engine", 0);
+    let env = run.json["env"].as_array().expect("env");
+    assert!(
+        env.iter().any(|p| p[0] == "VLLM_TORCH_PROFILER_DIR"),
+        "{}",
+        run.json
+    );
+    assert!(
+        run.stderr.contains("collects no pipe metrics"),
+        "{}",
+        run.stderr
+    );
+    check_nothing_left(&work, &run);
+}
+
+/// A directory without the engine's package is refused before anything starts.
+#[test]
+fn an_engine_source_without_the_package_is_refused() {
+    let work = Workdir::new();
+    let empty = tempfile::tempdir().expect("temp dir");
+    let out = command(
+        &work,
+        &["--engine-source", empty.path().to_str().expect("UTF-8")],
+        &[],
+        &[],
+    )
+    .output()
+    .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("no vllm-ascend package under"), "{stderr}");
+}
+
 #[test]
 fn a_server_that_dies_mid_run_is_an_error_and_leaves_nothing() {
     let work = Workdir::new();

@@ -83,6 +83,31 @@ pub fn for_engine(engine: Engine, style: ConfigStyle) -> ServeSettings {
         .unwrap_or_else(|_| unreachable!("the placeholder directory is UTF-8"))
 }
 
+/// The settings of the version of `engine` whose source is under `root` (a checkout or a
+/// site-packages directory): its config style, level, metrics and asynchronous parse as `route`
+/// reads them, with [`DIR`] for the profile directory and call stacks off. An error says why
+/// the source proves no version.
+pub fn from_source(engine: Engine, root: &Path) -> Result<ServeSettings, String> {
+    let definition = engine.definition();
+    let detected = npuprof_repository::engine::detect_with(definition, root).ok_or_else(|| {
+        format!(
+            "no {} package under {} (give its checkout or the site-packages directory that holds it)",
+            definition.id,
+            root.display()
+        )
+    })?;
+    let facts = detected.facts(definition).ok_or_else(|| {
+        format!(
+            "the {} source under {} shows no config style (neither style's evidence is in its profiler files): pass --config-style",
+            definition.id,
+            root.display()
+        )
+    })?;
+    definition
+        .settings_for(&facts, Path::new(DIR), 1, false)
+        .map_err(|e| e.to_string())
+}
+
 /// What collect reads from the user's serving command: the served model, where it listens,
 /// and how many ranks (run directories per stop) it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -78,9 +78,14 @@ pub struct ServeArgs {
     /// [default: a new `npuprof-<engine>-<time>` directory here].
     #[arg(long, value_name = "DIR", requires = "engine", help_heading = SERVING)]
     pub profile_dir: Option<PathBuf>,
-    /// How the installed engine switches its profiler on [default: profiler-config].
+    /// How the installed engine switches its profiler on [default: read from --engine-source,
+    /// else profiler-config].
     #[arg(long, value_enum, requires = "engine", help_heading = SERVING)]
     pub config_style: Option<StyleArg>,
+    /// The engine's checkout or the site-packages directory that holds it: its config style,
+    /// level and metrics are read from its source (as `route` reads them).
+    #[arg(long, value_name = "DIR", requires = "engine", conflicts_with = "config_style", help_heading = SERVING)]
+    pub engine_source: Option<PathBuf>,
     /// Seconds to wait for the server to become healthy [default: 1200].
     #[arg(long, value_name = "SECS", requires = "engine", help_heading = SERVING, value_parser = seconds)]
     pub health_timeout: Option<Duration>,
@@ -122,9 +127,16 @@ pub fn run(args: &Args, engine: EngineArg) -> anyhow::Result<Exit> {
     let engine = match engine {
         EngineArg::VllmAscend => Engine::VllmAscend,
     };
-    let style = match args.serve.config_style.unwrap_or_default() {
-        StyleArg::Env => ConfigStyle::Env,
-        StyleArg::ProfilerConfig => ConfigStyle::ProfilerConfig,
+    let settings = match &args.serve.engine_source {
+        Some(source) => settings::from_source(engine, source)
+            .map_err(|message| Failure::new(ErrorCode::InvalidInput, message))?,
+        None => settings::for_engine(
+            engine,
+            match args.serve.config_style.unwrap_or_default() {
+                StyleArg::Env => ConfigStyle::Env,
+                StyleArg::ProfilerConfig => ConfigStyle::ProfilerConfig,
+            },
+        ),
     };
     let serve = &args.serve;
     let url = serve.url.as_deref().map(Endpoint::parse).transpose()?;
@@ -169,7 +181,7 @@ pub fn run(args: &Args, engine: EngineArg) -> anyhow::Result<Exit> {
     let defaults = Timing::default();
     let request = ServeRequest {
         engine,
-        settings: settings::for_engine(engine, style),
+        settings,
         target,
         profile_dir,
         warmup: Load {
