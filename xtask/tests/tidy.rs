@@ -241,9 +241,9 @@ const LAYOUT_LITERAL_ALLOWED: &[(&str, &str)] = &[
          help_examples.rs: text for people, not paths npuprof builds",
     ),
     (
-        "crates/cli/src/failure.rs",
-        "a static hint about verify's input (a result directory), which verify discovers itself \
-         (see the next entry)",
+        "crates/runs/src/error.rs",
+        "a static hint about verify's input (a result directory), which the output model \
+         discovers itself (see discover.rs's entry)",
     ),
     (
         "crates/runs/src/profiler_info.rs",
