@@ -241,20 +241,14 @@ const LAYOUT_LITERAL_ALLOWED: &[(&str, &str)] = &[
          help_examples.rs: text for people, not paths npuprof builds",
     ),
     (
-        "crates/cli/src/failure.rs",
-        "a static hint about verify's input (a result directory), which verify discovers itself \
-         (see the next entry)",
+        "crates/runs/src/error.rs",
+        "a static hint about verify's input (a result directory), for people: the output model \
+         discovers the run directories inside it by their own markers, not by this path",
     ),
     (
         "crates/runs/src/profiler_info.rs",
         "`/config/common_config` is a JSON pointer into torch_npu's profiler_info.json, not a \
          repository path",
-    ),
-    (
-        "crates/runs/src/discover.rs",
-        "the output model finds a result directory's repository by the recipes layout; it sits \
-         in the same layer as npuprof-repository, so it cannot read the definitions' layout yet \
-         (left open: pass the resolved layout in, or move the match into the repository crate)",
     ),
 ];
 

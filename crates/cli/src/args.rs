@@ -185,7 +185,8 @@ impl TargetArgs {
         })
     }
 
-    fn with_request<T>(
+    /// Calls `f` with the library request of the named repository, model and run config.
+    pub fn with_request<T>(
         &self,
         f: impl FnOnce(&Request<'_>) -> anyhow::Result<T>,
     ) -> anyhow::Result<T> {

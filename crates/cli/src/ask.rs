@@ -6,7 +6,7 @@ use std::io::{IsTerminal as _, Write as _};
 
 use anyhow::{Context as _, bail};
 use npuprof_repository::Target;
-use npuprof_repository::python::{Phase, WindowField};
+use npuprof_repository::python::Phase;
 
 use crate::args::{DEFAULT_DECODE_ACTIVE, PhaseArg, WindowArgs};
 
@@ -38,7 +38,9 @@ pub fn ask_window(window: &mut WindowArgs, target: &Target) -> anyhow::Result<()
         });
     }
     if window.phase != Some(PhaseArg::Prefill) && window.decode_active.is_none() {
-        let whole = whole_run(window, target);
+        let whole = target
+            .profiled()
+            .and_then(|p| p.whole_run_decode_active(window.decode_skip_first));
         let whole_text = whole.map_or_else(|| "n/a".to_owned(), |n| n.to_string());
         let answer = question(
             &mut input,
@@ -78,22 +80,6 @@ fn question(
         bail!("no answer (end of input); pass --phase and --decode-active, or --yes");
     }
     Ok(line.trim().to_owned())
-}
-
-/// Decode steps that fill the run: the budget's decode forwards less `skip_first` and the margin.
-fn whole_run(window: &WindowArgs, target: &Target) -> Option<u64> {
-    let profiled = target.profiled()?;
-    let forwards = profiled
-        .budget
-        .guaranteed_forwards(profiled.config.effective_budget);
-    let skip = window.decode_skip_first.or_else(|| {
-        let site = &profiled.phase(Phase::Decode)?.site;
-        let value = site
-            .source(WindowField::SkipFirst)
-            .value(WindowField::SkipFirst)?;
-        u64::try_from(value).ok()
-    })?;
-    forwards.checked_sub(skip + 1).filter(|n| *n > 0)
 }
 
 /// This invocation with the answers as flags.

@@ -15,54 +15,13 @@ use npuprof_patch::inject::InjectError;
 use npuprof_relocate::RelocateError;
 use npuprof_repository::TargetError;
 use npuprof_route::RouteError;
-use npuprof_serve::{ErrorKind as ServeErrorKind, ServeError};
+use npuprof_serve::ServeError;
+pub use npuprof_severity::ErrorCode;
+use npuprof_severity::{Classified, Classify};
 use npuprof_summary::SummaryError;
 use npuprof_verify::VerifyError;
 use npuprof_workflow::WorkflowError;
 use serde::Serialize;
-
-/// What kind of failure ended a command with exit 2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// The command line is wrong: unknown flag, missing or invalid value.
-    Usage,
-    /// A path, file, model, config or definition that was named does not exist.
-    NotFound,
-    /// The input exists but cannot be used: not a directory, a syntax error, no run output in it.
-    InvalidInput,
-    /// npuprof refused a change that would be unsafe or wrong; nothing was changed.
-    Refused,
-    /// Reading or writing failed (permissions, disk).
-    Io,
-    /// A bug in npuprof; nothing was written.
-    Internal,
-    /// The command could not complete for another reason; the message says why.
-    Failed,
-}
-
-impl ErrorCode {
-    /// The hint given when nothing more specific is known.
-    fn default_hint(self) -> &'static str {
-        match self {
-            ErrorCode::Usage => "`npuprof <command> --help` lists each command's options",
-            ErrorCode::NotFound => {
-                "check the names and paths given (paths are relative to the current directory)"
-            }
-            ErrorCode::InvalidInput => "fix the input named in the message, then run again",
-            ErrorCode::Refused => {
-                "nothing was changed; fix the cause named in the message (`npuprof status` lists npuprof's changes)"
-            }
-            ErrorCode::Io => {
-                "check the permissions of the paths in the message and the free disk space"
-            }
-            ErrorCode::Internal => {
-                "this is a bug in npuprof (nothing was written); report it with the command line"
-            }
-            ErrorCode::Failed => "the message names the cause; fix it and run again",
-        }
-    }
-}
 
 /// A failure with its code, message and a hint at what to do.
 #[derive(Debug, Clone, Serialize)]
@@ -166,177 +125,42 @@ pub fn message(err: &anyhow::Error) -> String {
     out
 }
 
-/// The code and, when one is known, a specific hint for one cause of an error.
-type Classified<'a> = (ErrorCode, Option<&'a str>);
+/// The libraries' error types, each of which says its own code ([`Classify`]); a cause of
+/// another type is not known.
+const KNOWN: &[fn(&(dyn std::error::Error + 'static)) -> Option<Classified>] = &[
+    known::<RouteError>,
+    known::<VerifyError>,
+    known::<LintError>,
+    known::<PatchError>,
+    known::<InjectError>,
+    known::<JournalError>,
+    known::<RelocateError>,
+    known::<SummaryError>,
+    known::<WorkflowError>,
+    known::<TargetError>,
+    known::<ServeError>,
+];
 
-/// Classifies one cause of an error, if its type is known; a [`Failure`] keeps its own hint.
-fn classify<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<Classified<'a>> {
+/// The code of one cause when it is an `E` that knows its code.
+fn known<E: Classify + std::error::Error + 'static>(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<Classified> {
+    cause.downcast_ref::<E>()?.classify()
+}
+
+/// The code and hint of one cause of an error, if its type is known; a [`Failure`] keeps its
+/// own hint.
+fn classify<'a>(
+    cause: &'a (dyn std::error::Error + 'static),
+) -> Option<(ErrorCode, Option<&'a str>)> {
     if let Some(failure) = cause.downcast_ref::<Failure>() {
         return Some((failure.code, Some(failure.hint.as_str())));
     }
-    None.or_else(|| cause.downcast_ref::<RouteError>().map(route))
-        .or_else(|| cause.downcast_ref::<VerifyError>().map(verify))
-        .or_else(|| cause.downcast_ref::<LintError>().map(lint))
-        .or_else(|| cause.downcast_ref::<PatchError>().map(patch))
-        .or_else(|| cause.downcast_ref::<InjectError>().map(inject))
-        .or_else(|| cause.downcast_ref::<JournalError>().and_then(journal))
-        .or_else(|| cause.downcast_ref::<RelocateError>().and_then(relocate))
-        .or_else(|| cause.downcast_ref::<SummaryError>().and_then(summary))
-        .or_else(|| cause.downcast_ref::<WorkflowError>().and_then(workflow))
-        .or_else(|| cause.downcast_ref::<TargetError>().and_then(target))
-        .or_else(|| cause.downcast_ref::<ServeError>().map(serve))
-        .or_else(|| cause.downcast_ref::<io::Error>().map(io))
-}
-
-/// The hint for a repository path that is not a directory.
-const REPO_HINT: &str =
-    "give the repository's root directory (e.g. `npuprof route .` from inside it)";
-
-fn route(err: &RouteError) -> Classified<'static> {
-    match err {
-        RouteError::NotFound(_) => (ErrorCode::NotFound, Some(REPO_HINT)),
-        RouteError::NotADirectory(_) => (ErrorCode::InvalidInput, Some(REPO_HINT)),
-        RouteError::Unreadable { .. } => (ErrorCode::Io, None),
-        RouteError::Definitions(_) => (ErrorCode::InvalidInput, None),
-    }
-}
-
-fn verify(err: &VerifyError) -> Classified<'static> {
-    match err {
-        VerifyError::PathNotFound(_) => (ErrorCode::NotFound, None),
-        VerifyError::NotADirectory(_) | VerifyError::NoRunDirectory(_) => (
-            ErrorCode::InvalidInput,
-            Some(
-                "give a result directory (models/<model>/res/<date>/<case>/), a phase directory or a *_ascend_pt run directory",
-            ),
-        ),
-        VerifyError::Unreadable(..) => (ErrorCode::Io, None),
-        VerifyError::BadReport(..) => (
-            ErrorCode::InvalidInput,
-            Some("give the output of `npuprof verify --json` from each node"),
-        ),
-    }
-}
-
-fn lint(err: &LintError) -> Classified<'static> {
-    match err {
-        LintError::Missing(_) => (ErrorCode::NotFound, None),
-        LintError::Read { .. } | LintError::Walk(_) => (ErrorCode::Io, None),
-        LintError::Fix(_) => (ErrorCode::Refused, None),
-    }
-}
-
-fn patch(err: &PatchError) -> Classified<'static> {
-    match err {
-        PatchError::Syntax { .. } => (
-            ErrorCode::InvalidInput,
-            Some("fix the syntax error first: npuprof edits only files that parse"),
-        ),
-        PatchError::NotFound { .. } => (
-            ErrorCode::NotFound,
-            Some(
-                "`npuprof route . --json` says whether the repository is path A (patch) or path B (inject)",
-            ),
-        ),
-        PatchError::Refused(_) => (ErrorCode::Refused, None),
-        PatchError::Internal(_) | PatchError::Edit(_) => (ErrorCode::Internal, None),
-    }
-}
-
-fn inject(err: &InjectError) -> Classified<'static> {
-    match err {
-        InjectError::Unparseable | InjectError::EntrySyntax { .. } => (
-            ErrorCode::InvalidInput,
-            Some("fix the entry script's syntax error first"),
-        ),
-        InjectError::NoDecodeSteps | InjectError::TooManyDecodeSteps => (ErrorCode::Usage, None),
-        InjectError::HarnessSyntax(_) => (ErrorCode::Internal, None),
-    }
-}
-
-/// `None` for a read error: its IO cause decides.
-fn summary(err: &SummaryError) -> Option<Classified<'static>> {
-    match err {
-        SummaryError::Discover(err) => Some(verify(err)),
-        SummaryError::Io { .. } => None,
-        SummaryError::Csv { .. }
-        | SummaryError::Unusable { .. }
-        | SummaryError::MissingColumn { .. }
-        | SummaryError::BadNumber { .. }
-        | SummaryError::Ragged { .. }
-        | SummaryError::Json { .. }
-        | SummaryError::Db { .. } => Some((
-            ErrorCode::InvalidInput,
-            Some("`npuprof verify` on the run says what is wrong with its output"),
-        )),
-        SummaryError::NothingSelected { .. } => Some((
-            ErrorCode::NotFound,
-            Some("give --phase and --rank from what the profile has (listed in the message)"),
-        )),
-    }
-}
-
-/// A collect against a server refused before it started anything, or could not start it.
-fn serve(err: &ServeError) -> Classified<'static> {
-    match err {
-        ServeError::NoCommand | ServeError::BadUrl { .. } => (ErrorCode::Usage, None),
-        ServeError::ProfileDir { .. } => (ErrorCode::Io, None),
-        ServeError::BadCommand(_) => (ErrorCode::InvalidInput, None),
-        _ if err.kind() == ServeErrorKind::Refused => (ErrorCode::Refused, None),
-        _ => (ErrorCode::Failed, None),
-    }
-}
-
-/// A library's error inside the workflow is classified as that library's; `None` when a
-/// cause (or nothing known) decides.
-/// relocate's journal errors are the journal's (the variant is transparent, so the chain of
-/// causes skips the journal error inside it); the others: their cause decides, else `failed`.
-fn relocate(err: &RelocateError) -> Option<Classified<'static>> {
-    match err {
-        RelocateError::Journal(err) => journal(err),
-        _ => None,
-    }
-}
-
-fn workflow(err: &WorkflowError) -> Option<Classified<'static>> {
-    match err {
-        WorkflowError::Journal(err) => journal(err),
-        WorkflowError::Route(err) => Some(route(err)),
-        WorkflowError::Verify(err) => Some(verify(err)),
-        WorkflowError::Patch { refusal, .. } => Some(patch(refusal)),
-        WorkflowError::Harness(err) => Some(inject(&err.source)),
-        WorkflowError::InjectPath(err) => Some((
-            if err.missing {
-                ErrorCode::NotFound
-            } else {
-                ErrorCode::InvalidInput
-            },
-            Some("give --entry and --out as files inside the repository"),
-        )),
-        WorkflowError::NotUtf8(_)
-        | WorkflowError::NotADirectory(_)
-        | WorkflowError::OutsideRepository { .. } => Some((ErrorCode::InvalidInput, None)),
-        WorkflowError::Window(_) | WorkflowError::Unbounded { .. } => {
-            Some((ErrorCode::Usage, None))
-        }
-        WorkflowError::NotPlannable(_) => Some((ErrorCode::Refused, None)),
-        WorkflowError::Target(_)
-        | WorkflowError::Relocate(_)
-        | WorkflowError::Read { .. }
-        | WorkflowError::Collect(_) => None,
-    }
-}
-
-/// A model or run config that is not there is not found; the other target errors are
-/// decided by their causes.
-fn target(err: &TargetError) -> Option<Classified<'static>> {
-    match err {
-        TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
-            Some((ErrorCode::NotFound, None))
-        }
-        TargetError::Definitions(_) => Some((ErrorCode::InvalidInput, None)),
-        _ => None,
-    }
+    KNOWN
+        .iter()
+        .find_map(|of| of(cause))
+        .or_else(|| cause.downcast_ref::<io::Error>().map(Classified::of_io))
+        .map(|c| (c.code, c.hint))
 }
 
 /// The model of a `--model` that named no directory under models/, if this cause is that.
@@ -350,49 +174,6 @@ fn unknown_model<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a
     match target {
         TargetError::UnknownModel { model, .. } => Some(model),
         _ => None,
-    }
-}
-
-/// `None` for the journal's errors that wrap a cause: the cause decides.
-fn journal(err: &JournalError) -> Option<Classified<'static>> {
-    let refused = |hint| Some((ErrorCode::Refused, hint));
-    match err {
-        JournalError::Io { .. }
-        | JournalError::RolledBack { .. }
-        | JournalError::RevertStopped { .. } => None,
-        JournalError::BadJournal { .. } => Some((
-            ErrorCode::InvalidInput,
-            Some("the journal under .npuprof/ is damaged; the message says what to inspect"),
-        )),
-        JournalError::Locked { .. } => refused(Some(
-            "another npuprof is changing this repository; wait for it to finish, then run again",
-        )),
-        JournalError::EditedSince { .. } => refused(Some(
-            "keep a copy of your edit; `npuprof revert --force` restores the original",
-        )),
-        JournalError::Confinement(_)
-        | JournalError::OrphanedOriginals { .. }
-        | JournalError::Refused(_) => refused(None),
-        JournalError::Raced => Some((ErrorCode::Failed, Some("nothing was changed; run it again"))),
-        JournalError::RollbackFailed { .. } => Some((
-            ErrorCode::Io,
-            Some("run `npuprof revert` to restore the originals"),
-        )),
-        JournalError::Preview => Some((ErrorCode::Internal, None)),
-    }
-}
-
-fn io(err: &io::Error) -> Classified<'static> {
-    match err.kind() {
-        io::ErrorKind::NotFound => (ErrorCode::NotFound, None),
-        io::ErrorKind::NotADirectory | io::ErrorKind::IsADirectory => {
-            (ErrorCode::InvalidInput, None)
-        }
-        io::ErrorKind::InvalidFilename => (
-            ErrorCode::InvalidInput,
-            Some("shorten the path (a name is at most 255 bytes, a path at most 4095 on Linux)"),
-        ),
-        _ => (ErrorCode::Io, None),
     }
 }
 
@@ -439,7 +220,12 @@ mod tests {
         let route = Failure::from_error(&anyhow::Error::new(npuprof_route::RouteError::NotFound(
             PathBuf::from("x"),
         )));
-        assert_eq!(route.specific_hint(), Some(super::REPO_HINT));
+        assert!(
+            route
+                .specific_hint()
+                .is_some_and(|hint| hint.contains("repository's root directory")),
+            "{route:?}"
+        );
     }
 
     #[test]
@@ -493,38 +279,13 @@ mod tests {
         assert_eq!(code_of(anyhow::anyhow!("plain")), ErrorCode::Failed);
     }
 
-    /// Every code, in declaration order; the match makes a new variant a compile error here.
-    fn all_codes() -> Vec<ErrorCode> {
-        let all = [
-            ErrorCode::Usage,
-            ErrorCode::NotFound,
-            ErrorCode::InvalidInput,
-            ErrorCode::Refused,
-            ErrorCode::Io,
-            ErrorCode::Internal,
-            ErrorCode::Failed,
-        ];
-        for code in all {
-            match code {
-                ErrorCode::Usage
-                | ErrorCode::NotFound
-                | ErrorCode::InvalidInput
-                | ErrorCode::Refused
-                | ErrorCode::Io
-                | ErrorCode::Internal
-                | ErrorCode::Failed => {}
-            }
-        }
-        all.to_vec()
-    }
-
     /// The conventions page's table (written by hand) and the agent skill list exactly the
     /// codes there are.
     #[test]
     fn docs_and_skill_document_every_code() {
         let readme = include_str!("../../../docs/conventions.md");
         let skill = include_str!("skill/SKILL.md");
-        let names: Vec<String> = all_codes()
+        let names: Vec<String> = ErrorCode::ALL
             .into_iter()
             .map(|code| {
                 serde_json::to_value(code)

@@ -118,3 +118,67 @@ pub(crate) fn io_err(
         source,
     }
 }
+
+impl npuprof_severity::Classify for JournalError {
+    /// `None` for the errors that wrap a cause: the cause decides.
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        let refused = Classified::new(ErrorCode::Refused);
+        Some(match self {
+            JournalError::Io { .. }
+            | JournalError::RolledBack { .. }
+            | JournalError::RevertStopped { .. } => return None,
+            JournalError::BadJournal { .. } => Classified::hinted(
+                ErrorCode::InvalidInput,
+                "the journal under .npuprof/ is damaged; the message says what to inspect",
+            ),
+            JournalError::Locked { .. } => Classified::hinted(
+                ErrorCode::Refused,
+                "another npuprof is changing this repository; wait for it to finish, then run again",
+            ),
+            JournalError::EditedSince { .. } => Classified::hinted(
+                ErrorCode::Refused,
+                "keep a copy of your edit; `npuprof revert --force` restores the original",
+            ),
+            JournalError::Confinement(_)
+            | JournalError::OrphanedOriginals { .. }
+            | JournalError::Refused(_) => refused,
+            JournalError::Raced => {
+                Classified::hinted(ErrorCode::Failed, "nothing was changed; run it again")
+            }
+            JournalError::RollbackFailed { .. } => Classified::hinted(
+                ErrorCode::Io,
+                "run `npuprof revert` to restore the originals",
+            ),
+            JournalError::Preview => Classified::new(ErrorCode::Internal),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use npuprof_severity::{Classify as _, ErrorCode};
+
+    use super::JournalError;
+
+    #[test]
+    fn a_held_lock_is_a_refusal_and_a_wrapped_cause_decides_itself() {
+        let locked = JournalError::Locked {
+            pid: "7".to_owned(),
+        }
+        .classify()
+        .expect("coded");
+        assert_eq!(locked.code, ErrorCode::Refused);
+        assert!(locked.hint.is_some_and(|h| h.contains("another npuprof")));
+        let io = JournalError::Io {
+            action: "read",
+            path: "a.py".into(),
+            source: std::io::ErrorKind::NotFound.into(),
+        };
+        assert_eq!(io.classify(), None);
+        assert_eq!(
+            JournalError::Preview.classify().map(|c| c.code),
+            Some(ErrorCode::Internal)
+        );
+    }
+}

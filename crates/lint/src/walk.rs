@@ -30,6 +30,17 @@ pub enum LintError {
     Fix(#[from] FixError),
 }
 
+impl npuprof_severity::Classify for LintError {
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        Some(Classified::new(match self {
+            LintError::Missing(_) => ErrorCode::NotFound,
+            LintError::Read { .. } | LintError::Walk(_) => ErrorCode::Io,
+            LintError::Fix(_) => ErrorCode::Refused,
+        }))
+    }
+}
+
 /// The version of the `--json` report.
 pub const SCHEMA_VERSION: u32 = 1;
 

@@ -37,3 +37,21 @@ pub enum PatchError {
     #[error("internal error, nothing written: {0}")]
     Edit(#[from] EditError),
 }
+
+impl npuprof_severity::Classify for PatchError {
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        Some(match self {
+            PatchError::Syntax { .. } => Classified::hinted(
+                ErrorCode::InvalidInput,
+                "fix the syntax error first: npuprof edits only files that parse",
+            ),
+            PatchError::NotFound { .. } => Classified::hinted(
+                ErrorCode::NotFound,
+                "`npuprof route . --json` says whether the repository is path A (patch) or path B (inject)",
+            ),
+            PatchError::Refused(_) => Classified::new(ErrorCode::Refused),
+            PatchError::Internal(_) | PatchError::Edit(_) => Classified::new(ErrorCode::Internal),
+        })
+    }
+}

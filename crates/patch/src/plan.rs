@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::schedule::{Action, Schedule};
 pub use crate::schedule::{Phase, PhaseSelection};
+use npuprof_repository::budget::MARGIN_STEP_CALLS;
 use npuprof_repository::{Budget, NotRecorded};
 
 /// The shared engine's fixed prefill schedule: `active=1, repeat=1, skip_first=0` (wait/warmup 0).
@@ -17,9 +18,6 @@ pub const PREFILL_SCHEDULE: Schedule = Schedule {
     skip_first: 0,
     skip_first_wait: 0,
 };
-
-/// The extra `step()` call the collection guide asks for beyond the exact close.
-pub const MARGIN_STEP_CALLS: u64 = 1;
 
 /// What a run config says about the token budget, read through its target.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -61,3 +61,14 @@ pub(crate) fn io_err(
         source,
     }
 }
+
+impl npuprof_severity::Classify for RelocateError {
+    /// The journal's errors are the journal's (the variant is transparent, so the chain of
+    /// causes skips the journal error inside it); for the others their cause decides.
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        match self {
+            RelocateError::Journal(err) => err.classify(),
+            _ => None,
+        }
+    }
+}

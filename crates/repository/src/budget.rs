@@ -5,6 +5,11 @@ use serde::Serialize;
 
 use crate::definition::BudgetRule;
 
+/// The extra `step()` call the collection guide asks for beyond a window's exact close (the
+/// last cycle is saved on a call, so one more keeps it inside the run): plan's minimum calls and
+/// the whole-run window both leave it.
+pub const MARGIN_STEP_CALLS: u64 = 1;
+
 /// A budget rule with the run config's MTP depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Budget {
@@ -25,6 +30,16 @@ impl Budget {
                 tokens.saturating_sub(1) / self.next_n.saturating_add(1)
             }
         }
+    }
+
+    /// The decode steps a window that skips `skip_first` steps can record within a budget of
+    /// `tokens` and still close with the margin: the guaranteed forwards less `skip_first` and
+    /// [`MARGIN_STEP_CALLS`]; `None` when that leaves no step.
+    pub fn whole_run_active(self, tokens: u64, skip_first: u64) -> Option<u64> {
+        let used = skip_first.checked_add(MARGIN_STEP_CALLS)?;
+        self.guaranteed_forwards(tokens)
+            .checked_sub(used)
+            .filter(|n| *n > 0)
     }
 
     /// The smallest budget that guarantees `forwards` decode forwards.
@@ -73,6 +88,25 @@ mod tests {
         // skip_first 3 + active 30 closes at 33 calls; one more as margin.
         assert_eq!(b.min_budget(34), 34);
         assert_eq!(b.guaranteed_forwards(32), 32);
+    }
+
+    #[test]
+    fn the_whole_run_leaves_skip_first_and_the_margin() {
+        let b = Budget {
+            rule: BudgetRule::ForwardsEqualBudget,
+            next_n: 1,
+        };
+        // 32 forwards, skip_first 3, one of margin: 28 steps (closing at 31 of 32 calls).
+        assert_eq!(b.whole_run_active(32, 3), Some(28));
+        assert_eq!(b.whole_run_active(4, 3), None, "nothing left to record");
+        assert_eq!(b.whole_run_active(5, 3), Some(1));
+        assert_eq!(b.whole_run_active(5, u64::MAX), None);
+        let tokens = Budget {
+            rule: BudgetRule::Tokens,
+            next_n: 1,
+        };
+        // (65 - 1) / 2 = 32 forwards.
+        assert_eq!(tokens.whole_run_active(65, 3), Some(28));
     }
 
     #[test]

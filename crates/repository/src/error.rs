@@ -80,6 +80,21 @@ pub enum TargetError {
     Definitions(#[from] crate::catalog::DefinitionError),
 }
 
+impl npuprof_severity::Classify for TargetError {
+    /// A model or run config that is not there is not found; the other target errors are
+    /// decided by their causes.
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        match self {
+            TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
+                Some(Classified::new(ErrorCode::NotFound))
+            }
+            TargetError::Definitions(_) => Some(Classified::new(ErrorCode::InvalidInput)),
+            _ => None,
+        }
+    }
+}
+
 /// Where a repository's layout keeps a model's run configs, and what launches them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigPlaces {

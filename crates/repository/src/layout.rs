@@ -3,7 +3,7 @@
 //! comes from here (a tidy test keeps layout literals out of the code).
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -175,6 +175,26 @@ impl Layout {
         self.output.replace("{model_dir}", &self.model_dir(model))
     }
 
+    /// `(repo, model)` when `path` lies under `<repo>/<models>/<model>/<results>/` (the last
+    /// such place in it); the repository is `.` when the path starts at the models directory.
+    pub fn repo_and_model(&self, path: &Path) -> Option<(PathBuf, String)> {
+        let comps: Vec<Component<'_>> = path.components().collect();
+        let models: Vec<Component<'_>> = Path::new(&self.models).components().collect();
+        let results: Vec<Component<'_>> = Path::new(&self.results).components().collect();
+        let span = models.len() + 1 + results.len();
+        let at = (0..=comps.len().checked_sub(span)?).rev().find(|&i| {
+            comps[i..].starts_with(&models) && comps[i + models.len() + 1..].starts_with(&results)
+        })?;
+        let repo: PathBuf = comps[..at].iter().collect();
+        let repo = if repo.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            repo
+        };
+        let model = comps[at + models.len()].as_os_str().to_string_lossy();
+        Some((repo, model.into_owned()))
+    }
+
     /// The results directory under the model's directory.
     pub fn model_results(&self, model: &str) -> String {
         join(&self.model_dir(model), &self.results)
@@ -323,6 +343,35 @@ mod tests {
             Definitions::parse(&bad).unwrap_err().0,
             "layout.launcher.env.1X"
         );
+    }
+
+    #[test]
+    fn a_result_path_names_its_repository_and_model_by_the_layout() {
+        use std::path::{Path, PathBuf};
+        let layout = &Definitions::builtin().layout;
+        let p = Path::new("/r/models/qwen/res/20260101/qwen_dense/prof/decode");
+        assert_eq!(
+            layout.repo_and_model(p),
+            Some((PathBuf::from("/r"), "qwen".to_owned()))
+        );
+        assert_eq!(layout.repo_and_model(Path::new("/tmp/x")), None);
+        assert_eq!(
+            layout.repo_and_model(Path::new("models/m/res/d")),
+            Some((PathBuf::from("."), "m".to_owned()))
+        );
+        assert_eq!(
+            layout.repo_and_model(Path::new("models/m/res")),
+            Some((PathBuf::from("."), "m".to_owned()))
+        );
+        assert_eq!(layout.repo_and_model(Path::new("models/m")), None);
+        let mut renamed = layout.clone();
+        renamed.models = "src/recipes".to_owned();
+        renamed.results = "out".to_owned();
+        assert_eq!(
+            renamed.repo_and_model(Path::new("/r/src/recipes/m/out/20260101/c")),
+            Some((PathBuf::from("/r"), "m".to_owned()))
+        );
+        assert_eq!(renamed.repo_and_model(p), None, "not this layout's place");
     }
 
     #[test]

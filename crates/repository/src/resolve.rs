@@ -161,6 +161,21 @@ impl Profiled {
     pub fn phase(&self, phase: Phase) -> Option<&PhaseTarget> {
         self.phases.iter().find(|p| p.phase == phase)
     }
+
+    /// The decode steps that fill the run (the "whole run" window): the run config's budget
+    /// through [`Budget::whole_run_active`], with `skip_first` as given, else the decode call's
+    /// own; `None` without a decode call whose `skip_first` is known, or when nothing is left.
+    pub fn whole_run_decode_active(&self, skip_first: Option<u64>) -> Option<u64> {
+        let skip_first = skip_first.or_else(|| {
+            let site = &self.phase(Phase::Decode)?.site;
+            let value = site
+                .source(python::WindowField::SkipFirst)
+                .value(python::WindowField::SkipFirst)?;
+            u64::try_from(value).ok()
+        })?;
+        self.budget
+            .whole_run_active(self.config.effective_budget, skip_first)
+    }
 }
 
 /// A model whose profiling is switched by hand (or not at all).

@@ -23,3 +23,19 @@ pub enum RouteError {
     #[error(transparent)]
     Definitions(#[from] npuprof_repository::DefinitionError),
 }
+
+/// The hint for a repository path that does not exist or is not a directory.
+const REPO_HINT: &str =
+    "give the repository's root directory (e.g. `npuprof route .` from inside it)";
+
+impl npuprof_severity::Classify for RouteError {
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        Some(match self {
+            RouteError::NotFound(_) => Classified::hinted(ErrorCode::NotFound, REPO_HINT),
+            RouteError::NotADirectory(_) => Classified::hinted(ErrorCode::InvalidInput, REPO_HINT),
+            RouteError::Unreadable { .. } => Classified::new(ErrorCode::Io),
+            RouteError::Definitions(_) => Classified::new(ErrorCode::InvalidInput),
+        })
+    }
+}

@@ -23,3 +23,21 @@ pub enum VerifyError {
     #[error("{0}: {1}")]
     BadReport(PathBuf, String),
 }
+
+impl npuprof_severity::Classify for VerifyError {
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        Some(match self {
+            VerifyError::PathNotFound(_) => Classified::new(ErrorCode::NotFound),
+            VerifyError::NotADirectory(_) | VerifyError::NoRunDirectory(_) => Classified::hinted(
+                ErrorCode::InvalidInput,
+                "give a result directory (models/<model>/res/<date>/<case>/), a phase directory or a *_ascend_pt run directory",
+            ),
+            VerifyError::Unreadable(..) => Classified::new(ErrorCode::Io),
+            VerifyError::BadReport(..) => Classified::hinted(
+                ErrorCode::InvalidInput,
+                "give the output of `npuprof verify --json` from each node",
+            ),
+        })
+    }
+}

@@ -178,3 +178,17 @@ impl ServeError {
         }
     }
 }
+
+impl npuprof_severity::Classify for ServeError {
+    /// A collect against a server refused before it started anything, or could not start it.
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        Some(Classified::new(match self {
+            ServeError::NoCommand | ServeError::BadUrl { .. } => ErrorCode::Usage,
+            ServeError::ProfileDir { .. } => ErrorCode::Io,
+            ServeError::BadCommand(_) => ErrorCode::InvalidInput,
+            _ if self.kind() == ErrorKind::Refused => ErrorCode::Refused,
+            _ => ErrorCode::Failed,
+        }))
+    }
+}

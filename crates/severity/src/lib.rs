@@ -3,6 +3,13 @@
 //!
 //! The order is the order of attention: [`Severity::Error`] sorts first, so a report sorted by
 //! severity lists the errors before the warnings and these before the facts.
+//!
+//! [`code`] holds the other judgement every library shares: why a command failed
+//! ([`ErrorCode`]), which each library's error says of itself ([`Classify`]).
+
+pub mod code;
+
+pub use code::{Classified, Classify, ErrorCode};
 
 use serde::{Deserialize, Serialize};
 

@@ -99,3 +99,28 @@ pub enum SummaryError {
         available: String,
     },
 }
+
+impl npuprof_severity::Classify for SummaryError {
+    /// `None` for a read error: its IO cause decides.
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        match self {
+            SummaryError::Discover(err) => err.classify(),
+            SummaryError::Io { .. } => None,
+            SummaryError::Csv { .. }
+            | SummaryError::Unusable { .. }
+            | SummaryError::MissingColumn { .. }
+            | SummaryError::BadNumber { .. }
+            | SummaryError::Ragged { .. }
+            | SummaryError::Json { .. }
+            | SummaryError::Db { .. } => Some(Classified::hinted(
+                ErrorCode::InvalidInput,
+                "`npuprof verify` on the run says what is wrong with its output",
+            )),
+            SummaryError::NothingSelected { .. } => Some(Classified::hinted(
+                ErrorCode::NotFound,
+                "give --phase and --rank from what the profile has (listed in the message)",
+            )),
+        }
+    }
+}

@@ -2,7 +2,7 @@
 //! directories, the bad-output-filesystem case and analyse.done.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::Options;
 use crate::finding::{Code, Evidence, Finding, Severity};
@@ -10,7 +10,7 @@ use crate::log_findings::{self, LogVerdict};
 use crate::report::{SCHEMA_VERSION, TargetSummary, VerifyReport};
 use crate::run_check::{self, RunFacts, RunOutcome};
 use crate::schedule_findings;
-use npuprof_runs::discover::{self, Target, TargetKind};
+use npuprof_runs::discover::{Target, TargetKind};
 use npuprof_runs::mounts::{Mount, MountTable};
 use npuprof_runs::profiler_info::RecordedSchedule;
 use npuprof_runs::reparse::{self, ReparseDir};
@@ -683,6 +683,17 @@ pub fn filesystem_verdict(mount: Option<&Mount>) -> (String, &'static str) {
     (fs, verdict)
 }
 
+/// `(repo, model)` of a result directory, by the first layout of the definitions in use that
+/// places it (the compiled-in ones when the definition files cannot be read).
+fn repo_and_model(path: &Path) -> Option<(PathBuf, String)> {
+    let catalog = npuprof_repository::Catalog::global()
+        .unwrap_or_else(|_| npuprof_repository::Catalog::builtin());
+    catalog
+        .recipes()
+        .iter()
+        .find_map(|definitions| definitions.layout.repo_and_model(path))
+}
+
 fn bad_disk_finding(
     target: &Target,
     affected: usize,
@@ -690,7 +701,7 @@ fn bad_disk_finding(
     mount: Option<&Mount>,
 ) -> Finding {
     let (fs, verdict) = filesystem_verdict(mount);
-    let (repo, model) = discover::repo_and_model(&target.root)
+    let (repo, model) = repo_and_model(&target.root)
         .map(|(r, m)| {
             (
                 npuprof_paths::shell::quote(&r.display().to_string()),

@@ -90,6 +90,42 @@ pub enum WorkflowError {
     Collect(#[from] crate::collect::Stop),
 }
 
+impl npuprof_severity::Classify for WorkflowError {
+    /// A library's error inside the workflow is coded as that library's; `None` when a cause
+    /// (or nothing known) decides.
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        match self {
+            WorkflowError::Journal(err) => err.classify(),
+            WorkflowError::Route(err) => err.classify(),
+            WorkflowError::Verify(err) => err.classify(),
+            WorkflowError::Patch { refusal, .. } => refusal.classify(),
+            WorkflowError::Harness(err) => err.source.classify(),
+            WorkflowError::InjectPath(err) => Some(Classified::hinted(
+                if err.missing {
+                    ErrorCode::NotFound
+                } else {
+                    ErrorCode::InvalidInput
+                },
+                "give --entry and --out as files inside the repository",
+            )),
+            WorkflowError::NotUtf8(_)
+            | WorkflowError::NotADirectory(_)
+            | WorkflowError::OutsideRepository { .. } => {
+                Some(Classified::new(ErrorCode::InvalidInput))
+            }
+            WorkflowError::Window(_) | WorkflowError::Unbounded { .. } => {
+                Some(Classified::new(ErrorCode::Usage))
+            }
+            WorkflowError::NotPlannable(_) => Some(Classified::new(ErrorCode::Refused)),
+            WorkflowError::Target(_)
+            | WorkflowError::Relocate(_)
+            | WorkflowError::Read { .. }
+            | WorkflowError::Collect(_) => None,
+        }
+    }
+}
+
 /// An error with its causes, `: `-separated, each said once: a cause whose text the message
 /// already holds (an error that quotes its source, as `cannot read x: <the OS error>` does) is
 /// not repeated.

@@ -8,7 +8,7 @@ use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
 use npuprof_patch::target::{PatchRequest, Sources, files, patch_target};
-use npuprof_repository::{Overrides, Target};
+use npuprof_repository::{Overrides, Request, Target, TargetError};
 use serde::Serialize;
 
 use crate::WorkflowError;
@@ -89,25 +89,65 @@ pub fn apply(
     request: &PatchRequest,
     mode: Mode,
 ) -> Result<PatchReport, WorkflowError> {
-    let repo = &target.repo;
-    let mut tx = match mode {
+    let tx = open(&target.repo, mode)?;
+    let originals = originals(&tx)?;
+    if originals.is_empty() {
+        return patch_in(tx, target, &originals, request, mode);
+    }
+    let over = npuprof_repository::resolve_over(&request_of(target), &originals)?;
+    patch_in(tx, &over, &originals, request, mode)
+}
+
+/// Resolves the target of `target` once, inside the transaction (from the true originals when
+/// the repository was patched before, as [`apply`] does), builds the patch request from it
+/// (`build` may ask the user, who then answers under the lock) and patches it. A resolution
+/// error is returned as the [`TargetError`] it is.
+pub fn resolve_and_apply<E>(
+    target: &Request<'_>,
+    build: impl FnOnce(&Target) -> Result<PatchRequest, E>,
+    mode: Mode,
+) -> Result<PatchReport, E>
+where
+    E: From<WorkflowError> + From<TargetError>,
+{
+    let tx = open(target.repo, mode)?;
+    let originals = originals(&tx)?;
+    let resolved = if originals.is_empty() {
+        npuprof_repository::resolve(target)?
+    } else {
+        npuprof_repository::resolve_over(target, &originals)?
+    };
+    let request = build(&resolved)?;
+    Ok(patch_in(tx, &resolved, &originals, &request, mode)?)
+}
+
+/// The transaction of `mode`: locked to write, a preview for a dry run.
+fn open(repo: &Path, mode: Mode) -> Result<Transaction, WorkflowError> {
+    Ok(match mode {
         Mode::Write => Transaction::begin(repo, COMMAND)?,
         Mode::DryRun => Transaction::preview(repo, COMMAND)?,
-    };
-    let originals = originals(&tx)?;
-    let resolved_over;
-    let base = if originals.is_empty() {
-        target
-    } else {
-        let request = npuprof_repository::Request {
-            repo,
-            model: &target.model,
-            yaml: &target.yaml,
-            mode: Some(target.mode),
-        };
-        resolved_over = npuprof_repository::resolve_over(&request, &originals)?;
-        &resolved_over
-    };
+    })
+}
+
+/// The request that resolves `target` again.
+fn request_of(target: &Target) -> Request<'_> {
+    Request {
+        repo: &target.repo,
+        model: &target.model,
+        yaml: &target.yaml,
+        mode: Some(target.mode),
+    }
+}
+
+/// The patch of `base` (resolved from `originals` when there are any) inside `tx`.
+fn patch_in(
+    mut tx: Transaction,
+    base: &Target,
+    originals: &Overrides,
+    request: &PatchRequest,
+    mode: Mode,
+) -> Result<PatchReport, WorkflowError> {
+    let repo = &base.repo;
     let (mut sources, mut current) = (Sources::new(), Sources::new());
     for rel in files(base) {
         let now = read_text(&tx, Path::new(&rel))?;
@@ -156,8 +196,8 @@ pub fn apply(
     Ok(PatchReport {
         schema_version: PATCH_SCHEMA_VERSION,
         repo: repo.display().to_string(),
-        model: target.model.clone(),
-        family: target.family,
+        model: base.model.clone(),
+        family: base.family,
         files: reports,
         plan: patch.plan,
         changed,

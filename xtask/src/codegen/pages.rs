@@ -281,7 +281,7 @@ fn lint_rules() -> String {
 /// The exit codes (the binary's `Exit`) and the error codes of the `--json` error document.
 fn exit_codes(root: &Path) -> Result<String, String> {
     let exit = enum_docs(root, "crates/cli/src/exit.rs", "Exit")?;
-    let errors = enum_docs(root, "crates/cli/src/failure.rs", "ErrorCode")?;
+    let errors = enum_docs(root, "crates/severity/src/code.rs", "ErrorCode")?;
     let mut out = format!("{GENERATED}\n\n# Exit codes\n\n");
     out.push_str(
         "Every command ends with one of these exit codes.\n\n| code | meaning |\n|---|---|\n",

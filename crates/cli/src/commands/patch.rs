@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anstyle::{AnsiColor, Style};
-use npuprof_patch::target::TokenBudget;
+use npuprof_patch::target::{PatchRequest, TokenBudget};
+use npuprof_repository::{Target, TargetError};
 use npuprof_workflow::patch::{Mode, PatchReport};
 
 use super::plan::compact_steps;
@@ -53,19 +54,26 @@ fn parse_budget(value: &str) -> Result<TokenBudget, String> {
     }
 }
 
-/// Resolves the target of `args` and patches it.
+/// Patches the target of `args`, resolved once inside the transaction (asking for the window
+/// there, on a terminal).
 pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<PatchReport> {
-    let target = args
-        .target
-        .resolve()
-        .map_err(|e| with_path_b_hint(&args.target, e))?;
-    let mut window = args.window;
-    // A dry run changes nothing, so nothing needs to be asked first.
-    if !args.dry_run && crate::ask::should_ask(&window, args.json) {
-        crate::ask::ask_window(&mut window, &target)?;
-    }
-    let request = window.patch_request(args.max_new_tokens)?;
-    Ok(npuprof_workflow::patch::apply(&target, &request, mode)?)
+    let build = |target: &Target| -> anyhow::Result<PatchRequest> {
+        let mut window = args.window;
+        // A dry run changes nothing, so nothing needs to be asked first.
+        if !args.dry_run && crate::ask::should_ask(&window, args.json) {
+            crate::ask::ask_window(&mut window, target)?;
+        }
+        window.patch_request(args.max_new_tokens)
+    };
+    args.target
+        .with_request(|request| npuprof_workflow::patch::resolve_and_apply(request, build, mode))
+        .map_err(|e| {
+            if e.downcast_ref::<TargetError>().is_some() {
+                with_path_b_hint(&args.target, e)
+            } else {
+                e
+            }
+        })
 }
 
 /// A repository without a built-in profiler gets the `inject` command route proposes.

@@ -82,6 +82,22 @@ pub enum InjectError {
     HarnessSyntax(usize),
 }
 
+impl npuprof_severity::Classify for InjectError {
+    fn classify(&self) -> Option<npuprof_severity::Classified> {
+        use npuprof_severity::{Classified, ErrorCode};
+        Some(match self {
+            InjectError::Unparseable | InjectError::EntrySyntax { .. } => Classified::hinted(
+                ErrorCode::InvalidInput,
+                "fix the entry script's syntax error first",
+            ),
+            InjectError::NoDecodeSteps | InjectError::TooManyDecodeSteps => {
+                Classified::new(ErrorCode::Usage)
+            }
+            InjectError::HarnessSyntax(_) => Classified::new(ErrorCode::Internal),
+        })
+    }
+}
+
 /// A rendered harness.
 #[derive(Debug, Clone)]
 pub struct Harness {
