@@ -116,6 +116,15 @@ codes! {
      over RDMA, where the link's bandwidth is not reached. At stake: the small transfers' time per step",
     "batch small collectives into larger ones (bucket gradients or tensors, fuse all-reduces), or \
      raise the per-call data size";
+    /// The first recorded step is an outlier: compilation or warm-up inside the window.
+    FirstStepOutlier = "first-step-outlier", Warning,
+    "the first recorded step is an outlier (compilation or warm-up in the window)",
+    "the first recorded step takes 10 times the median of the other steps or longer (verify's \
+     compile-in-window rule, the same decision): graphs were compiled or caches warmed inside the \
+     window, and every per-step figure averages that in. At stake: its time beyond the median, \
+     spread over the steps",
+    "warm up (run a few forwards) before the profiling window, or raise skip_first, then re-run; \
+     until then the median step (p50 in `npuprof summary`) is the typical one";
 }
 
 #[cfg(test)]

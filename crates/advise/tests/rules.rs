@@ -471,3 +471,51 @@ fn ranks_recorded_differently_are_named_before_the_findings() {
     );
     assert!(advice_of(&real_run()).warnings.is_empty());
 }
+
+/// Appends steps `first_step + 1 ..= first_step + extra` to rank `rank`'s step_trace_time.csv,
+/// each the real step's row with every time divided by `divisor`.
+fn add_shorter_steps(tmp: &Path, rank: u32, extra: u64, divisor: f64) {
+    let path = output_file(&rank_dir(tmp, rank), "step_trace_time.csv");
+    let text = std::fs::read_to_string(&path).expect("read step_trace_time.csv");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let real: Vec<String> = lines[1].split(',').map(str::to_owned).collect();
+    let first: u64 = real[0].parse().expect("a Step");
+    for k in 1..=extra {
+        let mut row = vec![(first + k).to_string()];
+        row.extend(real[1..].iter().map(|f| {
+            let v: f64 = f.parse().expect("a time");
+            (v / divisor).to_string()
+        }));
+        lines.push(row.join(","));
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write step_trace_time.csv");
+}
+
+#[test]
+fn a_first_step_twenty_times_the_others_is_an_outlier_with_its_excess_at_stake() {
+    let tmp = real_copy(Layout::Flat);
+    // Rank 0: the real step 50 (136581.009 µs) and steps 51-53 at a twentieth of it.
+    add_shorter_steps(tmp.path(), 0, 3, 20.0);
+    let advice = advice_of(tmp.path());
+    let outlier = finding(&advice, Code::FirstStepOutlier, Some(0));
+    let (first, median) = (136_581.009, 136_581.009 / 20.0);
+    assert!(
+        outlier
+            .title
+            .starts_with("the first recorded step 50 takes 136.58 ms, 20.0× the median 6.83 ms"),
+        "{}",
+        outlier.title
+    );
+    assert!((outlier.at_stake_us - (first - median) / 4.0).abs() < 1e-6);
+    assert_eq!(outlier.evidence[0].step, Some(50));
+    assert!((outlier.evidence[1].time_us.unwrap_or_default() - median).abs() < 1e-6);
+    assert!(!codes(&advice, Some(1)).contains(&Code::FirstStepOutlier));
+}
+
+#[test]
+fn a_first_step_five_times_the_others_is_not_an_outlier() {
+    let tmp = real_copy(Layout::Flat);
+    add_shorter_steps(tmp.path(), 0, 3, 5.0);
+    let advice = advice_of(tmp.path());
+    assert!(!codes(&advice, Some(0)).contains(&Code::FirstStepOutlier));
+}
