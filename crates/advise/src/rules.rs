@@ -7,6 +7,7 @@ use npuprof_verify::step_outliers;
 use crate::RunData;
 use crate::codes::Code;
 use crate::finding::{Evidence, Finding};
+use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
     BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
@@ -282,9 +283,10 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
             .map(|gap| Evidence {
                 label: format!("+{} into the step", duration(gap.offset_us)),
                 detail: format!(
-                    "after {}, before {}",
+                    "after {}, before {}{}",
                     fit(&gap.after, 27),
-                    fit(&gap.before, 27)
+                    fit(&gap.before, 27),
+                    host_meanwhile(&gap.host)
                 ),
                 time_us: Some(gap.gap_us),
                 share: run.share(gap.gap_us),
@@ -351,6 +353,26 @@ fn first_step_outlier(run: &RunData, _top: usize) -> Option<Finding> {
         at_us: None,
     });
     Some(finding)
+}
+
+/// `"; host meanwhile: name (process) time, …"`, or nothing when the host is not known.
+fn host_meanwhile(host: &[HostEvent]) -> String {
+    if host.is_empty() {
+        return String::new();
+    }
+    let events: Vec<String> = host
+        .iter()
+        .take(HOST_KEPT)
+        .map(|e| {
+            format!(
+                "{} ({}) {}",
+                fit(&e.name, 40),
+                e.process,
+                duration(e.overlap_us)
+            )
+        })
+        .collect();
+    format!("; host meanwhile: {}", events.join(", "))
 }
 
 fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {

@@ -519,3 +519,79 @@ fn a_first_step_five_times_the_others_is_not_an_outlier() {
     let advice = advice_of(tmp.path());
     assert!(!codes(&advice, Some(0)).contains(&Code::FirstStepOutlier));
 }
+
+/// Puts the real rank 0's trace_view.json (vendored in `tests/data/trace-view`) into the copy.
+fn add_trace_view(tmp: &Path) -> std::path::PathBuf {
+    let vendored =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trace-view/rank0_trace_view.json");
+    let path = output_file(&rank_dir(tmp, 0), "trace_view.json");
+    std::fs::copy(vendored, &path).expect("copy trace_view.json");
+    path
+}
+
+#[test]
+fn the_host_activity_in_the_largest_gaps_is_named_from_trace_view() {
+    let tmp = real_copy(Layout::Flat);
+    add_trace_view(tmp.path());
+    let advice = advice_of(tmp.path());
+    let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    // Recomputed in Python: the largest gap (1318.75 µs, after the first Conv2D) is the host
+    // compiling the next Conv2D (`Dequeue@Conv2D` 1130 µs, aclopCompileAndExecute 1126 µs).
+    let largest = &idle.evidence[1];
+    assert!(
+        (largest.time_us.unwrap_or_default() - 1318.75).abs() < 0.5,
+        "{largest:#?}"
+    );
+    assert!(
+        largest.detail.ends_with(
+            "; host meanwhile: Dequeue@Conv2D (Python) 1.13 ms, AscendCL@aclopCompileAndExecute (CANN) 1.13 ms, aten::conv2d (Python) 672.2 µs"
+        ),
+        "{}",
+        largest.detail
+    );
+    // The next gaps are the host in aten::linear; rank 1 has no trace: nothing named.
+    assert!(
+        idle.evidence[2]
+            .detail
+            .contains("host meanwhile: aten::linear (Python)"),
+        "{}",
+        idle.evidence[2].detail
+    );
+    let other = finding(&advice, Code::DeviceIdle, Some(1));
+    assert!(
+        other
+            .evidence
+            .iter()
+            .all(|e| !e.detail.contains("host meanwhile"))
+    );
+}
+
+#[test]
+fn a_cut_trace_view_names_what_came_before_the_cut_and_says_so() {
+    let tmp = real_copy(Layout::Flat);
+    let path = add_trace_view(tmp.path());
+    let bytes = std::fs::read(&path).expect("read trace_view.json");
+    // Cut in the middle of the device events (after every host event of the step).
+    std::fs::write(&path, &bytes[..bytes.len() - 1000]).expect("cut trace_view.json");
+    let advice = advice_of(tmp.path());
+    let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    assert!(
+        idle.evidence[1]
+            .detail
+            .contains("host meanwhile: Dequeue@Conv2D"),
+        "{}",
+        idle.evidence[1].detail
+    );
+    let run = advice
+        .runs
+        .iter()
+        .find(|r| r.rank == Some(0))
+        .expect("rank 0");
+    assert!(
+        run.notes
+            .iter()
+            .any(|n| n.contains("trace_view.json: ends before the array closes")),
+        "{:?}",
+        run.notes
+    );
+}
