@@ -529,6 +529,12 @@ fn add_trace_view(tmp: &Path) -> std::path::PathBuf {
     path
 }
 
+/// Checks that evidence item `i` of a device-idle finding names `text`.
+fn check_gap_detail(idle: &Finding, i: usize, text: &str) {
+    let detail = &idle.evidence[i].detail;
+    assert!(detail.contains(text), "{detail}");
+}
+
 #[test]
 fn the_host_activity_in_the_largest_gaps_is_named_from_trace_view() {
     let tmp = real_copy(Layout::Flat);
@@ -550,13 +556,7 @@ fn the_host_activity_in_the_largest_gaps_is_named_from_trace_view() {
         largest.detail
     );
     // The next gaps are the host in aten::linear; rank 1 has no trace: nothing named.
-    assert!(
-        idle.evidence[2]
-            .detail
-            .contains("host meanwhile: aten::linear (Python)"),
-        "{}",
-        idle.evidence[2].detail
-    );
+    check_gap_detail(idle, 2, "host meanwhile: aten::linear (Python)");
     let other = finding(&advice, Code::DeviceIdle, Some(1));
     assert!(
         other
@@ -575,13 +575,7 @@ fn a_cut_trace_view_names_what_came_before_the_cut_and_says_so() {
     std::fs::write(&path, &bytes[..bytes.len() - 1000]).expect("cut trace_view.json");
     let advice = advice_of(tmp.path());
     let idle = finding(&advice, Code::DeviceIdle, Some(0));
-    assert!(
-        idle.evidence[1]
-            .detail
-            .contains("host meanwhile: Dequeue@Conv2D"),
-        "{}",
-        idle.evidence[1].detail
-    );
+    check_gap_detail(idle, 1, "host meanwhile: Dequeue@Conv2D");
     let run = advice
         .runs
         .iter()
