@@ -73,7 +73,8 @@ codes! {
     "the device is idle between kernels",
     "step_trace_time's Free: no kernel ran, typically because the host dispatches operators slower \
      than the device runs them (host-bound), or waits (synchronisation, data). The largest gaps on the \
-     kernel timeline are listed. At stake: the free time per step",
+     kernel timeline are listed, with what the host ran meanwhile when trace_view.json is there \
+     (Python operators and CANN calls overlapping the gap). At stake: the free time per step",
     "open trace_view.json at the largest gap (MindStudio Insight) to see what the host ran; remove \
      host syncs (`.item()`, `.cpu()`, prints) from the step; in decode, capture the graph \
      (torchair / ACL graph) so kernels are not dispatched one by one";
@@ -116,6 +117,15 @@ codes! {
      over RDMA, where the link's bandwidth is not reached. At stake: the small transfers' time per step",
     "batch small collectives into larger ones (bucket gradients or tensors, fuse all-reduces), or \
      raise the per-call data size";
+    /// The first recorded step is an outlier: compilation or warm-up inside the window.
+    FirstStepOutlier = "first-step-outlier", Warning,
+    "the first recorded step is an outlier (compilation or warm-up in the window)",
+    "the first recorded step takes 10 times the median of the other steps or longer (verify's \
+     compile-in-window rule, the same decision): graphs were compiled or caches warmed inside the \
+     window, and every per-step figure averages that in. At stake: its time beyond the median, \
+     spread over the steps",
+    "warm up (run a few forwards) before the profiling window, or raise skip_first, then re-run; \
+     until then the median step (p50 in `npuprof summary`) is the typical one";
 }
 
 #[cfg(test)]

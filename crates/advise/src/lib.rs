@@ -12,6 +12,7 @@
 
 pub mod codes;
 pub mod finding;
+pub mod host;
 pub mod links;
 pub mod profile;
 mod rules;
@@ -202,7 +203,16 @@ fn read_run(
     };
     let kernels_path = output.join(KERNEL_DETAILS);
     let kernels = if kernels_path.is_file() {
-        Some(profile::read_kernels(&kernels_path)?)
+        let mut kernels = profile::read_kernels(&kernels_path)?;
+        let trace = output.join(host::TRACE_VIEW);
+        if !kernels.gaps.is_empty() && trace.is_file() {
+            let (during, note) = host::during_gaps(&trace, &kernels.gaps);
+            for (gap, events) in kernels.gaps.iter_mut().zip(during) {
+                gap.host = events;
+            }
+            notes.extend(note);
+        }
+        Some(kernels)
     } else if let Some(profiler) = &db.profiler {
         notes.push(
             "db export: kernels, steps and links read from its databases (no text export)"

@@ -66,6 +66,8 @@ pub struct Gap {
     pub after: String,
     /// The kernel that starts it off again.
     pub before: String,
+    /// What the host ran meanwhile (from trace_view.json; empty when not read).
+    pub host: Vec<crate::host::HostEvent>,
 }
 
 /// Everything the pass produced.
@@ -316,6 +318,7 @@ impl Pass {
                             gap_us: gap,
                             after: names[ended_by].0.clone(),
                             before: names[n].0.clone(),
+                            host: Vec::new(),
                         });
                     }
                     let finish = start + duration;

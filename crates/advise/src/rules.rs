@@ -2,10 +2,12 @@
 //! code. Figures are per step; shares are of the mean step.
 
 use npuprof_summary::units::{duration, fit, percent};
+use npuprof_verify::step_outliers;
 
 use crate::RunData;
 use crate::codes::Code;
 use crate::finding::{Evidence, Finding};
+use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
     BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
@@ -18,7 +20,7 @@ const AI_CPU: &str = "AI_CPU";
 
 /// Every per-run finding of `run`, with at most `top` evidence items each.
 pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
-    let rules: [fn(&RunData, usize) -> Option<Finding>; 7] = [
+    let rules: [fn(&RunData, usize) -> Option<Finding>; 8] = [
         ai_cpu,
         dynamic_shape,
         no_bound,
@@ -26,6 +28,7 @@ pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
         device_idle,
         communication_exposed,
         small_packets,
+        first_step_outlier,
     ];
     rules
         .iter()
@@ -280,9 +283,10 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
             .map(|gap| Evidence {
                 label: format!("+{} into the step", duration(gap.offset_us)),
                 detail: format!(
-                    "after {}, before {}",
+                    "after {}, before {}{}",
                     fit(&gap.after, 27),
-                    fit(&gap.before, 27)
+                    fit(&gap.before, 27),
+                    host_meanwhile(&gap.host)
                 ),
                 time_us: Some(gap.gap_us),
                 share: run.share(gap.gap_us),
@@ -305,6 +309,70 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
         });
     }
     Some(finding)
+}
+
+/// verify's first-step decision over step_trace_time's step totals.
+fn first_step_outlier(run: &RunData, _top: usize) -> Option<Finding> {
+    let outlier = step_outliers::first_step_outlier(
+        run.step_rows
+            .iter()
+            .filter_map(|s| Some((s.step?, s.total_us))),
+    )?;
+    let at_stake = outlier.excess_us() / run.steps();
+    let mut finding = Finding::new(
+        Code::FirstStepOutlier,
+        format!(
+            "the first recorded step {} takes {}, {:.1}× the median {} of the other {} step(s)",
+            outlier.step,
+            duration(outlier.duration_us),
+            outlier.ratio(),
+            duration(outlier.median_us),
+            outlier.others
+        ),
+        at_stake,
+    );
+    finding.evidence.push(Evidence {
+        label: format!("step {}", outlier.step),
+        detail: format!(
+            "{} beyond the median; per-step figures include it",
+            duration(outlier.excess_us())
+        ),
+        time_us: Some(outlier.duration_us),
+        share: run.share(outlier.duration_us),
+        count: None,
+        step: Some(outlier.step),
+        at_us: None,
+    });
+    finding.evidence.push(Evidence {
+        label: "median of the others".to_owned(),
+        detail: format!("{} step(s)", outlier.others),
+        time_us: Some(outlier.median_us),
+        share: run.share(outlier.median_us),
+        count: Some(outlier.others as u64),
+        step: None,
+        at_us: None,
+    });
+    Some(finding)
+}
+
+/// `"; host meanwhile: name (process) time, …"`, or nothing when the host is not known.
+fn host_meanwhile(host: &[HostEvent]) -> String {
+    if host.is_empty() {
+        return String::new();
+    }
+    let events: Vec<String> = host
+        .iter()
+        .take(HOST_KEPT)
+        .map(|e| {
+            format!(
+                "{} ({}) {}",
+                fit(&e.name, 40),
+                e.process,
+                duration(e.overlap_us)
+            )
+        })
+        .collect();
+    format!("; host meanwhile: {}", events.join(", "))
 }
 
 fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {

@@ -471,3 +471,121 @@ fn ranks_recorded_differently_are_named_before_the_findings() {
     );
     assert!(advice_of(&real_run()).warnings.is_empty());
 }
+
+/// Appends steps `first_step + 1 ..= first_step + extra` to rank `rank`'s step_trace_time.csv,
+/// each the real step's row with every time divided by `divisor`.
+fn add_shorter_steps(tmp: &Path, rank: u32, extra: u64, divisor: f64) {
+    let path = output_file(&rank_dir(tmp, rank), "step_trace_time.csv");
+    let text = std::fs::read_to_string(&path).expect("read step_trace_time.csv");
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let real: Vec<String> = lines[1].split(',').map(str::to_owned).collect();
+    let first: u64 = real[0].parse().expect("a Step");
+    for k in 1..=extra {
+        let mut row = vec![(first + k).to_string()];
+        row.extend(real[1..].iter().map(|f| {
+            let v: f64 = f.parse().expect("a time");
+            (v / divisor).to_string()
+        }));
+        lines.push(row.join(","));
+    }
+    std::fs::write(&path, lines.join("\n") + "\n").expect("write step_trace_time.csv");
+}
+
+#[test]
+fn a_first_step_twenty_times_the_others_is_an_outlier_with_its_excess_at_stake() {
+    let tmp = real_copy(Layout::Flat);
+    // Rank 0: the real step 50 (136581.009 µs) and steps 51-53 at a twentieth of it.
+    add_shorter_steps(tmp.path(), 0, 3, 20.0);
+    let advice = advice_of(tmp.path());
+    let outlier = finding(&advice, Code::FirstStepOutlier, Some(0));
+    let (first, median) = (136_581.009, 136_581.009 / 20.0);
+    assert!(
+        outlier
+            .title
+            .starts_with("the first recorded step 50 takes 136.58 ms, 20.0× the median 6.83 ms"),
+        "{}",
+        outlier.title
+    );
+    assert!((outlier.at_stake_us - (first - median) / 4.0).abs() < 1e-6);
+    assert_eq!(outlier.evidence[0].step, Some(50));
+    assert!((outlier.evidence[1].time_us.unwrap_or_default() - median).abs() < 1e-6);
+    assert!(!codes(&advice, Some(1)).contains(&Code::FirstStepOutlier));
+}
+
+#[test]
+fn a_first_step_five_times_the_others_is_not_an_outlier() {
+    let tmp = real_copy(Layout::Flat);
+    add_shorter_steps(tmp.path(), 0, 3, 5.0);
+    let advice = advice_of(tmp.path());
+    assert!(!codes(&advice, Some(0)).contains(&Code::FirstStepOutlier));
+}
+
+/// Puts the real rank 0's trace_view.json (vendored in `tests/data/trace-view`) into the copy.
+fn add_trace_view(tmp: &Path) -> std::path::PathBuf {
+    let vendored =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/trace-view/rank0_trace_view.json");
+    let path = output_file(&rank_dir(tmp, 0), "trace_view.json");
+    std::fs::copy(vendored, &path).expect("copy trace_view.json");
+    path
+}
+
+/// Checks that evidence item `i` of a device-idle finding names `text`.
+fn check_gap_detail(idle: &Finding, i: usize, text: &str) {
+    let detail = &idle.evidence[i].detail;
+    assert!(detail.contains(text), "{detail}");
+}
+
+#[test]
+fn the_host_activity_in_the_largest_gaps_is_named_from_trace_view() {
+    let tmp = real_copy(Layout::Flat);
+    add_trace_view(tmp.path());
+    let advice = advice_of(tmp.path());
+    let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    // Recomputed in Python: the largest gap (1318.75 µs, after the first Conv2D) is the host
+    // compiling the next Conv2D (`Dequeue@Conv2D` 1130 µs, aclopCompileAndExecute 1126 µs).
+    let largest = &idle.evidence[1];
+    assert!(
+        (largest.time_us.unwrap_or_default() - 1318.75).abs() < 0.5,
+        "{largest:#?}"
+    );
+    assert!(
+        largest.detail.ends_with(
+            "; host meanwhile: Dequeue@Conv2D (Python) 1.13 ms, AscendCL@aclopCompileAndExecute (CANN) 1.13 ms, aten::conv2d (Python) 672.2 µs"
+        ),
+        "{}",
+        largest.detail
+    );
+    // The next gaps are the host in aten::linear; rank 1 has no trace: nothing named.
+    check_gap_detail(idle, 2, "host meanwhile: aten::linear (Python)");
+    let other = finding(&advice, Code::DeviceIdle, Some(1));
+    assert!(
+        other
+            .evidence
+            .iter()
+            .all(|e| !e.detail.contains("host meanwhile"))
+    );
+}
+
+#[test]
+fn a_cut_trace_view_names_what_came_before_the_cut_and_says_so() {
+    let tmp = real_copy(Layout::Flat);
+    let path = add_trace_view(tmp.path());
+    let bytes = std::fs::read(&path).expect("read trace_view.json");
+    // Cut in the middle of the device events (after every host event of the step).
+    std::fs::write(&path, &bytes[..bytes.len() - 1000]).expect("cut trace_view.json");
+    let advice = advice_of(tmp.path());
+    let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    check_gap_detail(idle, 1, "host meanwhile: Dequeue@Conv2D");
+    let run = advice
+        .runs
+        .iter()
+        .find(|r| r.rank == Some(0))
+        .expect("rank 0");
+    assert!(
+        run.notes
+            .iter()
+            .any(|n| n.contains("trace_view.json: ends before the array closes")),
+        "{:?}",
+        run.notes
+    );
+}

@@ -19,6 +19,7 @@ pub mod report;
 pub mod run_check;
 pub mod schedule_findings;
 pub mod serving;
+pub mod step_outliers;
 
 mod cross_run;
 

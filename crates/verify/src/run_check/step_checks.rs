@@ -6,22 +6,10 @@ use std::path::Path;
 use super::{Ctx, describe_schedule, disp};
 use crate::finding::{Code, Evidence, Finding};
 use crate::report::StepsSummary;
+use crate::step_outliers::first_step_outlier;
 use npuprof_runs::profiler_info::RecordedSchedule;
 use npuprof_scan::kernel_csv::{KernelScan, StepTraceRow};
 use npuprof_schedule::{RECORDED_STEPS_LIMIT, Schedule};
-
-fn median(values: &mut [f64]) -> Option<f64> {
-    if values.is_empty() {
-        return None;
-    }
-    values.sort_by(f64::total_cmp);
-    let n = values.len();
-    Some(if n % 2 == 1 {
-        values[n / 2]
-    } else {
-        (values[n / 2 - 1] + values[n / 2]) / 2.0
-    })
-}
 
 fn fmt_steps(steps: &[u64]) -> String {
     const SHOW: usize = 12;
@@ -177,18 +165,14 @@ pub(super) fn step_findings(
             }
         }
     }
-    // Compilation inside the window: first step ≥ 10× the median of the others.
+    // Compilation inside the window: the first step an outlier.
     let (durations, source): (Vec<(u64, f64)>, &Path) = match step_rows {
-        Some(rows) if rows.iter().filter(|r| r.step.is_some()).count() >= 2 => {
-            let mut per: std::collections::BTreeMap<u64, f64> = Default::default();
-            for r in rows {
-                if let (Some(s), Some(d)) = (r.step, r.duration_us) {
-                    let e = per.entry(s).or_insert(0.0);
-                    *e = e.max(d);
-                }
-            }
-            (per.into_iter().collect(), step_trace_path)
-        }
+        Some(rows) if rows.iter().filter(|r| r.step.is_some()).count() >= 2 => (
+            rows.iter()
+                .filter_map(|r| Some((r.step?, r.duration_us?)))
+                .collect(),
+            step_trace_path,
+        ),
         _ => (
             kernels
                 .map(|k| k.steps.iter().map(|(s, a)| (*s, a.duration_us)).collect())
@@ -196,23 +180,19 @@ pub(super) fn step_findings(
             kernel_path,
         ),
     };
-    if durations.len() >= 2 {
-        let (first_step, first) = durations[0];
-        let mut rest: Vec<f64> = durations[1..].iter().map(|(_, d)| *d).collect();
-        if let Some(med) = median(&mut rest)
-            && med > 0.0
-            && first >= 10.0 * med
-        {
-            ctx.push(Finding::new(
-                    Code::CompileInWindow,
-                    format!(
-                        "the first recorded step {first_step} takes {first:.0} µs, {:.1}× the median {med:.0} µs of the other {} step(s): graph compilation or warm-up happened inside the window",
-                        first / med,
-                        rest.len()
-                    ),
-                    Evidence::path(disp(source)),
-                    "warm up (run a few forwards) before the profiling window, or raise skip_first, then re-run",
-                ));
-        }
+    if let Some(o) = first_step_outlier(durations) {
+        ctx.push(Finding::new(
+            Code::CompileInWindow,
+            format!(
+                "the first recorded step {} takes {:.0} µs, {:.1}× the median {:.0} µs of the other {} step(s): graph compilation or warm-up happened inside the window",
+                o.step,
+                o.duration_us,
+                o.ratio(),
+                o.median_us,
+                o.others
+            ),
+            Evidence::path(disp(source)),
+            "warm up (run a few forwards) before the profiling window, or raise skip_first, then re-run",
+        ));
     }
 }
