@@ -316,7 +316,7 @@ mod tests {
 
     #[test]
     fn another_tools_chown_request_is_no_export_failure() {
-        let request = logs::Quoted {
+        let request = Quoted {
             kind: Owner::Output {
                 target: Some("/data/prof".to_owned()),
                 export_check: false,
