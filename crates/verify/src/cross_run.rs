@@ -730,3 +730,171 @@ fn bad_disk_finding(
     )
     .at(first.phase.as_deref(), first.rank)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::{Artifacts, RunSummary, StepsSummary};
+    use npuprof_runs::build::Build;
+    use npuprof_runs::probe::FileProblem;
+    use npuprof_schedule::PhaseSelection;
+    use std::path::PathBuf;
+
+    fn facts(dir: &str, phase: Option<&str>, rank: Option<u32>) -> RunFacts {
+        RunFacts {
+            dir: PathBuf::from(dir),
+            phase: phase.map(str::to_owned),
+            rank,
+            schedule: None,
+            step_ids: None,
+            cycles: Vec::new(),
+            world_size: None,
+            no_csv: false,
+            trace_broken: false,
+            parsers_failed: false,
+            environment_cause: false,
+            analyse_done: false,
+            build: Build::unknown(),
+        }
+    }
+
+    fn outcome(facts: RunFacts) -> RunOutcome {
+        RunOutcome {
+            summary: RunSummary {
+                phase: facts.phase.clone(),
+                rank: facts.rank,
+                world_size: facts.world_size,
+                dir: facts.dir.display().to_string(),
+                torch_npu_version: None,
+                cann_version: None,
+                level: None,
+                aic_metrics: None,
+                export_type: None,
+                schedule: None,
+                steps: StepsSummary::default(),
+                artifacts: Artifacts::default(),
+            },
+            findings: Vec::new(),
+            facts,
+        }
+    }
+
+    fn codes(findings: &[Finding]) -> Vec<Code> {
+        findings.iter().map(|f| f.code).collect()
+    }
+
+    #[test]
+    fn runs_without_a_phase_sort_after_every_named_phase() {
+        let known = phase_key(Some("decode"));
+        let other = phase_key(Some("warmup_extra"));
+        let none = phase_key(None);
+        assert!(known < other, "{known:?} {other:?}");
+        assert!(other < none, "{other:?} {none:?}");
+        assert_ne!(none, phase_key(Some("prefill")));
+    }
+
+    fn target() -> Target {
+        Target {
+            kind: TargetKind::Tree,
+            root: PathBuf::from("out"),
+            phases_present: Vec::new(),
+            runs: Vec::new(),
+            rank_logs: Vec::new(),
+            unreadable: Vec::new(),
+            phase_first: false,
+        }
+    }
+
+    #[test]
+    fn the_encoder_phase_is_expected_when_asked_for_alone() {
+        let result_dir = Target {
+            kind: TargetKind::ResultDir,
+            ..target()
+        };
+        let opts = |phases| Options {
+            phases,
+            ..Options::default()
+        };
+        let expected = |sel| expected_phases(&result_dir, &opts(sel), &[]);
+        assert_eq!(expected(PhaseSelection::MmEncode), vec!["mm_encode"]);
+        assert_eq!(expected(PhaseSelection::Both), vec!["prefill", "decode"]);
+    }
+
+    #[test]
+    fn an_unreadable_directory_above_or_below_a_phase_hides_it() {
+        let problem = FileProblem::Unreadable {
+            kind: std::io::ErrorKind::PermissionDenied,
+            message: "permission denied".to_owned(),
+        };
+        let missing = |unreadable: &str| {
+            let t = Target {
+                kind: TargetKind::ResultDir,
+                unreadable: vec![(PathBuf::from(unreadable), problem.clone())],
+                ..target()
+            };
+            let mut findings = Vec::new();
+            check_phases(&t, &["decode".to_owned()], &[], &mut findings);
+            codes(&findings)
+        };
+        assert_eq!(missing("out/prof"), vec![]);
+        assert_eq!(missing("out/prof/decode/x_ascend_pt"), vec![]);
+        assert_eq!(missing("out/logs"), vec![Code::PhaseMissing]);
+    }
+
+    #[test]
+    fn a_phase_directory_is_its_own_evidence_for_a_missing_rank() {
+        let t = Target {
+            kind: TargetKind::PhaseDir,
+            root: PathBuf::from("out/prof/decode"),
+            ..target()
+        };
+        let runs = [outcome(facts(
+            "out/prof/decode/r_ascend_pt",
+            Some("decode"),
+            Some(1),
+        ))];
+        let mut findings = Vec::new();
+        check_ranks(&t, &RankExpectation::Flag(2), &runs, &mut findings);
+        assert_eq!(codes(&findings), vec![Code::RankMissing]);
+        assert_eq!(
+            findings[0].evidence.path.as_deref(),
+            Some("out/prof/decode")
+        );
+        let result_dir = Target {
+            kind: TargetKind::ResultDir,
+            ..target()
+        };
+        let runs = [outcome(facts(
+            "out/prof/decode/r_ascend_pt",
+            Some("decode"),
+            Some(1),
+        ))];
+        let mut findings = Vec::new();
+        check_ranks(&result_dir, &RankExpectation::Flag(2), &runs, &mut findings);
+        assert_eq!(codes(&findings), vec![Code::RankMissing]);
+        assert_eq!(
+            findings[0].evidence.path.as_deref(),
+            Some("out/prof/decode")
+        );
+    }
+
+    #[test]
+    fn every_rank_of_a_distributed_run_here_is_no_subset() {
+        let subset = |ranks: &[u32]| {
+            let runs: Vec<RunOutcome> = ranks
+                .iter()
+                .map(|&r| outcome(facts(&format!("out/r{r}_ascend_pt"), None, Some(r))))
+                .collect();
+            let mut findings = Vec::new();
+            check_ranks(
+                &target(),
+                &RankExpectation::Distributed(2),
+                &runs,
+                &mut findings,
+            );
+            codes(&findings)
+        };
+        assert_eq!(subset(&[0]), vec![Code::RankSubset]);
+        assert_eq!(subset(&[0, 1]), vec![]);
+    }
+}

@@ -273,3 +273,61 @@ pub fn captured_logs(
     }
     verdict
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use npuprof_runs::logs::Quoted;
+
+    fn quoted(kind: &str, line: u64) -> Quoted<String> {
+        Quoted {
+            kind: kind.to_owned(),
+            line,
+            text: format!("Failed to generate {kind}"),
+        }
+    }
+
+    fn message(scan: &LogScan) -> String {
+        parser_failed(scan, "log_0.log", "reparse")
+            .expect("a failure is reported")
+            .message
+    }
+
+    #[test]
+    fn parser_failed_names_only_the_parts_the_log_has() {
+        let files_only = LogScan {
+            generate_failed: vec![quoted("kernel_details.csv", 7)],
+            ..LogScan::default()
+        };
+        assert_eq!(
+            message(&files_only),
+            "failed to generate: kernel_details.csv"
+        );
+        let stdout_only = LogScan {
+            run_failed_lines: 2,
+            ..LogScan::default()
+        };
+        assert_eq!(
+            message(&stdout_only),
+            "2 `run failed` line(s); root failing task(s): unnamed"
+        );
+        assert!(parser_failed(&LogScan::default(), "log_0.log", "reparse").is_none());
+    }
+
+    #[test]
+    fn another_tools_chown_request_is_no_export_failure() {
+        let request = Quoted {
+            kind: Owner::Output {
+                target: Some("/data/prof".to_owned()),
+                export_check: false,
+            },
+            line: 3,
+            text: "please chown".to_owned(),
+        };
+        let stopping = Build::new(Some("2.7.1"), None);
+        assert_eq!(stopping.toolkit_owner_fatal(), Some(true));
+        let f = ownership_finding(&request, "log_0.log", "run", &stopping);
+        assert_eq!(f.severity, Severity::Warning);
+        assert!(f.message.contains("(a chown request)"), "{}", f.message);
+    }
+}
