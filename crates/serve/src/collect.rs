@@ -200,12 +200,12 @@ pub fn collect(
                 .clone()
                 .unwrap_or_else(|| Endpoint::new(&facts.host, facts.port));
             let mut full = argv.clone();
-            full.extend(settings::args_for(&settings, &request.profile_dir));
+            full.extend(settings::args_for(settings, &request.profile_dir));
             (
                 endpoint,
                 Some(facts.ranks),
                 Some(full),
-                settings::env_for(&settings, &request.profile_dir),
+                settings::env_for(settings, &request.profile_dir),
             )
         }
     };
