@@ -2,7 +2,8 @@
 //!
 //! A [`Failure`] is built from a command's error by looking through its chain of causes for a
 //! known error type (a [`Failure`] raised by the CLI itself, the libraries' error enums, an IO
-//! error); the outermost known cause decides the code and the hint. The message is the whole
+//! error); the outermost known cause decides the code and the hint. The libraries' errors say
+//! their own code ([`Classify`]); this module only lists their types. The message is the whole
 //! chain, as printed on stderr.
 
 use std::fmt;
