@@ -208,8 +208,10 @@ fn fingerprint(bytes: &[u8]) -> u64 {
 /// One kernel row, from `kernel_details.csv` or a db export.
 struct Row<'a> {
     name: &'a [u8],
-    kind: &'a str,
-    core: &'a str,
+    /// The raw `Type` field: read as text ([`columns::text`]) at the name's first sight only.
+    kind: &'a [u8],
+    /// The raw `Accelerator Core` field, read as `kind` is.
+    core: &'a [u8],
     duration: f64,
     dynamic: bool,
     ratios: Option<[f64; UNITS]>,
@@ -262,9 +264,10 @@ impl Pass {
         let n = position(names_index, names, row.name);
         let acc = &mut names[n].1;
         if acc.count == 0 {
-            acc.kind = row.kind.to_owned();
-            acc.core = row.core.to_owned();
-            acc.kind_index = position(kinds_index, kinds, row.kind.as_bytes());
+            let kind = columns::text(row.kind);
+            acc.kind = kind.to_owned();
+            acc.core = columns::text(row.core).to_owned();
+            acc.kind_index = position(kinds_index, kinds, kind.as_bytes());
         }
         acc.count += 1;
         acc.total_us += duration;
@@ -426,8 +429,8 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         let name = columns::name_key(field(cols.name));
         pass.add(&Row {
             name: &name,
-            kind: cols.kind.map_or("", |i| columns::text(field(i))),
-            core: cols.core.map_or("", |i| columns::text(field(i))),
+            kind: cols.kind.map_or(b"", field),
+            core: cols.core.map_or(b"", field),
             duration,
             dynamic: cols
                 .state
@@ -467,8 +470,8 @@ pub fn read_db_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         let name = columns::name_key(k.name);
         pass.add(&Row {
             name: &name,
-            kind: columns::text(k.kind),
-            core: columns::text(k.core),
+            kind: k.kind,
+            core: k.core,
             duration: k.duration_us,
             dynamic: false,
             ratios: any.then_some(ratios),
