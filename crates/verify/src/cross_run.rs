@@ -724,26 +724,14 @@ fn bad_disk_finding(
 mod tests {
     use super::*;
     use crate::report::{Artifacts, RunSummary, StepsSummary};
-    use npuprof_runs::build::Build;
     use npuprof_runs::probe::FileProblem;
     use npuprof_schedule::PhaseSelection;
     use std::path::PathBuf;
 
     fn facts(dir: &str, phase: Option<&str>, rank: Option<u32>) -> RunFacts {
         RunFacts {
-            dir: PathBuf::from(dir),
-            phase: phase.map(str::to_owned),
             rank,
-            schedule: None,
-            step_ids: None,
-            cycles: Vec::new(),
-            world_size: None,
-            no_csv: false,
-            trace_broken: false,
-            parsers_failed: false,
-            environment_cause: false,
-            analyse_done: false,
-            build: Build::unknown(),
+            ..RunFacts::unknown(PathBuf::from(dir), phase.map(str::to_owned))
         }
     }
 
@@ -835,39 +823,27 @@ mod tests {
 
     #[test]
     fn a_phase_directory_is_its_own_evidence_for_a_missing_rank() {
-        let t = Target {
+        let phase_dir = Target {
             kind: TargetKind::PhaseDir,
             root: PathBuf::from("out/prof/decode"),
             ..target()
         };
-        let runs = [outcome(facts(
-            "out/prof/decode/r_ascend_pt",
-            Some("decode"),
-            Some(1),
-        ))];
-        let mut findings = Vec::new();
-        check_ranks(&t, &RankExpectation::Flag(2), &runs, &mut findings);
-        assert_eq!(codes(&findings), vec![Code::RankMissing]);
-        assert_eq!(
-            findings[0].evidence.path.as_deref(),
-            Some("out/prof/decode")
-        );
         let result_dir = Target {
             kind: TargetKind::ResultDir,
             ..target()
         };
-        let runs = [outcome(facts(
-            "out/prof/decode/r_ascend_pt",
-            Some("decode"),
-            Some(1),
-        ))];
-        let mut findings = Vec::new();
-        check_ranks(&result_dir, &RankExpectation::Flag(2), &runs, &mut findings);
-        assert_eq!(codes(&findings), vec![Code::RankMissing]);
-        assert_eq!(
-            findings[0].evidence.path.as_deref(),
-            Some("out/prof/decode")
-        );
+        for t in [phase_dir, result_dir] {
+            let runs = [outcome(facts(
+                "out/prof/decode/r_ascend_pt",
+                Some("decode"),
+                Some(1),
+            ))];
+            let mut findings = Vec::new();
+            check_ranks(&t, &RankExpectation::Flag(2), &runs, &mut findings);
+            assert_eq!(codes(&findings), vec![Code::RankMissing]);
+            let evidence = findings[0].evidence.path.as_deref();
+            assert_eq!(evidence, Some("out/prof/decode"), "{:?}", t.kind);
+        }
     }
 
     #[test]
