@@ -1251,4 +1251,29 @@ mod tests {
         );
         assert!(suggest("zzz", &models).starts_with("; available: deepseek_r1"));
     }
+
+    #[test]
+    fn did_you_mean_needs_a_close_spelling_or_a_long_enough_part() {
+        let models = ["deepseek_r1".to_owned(), "qwen3_moe".to_owned()];
+        // Two edits are close for an eight-letter name; a part of four letters or more is too.
+        assert_eq!(suggest("qwen3-mxx", &models), "; did you mean `qwen3_moe`?");
+        assert_eq!(suggest("qwen3", &models), "; did you mean `qwen3_moe`?");
+        assert!(suggest("mixtral", &models).starts_with("; available: "));
+    }
+
+    #[test]
+    fn edit_distance_counts_single_character_edits() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("abc", ""), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("abc", "abc"), 0);
+        assert_eq!(edit_distance("ab", "ba"), 2);
+    }
+
+    #[test]
+    fn run_configs_are_yaml_or_yml_files() {
+        assert!(is_yaml_name("decode.yaml"));
+        assert!(is_yaml_name("decode.yml"));
+        assert!(!is_yaml_name("decode.json"));
+    }
 }

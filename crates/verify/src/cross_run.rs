@@ -735,26 +735,14 @@ fn bad_disk_finding(
 mod tests {
     use super::*;
     use crate::report::{Artifacts, RunSummary, StepsSummary};
-    use npuprof_runs::build::Build;
     use npuprof_runs::probe::FileProblem;
     use npuprof_schedule::PhaseSelection;
     use std::path::PathBuf;
 
     fn facts(dir: &str, phase: Option<&str>, rank: Option<u32>) -> RunFacts {
         RunFacts {
-            dir: PathBuf::from(dir),
-            phase: phase.map(str::to_owned),
             rank,
-            schedule: None,
-            step_ids: None,
-            cycles: Vec::new(),
-            world_size: None,
-            no_csv: false,
-            trace_broken: false,
-            parsers_failed: false,
-            environment_cause: false,
-            analyse_done: false,
-            build: Build::unknown(),
+            ..RunFacts::unknown(PathBuf::from(dir), phase.map(str::to_owned))
         }
     }
 
@@ -793,6 +781,13 @@ mod tests {
         assert_ne!(none, phase_key(Some("prefill")));
     }
 
+    fn denied() -> FileProblem {
+        FileProblem::Unreadable {
+            kind: std::io::ErrorKind::PermissionDenied,
+            message: "permission denied".to_owned(),
+        }
+    }
+
     fn target() -> Target {
         Target {
             kind: TargetKind::Tree,
@@ -822,14 +817,10 @@ mod tests {
 
     #[test]
     fn an_unreadable_directory_above_or_below_a_phase_hides_it() {
-        let problem = FileProblem::Unreadable {
-            kind: std::io::ErrorKind::PermissionDenied,
-            message: "permission denied".to_owned(),
-        };
         let missing = |unreadable: &str| {
             let t = Target {
                 kind: TargetKind::ResultDir,
-                unreadable: vec![(PathBuf::from(unreadable), problem.clone())],
+                unreadable: vec![(PathBuf::from(unreadable), denied())],
                 ..target()
             };
             let mut findings = Vec::new();
@@ -843,39 +834,27 @@ mod tests {
 
     #[test]
     fn a_phase_directory_is_its_own_evidence_for_a_missing_rank() {
-        let t = Target {
+        let phase_dir = Target {
             kind: TargetKind::PhaseDir,
             root: PathBuf::from("out/prof/decode"),
             ..target()
         };
-        let runs = [outcome(facts(
-            "out/prof/decode/r_ascend_pt",
-            Some("decode"),
-            Some(1),
-        ))];
-        let mut findings = Vec::new();
-        check_ranks(&t, &RankExpectation::Flag(2), &runs, &mut findings);
-        assert_eq!(codes(&findings), vec![Code::RankMissing]);
-        assert_eq!(
-            findings[0].evidence.path.as_deref(),
-            Some("out/prof/decode")
-        );
         let result_dir = Target {
             kind: TargetKind::ResultDir,
             ..target()
         };
-        let runs = [outcome(facts(
-            "out/prof/decode/r_ascend_pt",
-            Some("decode"),
-            Some(1),
-        ))];
-        let mut findings = Vec::new();
-        check_ranks(&result_dir, &RankExpectation::Flag(2), &runs, &mut findings);
-        assert_eq!(codes(&findings), vec![Code::RankMissing]);
-        assert_eq!(
-            findings[0].evidence.path.as_deref(),
-            Some("out/prof/decode")
-        );
+        for t in [phase_dir, result_dir] {
+            let runs = [outcome(facts(
+                "out/prof/decode/r_ascend_pt",
+                Some("decode"),
+                Some(1),
+            ))];
+            let mut findings = Vec::new();
+            check_ranks(&t, &RankExpectation::Flag(2), &runs, &mut findings);
+            assert_eq!(codes(&findings), vec![Code::RankMissing]);
+            let evidence = findings[0].evidence.path.as_deref();
+            assert_eq!(evidence, Some("out/prof/decode"), "{:?}", t.kind);
+        }
     }
 
     #[test]
@@ -896,5 +875,196 @@ mod tests {
         };
         assert_eq!(subset(&[0]), vec![Code::RankSubset]);
         assert_eq!(subset(&[0, 1]), vec![]);
+    }
+    #[test]
+    fn an_unreadable_directory_is_reported_as_hiding_runs() {
+        let t = Target {
+            unreadable: vec![(PathBuf::from("out/prof"), denied())],
+            ..target()
+        };
+        let mut findings = Vec::new();
+        check_unreadable_dirs(&t, &mut findings);
+        assert_eq!(codes(&findings), vec![Code::FileUnreadable]);
+        assert_eq!(findings[0].evidence.path.as_deref(), Some("out/prof"));
+        assert!(
+            findings[0]
+                .message
+                .starts_with("directory exists but cannot be read"),
+            "{}",
+            findings[0].message
+        );
+    }
+
+    #[test]
+    fn a_worker_is_its_run_directories_name_without_the_timestamp() {
+        let worker = |dir: &str| worker_of(Path::new(dir));
+        assert_eq!(worker("out/host_41_20260101000000000_ascend_pt"), "host_41");
+        assert_eq!(
+            worker("out/host_41_20260101000000999_ascend_pt"),
+            worker("out/host_41_20260101000000000_ascend_pt")
+        );
+        assert_ne!(
+            worker("out/host_42_20260101000000000_ascend_pt"),
+            worker("out/host_41_20260101000000000_ascend_pt")
+        );
+    }
+
+    #[test]
+    fn run_directories_are_ordered_by_the_timestamp_in_their_names() {
+        // Path order puts pid 100 first; its directory is the newer one.
+        let newer = facts("out/h_100_20260101000000002_ascend_pt", None, Some(0));
+        let older = facts("out/h_99_20260101000000001_ascend_pt", None, Some(0));
+        let order: Vec<&Path> = by_timestamp(vec![&newer, &older])
+            .into_iter()
+            .map(|f| f.dir.as_path())
+            .collect();
+        assert_eq!(order, vec![older.dir.as_path(), newer.dir.as_path()]);
+        // A short number is no timestamp: such directories keep their names' order.
+        let (a, b) = (
+            facts("out/a_99_ascend_pt", None, None),
+            facts("out/b_7_ascend_pt", None, None),
+        );
+        let order: Vec<&Path> = by_timestamp(vec![&b, &a])
+            .into_iter()
+            .map(|f| f.dir.as_path())
+            .collect();
+        assert_eq!(order, vec![a.dir.as_path(), b.dir.as_path()]);
+    }
+
+    #[test]
+    fn only_a_run_with_an_encoder_lets_prefill_directories_repeat() {
+        let run = |dir: &str, phase: &str| {
+            let mut f = facts(dir, Some(phase), Some(0));
+            f.schedule = Some(RecordedSchedule::Absent);
+            outcome(f)
+        };
+        let prefill = [
+            run(
+                "out/prof/prefill/h_1_20260101000000001_ascend_pt",
+                "prefill",
+            ),
+            run(
+                "out/prof/prefill/h_1_20260101000000002_ascend_pt",
+                "prefill",
+            ),
+        ];
+        let mut findings = Vec::new();
+        check_cycles(&prefill, &mut findings);
+        assert_eq!(codes(&findings), vec![Code::RunDuplicate]);
+        // Encode and prefill alternate, each switch a new profiler; decode's directories still
+        // count.
+        let mut with_encoder = prefill.to_vec();
+        for (phase, stamp) in [
+            ("mm_encode", 3),
+            ("mm_encode", 4),
+            ("decode", 5),
+            ("decode", 6),
+        ] {
+            with_encoder.push(run(
+                &format!("out/prof/{phase}/h_1_2026010100000000{stamp}_ascend_pt"),
+                phase,
+            ));
+        }
+        let mut findings = Vec::new();
+        check_cycles(&with_encoder, &mut findings);
+        assert_eq!(codes(&findings), vec![Code::RunDuplicate]);
+        assert_eq!(findings[0].phase.as_deref(), Some("decode"));
+    }
+
+    #[test]
+    fn an_unbounded_schedule_without_known_cycles_allows_any_number_of_directories() {
+        let runs = |repeat| {
+            [1, 2].map(|stamp| {
+                let mut f = facts(
+                    &format!("out/h_1_2026010100000000{stamp}_ascend_pt"),
+                    None,
+                    Some(0),
+                );
+                f.schedule = Some(RecordedSchedule::Args(Schedule::clamped(
+                    0, 0, 1, repeat, 0, 0,
+                )));
+                outcome(f)
+            })
+        };
+        let mut findings = Vec::new();
+        check_cycles(&runs(0), &mut findings);
+        assert_eq!(codes(&findings), vec![]);
+        check_cycles(&runs(1), &mut findings);
+        assert_eq!(codes(&findings), vec![Code::RunDuplicate]);
+        // A callable schedule's window is unknown: its directories are not counted either.
+        let callable = [1, 2].map(|stamp| {
+            let mut f = facts(
+                &format!("out/h_1_2026010100000000{stamp}_ascend_pt"),
+                None,
+                Some(0),
+            );
+            f.schedule = Some(RecordedSchedule::Function);
+            f.step_ids = Some(true);
+            outcome(f)
+        });
+        let mut findings = Vec::new();
+        check_cycles(&callable, &mut findings);
+        assert_eq!(codes(&findings), vec![]);
+    }
+
+    /// The findings for rank 0's directories holding these cycles (in timestamp order) of a
+    /// schedule saving `repeat` cycles.
+    fn cycles(repeat: i64, held: &[&[u64]]) -> Vec<Finding> {
+        let schedule = Schedule::clamped(0, 0, 1, repeat, 0, 0);
+        let runs: Vec<RunFacts> = held
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut f = facts(
+                    &format!("out/h_1_2026010100000000{i}_ascend_pt"),
+                    None,
+                    Some(0),
+                );
+                f.cycles = c.to_vec();
+                f
+            })
+            .collect();
+        let runs: Vec<&RunFacts> = runs.iter().collect();
+        let mut findings = Vec::new();
+        cycle_findings(&schedule, &runs, &mut findings);
+        findings
+    }
+
+    #[test]
+    fn missing_cycles_after_the_last_saved_one_mean_the_run_stopped_early() {
+        let stopped = cycles(3, &[&[0]]);
+        assert_eq!(codes(&stopped), vec![Code::CycleMissing]);
+        assert!(
+            stopped[0].next_action.starts_with("the run stopped"),
+            "{}",
+            stopped[0].next_action
+        );
+        let deleted = cycles(3, &[&[0], &[2]]);
+        assert_eq!(codes(&deleted), vec![Code::CycleMissing]);
+        assert!(
+            deleted[0]
+                .next_action
+                .starts_with("a cycle's directory was deleted"),
+            "{}",
+            deleted[0].next_action
+        );
+    }
+
+    #[test]
+    fn a_cycle_in_two_directories_is_one_duplicate_and_order_is_checked_apart() {
+        assert_eq!(codes(&cycles(1, &[&[0], &[0]])), vec![Code::CycleDuplicate]);
+        let swapped = cycles(2, &[&[1], &[0]]);
+        assert_eq!(codes(&swapped), vec![Code::CycleDuplicate]);
+        assert!(
+            swapped[0].message.contains(
+                "out/h_1_20260101000000001_ascend_pt (cycle 0) is newer than out/h_1_20260101000000000_ascend_pt (cycle 1)"
+            ),
+            "{}",
+            swapped[0].message
+        );
+        assert_eq!(
+            swapped[0].evidence.path.as_deref(),
+            Some("out/h_1_20260101000000001_ascend_pt")
+        );
     }
 }

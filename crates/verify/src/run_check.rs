@@ -67,6 +67,27 @@ pub struct RunFacts {
     pub build: Build,
 }
 
+impl RunFacts {
+    /// A run directory of which nothing is known (none of its files read).
+    pub(crate) fn unknown(dir: PathBuf, phase: Option<String>) -> Self {
+        Self {
+            dir,
+            phase,
+            rank: None,
+            schedule: None,
+            step_ids: None,
+            cycles: Vec::new(),
+            world_size: None,
+            no_csv: false,
+            trace_broken: false,
+            parsers_failed: false,
+            environment_cause: false,
+            analyse_done: false,
+            build: Build::unknown(),
+        }
+    }
+}
+
 /// Everything one run produced.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
@@ -461,21 +482,7 @@ fn summary(
 
 /// The outcome of a run directory that cannot even be listed: one finding, nothing else.
 fn unreadable_run(run: &RunRef, ctx: Ctx<'_>) -> RunOutcome {
-    let facts = RunFacts {
-        dir: run.dir.clone(),
-        phase: run.phase.clone(),
-        rank: None,
-        schedule: None,
-        step_ids: None,
-        cycles: Vec::new(),
-        world_size: None,
-        no_csv: false,
-        trace_broken: false,
-        parsers_failed: false,
-        environment_cause: false,
-        analyse_done: false,
-        build: Build::unknown(),
-    };
+    let facts = RunFacts::unknown(run.dir.clone(), run.phase.clone());
     RunOutcome {
         summary: summary(
             &facts,
