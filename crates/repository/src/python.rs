@@ -556,12 +556,6 @@ fn evaluated(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) ->
         .map_or(0, |i| i + 1);
     let indent = source[line_start..statement.start_byte()].to_owned();
     let state_attribute = phase_state_attribute(function, &parameter, source);
-    let positional: Vec<&str> = factory
-        .parameters
-        .iter()
-        .filter(|p| p.positional)
-        .map(|p| p.name.as_str())
-        .collect();
     let (arguments_end, multiline) = layout(call, list);
     let mut out = Vec::new();
     for (member, value, member_line) in &class.members {
@@ -579,36 +573,19 @@ fn evaluated(root: Node<'_>, call: Node<'_>, factory: &Factory, source: &str) ->
         // Each argument's value for this phase: (parameter, value, the node it is written at).
         let mut passed: Vec<(String, Value, Node<'_>)> = Vec::new();
         let mut splat_unknown = None;
-        let mut index = 0;
-        for arg in named_children(list) {
-            match arg.kind() {
-                "comment" => {}
-                "keyword_argument" => {
-                    let name = arg.child_by_field_name("name")?;
-                    let value = arg.child_by_field_name("value")?;
-                    passed.push((
-                        text(name, source).to_owned(),
-                        ev.eval(value, &locals),
-                        value,
-                    ));
+        for argument in &call_arguments(list, factory, source)? {
+            match *argument {
+                Argument::Named(ref name, value) => {
+                    passed.push((name.clone(), ev.eval(value, &locals), value));
                 }
-                "dictionary_splat" => {
-                    let inner = named_children(arg).into_iter().next()?;
-                    match ev.eval(inner, &locals) {
-                        Value::Dict(entries) => {
-                            for (key, value) in entries {
-                                passed.push((key, value, inner));
-                            }
+                Argument::DictSplat { splat, inner } => match ev.eval(inner, &locals) {
+                    Value::Dict(entries) => {
+                        for (key, value) in entries {
+                            passed.push((key, value, inner));
                         }
-                        _ => splat_unknown = Some(text(arg, source).to_owned()),
                     }
-                }
-                "list_splat" => return None,
-                _ => {
-                    let name = positional.get(index)?;
-                    passed.push(((*name).to_owned(), ev.eval(arg, &locals), arg));
-                    index += 1;
-                }
+                    _ => splat_unknown = Some(text(splat, source).to_owned()),
+                },
             }
         }
         let path = passed.iter().find(|(n, _, _)| n == save)?;
@@ -738,37 +715,59 @@ fn phase_state_attribute(function: Node<'_>, parameter: &str, source: &str) -> O
     })
 }
 
-/// The call's arguments by parameter name; `None` when a splat hides them.
-fn map_arguments<'t>(
+/// One argument of a factory call, read against the factory's parameters.
+enum Argument<'t> {
+    /// A keyword argument, or a positional one by its parameter's name: the value's node.
+    Named(String, Node<'t>),
+    /// `**inner`: whose keys only an evaluation can tell.
+    DictSplat { splat: Node<'t>, inner: Node<'t> },
+}
+
+/// The call's arguments in order; `None` when a `*args` splat hides the positions, a
+/// positional argument has no parameter, or the tree is incomplete.
+fn call_arguments<'t>(
     list: Node<'t>,
     factory: &Factory,
     source: &str,
-) -> Option<Vec<(String, Node<'t>)>> {
-    let positional: Vec<&str> = factory
+) -> Option<Vec<Argument<'t>>> {
+    let mut positional = factory
         .parameters
         .iter()
         .filter(|p| p.positional)
-        .map(|p| p.name.as_str())
-        .collect();
+        .map(|p| p.name.as_str());
     let mut out = Vec::new();
-    let mut index = 0;
     for arg in named_children(list) {
         match arg.kind() {
             "comment" => {}
             "keyword_argument" => {
                 let name = arg.child_by_field_name("name")?;
                 let value = arg.child_by_field_name("value")?;
-                out.push((text(name, source).to_owned(), value));
+                out.push(Argument::Named(text(name, source).to_owned(), value));
             }
-            "list_splat" | "dictionary_splat" => return None,
-            _ => {
-                let name = positional.get(index)?;
-                out.push(((*name).to_owned(), arg));
-                index += 1;
-            }
+            "dictionary_splat" => out.push(Argument::DictSplat {
+                splat: arg,
+                inner: named_children(arg).into_iter().next()?,
+            }),
+            "list_splat" => return None,
+            _ => out.push(Argument::Named(positional.next()?.to_owned(), arg)),
         }
     }
     Some(out)
+}
+
+/// The call's arguments by parameter name; `None` when a splat hides them.
+fn map_arguments<'t>(
+    list: Node<'t>,
+    factory: &Factory,
+    source: &str,
+) -> Option<Vec<(String, Node<'t>)>> {
+    call_arguments(list, factory, source)?
+        .into_iter()
+        .map(|argument| match argument {
+            Argument::Named(name, node) => Some((name, node)),
+            Argument::DictSplat { .. } => None,
+        })
+        .collect()
 }
 
 fn value_source(
