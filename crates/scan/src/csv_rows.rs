@@ -146,10 +146,23 @@ impl<'a> Record<'a> {
         self.byte
     }
 
-    /// 1 + the number of `\n` before [`Record::byte`] (the csv crate's `Position::line`).
+    /// The 1-based line of the record's first byte: 1 + the `\n` before it. Unlike the csv
+    /// crate's `Position::line`, which counts only up to [`Record::byte`], the line ends the
+    /// reading starts on (the `\n` of a CRLF, blank lines) are counted, so a CRLF file's
+    /// numbers are the editor's.
     pub fn line(&self) -> u64 {
-        self.lines + 1 + lf_before(self.buf, self.masks, self.start)
+        self.lines
+            + 1
+            + lf_before(self.buf, self.masks, self.start)
+            + leading_lf(self.buf, self.start)
     }
+}
+
+/// The `\n` bytes among the line-end bytes (`\r`, `\n`) that `buf[start..]` begins with.
+fn leading_lf(buf: &[u8], start: usize) -> u64 {
+    let ends = buf.get(start..).unwrap_or_default();
+    let run = ends.iter().take_while(|&&b| b == b'\r' || b == b'\n');
+    run.filter(|&&b| b == b'\n').count() as u64
 }
 
 /// The `\n` bytes in `buf[..end]`: stage 1 counted them when its `masks` (those of `buf` from

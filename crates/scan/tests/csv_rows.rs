@@ -1,8 +1,8 @@
 //! The CSV splitter against the csv crate (differential tests): every engine (vector, portable
 //! and csv_core), whatever the read size, must give the csv crate's records, fields, line
-//! numbers and byte offsets, on well-formed torch_npu-shaped CSV (quoted shapes with doubled
-//! quotes, CRLF, quoted line breaks, multibyte UTF-8 across 64-byte blocks) and on arbitrary
-//! bytes from a CSV-heavy alphabet.
+//! numbers (counted to the record's first byte) and byte offsets, on well-formed
+//! torch_npu-shaped CSV (quoted shapes with doubled quotes, CRLF, quoted line breaks, multibyte
+//! UTF-8 across 64-byte blocks) and on arbitrary bytes from a CSV-heavy alphabet.
 
 use proptest::prelude::*;
 
@@ -20,7 +20,14 @@ fn csv_crate(text: &[u8]) -> Vec<Rec> {
     let mut out = Vec::new();
     while rdr.read_byte_record(&mut record).unwrap_or(false) {
         let pos = record.position().map_or((0, 0), |p| (p.line(), p.byte()));
-        out.push((record.iter().map(<[u8]>::to_vec).collect(), pos.0, pos.1));
+        // The csv crate counts lines up to where the reading starts; ours is the line of the
+        // record's first byte, past the line ends (a CRLF's `\n`, blank lines) it starts on.
+        let ends = text
+            .iter()
+            .skip(usize::try_from(pos.1).unwrap_or(usize::MAX));
+        let skipped = ends.take_while(|&&b| b == b'\r' || b == b'\n');
+        let line = pos.0 + skipped.filter(|&&b| b == b'\n').count() as u64;
+        out.push((record.iter().map(<[u8]>::to_vec).collect(), line, pos.1));
     }
     out
 }
@@ -276,4 +283,21 @@ fn a_record_past_the_limit_is_an_error_at_its_start() {
             );
         }
     }
+}
+
+#[test]
+fn line_numbers_are_the_editors_also_after_crlf_and_blank_lines() {
+    let text = b"a,b\r\nc,d\r\n\r\n\"e\r\nf\",g\r\nh,i\n\nj,k\n";
+    let lines = |engine| {
+        let mut rows = CsvRows::with_chunk(&text[..], engine, 1 << 20, 5);
+        let mut out = Vec::new();
+        while let Ok(Some(r)) = rows.next_record() {
+            out.push(r.line());
+        }
+        out
+    };
+    for engine in [CsvEngine::Simd, CsvEngine::Portable, CsvEngine::Scalar] {
+        assert_eq!(lines(engine), [1, 2, 4, 6, 8], "{engine:?}");
+    }
+    check_engines(text, &[1, 5, 64]);
 }

@@ -231,7 +231,6 @@ mod tests {
 
     #[test]
     fn a_ragged_row_is_skipped_with_its_line() {
-        // LF line ends: after a CRLF, verify's `Record::line` is one short today (reported).
         for (csv, line) in [
             (
                 "Step,Computing,Communication(Not Overlapped),Free\n1,2,3,4\n2,3,4",

@@ -190,16 +190,16 @@ fn a_truncated_json_is_an_error_and_a_cut_csv_row_is_skipped() {
     let tmp = real_copy(Layout::Flat);
     let run = &run_dirs(tmp.path(), Layout::Flat)[0].1;
     // Cut in the middle of the second data row: it has too few fields, and is skipped and
-    // named like any malformed row (robust reading), not summarised as a kernel. (The file has
-    // CRLF line ends, after which verify's line numbers are one short today: line 3 reads 2.)
+    // named like any malformed row (robust reading), not summarised as a kernel, at its line in
+    // the CRLF file.
     truncate(&output_file(run, "kernel_details.csv"), 1200);
     let summary = summarize(run, &Options::default()).unwrap_or_else(|e| panic!("{e}"));
     let skipped: Vec<_> = summary.runs[0]
         .skipped_rows
         .iter()
-        .map(|r| (r.fields, r.expected))
+        .map(|r| (r.line, r.fields, r.expected))
         .collect();
-    assert_eq!(skipped, [(30, 46)]);
+    assert_eq!(skipped, [(3, 30, 46)]);
     assert_eq!(summary.runs[0].kernels.as_ref().map(|k| k.rows), Some(1));
     assert!(
         summary.warnings[0]

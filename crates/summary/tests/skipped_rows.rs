@@ -65,14 +65,12 @@ fn a_ragged_step_row_is_skipped_too() {
     let planted = real_copy(Layout::Flat);
     let rank1 = &run_dirs(planted.path(), Layout::Flat)[1].1;
     let steps = output_file(rank1, "step_trace_time.csv");
-    // LF line ends (the vendored file has CRLF, after which verify's line numbers are one
-    // short today).
-    let text = std::fs::read_to_string(&steps)
-        .expect("read")
-        .replace("\r\n", "\n");
+    // The vendored file's CRLF line ends are kept: the line named is the editor's.
+    let text = std::fs::read_to_string(&steps).expect("read");
+    assert!(text.contains("\r\n"), "the real export has CRLF line ends");
     let row = text.lines().nth(1).expect("a step");
     let cut = &row[..row.rfind(',').expect("fields")];
-    std::fs::write(&steps, format!("{text}{cut}\n")).expect("write");
+    std::fs::write(&steps, format!("{text}{cut}\r\n")).expect("write");
     let got = summary(planted.path());
     let run = &got.runs[1];
     assert_eq!(run.steps.len(), 1);

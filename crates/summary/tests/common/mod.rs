@@ -218,14 +218,9 @@ pub fn slow_down_type(run: &Path, type_name: &str, factor: f64) -> f64 {
 
 /// Transformation: drop the last field of data row `row` (1-based) of the file, line by line (the file
 /// has no line break inside quotes): the field-count mismatch of the 2023 export. Returns the
-/// dropped row's `Duration(us)`.
-///
-/// The copy gets LF line ends: after a CRLF, verify's `Record::line` (the csv crate's
-/// `Position::line`) is one short today (reported).
+/// dropped row's `Duration(us)`. The file's line ends (CRLF in the real exports) are kept.
 pub fn drop_a_field(path: &Path, row: usize) -> f64 {
-    let text = fs::read_to_string(path)
-        .expect("read")
-        .replace("\r\n", "\n");
+    let text = fs::read_to_string(path).expect("read");
     let mut lines: Vec<String> = text.split_inclusive('\n').map(str::to_owned).collect();
     let header: Vec<&str> = lines[0].trim_end().split(',').collect();
     let column = header
