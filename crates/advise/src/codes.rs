@@ -90,8 +90,9 @@ codes! {
     MemoryBound = "memory-bound", Info,
     "kernels are bound by data movement",
     "the busiest pipe, at 80 % or more, is a memory transfer unit (MTE1, MTE2, MTE3, fixpipe): the \
-     kernel waits for data, not for arithmetic. At stake: their time per step (what hiding the \
-     transfers could win at most)",
+     kernel waits for data, not for arithmetic; or, where the profiler wrote its own `memory_bound` \
+     column (MTE2 over the busier of cube and vector, on chips without the AIC/AIV split), that \
+     column is above 1. At stake: their time per step (what hiding the transfers could win at most)",
     "move less data: fuse element-wise chains, keep tensors in one format (no TransData round \
      trips), quantise weights (W8A8) or the KV cache";
     /// Operators running on the AI CPU.

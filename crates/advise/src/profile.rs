@@ -36,6 +36,9 @@ pub struct Kernel {
     /// Time-weighted pipe ratios (in [`crate::units::Unit::ALL`] order), over its rows with
     /// metrics; `None` without.
     pub ratios: Option<[f64; UNITS]>,
+    /// Time-weighted `memory_bound` (the profiler's own bound column), over its rows with a
+    /// number there; `None` without.
+    pub memory_bound: Option<f64>,
 }
 
 /// One operator type's distinct input shapes.
@@ -111,6 +114,7 @@ struct Columns {
     start: Option<usize>,
     duration: usize,
     shapes: Option<usize>,
+    memory_bound: Option<usize>,
     units: UnitColumns,
 }
 
@@ -124,6 +128,7 @@ impl Columns {
         let state = header.find(&["OP State"]);
         let start = header.find(&["Start Time(us)", "Task Start Time(us)"]);
         let shapes = header.find(&["Input Shapes"]);
+        let memory_bound = header.find(&["memory_bound"]);
         let units = UnitColumns::new(header);
         let mut picks: Vec<usize> = [
             Some(name),
@@ -134,6 +139,7 @@ impl Columns {
             state,
             start,
             shapes,
+            memory_bound,
         ]
         .into_iter()
         .flatten()
@@ -151,6 +157,7 @@ impl Columns {
             start: start.map(slot),
             duration: slot(duration),
             shapes: shapes.map(slot),
+            memory_bound: memory_bound.map(slot),
             units: UnitColumns(units.0.iter().map(|&(c, u)| (slot(c), u)).collect()),
             picks,
         })
@@ -166,6 +173,8 @@ struct NameAcc {
     dynamic: u64,
     weighted: [f64; UNITS],
     measured_us: f64,
+    bound_weighted: f64,
+    bound_us: f64,
     kind_index: usize,
 }
 
@@ -215,6 +224,7 @@ struct Row<'a> {
     duration: f64,
     dynamic: bool,
     ratios: Option<[f64; UNITS]>,
+    memory_bound: Option<f64>,
     shape: Option<&'a [u8]>,
     step: Option<u64>,
     start: Option<f64>,
@@ -279,6 +289,10 @@ impl Pass {
                 *sum += duration * r;
             }
             acc.measured_us += duration;
+        }
+        if let Some(bound) = row.memory_bound {
+            acc.bound_weighted += duration * bound;
+            acc.bound_us += duration;
         }
         let kind = &mut kinds[acc.kind_index].1;
         kind.total_us += duration;
@@ -360,6 +374,7 @@ impl Pass {
                 total_us: acc.total_us,
                 dynamic: acc.dynamic,
                 ratios: (acc.measured_us > 0.0).then(|| acc.weighted.map(|w| w / acc.measured_us)),
+                memory_bound: (acc.bound_us > 0.0).then(|| acc.bound_weighted / acc.bound_us),
             })
             .collect();
         profile
@@ -436,6 +451,9 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
                 .state
                 .is_some_and(|i| field(i).trim_ascii().eq_ignore_ascii_case(b"dynamic")),
             ratios: cols.units.row(seen, |i| record.get_word(i)),
+            memory_bound: cols
+                .memory_bound
+                .and_then(|i| npuprof_scan::decimal::parse_f64(field(i).trim_ascii())),
             shape: cols.shapes.map(field),
             step,
             start: cols
@@ -475,6 +493,7 @@ pub fn read_db_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
             duration: k.duration_us,
             dynamic: false,
             ratios: any.then_some(ratios),
+            memory_bound: None,
             shape: Some(k.input_shapes),
             step: k.step,
             start: Some(k.start_us),

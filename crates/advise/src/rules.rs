@@ -11,7 +11,7 @@ use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
     BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
-    SMALL_PACKET_SHARE,
+    SMALL_PACKET_SHARE, VENDOR_MEMORY_BOUND,
 };
 use crate::units::{Unit, busiest};
 
@@ -176,8 +176,15 @@ fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Unit, f64)> {
     })
 }
 
+/// The kernel's own `memory_bound` column when it marks the kernel memory-bound.
+fn vendor_memory_bound(kernel: &Kernel) -> Option<f64> {
+    kernel.memory_bound.filter(|b| *b > VENDOR_MEMORY_BOUND)
+}
+
 fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
-    let unbound: Vec<_> = bounded(run).filter(|(_, _, r)| *r < BOUND_RATIO).collect();
+    let unbound: Vec<_> = bounded(run)
+        .filter(|(k, _, r)| *r < BOUND_RATIO && vendor_memory_bound(k).is_none())
+        .collect();
     if unbound.is_empty() {
         return None;
     }
@@ -209,16 +216,21 @@ fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
     Some(finding)
 }
 
+/// Memory-bound: the busiest pipe, at [`BOUND_RATIO`] or more, moves data, or the profiler's
+/// own `memory_bound` column says so where it was written.
 fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
-    let all: Vec<_> = bounded(run).filter(|(_, _, r)| *r >= BOUND_RATIO).collect();
-    let memory: Vec<_> = all.iter().filter(|(_, u, _)| u.moves_data()).collect();
+    let by_memory = |k: &Kernel, u: Unit, r: f64| {
+        vendor_memory_bound(k).is_some() || (r >= BOUND_RATIO && u.moves_data())
+    };
+    let memory: Vec<_> = bounded(run)
+        .filter(|&(k, u, r)| by_memory(k, u, r))
+        .collect();
     if memory.is_empty() {
         return None;
     }
     let per_step = memory.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.steps();
-    let compute = all
-        .iter()
-        .filter(|(_, u, _)| !u.moves_data())
+    let compute = bounded(run)
+        .filter(|&(k, u, r)| r >= BOUND_RATIO && !by_memory(k, u, r))
         .map(|(k, _, _)| k.total_us)
         .sum::<f64>()
         / run.steps();
@@ -238,7 +250,14 @@ fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
         .iter()
         .take(top)
         .map(|(k, unit, ratio)| {
-            let detail = format!("bound by {} at {}", unit.as_str(), percent(*ratio));
+            let detail = match vendor_memory_bound(k) {
+                Some(bound) => format!(
+                    "memory_bound {bound:.2} in the profiler's own column (busiest pipe {} at {})",
+                    unit.as_str(),
+                    percent(*ratio)
+                ),
+                None => format!("bound by {} at {}", unit.as_str(), percent(*ratio)),
+            };
             kernel_evidence(run, k, detail)
         })
         .collect();
