@@ -13,6 +13,7 @@ use crate::thresholds::{
     BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
     SMALL_PACKET_SHARE,
 };
+use crate::transfers;
 use crate::units::{Unit, busiest};
 
 /// The `Accelerator Core` of AI CPU kernels.
@@ -20,7 +21,7 @@ const AI_CPU: &str = "AI_CPU";
 
 /// Every per-run finding of `run`, with at most `top` evidence items each.
 pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
-    let rules: [fn(&RunData, usize) -> Option<Finding>; 8] = [
+    let rules: [fn(&RunData, usize) -> Option<Finding>; 9] = [
         ai_cpu,
         dynamic_shape,
         no_bound,
@@ -28,6 +29,7 @@ pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
         device_idle,
         communication_exposed,
         small_packets,
+        transfers::byte_alignment,
         first_step_outlier,
     ];
     rules
@@ -417,14 +419,7 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
             .evidence
             .extend(comm.links.iter().map(|link| Evidence {
                 label: link.link.clone(),
-                detail: format!(
-                    "{:.1} MB at {}",
-                    link.size_mb,
-                    link.bandwidth_gb_s.map_or_else(
-                        || "unknown bandwidth".to_owned(),
-                        |b| format!("{b:.1} GB/s")
-                    )
-                ),
+                detail: transfers::bandwidths(link),
                 time_us: Some(link.time_ms * 1000.0 / comm_steps),
                 share: run.share(link.time_ms * 1000.0 / comm_steps),
                 count: None,
