@@ -65,6 +65,7 @@ codes! {
     CommunicationExposed = "communication-exposed", Warning,
     "communication is not overlapped with computation",
     "step_trace_time's Communication(Not Overlapped): the device does nothing else while it runs. \
+     The collectives are listed by their own time no computing kernel overlapped (kernel_details.csv). \
      At stake: that time per step",
     "when the wait share is high, fix the slow rank first; otherwise overlap collectives with \
      compute (a second stream, async all-reduce) or fuse them (fewer, larger collectives)";

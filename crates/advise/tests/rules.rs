@@ -175,6 +175,56 @@ fn the_real_run_has_the_unaligned_transfers_msprof_analyze_reports() {
 }
 
 #[test]
+fn exposed_communication_is_named_per_collective_and_adds_up_to_step_trace_time() {
+    let advice = advice_of(&real_run());
+    // Recomputed in Python from kernel_details.csv: each HCCL kernel's time outside the union
+    // of the computing kernels; their sum is step_trace_time's Communication(Not Overlapped)
+    // (101963.203 µs on rank 0, 96359.047 µs on rank 1) within the f64 timestamps' 0.5 µs.
+    for (rank, not_overlapped, want) in [
+        (
+            0,
+            101_963.203,
+            [
+                ("hcom_allReduce__586_0_1", 75_561.5),
+                ("hcom_allReduce__586_3_1", 21_967.25),
+                ("hcom_allReduce__586_1_1", 2_234.0),
+                ("hcom_allReduce__586_2_1", 2_200.0),
+            ],
+        ),
+        (
+            1,
+            96_359.047,
+            [
+                ("hcom_allReduce__586_0_1", 69_964.25),
+                ("hcom_allReduce__586_3_1", 21_968.75),
+                ("hcom_allReduce__586_1_1", 2_234.0),
+                ("hcom_allReduce__586_2_1", 2_191.5),
+            ],
+        ),
+    ] {
+        let exposed = finding(&advice, Code::CommunicationExposed, Some(rank));
+        let got: Vec<(&str, f64)> = exposed
+            .evidence
+            .iter()
+            .filter(|e| e.label.starts_with("hcom_"))
+            .map(|e| (e.label.as_str(), e.time_us.unwrap_or_default()))
+            .collect();
+        assert_eq!(got.len(), 4, "{got:?}");
+        for ((name, us), (want_name, want_us)) in got.iter().zip(want) {
+            assert_eq!(*name, want_name, "rank {rank}");
+            assert!((us - want_us).abs() < 0.5, "rank {rank} {name}: {us}");
+        }
+        let sum: f64 = got.iter().map(|(_, us)| us).sum();
+        assert!((sum - not_overlapped).abs() < 1.0, "rank {rank}: {sum}");
+    }
+    let first = &finding(&advice, Code::CommunicationExposed, Some(0)).evidence[0];
+    assert_eq!(
+        first.detail,
+        "not overlapped of its 79.09 ms; waiting 5.65 ms"
+    );
+}
+
+#[test]
 fn findings_are_sorted_by_time_at_stake() {
     let advice = advice_of(&real_run());
     let stakes: Vec<f64> = advice.findings.iter().map(|f| f.at_stake_us).collect();
@@ -347,6 +397,10 @@ fn rows_out_of_start_order_list_no_gap() {
         notes.iter().any(|n| n.contains("not in start order")),
         "{notes:?}"
     );
+    // Nor an exposed time per collective: the collectives by elapsed time instead.
+    let exposed = finding(&advice, Code::CommunicationExposed, Some(0));
+    assert_eq!(exposed.evidence[0].label, "hcom_allReduce__586_0_1");
+    assert_eq!(exposed.evidence[0].detail, "waiting 5.65 ms per step");
 }
 
 #[test]
