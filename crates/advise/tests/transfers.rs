@@ -34,6 +34,17 @@ fn notes(advice: &Advice, rank: u32) -> &[String] {
         .map_or(&[], |r| r.notes.as_slice())
 }
 
+/// Checks that rank `rank`'s notes say slow links were not judged (one rank with links).
+fn check_single_rank_note(advice: &Advice, rank: u32) {
+    assert!(
+        notes(advice, rank)
+            .iter()
+            .any(|n| n.contains("slow links across ranks not judged")),
+        "{:?}",
+        notes(advice, rank)
+    );
+}
+
 /// The copy's communication.json of `rank`.
 fn comm_file(tmp: &Path, rank: u32) -> PathBuf {
     output_file(
@@ -128,19 +139,25 @@ fn unaligned_transfers_under_one_percent_of_the_link_time_are_silent() {
     assert!(found(&advice, Code::ByteAlignment, 1).is_some());
 }
 
-#[test]
-fn a_rank_whose_large_transfers_are_twice_as_slow_has_a_slow_link() {
+/// The advice on a copy of the real run whose rank 1's transfers of 16 MB or more take
+/// `factor` times as long.
+fn with_slower_large_transfers(factor: f64) -> Advice {
     let tmp = real_copy(Layout::Flat);
-    // Rank 1's transfers of 16 MB or more (18.890752 MB × 12 in 13.160122937499999 ms and
-    // 18.776064 MB × 2 in 2.2376847187499997 ms) take twice as long.
     rewrite_sizes(&comm_file(tmp.path(), 1), |mb, entry| {
         if mb >= 16.0 {
             let ms = entry[1].as_f64().expect("ms");
-            entry[1] = serde_json::Value::from(ms * 2.0);
+            entry[1] = serde_json::Value::from(ms * factor);
         }
         mb.to_string()
     });
-    let advice = advice_of(tmp.path(), None);
+    advice_of(tmp.path(), None)
+}
+
+#[test]
+fn a_rank_whose_large_transfers_are_twice_as_slow_has_a_slow_link() {
+    // Rank 1's transfers of 16 MB or more (18.890752 MB × 12 in 13.160122937499999 ms and
+    // 18.776064 MB × 2 in 2.2376847187499997 ms) take twice as long.
+    let advice = with_slower_large_transfers(2.0);
     assert!(found(&advice, Code::SlowLink, 0).is_none());
     let f = found(&advice, Code::SlowLink, 1).expect("slow-link on rank 1");
     let large_mb = 18.890752 * 12.0 + 18.776064 * 2.0;
@@ -174,15 +191,7 @@ fn a_rank_whose_large_transfers_are_twice_as_slow_has_a_slow_link() {
 
 #[test]
 fn a_link_fifteen_percent_slower_is_not_a_slow_link() {
-    let tmp = real_copy(Layout::Flat);
-    rewrite_sizes(&comm_file(tmp.path(), 1), |mb, entry| {
-        if mb >= 16.0 {
-            let ms = entry[1].as_f64().expect("ms");
-            entry[1] = serde_json::Value::from(ms * 1.15);
-        }
-        mb.to_string()
-    });
-    let advice = advice_of(tmp.path(), None);
+    let advice = with_slower_large_transfers(1.15);
     assert!(found(&advice, Code::SlowLink, 1).is_none());
     assert!(found(&advice, Code::SlowLink, 0).is_none());
 }
@@ -191,13 +200,7 @@ fn a_link_fifteen_percent_slower_is_not_a_slow_link() {
 fn one_rank_or_no_large_transfer_is_said_not_judged() {
     // `--rank 0`: one rank's links, nothing to compare with; the bandwidth is in the evidence.
     let advice = advice_of(&real_run(), Some(0));
-    assert!(
-        notes(&advice, 0)
-            .iter()
-            .any(|n| n.contains("slow links across ranks not judged")),
-        "{:?}",
-        notes(&advice, 0)
-    );
+    check_single_rank_note(&advice, 0);
     let exposed = found(&advice, Code::CommunicationExposed, 0).expect("communication-exposed");
     let hccs = exposed
         .evidence
@@ -265,13 +268,7 @@ fn the_real_level2_run_is_aligned_and_its_96_byte_transfers_are_not_judged() {
     assert_eq!(advice.runs.len(), 1);
     assert!(found(&advice, Code::ByteAlignment, 0).is_none());
     assert!(advice.findings.iter().all(|f| f.code != Code::SlowLink));
-    assert!(
-        notes(&advice, 0)
-            .iter()
-            .any(|n| n.contains("slow links across ranks not judged")),
-        "{:?}",
-        notes(&advice, 0)
-    );
+    check_single_rank_note(&advice, 0);
     // Planted: the 96-byte transfers taking 10 ms: still not judged (512 B or less) …
     let path = output_file(&tmp.path().join("rank_0_ascend_pt"), "communication.json");
     let slow_tiny = |key: &'static str| {
