@@ -65,6 +65,7 @@ codes! {
     CommunicationExposed = "communication-exposed", Warning,
     "communication is not overlapped with computation",
     "step_trace_time's Communication(Not Overlapped): the device does nothing else while it runs. \
+     The collectives are listed by their own time no computing kernel overlapped (kernel_details.csv). \
      At stake: that time per step",
     "when the wait share is high, fix the slow rank first; otherwise overlap collectives with \
      compute (a second stream, async all-reduce) or fuse them (fewer, larger collectives)";
@@ -118,6 +119,25 @@ codes! {
      over RDMA, where the link's bandwidth is not reached. At stake: the small transfers' time per step",
     "batch small collectives into larger ones (bucket gradients or tensors, fuse all-reduces), or \
      raise the per-call data size";
+    /// SDMA transfers whose size is not a multiple of 512 bytes.
+    ByteAlignment = "byte-alignment", Info,
+    "collectives move data in transfers not aligned to 512 bytes",
+    "SDMA transfers (HCCS, PCIe, SIO) whose size is not a multiple of 512 bytes move at less \
+     than the link's bandwidth; communication.json's packet sizes are whole bytes (MB of 10^6 bytes), \
+     so the alignment of each size is exact. Flagged when they take 1 % of a link's transfer time or \
+     more. At stake: the unaligned transfers' time per step (what aligning could win at most)",
+    "make the collectives' tensors a multiple of 512 bytes per slice: pad the hidden or vocabulary \
+     size, the bucket or the token count so that the size divided by the ranks is a multiple of 512 B";
+    /// One rank's link reaches much less bandwidth than the best rank's same link.
+    SlowLink = "slow-link", Warning,
+    "one rank's link is slower than the other ranks' same link",
+    "per link type (HCCS, PCIe, SIO, RDMA), the bandwidth each rank reaches over its transfers of \
+     the small-packet size or more (16 MB on SDMA, 1 MB on RDMA), from communication.json's size \
+     distribution; a rank 20 % or more below the best rank's same link is slow. At stake: the \
+     extra time those transfers took over the best rank's bandwidth, per step",
+    "check how the slow rank's device reaches its peers (HCCS, a PCIe switch or host bridge, SIO: \
+     the topology `aclrtGetDevicesTopo` reports) and that link's health, for RDMA its NIC's; place \
+     the ranks on devices joined by the faster link, or have the degraded link repaired";
     /// The first recorded step is an outlier: compilation or warm-up inside the window.
     FirstStepOutlier = "first-step-outlier", Warning,
     "the first recorded step is an outlier (compilation or warm-up in the window)",

@@ -6,7 +6,8 @@
 //! Errors are summary's ([`SummaryError`]: the same files, read the same way). Reads through
 //! `npuprof-summary` (run discovery, ranks, phases, the CSV reader and
 //! step_trace_time.csv) with one streaming pass of its own over each `kernel_details.csv`
-//! ([`profile`]) and a read of `communication.json` ([`links`]).
+//! ([`profile`]) and a read of `communication.json` ([`links`]: its transfers' sizes, alignment
+//! and bandwidth, judged per run and across a phase's ranks).
 //!
 //! Architecture invariant: this crate never writes and never prints; it returns plain data.
 
@@ -17,6 +18,7 @@ pub mod links;
 pub mod profile;
 mod rules;
 pub mod thresholds;
+mod transfers;
 pub mod units;
 
 use std::path::{Path, PathBuf};
@@ -136,10 +138,12 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
                 .iter()
                 .take_while(|r| &r.info.phase == phase)
                 .count();
+        transfers::note_unjudged(&mut runs[start..end]);
         let mut phase_findings: Vec<Finding> = runs[start..end]
             .iter()
             .flat_map(|run| rules::run_findings(run, options.top))
             .chain(rules::slow_rank(&runs[start..end], options.top))
+            .chain(transfers::slow_links(&runs[start..end], options.top))
             .collect();
         phase_findings.sort_by(|a, b| {
             b.at_stake_us

@@ -1,12 +1,16 @@
-//! `communication.json` as the rules need it: per link type (HCCS, PCIe, SIO, RDMA, …) the data
+//! `communication.json` as the rules need it: per link type (HCCS, PCIe, SIO, RDMA) the data
 //! moved, its time and its packet sizes; the operators' time and waiting.
+//!
+//! The `Size Distribution` keys are packet sizes in MB of 10^6 bytes, written to the byte: the
+//! real run's `1.937312` is the 1937312-byte `Memcpy` of its trace_view.json's HCCL tasks. So a
+//! key is a whole number of bytes, and its 512-byte alignment is known exactly.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::thresholds::{RDMA_SMALL_MB, SDMA_SMALL_MB};
+use crate::thresholds::{ALIGN_BYTES, MAX_SIZES, RDMA_SMALL_MB, SDMA_SMALL_MB};
 use npuprof_summary::comm::each_operator;
 use npuprof_summary::{SummaryError, db_export};
 
@@ -29,6 +33,27 @@ pub struct Link {
     pub small_ms: f64,
     /// The small-packet size of this link (MB).
     pub small_below_mb: f64,
+    /// Data moved in transfers of the small-packet size or more (MB): those that can reach
+    /// the link's bandwidth.
+    pub large_mb: f64,
+    /// Time of those transfers (ms).
+    pub large_ms: f64,
+    /// Transfers of the small-packet size or more.
+    pub large: u64,
+    /// `large_mb / large_ms` (GB/s): the bandwidth the link reached; `None` without large
+    /// transfers.
+    pub large_bandwidth_gb_s: Option<f64>,
+    /// Whether transfers over this link are judged for their alignment (the SDMA links).
+    pub aligned_judged: bool,
+    /// Transfers whose size is not a multiple of [`ALIGN_BYTES`] (SDMA links only).
+    pub unaligned: u64,
+    /// Time of those transfers (ms).
+    pub unaligned_ms: f64,
+    /// The unaligned sizes (bytes) with their transfers and time (ms), by size; at most
+    /// [`MAX_SIZES`] sizes are listed (the counts above hold them all).
+    pub unaligned_sizes: BTreeMap<u64, (u64, f64)>,
+    /// Transfers whose size is not a whole number of bytes (alignment not judged).
+    pub inexact: u64,
 }
 
 /// One communication operator name, summed over the steps.
@@ -42,6 +67,19 @@ pub struct CommOp {
     pub elapse_us: f64,
     /// Waiting for the other ranks (µs).
     pub wait_us: f64,
+}
+
+/// One communication operator name's unaligned SDMA transfers, summed over the steps.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnalignedOp {
+    /// The operator name (before `@group`).
+    pub name: String,
+    /// Its SDMA transfers judged for alignment.
+    pub transfers: u64,
+    /// Those whose size is not a multiple of [`ALIGN_BYTES`].
+    pub unaligned: u64,
+    /// Their time (ms).
+    pub unaligned_ms: f64,
 }
 
 /// A run's communication.
@@ -60,6 +98,9 @@ pub struct Comm {
     pub links: Vec<Link>,
     /// Operators by elapsed time, longest first.
     pub ops: Vec<CommOp>,
+    /// Operators with unaligned SDMA transfers, longest unaligned time first (empty from a db
+    /// export, whose bandwidth table is read without operator names).
+    pub unaligned_ops: Vec<UnalignedOp>,
 }
 
 #[derive(Deserialize)]
@@ -91,13 +132,40 @@ struct LinkInfo {
     sizes: HashMap<String, (f64, f64)>,
 }
 
-/// The link types whose packets are judged, and their small-packet size (MB).
-fn small_below(link: &str) -> Option<f64> {
-    match link {
-        "HCCS" | "PCIE" | "SIO" => Some(SDMA_SMALL_MB),
-        "RDMA" => Some(RDMA_SMALL_MB),
-        _ => None,
+/// The link types whose packets are judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkKind {
+    /// HCCS, PCIe or SIO: the links of SDMA (the aggregate `SDMA` entry is their sum).
+    Sdma,
+    /// RDMA (RoCE between servers).
+    Rdma,
+}
+
+impl LinkKind {
+    /// The kind of `link` as torch_npu names it; `None` for the aggregate `SDMA` and others.
+    fn of(link: &str) -> Option<Self> {
+        match link {
+            "HCCS" | "PCIE" | "SIO" => Some(Self::Sdma),
+            "RDMA" => Some(Self::Rdma),
+            _ => None,
+        }
     }
+
+    /// The small-packet size (MB).
+    fn small_below_mb(self) -> f64 {
+        match self {
+            Self::Sdma => SDMA_SMALL_MB,
+            Self::Rdma => RDMA_SMALL_MB,
+        }
+    }
+}
+
+/// A packet size in MB (10^6 bytes) as a whole number of bytes; `None` when it is not one
+/// (then its alignment is not known).
+pub fn whole_bytes(size_mb: f64) -> Option<u64> {
+    let bytes = size_mb * 1e6;
+    let whole = bytes.round();
+    (size_mb >= 0.0 && (bytes - whole).abs() <= 1e-3).then_some(whole as u64)
 }
 
 /// Reads a `communication.json` (step → `p2p`/`collective` → operator → info) in one
@@ -131,12 +199,26 @@ pub fn read_db_comm(path: &Path) -> Result<Option<Comm>, SummaryError> {
     Ok(Some(acc.finish()))
 }
 
+/// An operator name without its `@group`.
+fn short_name(name: &str) -> &str {
+    name.split('@').next().unwrap_or(name)
+}
+
 /// What the pass adds up.
 #[derive(Default)]
 struct Acc {
     comm: Comm,
     links: BTreeMap<String, Link>,
     ops: BTreeMap<String, CommOp>,
+    unaligned_ops: BTreeMap<String, UnalignedOp>,
+}
+
+/// What one packet size adds to the alignment judgement of its operator.
+#[derive(Default)]
+struct Alignment {
+    judged: u64,
+    unaligned: u64,
+    unaligned_ms: f64,
 }
 
 impl Acc {
@@ -150,11 +232,31 @@ impl Acc {
             ms(|t| t.transit_ms),
             ms(|t| t.wait_ms),
         );
+        let mut alignment = Alignment::default();
         for (kind, info) in op.bandwidth.iter().flatten() {
             self.add_link(kind, info.size_mb, info.time_ms);
             for (size, &(count, ms)) in &info.sizes {
-                self.add_packets(kind, size.trim().parse::<f64>().ok(), count, ms);
+                let added = self.add_packets(kind, size.trim().parse::<f64>().ok(), count, ms);
+                alignment.judged += added.judged;
+                alignment.unaligned += added.unaligned;
+                alignment.unaligned_ms += added.unaligned_ms;
             }
+        }
+        let short = short_name(name);
+        if let Some(entry) = self.unaligned_ops.get_mut(short) {
+            entry.transfers += alignment.judged;
+            entry.unaligned += alignment.unaligned;
+            entry.unaligned_ms += alignment.unaligned_ms;
+        } else if alignment.judged > 0 {
+            self.unaligned_ops.insert(
+                short.to_owned(),
+                UnalignedOp {
+                    name: short.to_owned(),
+                    transfers: alignment.judged,
+                    unaligned: alignment.unaligned,
+                    unaligned_ms: alignment.unaligned_ms,
+                },
+            );
         }
     }
 
@@ -163,7 +265,7 @@ impl Acc {
         self.comm.elapse_us += elapse_ms * 1000.0;
         self.comm.wait_us += wait_ms * 1000.0;
         self.comm.transit_us += transit_ms * 1000.0;
-        let short = name.split('@').next().unwrap_or(name);
+        let short = short_name(name);
         let entry = self.ops.entry(short.to_owned()).or_insert_with(|| CommOp {
             name: short.to_owned(),
             count: 0,
@@ -177,7 +279,7 @@ impl Acc {
 
     /// The judged link `kind` (`None` for the links not judged, e.g. the aggregate `SDMA`).
     fn link(&mut self, kind: &str) -> Option<&mut Link> {
-        let below = small_below(kind)?;
+        let link_kind = LinkKind::of(kind)?;
         Some(self.links.entry(kind.to_owned()).or_insert_with(|| Link {
             link: kind.to_owned(),
             size_mb: 0.0,
@@ -186,7 +288,16 @@ impl Acc {
             transfers: 0,
             small: 0,
             small_ms: 0.0,
-            small_below_mb: below,
+            small_below_mb: link_kind.small_below_mb(),
+            large_mb: 0.0,
+            large_ms: 0.0,
+            large: 0,
+            large_bandwidth_gb_s: None,
+            aligned_judged: link_kind == LinkKind::Sdma,
+            unaligned: 0,
+            unaligned_ms: 0.0,
+            unaligned_sizes: BTreeMap::new(),
+            inexact: 0,
         }))
     }
 
@@ -198,16 +309,54 @@ impl Acc {
         }
     }
 
-    /// Adds `count` packets of `size_mb` (`None`: a size that is not a number) taking `ms`.
-    fn add_packets(&mut self, kind: &str, size_mb: Option<f64>, count: f64, ms: f64) {
-        if let Some(link) = self.link(kind) {
-            let count = count.max(0.0) as u64;
-            link.transfers += count;
-            if size_mb.is_some_and(|mb| mb < link.small_below_mb) {
-                link.small += count;
-                link.small_ms += ms;
+    /// Adds `count` packets of `size_mb` (`None`: a size that is not a number) taking `ms`;
+    /// returns what they add to the alignment judgement.
+    fn add_packets(&mut self, kind: &str, size_mb: Option<f64>, count: f64, ms: f64) -> Alignment {
+        let mut added = Alignment::default();
+        let Some(link) = self.link(kind) else {
+            return added;
+        };
+        let count = count.max(0.0) as u64;
+        link.transfers += count;
+        let Some(mb) = size_mb else {
+            if link.aligned_judged {
+                link.inexact += count;
+            }
+            return added;
+        };
+        if mb < link.small_below_mb {
+            link.small += count;
+            link.small_ms += ms;
+        } else {
+            link.large += count;
+            link.large_mb += mb * count as f64;
+            link.large_ms += ms;
+        }
+        if !link.aligned_judged {
+            return added;
+        }
+        match whole_bytes(mb) {
+            None => link.inexact += count,
+            // A few bytes (flags, a scalar) cannot fill 512: not judged, as the anchor does.
+            Some(bytes) if bytes <= ALIGN_BYTES => {}
+            Some(bytes) => {
+                added.judged = count;
+                if bytes % ALIGN_BYTES != 0 {
+                    added.unaligned = count;
+                    added.unaligned_ms = ms;
+                    link.unaligned += count;
+                    link.unaligned_ms += ms;
+                    let listed = link.unaligned_sizes.len();
+                    if let Some(entry) = link.unaligned_sizes.get_mut(&bytes) {
+                        entry.0 += count;
+                        entry.1 += ms;
+                    } else if listed < MAX_SIZES {
+                        link.unaligned_sizes.insert(bytes, (count, ms));
+                    }
+                }
             }
         }
+        added
     }
 
     /// The links with data, with their bandwidth, and the operators by elapsed time.
@@ -219,10 +368,21 @@ impl Acc {
             .filter(|l| l.size_mb > 0.0 || l.transfers > 0)
             .map(|mut l| {
                 l.bandwidth_gb_s = (l.time_ms > 0.0).then(|| l.size_mb / l.time_ms);
+                l.large_bandwidth_gb_s = (l.large_ms > 0.0).then(|| l.large_mb / l.large_ms);
                 l
             })
             .collect();
         comm.ops = self.ops.into_values().collect();
+        comm.unaligned_ops = self
+            .unaligned_ops
+            .into_values()
+            .filter(|op| op.unaligned > 0)
+            .collect();
+        comm.unaligned_ops.sort_by(|a, b| {
+            b.unaligned_ms
+                .total_cmp(&a.unaligned_ms)
+                .then(a.name.cmp(&b.name))
+        });
         comm.ops.sort_by(|a, b| {
             b.elapse_us
                 .total_cmp(&a.elapse_us)
@@ -285,6 +445,16 @@ mod tests {
             ("HCCS", 8, 6)
         );
         assert_eq!((hccs.small_ms, hccs.bandwidth_gb_s), (1.5, Some(10.0)));
+    }
+
+    #[test]
+    fn sizes_in_mb_are_whole_bytes_or_not_judged() {
+        // The real run's keys (its trace's HCCL tasks give the same sizes in bytes).
+        assert_eq!(whole_bytes(1.937312), Some(1_937_312));
+        assert_eq!(whole_bytes(18.890752), Some(18_890_752));
+        assert_eq!(whole_bytes("9.6e-05".parse().unwrap_or_default()), Some(96));
+        assert_eq!(whole_bytes(0.333_333_3), None);
+        assert_eq!(whole_bytes(-1.0), None);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! What the rules need from `kernel_details.csv`, in one streaming pass: per kernel name its
 //! time, core, dynamic-shape rows and pipe ratios over all seven pipes; per operator type its
-//! distinct input shapes (capped); the largest gaps on the device timeline.
+//! distinct input shapes (capped); the largest gaps on the device timeline; per communication
+//! kernel name the time no computing kernel overlapped.
 //!
 //! Memory is bounded by the number of distinct names and types (capped as summary caps them,
 //! [`npuprof_summary::kernels::MAX_GROUPS`]) and [`MAX_SHAPES`] shapes per type, not by rows.
@@ -39,7 +40,14 @@ pub struct Kernel {
     /// Time-weighted `memory_bound` (the profiler's own bound column), over its rows with a
     /// number there; `None` without.
     pub memory_bound: Option<f64>,
+    /// A communication kernel's (core `HCCL`) time that no computing kernel overlapped (µs):
+    /// its share of step_trace_time's `Communication(Not Overlapped)`. `None` for computing
+    /// kernels and when the rows are not in start order.
+    pub exposed_us: Option<f64>,
 }
+
+/// The `Accelerator Core` of communication kernels.
+pub const HCCL: &str = "HCCL";
 
 /// One operator type's distinct input shapes.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,6 +184,8 @@ struct NameAcc {
     bound_weighted: f64,
     bound_us: f64,
     kind_index: usize,
+    comm: bool,
+    exposed_us: f64,
 }
 
 #[derive(Default)]
@@ -243,6 +253,92 @@ struct Pass {
     timeline: Option<(Option<u64>, f64, f64, f64, usize)>,
     /// The step of the row before (rows come grouped by step: one set insert per step).
     last_step: Option<Option<u64>>,
+    overlap: Overlap,
+}
+
+/// A communication kernel still running at the current row's start.
+struct OpenComm {
+    name: usize,
+    start: f64,
+    end: f64,
+    duration: f64,
+    /// Its time overlapped by the computing intervals already closed.
+    covered: f64,
+}
+
+/// The computing kernels' union within a step, one merged interval at a time (rows come in
+/// start order), against the communication kernels that run meanwhile: memory bounded by the
+/// communication kernels running at once.
+#[derive(Default)]
+struct Overlap {
+    step: Option<Option<u64>>,
+    /// The current merged computing interval.
+    compute: Option<(f64, f64)>,
+    open: Vec<OpenComm>,
+}
+
+/// How much of `comm` the interval `(start, end)` covers.
+fn covered_by((start, end): (f64, f64), comm: &OpenComm) -> f64 {
+    (end.min(comm.end) - start.max(comm.start)).max(0.0)
+}
+
+impl Overlap {
+    /// Adds a kernel of name `name` running `start..end` in `step`.
+    fn add(
+        &mut self,
+        names: &mut [(String, NameAcc)],
+        (name, step): (usize, Option<u64>),
+        (start, duration): (f64, f64),
+    ) {
+        if self.step != Some(step) {
+            self.close(names);
+            self.step = Some(step);
+        }
+        let compute = self.compute;
+        self.open.retain(|c| {
+            let running = c.end > start;
+            if !running {
+                retire(names, c, compute);
+            }
+            running
+        });
+        let end = start + duration;
+        if names[name].1.comm {
+            self.open.push(OpenComm {
+                name,
+                start,
+                end,
+                duration,
+                covered: 0.0,
+            });
+            return;
+        }
+        self.compute = Some(match self.compute {
+            Some((first, last)) if start <= last => (first, last.max(end)),
+            previous => {
+                if let Some(previous) = previous {
+                    for c in &mut self.open {
+                        c.covered += covered_by(previous, c);
+                    }
+                }
+                (start, end)
+            }
+        });
+    }
+
+    /// Retires every running communication kernel (at a step's end or the file's).
+    fn close(&mut self, names: &mut [(String, NameAcc)]) {
+        let compute = self.compute.take();
+        for c in self.open.drain(..) {
+            retire(names, &c, compute);
+        }
+    }
+}
+
+/// Adds what no computing kernel covered of `comm` to its name.
+fn retire(names: &mut [(String, NameAcc)], comm: &OpenComm, compute: Option<(f64, f64)>) {
+    let covered = comm.covered + compute.map_or(0.0, |iv| covered_by(iv, comm));
+    names[comm.name].1.exposed_us += (comm.duration - covered).max(0.0);
 }
 
 impl Pass {
@@ -256,6 +352,7 @@ impl Pass {
             steps: BTreeSet::new(),
             timeline: None,
             last_step: None,
+            overlap: Overlap::default(),
         }
     }
 
@@ -269,6 +366,7 @@ impl Pass {
             steps,
             timeline,
             last_step,
+            overlap,
         } = self;
         let duration = row.duration;
         let n = position(names_index, names, row.name);
@@ -277,6 +375,7 @@ impl Pass {
             let kind = columns::text(row.kind);
             acc.kind = kind.to_owned();
             acc.core = columns::text(row.core).to_owned();
+            acc.comm = acc.core == HCCL;
             acc.kind_index = position(kinds_index, kinds, kind.as_bytes());
         }
         acc.count += 1;
@@ -347,17 +446,20 @@ impl Pass {
                 }
                 _ => (step, start, start, start + duration, n),
             });
+            overlap.add(names, (n, step), (start, duration));
         }
     }
 
     fn finish(self) -> KernelProfile {
         let Self {
-            names,
+            mut names,
             kinds,
             mut profile,
             steps,
+            mut overlap,
             ..
         } = self;
+        overlap.close(&mut names);
         if !profile.ordered {
             profile.gaps.clear();
             profile.gap_count = 0;
@@ -375,6 +477,7 @@ impl Pass {
                 dynamic: acc.dynamic,
                 ratios: (acc.measured_us > 0.0).then(|| acc.weighted.map(|w| w / acc.measured_us)),
                 memory_bound: (acc.bound_us > 0.0).then(|| acc.bound_weighted / acc.bound_us),
+                exposed_us: (acc.comm && profile.ordered).then_some(acc.exposed_us),
             })
             .collect();
         profile
@@ -511,4 +614,37 @@ fn keep_gap(gaps: &mut Vec<Gap>, gap: f64, make: impl FnOnce() -> Gap) {
     let at = gaps.partition_point(|g| g.gap_us >= gap);
     gaps.insert(at, make());
     gaps.truncate(GAPS_KEPT);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collective_is_exposed_where_no_computing_kernel_runs() {
+        // Step 1: the all-reduce runs 100..200; computing 50..120 and 110..130 (one merged
+        // interval, covering 100..130), then 150..160, and 190..300 (ending after the
+        // all-reduce): 100 - 30 - 10 - 10 = 50 µs exposed. Step 2: the same name alone, 10 µs,
+        // all exposed (its step starts with no computing interval open).
+        let csv = "Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n\
+                   1,mm,MatMul,AI_CORE,50,70\n\
+                   1,ar,hcom_allReduce_,HCCL,100,100\n\
+                   1,add,Add,AI_VECTOR_CORE,110,20\n\
+                   1,mul,Mul,AI_VECTOR_CORE,150,10\n\
+                   1,mm,MatMul,AI_CORE,190,110\n\
+                   2,ar,hcom_allReduce_,HCCL,1000,10\n";
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("kernel_details.csv");
+        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        let profile = read_kernels(&path).unwrap_or_else(|e| panic!("{e}"));
+        let exposed = |name: &str| {
+            profile
+                .kernels
+                .iter()
+                .find(|k| k.name == name)
+                .and_then(|k| k.exposed_us)
+        };
+        assert_eq!(exposed("ar"), Some(60.0));
+        assert_eq!(exposed("mm"), None);
+    }
 }

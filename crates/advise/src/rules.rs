@@ -13,6 +13,7 @@ use crate::thresholds::{
     BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
     SMALL_PACKET_SHARE, VENDOR_MEMORY_BOUND,
 };
+use crate::transfers;
 use crate::units::{Unit, busiest};
 
 /// The `Accelerator Core` of AI CPU kernels.
@@ -20,7 +21,7 @@ const AI_CPU: &str = "AI_CPU";
 
 /// Every per-run finding of `run`, with at most `top` evidence items each.
 pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
-    let rules: [fn(&RunData, usize) -> Option<Finding>; 8] = [
+    let rules: [fn(&RunData, usize) -> Option<Finding>; 9] = [
         ai_cpu,
         dynamic_shape,
         no_bound,
@@ -28,6 +29,7 @@ pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
         device_idle,
         communication_exposed,
         small_packets,
+        transfers::byte_alignment,
         first_step_outlier,
     ];
     rules
@@ -419,31 +421,27 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
         ),
         exposed,
     );
+    finding.evidence = exposed_collectives(run, top);
     if let Some(comm) = &run.comm {
         let comm_steps = comm.steps.max(1) as f64;
-        finding
-            .evidence
-            .extend(comm.ops.iter().take(top).map(|op| Evidence {
-                label: op.name.clone(),
-                detail: format!("waiting {} per step", duration(op.wait_us / comm_steps)),
-                time_us: Some(op.elapse_us / comm_steps),
-                share: run.share(op.elapse_us / comm_steps),
-                count: Some(op.count),
-                step: None,
-                at_us: None,
-            }));
+        if finding.evidence.is_empty() {
+            finding
+                .evidence
+                .extend(comm.ops.iter().take(top).map(|op| Evidence {
+                    label: op.name.clone(),
+                    detail: format!("waiting {} per step", duration(op.wait_us / comm_steps)),
+                    time_us: Some(op.elapse_us / comm_steps),
+                    share: run.share(op.elapse_us / comm_steps),
+                    count: Some(op.count),
+                    step: None,
+                    at_us: None,
+                }));
+        }
         finding
             .evidence
             .extend(comm.links.iter().map(|link| Evidence {
                 label: link.link.clone(),
-                detail: format!(
-                    "{:.1} MB at {}",
-                    link.size_mb,
-                    link.bandwidth_gb_s.map_or_else(
-                        || "unknown bandwidth".to_owned(),
-                        |b| format!("{b:.1} GB/s")
-                    )
-                ),
+                detail: transfers::bandwidths(link),
                 time_us: Some(link.time_ms * 1000.0 / comm_steps),
                 share: run.share(link.time_ms * 1000.0 / comm_steps),
                 count: None,
@@ -452,6 +450,46 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
             }));
     }
     Some(finding)
+}
+
+/// The communication kernels by their time no computing kernel overlapped, largest first, with
+/// their elapsed time and (from communication.json) their waiting; empty without that time.
+fn exposed_collectives(run: &RunData, top: usize) -> Vec<Evidence> {
+    let Some(kernels) = &run.kernels else {
+        return Vec::new();
+    };
+    let mut exposed: Vec<(&Kernel, f64)> = kernels
+        .kernels
+        .iter()
+        .filter_map(|k| Some((k, k.exposed_us.filter(|e| *e > 0.0)?)))
+        .collect();
+    exposed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.name.cmp(&b.0.name)));
+    let wait_of = |name: &str| {
+        let comm = run.comm.as_ref()?;
+        let op = comm.ops.iter().find(|op| op.name == name)?;
+        Some(op.wait_us / comm.steps.max(1) as f64)
+    };
+    exposed
+        .iter()
+        .take(top)
+        .map(|(k, us)| {
+            let per_step = us / run.steps();
+            let wait =
+                wait_of(&k.name).map_or_else(String::new, |w| format!("; waiting {}", duration(w)));
+            Evidence {
+                label: k.name.clone(),
+                detail: format!(
+                    "not overlapped of its {}{wait}",
+                    duration(k.total_us / run.steps())
+                ),
+                time_us: Some(per_step),
+                share: run.share(per_step),
+                count: Some(k.count),
+                step: None,
+                at_us: None,
+            }
+        })
+        .collect()
 }
 
 fn small_packets(run: &RunData, _top: usize) -> Option<Finding> {

@@ -31,6 +31,25 @@ pub const RDMA_SMALL_MB: f64 = 1.0;
 /// Small packets worth a finding: this share of a link's transfers or more.
 pub const SMALL_PACKET_SHARE: f64 = 0.2;
 
+/// SDMA transfers whose size is not a multiple of this (bytes) are unaligned: the alignment
+/// msprof-analyze's advisor checks SDMA transfer sizes against.
+pub const ALIGN_BYTES: u64 = 512;
+
+/// Unaligned transfers worth a finding: this share of their link's transfer time or more.
+/// An all-reduce whose tensor is not a multiple of 512 B × ranks leaves one unaligned slice
+/// per call; below 1 % of the link's time that tail is not worth a change.
+pub const UNALIGNED_TIME_SHARE: f64 = 0.01;
+
+/// A rank's link whose bandwidth (over transfers of the small-packet size or more) is this
+/// share or more below the best rank's same link is slow. The two ranks of the real run
+/// differ by 1.2 % on HCCS over their large transfers, and one packet size by 4.5 % between
+/// them; 20 % is four times that, and a link running at a lower generation
+/// or width (a PCIe path instead of HCCS, a degraded lane) is off by far more.
+pub const SLOW_LINK_SHARE: f64 = 0.2;
+
+/// Distinct unaligned sizes listed per link (memory bound; the counts hold them all).
+pub const MAX_SIZES: usize = 64;
+
 /// Without an `OP State` column, an operator type seen with this many distinct input shapes
 /// or more is treated as dynamic-shape.
 pub const DYNAMIC_SHAPES: usize = 16;

@@ -79,11 +79,13 @@ fn the_real_run_gets_what_it_shows_and_nothing_else() {
         Code::MemoryBound,
         Code::DynamicShape,
         Code::SmallPackets,
+        Code::ByteAlignment,
     ];
     want.sort();
     assert_eq!(codes(&advice, Some(0)), want);
     assert_eq!(codes(&advice, Some(1)), want);
-    // The ranks' own times differ by 2.7 % (under the 5 % spread): no straggler.
+    // The ranks' own times differ by 2.7 % (under the 5 % spread): no straggler; their HCCS
+    // bandwidths over transfers of 16 MB or more by 1.2 %: no slow link.
     assert_eq!(codes(&advice, None), vec![]);
     // Rank 0's step: 136581.009 µs; not overlapped 101963.203 µs; free 25744.05 µs.
     let exposed = finding(&advice, Code::CommunicationExposed, Some(0));
@@ -110,6 +112,116 @@ fn the_real_run_gets_what_it_shows_and_nothing_else() {
     let largest = idle.evidence[1].time_us.unwrap_or_default();
     let next = idle.evidence[2].time_us.unwrap_or_default();
     assert!(largest >= next && largest > 1000.0, "{:#?}", idle.evidence);
+}
+
+/// The unaligned transfers msprof-analyze 26.2.0's advisor reports on each rank of the same run
+/// (`advisor all -d rankN_ascend_pt`, its byte-alignment table, from trace_view.json's HCCL
+/// tasks): operator and abnormal duration (µs), which communication.json gives alike.
+const ANCHOR_UNALIGNED: [(u32, [(&str, f64); 2]); 2] = [
+    (
+        0,
+        [
+            ("hcom_allReduce__586_0_1", 237.9447),
+            ("hcom_allReduce__586_3_1", 159.0632),
+        ],
+    ),
+    (
+        1,
+        [
+            ("hcom_allReduce__586_0_1", 263.9253),
+            ("hcom_allReduce__586_3_1", 171.8235),
+        ],
+    ),
+];
+
+/// Checks that the collectives (`hcom_…`) of `found`'s evidence are `want`, in order, with their
+/// time per step within `tolerance` µs; returns their summed time.
+fn check_collectives(found: &Finding, want: &[(&str, f64)], tolerance: f64) -> f64 {
+    let got: Vec<(&str, f64)> = found
+        .evidence
+        .iter()
+        .filter(|e| e.label.starts_with("hcom_"))
+        .map(|e| (e.label.as_str(), e.time_us.unwrap_or_default()))
+        .collect();
+    assert_eq!(got.len(), want.len(), "{:?} {got:?}", found.rank);
+    for ((name, us), (want_name, want_us)) in got.iter().zip(want) {
+        assert_eq!(name, want_name, "{:?}", found.rank);
+        assert!(
+            (us - want_us).abs() < tolerance,
+            "{:?} {name}: {us}",
+            found.rank
+        );
+    }
+    got.iter().map(|(_, us)| us).sum()
+}
+
+#[test]
+fn the_real_run_has_the_unaligned_transfers_msprof_analyze_reports() {
+    let advice = advice_of(&real_run());
+    for (rank, ops) in ANCHOR_UNALIGNED {
+        let found = finding(&advice, Code::ByteAlignment, Some(rank));
+        check_collectives(found, &ops, 1e-3);
+        let total: f64 = ops.iter().map(|(_, us)| us).sum();
+        assert!(
+            (found.at_stake_us - total).abs() < 1e-3,
+            "{}",
+            found.at_stake_us
+        );
+        // The sizes: the tail slices 1937312 B and 1162496 B, 2 transfers each of 56.
+        assert!(
+            found
+                .title
+                .starts_with("4 of 56 transfers on HCCS not a multiple of 512 B"),
+            "{}",
+            found.title
+        );
+        let sizes: Vec<&str> = found
+            .evidence
+            .iter()
+            .filter(|e| e.label.starts_with("HCCS "))
+            .map(|e| e.label.as_str())
+            .collect();
+        assert_eq!(sizes, ["HCCS 1937312 B", "HCCS 1162496 B"]);
+    }
+}
+
+#[test]
+fn exposed_communication_is_named_per_collective_and_adds_up_to_step_trace_time() {
+    let advice = advice_of(&real_run());
+    // Recomputed in Python from kernel_details.csv: each HCCL kernel's time outside the union
+    // of the computing kernels; their sum is step_trace_time's Communication(Not Overlapped)
+    // (101963.203 µs on rank 0, 96359.047 µs on rank 1) within the f64 timestamps' 0.5 µs.
+    for (rank, not_overlapped, want) in [
+        (
+            0,
+            101_963.203,
+            [
+                ("hcom_allReduce__586_0_1", 75_561.5),
+                ("hcom_allReduce__586_3_1", 21_967.25),
+                ("hcom_allReduce__586_1_1", 2_234.0),
+                ("hcom_allReduce__586_2_1", 2_200.0),
+            ],
+        ),
+        (
+            1,
+            96_359.047,
+            [
+                ("hcom_allReduce__586_0_1", 69_964.25),
+                ("hcom_allReduce__586_3_1", 21_968.75),
+                ("hcom_allReduce__586_1_1", 2_234.0),
+                ("hcom_allReduce__586_2_1", 2_191.5),
+            ],
+        ),
+    ] {
+        let exposed = finding(&advice, Code::CommunicationExposed, Some(rank));
+        let sum = check_collectives(exposed, &want, 0.5);
+        assert!((sum - not_overlapped).abs() < 1.0, "rank {rank}: {sum}");
+    }
+    let first = &finding(&advice, Code::CommunicationExposed, Some(0)).evidence[0];
+    assert_eq!(
+        first.detail,
+        "not overlapped of its 79.09 ms; waiting 5.65 ms"
+    );
 }
 
 #[test]
@@ -285,6 +397,10 @@ fn rows_out_of_start_order_list_no_gap() {
         notes.iter().any(|n| n.contains("not in start order")),
         "{notes:?}"
     );
+    // Nor an exposed time per collective: the collectives by elapsed time instead.
+    let exposed = finding(&advice, Code::CommunicationExposed, Some(0));
+    assert_eq!(exposed.evidence[0].label, "hcom_allReduce__586_0_1");
+    assert_eq!(exposed.evidence[0].detail, "waiting 5.65 ms per step");
 }
 
 #[test]

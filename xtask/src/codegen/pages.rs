@@ -386,6 +386,11 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Constant(npuprof_summary::SCHEMA_VERSION),
         ),
         (
+            "advise",
+            "crates/advise/src/lib.rs",
+            Constant(npuprof_advise::SCHEMA_VERSION),
+        ),
+        (
             "status",
             "crates/cli/src/commands/status.rs",
             Source("crates/cli/src/commands/status.rs"),
