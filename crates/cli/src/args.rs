@@ -417,7 +417,7 @@ impl ReportArgs {
     }
 }
 
-/// A serving engine's definition id (`--engine`), checked against the compiled-in definitions.
+/// A serving engine's definition id (`--engine`), checked against the definitions in use.
 pub fn engine_id(value: &str) -> Result<String, String> {
     let definitions = npuprof_repository::engine::EngineDefinition::all();
     if definitions.iter().any(|d| d.id == value) {

@@ -168,7 +168,7 @@ pub fn check(request: &ServeRequest) -> Result<(), ServeError> {
     let settings = &request.settings;
     if let Target::Launch { argv, .. } = &request.target {
         if argv.is_empty() {
-            return Err(ServeError::NoCommand);
+            return Err(ServeError::no_command(request.engine));
         }
         settings::read_command(request.engine, argv).map_err(ServeError::BadCommand)?;
         refuse_own_switches(settings, argv)?;
