@@ -333,7 +333,17 @@ fn engine_names() -> Vec<String> {
     for d in npuprof_repository::Catalog::builtin().engines() {
         names.extend(d.command.options().map(|(_, n)| n.to_owned()));
         let h = &d.http;
-        names.extend([&h.health, &h.start, &h.stop, &h.completions, &h.chat].map(String::clone));
+        names.extend(
+            [
+                &h.health,
+                &h.start,
+                &h.stop,
+                &h.completions,
+                &h.chat,
+                &h.ignore_eos_field,
+            ]
+            .map(String::clone),
+        );
         for style in &d.styles {
             names.extend([style.dir_key(), style.stack_key()].map(str::to_owned));
             names.extend(style.flag.clone());
@@ -442,6 +452,7 @@ fn the_engine_names_come_from_the_definitions_and_are_found_in_literals() {
         "vllm_ascend",
         ".async_llm",
         "ignore_frontend",
+        "ignore_eos",
     ] {
         assert!(
             names.iter().any(|n| n == expected),

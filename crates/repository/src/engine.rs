@@ -211,6 +211,9 @@ pub struct Http {
     pub completions: String,
     /// OpenAI-compatible chat completions.
     pub chat: String,
+    /// The request field that, set to `true`, makes an answer run to `max_tokens` whatever the
+    /// model emits (a sampling extension of the OpenAI API).
+    pub ignore_eos_field: String,
 }
 
 /// Where the output lands.
@@ -366,6 +369,8 @@ pub struct ServeSettings {
     pub completions_path: String,
     /// Chat completions endpoint.
     pub chat_path: String,
+    /// The request field that makes an answer run to `max_tokens`.
+    pub ignore_eos_field: String,
     /// Who parses, for the given tensor-parallel size.
     pub parses_in_engine: ParseMode,
     /// The end of each rank's run directory name.
@@ -525,6 +530,12 @@ impl EngineDefinition {
                     format!("endpoint `{path}` does not start with `/`"),
                 );
             }
+        }
+        if http.ignore_eos_field.is_empty() {
+            return fail(
+                "http.ignore_eos_field".to_owned(),
+                "names no request field".to_owned(),
+            );
         }
         if self.stack_arguments.is_empty() {
             return fail(
@@ -695,6 +706,7 @@ impl EngineDefinition {
             stop_path: self.http.stop.clone(),
             completions_path: self.http.completions.clone(),
             chat_path: self.http.chat.clone(),
+            ignore_eos_field: self.http.ignore_eos_field.clone(),
             parses_in_engine: self.parse_mode(tp, facts.async_parse),
             run_dir_suffix: self.results.run_dir_suffix.clone(),
             frontend_trace_suffix: self.results.frontend_trace_suffix.clone(),

@@ -89,7 +89,7 @@ pub enum ServeError {
     /// Starting or stopping the profiler failed.
     #[error("{what} failed: {detail}")]
     Profile {
-        /// `start_profile` or `stop_profile`.
+        /// The start or stop route, without its `/`.
         what: String,
         /// The status and body, or the transport error.
         detail: String,
