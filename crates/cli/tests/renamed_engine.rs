@@ -136,8 +136,31 @@ fn a_broken_fork_definition_names_its_file_and_key() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = definition(dir.path());
     let text = fs::read_to_string(&file).expect("read");
+    fs::write(
+        &file,
+        text.replace("port: [--listen-port]", "port: [listen-port]"),
+    )
+    .expect("write");
+    // Named by --engine: the value is refused with the file's error, not as an unknown id.
+    let out = npuprof(Some(&file), &["collect", "--engine", "fork-serve"])
+        .output()
+        .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("fork-serve.yaml`: command.port: must list options"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_broken_fork_definition_stops_a_command_that_reads_the_catalog() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = definition(dir.path());
+    let text = fs::read_to_string(&file).expect("read");
     fs::write(&file, text.replace("health: /health", "health: health")).expect("write");
-    let out = npuprof(Some(&file), &["plan", "--engine", "vllm-ascend", "--json"])
+    let out = npuprof(Some(&file), &["route", "--json"])
+        .current_dir(dir.path())
         .output()
         .expect("run npuprof");
     assert_eq!(out.status.code(), Some(2));
