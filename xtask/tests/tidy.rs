@@ -279,6 +279,26 @@ fn string_literals(code: &str) -> Vec<String> {
     out
 }
 
+/// The code ([`non_test_source`]) of every `crates/*/src` file but the `allowed` ones (`(path,
+/// reason)`), by its `/`-separated path relative to the workspace.
+fn library_code_except(allowed: &[(&str, &str)]) -> Vec<(String, String)> {
+    let root = workspace();
+    let mut out = Vec::new();
+    for dir in crates() {
+        for file in rust_files(&dir.join("src")) {
+            let rel = file
+                .strip_prefix(&root)
+                .expect("in the workspace")
+                .to_string_lossy()
+                .replace('\\', "/");
+            if !allowed.iter().any(|(f, _)| *f == rel) {
+                out.push((rel, non_test_source(&file)));
+            }
+        }
+    }
+    out
+}
+
 /// The layout literals `code` holds.
 fn layout_literals(code: &str) -> Vec<String> {
     let literals = string_literals(code);
@@ -299,21 +319,10 @@ fn layout_literals(code: &str) -> Vec<String> {
 
 #[test]
 fn no_layout_literal_outside_the_repository_definitions() {
-    let root = workspace();
     let mut offences = Vec::new();
-    for dir in crates() {
-        for file in rust_files(&dir.join("src")) {
-            let rel = file
-                .strip_prefix(&root)
-                .expect("in the workspace")
-                .to_string_lossy()
-                .replace('\\', "/");
-            if LAYOUT_LITERAL_ALLOWED.iter().any(|(f, _)| *f == rel) {
-                continue;
-            }
-            for literal in layout_literals(&non_test_source(&file)) {
-                offences.push(format!("{rel}: {literal}"));
-            }
+    for (rel, code) in library_code_except(LAYOUT_LITERAL_ALLOWED) {
+        for literal in layout_literals(&code) {
+            offences.push(format!("{rel}: {literal}"));
         }
     }
     assert!(
@@ -403,22 +412,11 @@ fn engine_literals(code: &str, names: &[String]) -> Vec<String> {
 
 #[test]
 fn no_engine_name_literal_outside_the_engine_definitions() {
-    let root = workspace();
     let names = engine_names();
     let mut offences = Vec::new();
-    for dir in crates() {
-        for file in rust_files(&dir.join("src")) {
-            let rel = file
-                .strip_prefix(&root)
-                .expect("in the workspace")
-                .to_string_lossy()
-                .replace('\\', "/");
-            if ENGINE_NAME_ALLOWED.iter().any(|(f, _)| *f == rel) {
-                continue;
-            }
-            for name in engine_literals(&non_test_source(&file), &names) {
-                offences.push(format!("{rel}: {name}"));
-            }
+    for (rel, code) in library_code_except(ENGINE_NAME_ALLOWED) {
+        for name in engine_literals(&code, &names) {
+            offences.push(format!("{rel}: {name}"));
         }
     }
     assert!(

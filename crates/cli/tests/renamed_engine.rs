@@ -45,6 +45,15 @@ fn definition(dir: &Path) -> PathBuf {
     file
 }
 
+/// The fork's definition file in `dir` with `from` replaced by `to`.
+fn broken_definition(dir: &Path, from: &str, to: &str) -> PathBuf {
+    let file = definition(dir);
+    let text = fs::read_to_string(&file).expect("read");
+    assert!(text.contains(from), "{from}");
+    fs::write(&file, text.replace(from, to)).expect("write");
+    file
+}
+
 /// An environment-era checkout of the fork: the miniature vLLM-Ascend one, every path and text
 /// renamed.
 fn fork_checkout(root: &Path) {
@@ -156,9 +165,7 @@ fn a_broken_fork_definition_names_its_file_and_key() {
 #[test]
 fn a_broken_fork_definition_stops_a_command_that_reads_the_catalog() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let file = definition(dir.path());
-    let text = fs::read_to_string(&file).expect("read");
-    fs::write(&file, text.replace("health: /health", "health: health")).expect("write");
+    let file = broken_definition(dir.path(), "health: /health", "health: health");
     let out = npuprof(Some(&file), &["route", "--json"])
         .current_dir(dir.path())
         .output()

@@ -437,17 +437,31 @@ impl EngineDefinition {
     fn validate(&self) -> Result<(), (String, String)> {
         let id = &self.id;
         let fail = |key: String, message: String| Err((key, message));
-        if self.profiler_files.is_empty() {
-            return fail(
-                "profiler_files".to_owned(),
-                format!("engine `{id}` names no profiler file"),
-            );
-        }
-        if self.styles.is_empty() {
-            return fail(
-                "styles".to_owned(),
-                format!("engine `{id}` has no config style"),
-            );
+        let empty = [
+            (
+                "profiler_files",
+                self.profiler_files.is_empty(),
+                "names no profiler file",
+            ),
+            ("styles", self.styles.is_empty(), "has no config style"),
+            (
+                "stack_arguments",
+                self.stack_arguments.is_empty(),
+                "lacks stack arguments",
+            ),
+            (
+                "collect_command",
+                self.collect_command.is_empty(),
+                "lacks a collect command",
+            ),
+            (
+                "http.ignore_eos_field",
+                self.http.ignore_eos_field.is_empty(),
+                "names no request field",
+            ),
+        ];
+        if let Some((key, _, what)) = empty.iter().find(|(_, empty, _)| *empty) {
+            return fail((*key).to_owned(), format!("engine `{id}` {what}"));
         }
         for (i, style) in self.styles.iter().enumerate() {
             let key = |k: &str| format!("styles[{i}]{k}");
@@ -530,24 +544,6 @@ impl EngineDefinition {
                     format!("endpoint `{path}` does not start with `/`"),
                 );
             }
-        }
-        if http.ignore_eos_field.is_empty() {
-            return fail(
-                "http.ignore_eos_field".to_owned(),
-                "names no request field".to_owned(),
-            );
-        }
-        if self.stack_arguments.is_empty() {
-            return fail(
-                "stack_arguments".to_owned(),
-                format!("engine `{id}` lacks stack arguments"),
-            );
-        }
-        if self.collect_command.is_empty() {
-            return fail(
-                "collect_command".to_owned(),
-                format!("engine `{id}` lacks a collect command"),
-            );
         }
         let command = &self.command;
         let follows = self

@@ -443,21 +443,22 @@ fn repositories() -> String {
          | definition | kind | read by |\n\
          |---|---|---|\n",
     );
-    for d in catalog.recipes() {
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | route, plan, patch, collect, verify, relocate |",
-            d.id,
-            spelling(&d.kind)
-        );
-    }
-    for d in catalog.engines() {
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | route, plan --engine, collect --engine, verify --engine |",
-            d.id,
-            spelling(&d.kind)
-        );
+    let recipes = catalog.recipes().iter().map(|d| {
+        (
+            &d.id,
+            &d.kind,
+            "route, plan, patch, collect, verify, relocate",
+        )
+    });
+    let engines = catalog.engines().iter().map(|d| {
+        (
+            &d.id,
+            &d.kind,
+            "route, plan --engine, collect --engine, verify --engine",
+        )
+    });
+    for (id, kind, readers) in recipes.chain(engines) {
+        let _ = writeln!(out, "| `{id}` | {} | {readers} |", spelling(kind));
     }
     out.push_str(
         "\n## Layouts\n\n\
