@@ -2,7 +2,7 @@
 //! `fork_ascend`, its environment variables `FORK_PROFILER_*`, its config flag and keys, its serve
 //! command `forkserve launch MODEL --listen-port P --tp-size T`), described only by a definition
 //! file generated from the bundled `vllm-ascend.yaml` and loaded through `NPUPROF_DEFINITIONS`.
-//! `plan --engine` reads the fork's checkout, and `collect --engine` drives the fork's server (the
+//! `route` and `plan --engine` read the fork's checkout, and `collect --engine` drives the fork's server (the
 //! fake vLLM behind a wrapper that speaks only the fork's names) to a verified two-rank profile.
 
 mod support;
@@ -111,7 +111,7 @@ fn json(out: &Output) -> Value {
 }
 
 #[test]
-fn plan_reads_the_fork_s_checkout_by_its_definition() {
+fn route_and_plan_read_the_fork_s_checkout_by_its_definition() {
     let dir = tempfile::tempdir().expect("temp dir");
     let file = definition(dir.path());
     let checkout = dir.path().join("checkout");
@@ -128,6 +128,17 @@ fn plan_reads_the_fork_s_checkout_by_its_definition() {
     assert_eq!(
         (plan["level"].as_str(), plan["aic_metrics"].as_str()),
         (Some("Level1"), Some("AiCoreNone"))
+    );
+
+    // route recognises the fork's package and suggests the fork's collect and serve command.
+    let route = npuprof(Some(&file), &["route", &repo, "--json"])
+        .output()
+        .expect("run npuprof");
+    let route = json(&route);
+    assert_eq!(route["engine"]["id"], "fork-serve", "{route}");
+    assert_eq!(
+        route["next"]["command"],
+        "npuprof collect --engine fork-serve -- forkserve launch MODEL"
     );
 
     // Without the definition file the fork is unknown, and vLLM-Ascend's definition does not
