@@ -417,9 +417,10 @@ impl ReportArgs {
     }
 }
 
-/// A serving engine's definition id (`--engine`), checked against the compiled-in definitions.
+/// A serving engine's definition id (`--engine`), checked against the definitions in use.
 pub fn engine_id(value: &str) -> Result<String, String> {
-    let definitions = npuprof_repository::engine::EngineDefinition::all();
+    let catalog = npuprof_repository::Catalog::global().map_err(|e| e.to_string())?;
+    let definitions = catalog.engines();
     if definitions.iter().any(|d| d.id == value) {
         return Ok(value.to_owned());
     }

@@ -1,7 +1,10 @@
 //! The repository definitions: one YAML file per repository kind, compiled in from
 //! `crates/repository/definitions/`, plus the files [`ENV_VAR`] names (a fork with its own
-//! layout is a definition file, not code). Loaded and validated once; a definition is chosen for a
-//! repository by its root markers, and [`find_root`] is the one way npuprof finds a repository.
+//! layout, or a serving engine renamed, is a definition file, not code). Every kind
+//! (`repository`-style recipes and `serving-engine`) is loaded and validated here, once per
+//! process, and every error is a [`DefinitionError`] naming the file and the key. A recipes
+//! definition is chosen for a repository by its root markers, and [`find_root`] is the one way
+//! npuprof finds a repository; a serving engine by its id or by its package (`engine::detect`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -9,13 +12,20 @@ use std::sync::OnceLock;
 use serde::{Deserialize, Serialize};
 
 use crate::definition::Definitions;
+use crate::engine::EngineDefinition;
 use crate::layout::ConfigPlace;
 
-/// The definitions compiled into npuprof: `(file name, text)`, the default first.
-pub const BUILTIN: &[(&str, &str)] = &[(
-    "cann-recipes-infer.yaml",
-    include_str!("../definitions/cann-recipes-infer.yaml"),
-)];
+/// The definitions compiled into npuprof: `(file name, text)`, the default recipes one first.
+pub const BUILTIN: &[(&str, &str)] = &[
+    (
+        "cann-recipes-infer.yaml",
+        include_str!("../definitions/cann-recipes-infer.yaml"),
+    ),
+    (
+        "vllm-ascend.yaml",
+        include_str!("../definitions/vllm-ascend.yaml"),
+    ),
+];
 
 /// The environment variable naming extra definition files (a path list, like `PATH`); they are
 /// tried before the compiled-in ones.
@@ -39,6 +49,8 @@ pub struct DefinitionError {
 pub enum Kind {
     /// A recipes-style repository: launch scripts, models with run configs, profiler factories.
     Recipes,
+    /// A serving engine driven over HTTP (no schedule; windows by wall time).
+    ServingEngine,
 }
 
 /// The part of every definition file read before its kind's body.
@@ -53,10 +65,12 @@ struct Header {
 pub struct Catalog {
     /// The recipes-kind definitions, extra files first.
     recipes: Vec<Definitions>,
+    /// The serving-engine definitions, extra files first.
+    engines: Vec<EngineDefinition>,
 }
 
 /// A serde error as `(key, message)`: yaml_serde writes `key.path: message`.
-fn split_serde_error(text: &str) -> (String, String) {
+pub(crate) fn split_serde_error(text: &str) -> (String, String) {
     match text.split_once(": ") {
         Some((key, rest)) if !key.contains(' ') => (key.to_owned(), rest.to_owned()),
         _ => ("(file)".to_owned(), text.to_owned()),
@@ -70,6 +84,7 @@ impl Catalog {
     ) -> Result<Catalog, DefinitionError> {
         let mut catalog = Catalog {
             recipes: Vec::new(),
+            engines: Vec::new(),
         };
         for (file, text) in files {
             let error = |(key, message): (String, String)| DefinitionError {
@@ -79,7 +94,8 @@ impl Catalog {
             };
             let header: Header =
                 yaml_serde::from_str(text).map_err(|e| error(split_serde_error(&e.to_string())))?;
-            if catalog.get(&header.id).is_some() {
+            let taken = catalog.get(&header.id).is_some() || catalog.engine(&header.id).is_some();
+            if taken {
                 return Err(error((
                     "id".to_owned(),
                     format!("`{}` is already defined", header.id),
@@ -89,6 +105,10 @@ impl Catalog {
                 Kind::Recipes => {
                     let definitions = Definitions::parse(text).map_err(error)?;
                     catalog.recipes.push(definitions);
+                }
+                Kind::ServingEngine => {
+                    let definition = EngineDefinition::parse(text).map_err(error)?;
+                    catalog.engines.push(definition);
                 }
             }
         }
@@ -152,9 +172,19 @@ impl Catalog {
         &self.recipes
     }
 
-    /// The definition with this id.
+    /// The recipes-kind definition with this id.
     pub fn get(&self, id: &str) -> Option<&Definitions> {
         self.recipes.iter().find(|d| d.id == id)
+    }
+
+    /// Every serving-engine definition, in the order they are tried.
+    pub fn engines(&self) -> &[EngineDefinition] {
+        &self.engines
+    }
+
+    /// The serving-engine definition with this id.
+    pub fn engine(&self, id: &str) -> Option<&EngineDefinition> {
+        self.engines.iter().find(|d| d.id == id)
     }
 
     /// The definition of the repository at `repo`: the first whose root markers it holds, else
@@ -197,11 +227,17 @@ mod tests {
         for (file, text) in BUILTIN {
             let catalog = Catalog::load([(*file, *text)])
                 .unwrap_or_else(|e| panic!("{file} does not load: {e}"));
-            assert_eq!(catalog.recipes().len(), 1, "{file}");
+            assert_eq!(
+                catalog.recipes().len() + catalog.engines().len(),
+                1,
+                "{file}"
+            );
         }
         let all = Catalog::builtin();
-        assert_eq!(all.recipes().len(), BUILTIN.len());
+        assert_eq!(all.recipes().len() + all.engines().len(), BUILTIN.len());
         assert!(all.get("cann-recipes-infer").is_some());
+        assert!(all.engine("vllm-ascend").is_some());
+        assert!(all.engine("cann-recipes-infer").is_none());
     }
 
     #[test]

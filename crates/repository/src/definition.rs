@@ -308,13 +308,8 @@ impl Definitions {
 
     /// Parses and validates one definition; the error is `(key, message)`.
     pub fn parse(text: &str) -> Result<Self, (String, String)> {
-        let definitions: Definitions = yaml_serde::from_str(text).map_err(|e| {
-            let text = e.to_string();
-            match text.split_once(": ") {
-                Some((key, rest)) if !key.contains(' ') => (key.to_owned(), rest.to_owned()),
-                _ => ("(file)".to_owned(), text),
-            }
-        })?;
+        let definitions: Definitions = yaml_serde::from_str(text)
+            .map_err(|e| crate::catalog::split_serde_error(&e.to_string()))?;
         definitions.validate()?;
         Ok(definitions)
     }

@@ -1,7 +1,9 @@
-//! Serving-engine definitions as data (`definitions/vllm-ascend.yaml`, compiled in): how a
-//! checkout or an installed package is recognised, which profiler config style a version takes
-//! and how its source shows it, the level and AI Core metrics it hard-codes, the HTTP endpoints
-//! that drive a capture and where the output lands. Loaded and validated once.
+//! Serving-engine definitions as data (`definitions/vllm-ascend.yaml`, kind `serving-engine`,
+//! held by the [`Catalog`] with every other definition, extra files from
+//! `NPUPROF_DEFINITIONS` included): how a checkout or an installed package is recognised, which
+//! profiler config style a version takes and how its source shows it, the level and AI Core
+//! metrics it hard-codes, how its serve command line names the model, the address and the
+//! parallel sizes, the HTTP endpoints that drive a capture and where the output lands.
 //!
 //! [`detect`] reads a checkout or a site-packages directory and returns what the source proves,
 //! each fact with its line; [`EngineDefinition::settings`] turns a style (or the detected
@@ -9,22 +11,13 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-const VLLM_ASCEND_YAML: &str = include_str!("../definitions/vllm-ascend.yaml");
+use crate::catalog::{Catalog, Kind};
 
 /// Largest profiler source file read (larger ones are left out with a note).
 const MAX_SOURCE_BYTES: u64 = 4 << 20;
-
-/// What kind of repository a definition describes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum DefinitionKind {
-    /// A serving engine driven over HTTP (no schedule; windows by wall time).
-    ServingEngine,
-}
 
 /// How a version of the engine is told to profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -218,6 +211,9 @@ pub struct Http {
     pub completions: String,
     /// OpenAI-compatible chat completions.
     pub chat: String,
+    /// The request field that, set to `true`, makes an answer run to `max_tokens` whatever the
+    /// model emits (a sampling extension of the OpenAI API).
+    pub ignore_eos_field: String,
 }
 
 /// Where the output lands.
@@ -230,6 +226,64 @@ pub struct ResultsDef {
     pub frontend_trace_suffix: String,
     /// The profiler-config key that stops the API process's trace.
     pub frontend_off_key: String,
+}
+
+/// How the serve command line is read: the word after which the model argument comes and the
+/// options (every spelling) that name the served model, the address and the parallel sizes.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandDef {
+    /// The subcommand followed by the model (`serve MODEL`).
+    pub subcommand: String,
+    /// The options naming the model requests use.
+    pub model_name: Vec<String>,
+    /// The options naming the address it binds.
+    pub host: Vec<String>,
+    /// The options naming its port.
+    pub port: Vec<String>,
+    /// The port when none is given.
+    pub default_port: u16,
+    /// The options naming the tensor-parallel size.
+    pub tensor_parallel: Vec<String>,
+    /// The options naming the pipeline-parallel size.
+    pub pipeline_parallel: Vec<String>,
+}
+
+impl CommandDef {
+    /// Every option it reads, with the fact each names.
+    pub fn options(&self) -> impl Iterator<Item = (CommandOption, &str)> {
+        [
+            (CommandOption::ModelName, &self.model_name),
+            (CommandOption::Host, &self.host),
+            (CommandOption::Port, &self.port),
+            (CommandOption::TensorParallel, &self.tensor_parallel),
+            (CommandOption::PipelineParallel, &self.pipeline_parallel),
+        ]
+        .into_iter()
+        .flat_map(|(what, names)| names.iter().map(move |n| (what, n.as_str())))
+    }
+
+    /// The fact the option `name` gives, when it is one the command reads.
+    pub fn option(&self, name: &str) -> Option<CommandOption> {
+        self.options()
+            .find(|(_, n)| *n == name)
+            .map(|(what, _)| what)
+    }
+}
+
+/// What an option of the serve command gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandOption {
+    /// The served model's name.
+    ModelName,
+    /// The address it binds.
+    Host,
+    /// Its port.
+    Port,
+    /// The tensor-parallel size.
+    TensorParallel,
+    /// The pipeline-parallel size.
+    PipelineParallel,
 }
 
 /// Who parses.
@@ -246,8 +300,8 @@ pub struct ParseDef {
 pub struct EngineDefinition {
     /// Stable identifier (`--engine` value).
     pub id: String,
-    /// What kind of repository it is.
-    pub kind: DefinitionKind,
+    /// What kind of definition it is (`serving-engine`).
+    pub kind: Kind,
     /// One line saying what it is.
     pub summary: String,
     /// How a directory is recognised.
@@ -286,6 +340,8 @@ pub struct EngineDefinition {
     pub collect_command: Vec<String>,
     /// The serve command (`MODEL` a placeholder).
     pub serve_command: Vec<String>,
+    /// How the serve command line is read.
+    pub command: CommandDef,
 }
 
 /// The settings a collect loop starts and drives a server with.
@@ -313,6 +369,8 @@ pub struct ServeSettings {
     pub completions_path: String,
     /// Chat completions endpoint.
     pub chat_path: String,
+    /// The request field that makes an answer run to `max_tokens`.
+    pub ignore_eos_field: String,
     /// Who parses, for the given tensor-parallel size.
     pub parses_in_engine: ParseMode,
     /// The end of each rank's run directory name.
@@ -345,50 +403,80 @@ pub enum EngineError {
 }
 
 impl EngineDefinition {
-    /// The compiled-in vLLM-Ascend definition.
+    /// The compiled-in vLLM-Ascend definition (the first compiled-in serving engine).
     pub fn vllm_ascend() -> &'static EngineDefinition {
-        static DEFINITION: OnceLock<EngineDefinition> = OnceLock::new();
-        DEFINITION.get_or_init(|| {
-            EngineDefinition::parse(VLLM_ASCEND_YAML)
-                .expect("the compiled-in engine definition is valid (checked by a test)")
-        })
+        Catalog::builtin()
+            .engines()
+            .first()
+            .unwrap_or_else(|| unreachable!("a serving engine is compiled in (tested)"))
     }
 
-    /// Every compiled-in serving-engine definition.
-    pub fn all() -> [&'static EngineDefinition; 1] {
-        [Self::vllm_ascend()]
+    /// Every serving-engine definition in use ([`Catalog::global`]: the `NPUPROF_DEFINITIONS`
+    /// files first). When those files do not load, the compiled-in ones: the error is the
+    /// caller's to report, through [`Catalog::global`], before it relies on them.
+    pub fn all() -> &'static [EngineDefinition] {
+        Catalog::global()
+            .unwrap_or_else(|_| Catalog::builtin())
+            .engines()
     }
 
-    /// The definition whose id is `id`.
+    /// The definition in use whose id is `id`.
     pub fn by_id(id: &str) -> Option<&'static EngineDefinition> {
-        Self::all().into_iter().find(|d| d.id == id)
+        Self::all().iter().find(|d| d.id == id)
     }
 
-    /// Parses and validates a definition.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let definition: EngineDefinition = yaml_serde::from_str(text).map_err(|e| e.to_string())?;
+    /// Parses and validates one definition (what [`Catalog::load`] does with a
+    /// `kind: serving-engine` file); the error is `(key, message)`.
+    pub fn parse(text: &str) -> Result<Self, (String, String)> {
+        let definition: EngineDefinition = yaml_serde::from_str(text)
+            .map_err(|e| crate::catalog::split_serde_error(&e.to_string()))?;
         definition.validate()?;
         Ok(definition)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), (String, String)> {
         let id = &self.id;
-        if self.profiler_files.is_empty() {
-            return Err(format!("engine `{id}` names no profiler file"));
+        let fail = |key: String, message: String| Err((key, message));
+        let empty = [
+            (
+                "profiler_files",
+                self.profiler_files.is_empty(),
+                "names no profiler file",
+            ),
+            ("styles", self.styles.is_empty(), "has no config style"),
+            (
+                "stack_arguments",
+                self.stack_arguments.is_empty(),
+                "lacks stack arguments",
+            ),
+            (
+                "collect_command",
+                self.collect_command.is_empty(),
+                "lacks a collect command",
+            ),
+            (
+                "http.ignore_eos_field",
+                self.http.ignore_eos_field.is_empty(),
+                "names no request field",
+            ),
+        ];
+        if let Some((key, _, what)) = empty.iter().find(|(_, empty, _)| *empty) {
+            return fail((*key).to_owned(), format!("engine `{id}` {what}"));
         }
-        for style in [ConfigStyle::Env, ConfigStyle::ProfilerConfig] {
-            let count = self.styles.iter().filter(|s| s.style == style).count();
-            if count > 1 {
-                return Err(format!(
-                    "engine `{id}` defines style `{}` twice",
-                    style.as_str()
-                ));
-            }
-        }
-        for style in &self.styles {
+        for (i, style) in self.styles.iter().enumerate() {
+            let key = |k: &str| format!("styles[{i}]{k}");
             let name = style.style.as_str();
+            if self.styles[..i].iter().any(|s| s.style == style.style) {
+                return fail(
+                    key(".style"),
+                    format!("engine `{id}` defines style `{name}` twice"),
+                );
+            }
             if style.evidence.is_empty() {
-                return Err(format!("style `{name}` has no evidence text"));
+                return fail(
+                    key(".evidence"),
+                    format!("style `{name}` has no evidence text"),
+                );
             }
             let complete = match style.style {
                 ConfigStyle::Env => {
@@ -400,53 +488,103 @@ impl EngineDefinition {
                 ConfigStyle::ProfilerConfig => style.flag.is_some() && style.keys.is_some(),
             };
             if !complete {
-                return Err(format!("style `{name}` lacks the settings it needs"));
+                return fail(
+                    key(""),
+                    format!("style `{name}` lacks the settings it needs"),
+                );
             }
+            let defaults_key = format!("style_defaults.{name}");
             let Some(defaults) = self.style_defaults.get(&style.style) else {
-                return Err(format!("style `{name}` has no defaults"));
+                return fail(defaults_key, format!("style `{name}` has no defaults"));
             };
             if !self.levels.iter().any(|l| l.value == defaults.level) {
-                return Err(format!(
-                    "style `{name}`'s default level `{}` is not a known level",
-                    defaults.level
-                ));
+                return fail(
+                    format!("{defaults_key}.level"),
+                    format!(
+                        "style `{name}`'s default level `{}` is not a known level",
+                        defaults.level
+                    ),
+                );
             }
             if self.metrics_def(&defaults.metrics).is_none() {
-                return Err(format!(
-                    "style `{name}`'s default metrics `{}` are not a known metrics value",
-                    defaults.metrics
-                ));
+                return fail(
+                    format!("{defaults_key}.metrics"),
+                    format!(
+                        "style `{name}`'s default metrics `{}` are not a known metrics value",
+                        defaults.metrics
+                    ),
+                );
             }
         }
-        if self.styles.is_empty() {
-            return Err(format!("engine `{id}` has no config style"));
-        }
-        if let Some(m) = self
+        if let Some((i, m)) = self
             .metrics
             .iter()
-            .find(|m| !m.pipe_metrics && m.note.is_none())
+            .enumerate()
+            .find(|(_, m)| !m.pipe_metrics && m.note.is_none())
         {
-            return Err(format!(
-                "metrics `{}` collect no pipe metrics but say nothing about it",
-                m.value
-            ));
+            return fail(
+                format!("metrics[{i}].note"),
+                format!(
+                    "metrics `{}` collect no pipe metrics but say nothing about it",
+                    m.value
+                ),
+            );
         }
         let http = &self.http;
-        for path in [
-            &http.health,
-            &http.start,
-            &http.stop,
-            &http.completions,
-            &http.chat,
+        for (key, path) in [
+            ("health", &http.health),
+            ("start", &http.start),
+            ("stop", &http.stop),
+            ("completions", &http.completions),
+            ("chat", &http.chat),
         ] {
             if !path.starts_with('/') {
-                return Err(format!("endpoint `{path}` does not start with `/`"));
+                return fail(
+                    format!("http.{key}"),
+                    format!("endpoint `{path}` does not start with `/`"),
+                );
             }
         }
-        if self.stack_arguments.is_empty() || self.collect_command.is_empty() {
-            return Err(format!(
-                "engine `{id}` lacks stack arguments or a collect command"
-            ));
+        let command = &self.command;
+        let follows = self
+            .serve_command
+            .windows(2)
+            .any(|w| w[0] == command.subcommand && w[1] == "MODEL");
+        if !follows {
+            return fail(
+                "command.subcommand".to_owned(),
+                format!(
+                    "`{}` is not followed by MODEL in serve_command",
+                    command.subcommand
+                ),
+            );
+        }
+        let lists = [
+            ("model_name", &command.model_name),
+            ("host", &command.host),
+            ("port", &command.port),
+            ("tensor_parallel", &command.tensor_parallel),
+            ("pipeline_parallel", &command.pipeline_parallel),
+        ];
+        for (key, names) in lists {
+            if names.is_empty() || names.iter().any(|n| !n.starts_with('-') || n.contains('=')) {
+                return fail(
+                    format!("command.{key}"),
+                    "must list options, each starting with `-` and without `=`".to_owned(),
+                );
+            }
+        }
+        let options: Vec<&str> = command.options().map(|(_, n)| n).collect();
+        if let Some(twice) = options
+            .iter()
+            .enumerate()
+            .find(|(i, n)| options[..*i].contains(n))
+            .map(|(_, n)| n)
+        {
+            return fail(
+                "command".to_owned(),
+                format!("option `{twice}` is listed twice"),
+            );
         }
         Ok(())
     }
@@ -564,6 +702,7 @@ impl EngineDefinition {
             stop_path: self.http.stop.clone(),
             completions_path: self.http.completions.clone(),
             chat_path: self.http.chat.clone(),
+            ignore_eos_field: self.http.ignore_eos_field.clone(),
             parses_in_engine: self.parse_mode(tp, facts.async_parse),
             run_dir_suffix: self.results.run_dir_suffix.clone(),
             frontend_trace_suffix: self.results.frontend_trace_suffix.clone(),
@@ -641,7 +780,7 @@ impl Detected {
 /// The first engine whose package is under `root`, with what its source proves.
 pub fn detect(root: &Path) -> Option<Detected> {
     EngineDefinition::all()
-        .into_iter()
+        .iter()
         .find_map(|definition| detect_with(definition, root))
 }
 
@@ -856,6 +995,8 @@ fn stack_argument(
 mod tests {
     use super::*;
 
+    const VLLM_ASCEND_YAML: &str = crate::catalog::BUILTIN[1].1;
+
     fn write(root: &Path, files: &[(&str, &str)]) {
         for (path, text) in files {
             let path = root.join(path);
@@ -877,39 +1018,55 @@ mod tests {
     #[test]
     fn the_compiled_in_definition_is_valid() {
         let d = EngineDefinition::parse(VLLM_ASCEND_YAML).unwrap();
-        assert_eq!(d.kind, DefinitionKind::ServingEngine);
+        assert_eq!(d.kind, Kind::ServingEngine);
         assert!(EngineDefinition::by_id(&d.id).is_some());
         assert!(EngineDefinition::by_id("no-such-engine").is_none());
     }
 
+    /// The error of loading `text` as the file `fork.yaml` after the recipes definition:
+    /// (key, message).
+    fn refusal(text: &str) -> (String, String) {
+        let e = Catalog::load([crate::catalog::BUILTIN[0], ("fork.yaml", text)]).unwrap_err();
+        assert_eq!(e.file, "fork.yaml", "{e}");
+        (e.key, e.message)
+    }
+
     #[test]
-    fn validation_rejects_broken_definitions() {
+    fn validation_rejects_broken_definitions_naming_the_file_and_the_key() {
         let twice = VLLM_ASCEND_YAML.replace("- style: profiler-config", "- style: env");
-        assert!(
-            EngineDefinition::parse(&twice)
-                .unwrap_err()
-                .contains("twice")
-        );
+        let (key, message) = refusal(&twice);
+        assert_eq!(key, "styles[1].style");
+        assert!(message.contains("twice"), "{message}");
         let silent = VLLM_ASCEND_YAML.replace(
             "    pipe_metrics: false\n    note: >-",
             "    pipe_metrics: false\n    ignored: >-",
         );
-        assert!(EngineDefinition::parse(&silent).is_err());
+        assert!(refusal(&silent).0.starts_with("metrics"));
         let endpoint = VLLM_ASCEND_YAML.replace("health: /health", "health: health");
-        assert!(
-            EngineDefinition::parse(&endpoint)
-                .unwrap_err()
-                .contains("does not start")
-        );
+        let (key, message) = refusal(&endpoint);
+        assert_eq!(key, "http.health");
+        assert!(message.contains("does not start"), "{message}");
         let unknown = VLLM_ASCEND_YAML.replace(
             "env: { level: Level1, metrics: AiCoreNone }",
             "env: { level: Level1, metrics: Nothing }",
         );
-        assert!(
-            EngineDefinition::parse(&unknown)
-                .unwrap_err()
-                .contains("not a known metrics")
-        );
+        let (key, message) = refusal(&unknown);
+        assert_eq!(key, "style_defaults.env.metrics");
+        assert!(message.contains("not a known metrics"), "{message}");
+        let no_model = VLLM_ASCEND_YAML.replace("subcommand: serve", "subcommand: run");
+        assert_eq!(refusal(&no_model).0, "command.subcommand");
+        let bare = VLLM_ASCEND_YAML.replace("port: [--port]", "port: [port]");
+        assert_eq!(refusal(&bare).0, "command.port");
+        let shared = VLLM_ASCEND_YAML.replace("host: [--host]", "host: [--port]");
+        let (key, message) = refusal(&shared);
+        assert_eq!(key, "command");
+        assert!(message.contains("`--port` is listed twice"), "{message}");
+        let typo = VLLM_ASCEND_YAML.replace("  default_port:", "  default_prot:");
+        let (key, message) = refusal(&typo);
+        assert!(key.starts_with("command"), "{key}: {message}");
+        assert!(message.contains("default_prot"), "{message}");
+        let clash = refusal(&VLLM_ASCEND_YAML.replace("id: vllm-ascend", "id: cann-recipes-infer"));
+        assert_eq!(clash.0, "id", "{}", clash.1);
     }
 
     #[test]

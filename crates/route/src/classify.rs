@@ -596,7 +596,7 @@ fn reason(
 /// engine definitions).
 fn is_profiler_config(usage: KeyUse, value: &str) -> bool {
     use npuprof_repository::engine::{ConfigStyle, EngineDefinition};
-    EngineDefinition::all().into_iter().any(|d| {
+    EngineDefinition::all().iter().any(|d| {
         d.style(ConfigStyle::ProfilerConfig)
             .is_some_and(|s| match usage {
                 KeyUse::Lookup => s.dir_key() == value,

@@ -8,7 +8,7 @@ pub(crate) const SGLANG_PROFILER_DIR: &str = "SGLANG_TORCH_PROFILER_DIR";
 /// The serving engines' variables that switch on their profiler (from their definitions).
 pub(crate) fn engine_env_vars() -> impl Iterator<Item = &'static str> {
     EngineDefinition::all()
-        .into_iter()
+        .iter()
         .filter_map(|d| d.style(ConfigStyle::Env).and_then(|s| s.dir_env.as_deref()))
 }
 

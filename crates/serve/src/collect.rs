@@ -168,7 +168,7 @@ pub fn check(request: &ServeRequest) -> Result<(), ServeError> {
     let settings = &request.settings;
     if let Target::Launch { argv, .. } = &request.target {
         if argv.is_empty() {
-            return Err(ServeError::NoCommand);
+            return Err(ServeError::no_command(request.engine));
         }
         settings::read_command(request.engine, argv).map_err(ServeError::BadCommand)?;
         refuse_own_switches(settings, argv)?;
@@ -335,7 +335,7 @@ impl Loop<'_> {
             let warmup = self.load(Stage::WarmUp, &self.request.warmup)?;
             self.report.warmup = Some(warmup);
         }
-        self.profile(&settings.start_path, "start_profile", true)?;
+        self.profile(&settings.start_path, true)?;
         let load = self.load(Stage::Load, &self.request.load);
         // The profiler is stopped whatever the load did, unless the server is gone.
         let stopped = match &load {
@@ -353,7 +353,7 @@ impl Loop<'_> {
                 }
                 Ok(())
             }
-            _ => self.profile(&settings.stop_path, "stop_profile", false),
+            _ => self.profile(&settings.stop_path, false),
         };
         self.report.load = Some(load?);
         stopped?;
@@ -528,8 +528,10 @@ impl Loop<'_> {
         }
     }
 
-    /// POSTs a profile route; 200 is success, 404 says profiling is not configured.
-    fn profile(&mut self, path: &str, what: &str, start: bool) -> Result<(), ServeError> {
+    /// POSTs the start (`start`) or stop profile route `path`; 200 is success, 404 says
+    /// profiling is not configured, another failure is named by the route.
+    fn profile(&mut self, path: &str, start: bool) -> Result<(), ServeError> {
+        let what = path.trim_start_matches('/');
         let timeout = if start {
             self.request.timing.load
         } else {
@@ -564,10 +566,10 @@ impl Loop<'_> {
     fn load(&mut self, stage: Stage, load: &Load) -> Result<LoadReport, ServeError> {
         self.observer.event(Event::Stage(stage));
         let deadline = Instant::now() + self.request.timing.load;
-        let path = load.path(&self.request.settings);
+        let route = load.route(&self.request.settings);
         let report = self.drive(
             stage,
-            load::run(self.endpoint.clone(), path, load.clone(), deadline),
+            load::run(self.endpoint.clone(), route, load.clone(), deadline),
         )?;
         self.observer.event(Event::Loaded(stage, &report));
         if report.succeeded == 0 && report.sent > 0 {

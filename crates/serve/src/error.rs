@@ -6,8 +6,11 @@ use serde::Serialize;
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
     /// No serving command after `--`.
-    #[error("no serving command: give it after `--` (e.g. `-- vllm serve MODEL`), or --url")]
-    NoCommand,
+    #[error("no serving command: give it after `--` (e.g. `-- {example}`), or --url")]
+    NoCommand {
+        /// The engine's serve command, as its definition writes it.
+        example: String,
+    },
     /// The `--url` is not `http://HOST:PORT`.
     #[error("--url {url}: {why}")]
     BadUrl {
@@ -86,7 +89,7 @@ pub enum ServeError {
     /// Starting or stopping the profiler failed.
     #[error("{what} failed: {detail}")]
     Profile {
-        /// `start_profile` or `stop_profile`.
+        /// The start or stop route, without its `/`.
         what: String,
         /// The status and body, or the transport error.
         detail: String,
@@ -156,10 +159,17 @@ pub enum ErrorKind {
 }
 
 impl ServeError {
+    /// No serving command was given for `engine`.
+    pub fn no_command(engine: crate::settings::Engine) -> Self {
+        ServeError::NoCommand {
+            example: engine.definition().serve_command.join(" "),
+        }
+    }
+
     /// Its kind.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            ServeError::NoCommand
+            ServeError::NoCommand { .. }
             | ServeError::BadUrl { .. }
             | ServeError::BadCommand(_)
             | ServeError::AlreadyConfigured(_)
@@ -184,7 +194,7 @@ impl npuprof_severity::Classify for ServeError {
     fn classify(&self) -> Option<npuprof_severity::Classified> {
         use npuprof_severity::{Classified, ErrorCode};
         Some(Classified::new(match self {
-            ServeError::NoCommand | ServeError::BadUrl { .. } => ErrorCode::Usage,
+            ServeError::NoCommand { .. } | ServeError::BadUrl { .. } => ErrorCode::Usage,
             ServeError::ProfileDir { .. } => ErrorCode::Io,
             ServeError::BadCommand(_) => ErrorCode::InvalidInput,
             _ if self.kind() == ErrorKind::Refused => ErrorCode::Refused,

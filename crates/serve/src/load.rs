@@ -63,21 +63,34 @@ pub struct LoadReport {
 /// clear of the special tokens at the start.
 const FIRST_TOKEN_ID: usize = 1000;
 
+/// Where a load goes, as the engine's settings say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The route of the load's API.
+    pub path: String,
+    /// The request field that makes each answer run to `max_tokens`.
+    pub ignore_eos_field: String,
+}
+
 impl Load {
     /// The route of [`Load::api`] in `settings`.
-    pub fn path(&self, settings: &ServeSettings) -> String {
-        match self.api {
+    pub fn route(&self, settings: &ServeSettings) -> Route {
+        let path = match self.api {
             Api::Completions => settings.completions_path.clone(),
             Api::Chat => settings.chat_path.clone(),
+        };
+        Route {
+            path,
+            ignore_eos_field: settings.ignore_eos_field.clone(),
         }
     }
 
-    fn body(&self, index: usize) -> Vec<u8> {
+    fn body(&self, index: usize, route: &Route) -> Vec<u8> {
         let mut body = serde_json::json!({
             "max_tokens": self.output_len,
-            "ignore_eos": true,
             "temperature": 0,
         });
+        body[route.ignore_eos_field.as_str()] = serde_json::json!(true);
         match self.api {
             Api::Completions => {
                 let ids: Vec<usize> = (0..self.prompt_len)
@@ -103,16 +116,16 @@ struct Tally {
 }
 
 /// Sends the load; every request must be answered before `deadline`.
-pub async fn run(endpoint: Endpoint, path: String, load: Load, deadline: Instant) -> LoadReport {
+pub async fn run(endpoint: Endpoint, route: Route, load: Load, deadline: Instant) -> LoadReport {
     let start = Instant::now();
     let next = Arc::new(AtomicUsize::new(0));
     let concurrency = load.concurrency.clamp(1, load.requests.max(1));
-    let shared = Arc::new((endpoint, load, path));
+    let shared = Arc::new((endpoint, load, route));
     let workers: Vec<_> = (0..concurrency)
         .map(|_| {
             let (next, shared) = (Arc::clone(&next), Arc::clone(&shared));
             tokio::spawn(async move {
-                let (endpoint, load, path) = &*shared;
+                let (endpoint, load, route) = &*shared;
                 let mut tally = Tally::default();
                 loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
@@ -123,8 +136,8 @@ pub async fn run(endpoint: Endpoint, path: String, load: Load, deadline: Instant
                     let answer = http::request(
                         endpoint,
                         Method::POST,
-                        path,
-                        Some(load.body(index)),
+                        &route.path,
+                        Some(load.body(index, route)),
                         left.max(Duration::from_millis(1)),
                     )
                     .await;
@@ -208,19 +221,46 @@ mod tests {
         }
     }
 
+    fn route() -> Route {
+        Route {
+            path: "/p".to_owned(),
+            ignore_eos_field: "run_to_the_end".to_owned(),
+        }
+    }
+
     #[test]
     fn a_completion_asks_for_exactly_p_prompt_tokens_and_o_output_tokens() {
         let body: serde_json::Value =
-            serde_json::from_slice(&load(Api::Completions).body(0)).unwrap();
+            serde_json::from_slice(&load(Api::Completions).body(0, &route())).unwrap();
         assert_eq!(body["prompt"].as_array().map(Vec::len), Some(3));
         assert_eq!(body["max_tokens"], 7);
-        assert_eq!(body["ignore_eos"], true);
+        assert_eq!(body["run_to_the_end"], true, "the engine's field: {body}");
         assert_eq!(body["model"], "m");
     }
 
     #[test]
+    fn the_route_is_the_settings_api_path_and_field() {
+        let settings = npuprof_repository::engine::EngineDefinition::vllm_ascend()
+            .settings(
+                npuprof_repository::engine::ConfigStyle::Env,
+                std::path::Path::new("d"),
+                1,
+                false,
+            )
+            .unwrap();
+        let chat = load(Api::Chat).route(&settings);
+        assert_eq!(chat.path, settings.chat_path);
+        assert_eq!(chat.ignore_eos_field, "ignore_eos");
+        assert_eq!(
+            load(Api::Completions).route(&settings).path,
+            settings.completions_path
+        );
+    }
+
+    #[test]
     fn a_chat_request_has_one_user_message_of_p_words() {
-        let body: serde_json::Value = serde_json::from_slice(&load(Api::Chat).body(0)).unwrap();
+        let body: serde_json::Value =
+            serde_json::from_slice(&load(Api::Chat).body(0, &route())).unwrap();
         assert_eq!(body["messages"][0]["content"], "hello hello hello");
     }
 }

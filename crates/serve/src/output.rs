@@ -157,7 +157,10 @@ mod tests {
                 std::fs::create_dir(late).expect("mkdir");
             })
         };
-        let settings = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig);
+        let settings = for_engine(
+            Engine::by_id("vllm-ascend").unwrap(),
+            ConfigStyle::ProfilerConfig,
+        );
         let quiet = Quiet {
             parsed: Duration::from_millis(50),
             raw: Duration::from_secs(5),
@@ -186,7 +189,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir_all(dir.path().join("w_1_ascend_pt/ASCEND_PROFILER_OUTPUT"))
             .expect("mkdir");
-        let settings = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig);
+        let settings = for_engine(
+            Engine::by_id("vllm-ascend").unwrap(),
+            ConfigStyle::ProfilerConfig,
+        );
         let quiet = Quiet {
             parsed: Duration::from_millis(50),
             raw: Duration::from_millis(50),

@@ -48,7 +48,9 @@ impl Server {
         cwd: &Path,
         log: Option<&Path>,
     ) -> Result<Self, ServeError> {
-        let (program, args) = argv.split_first().ok_or(ServeError::NoCommand)?;
+        let (program, args) = argv
+            .split_first()
+            .ok_or_else(|| ServeError::BadCommand("the command is empty".to_owned()))?;
         let mut child = Command::new(program)
             .args(args)
             .envs(env.iter().map(|(k, v)| (k, v)))

@@ -1,35 +1,48 @@
 //! What a serving engine's profiling is, as a value: how it is switched on, what it hard-codes,
 //! its HTTP routes, who parses, and how its output is named. The facts are the engine's
-//! definition (`npuprof_repository::engine`); the loop takes them from [`for_engine`].
+//! definition (`npuprof_repository::engine`, any `serving-engine` definition in the catalog); the
+//! loop takes them from [`for_engine`].
 
 use std::path::Path;
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 
-use npuprof_repository::engine::EngineDefinition;
+use npuprof_repository::engine::{CommandOption, EngineDefinition};
 pub use npuprof_repository::engine::{ConfigStyle, ParseMode, ServeSettings};
 
-/// The serving engines collect knows (each one a definition in
-/// `crates/repository/definitions/`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Engine {
-    /// vLLM with the vLLM-Ascend plugin.
-    VllmAscend,
-}
+/// A serving engine collect drives: one `serving-engine` definition of the catalog (compiled in
+/// or from `NPUPROF_DEFINITIONS`). It serialises as its id.
+#[derive(Debug, Clone, Copy)]
+pub struct Engine(&'static EngineDefinition);
 
 impl Engine {
+    /// The engine whose definition in use has this id.
+    pub fn by_id(id: &str) -> Option<Engine> {
+        EngineDefinition::by_id(id).map(Engine)
+    }
+
     /// Its name on the command line and in reports: its definition's id.
     pub fn name(self) -> &'static str {
-        match self {
-            Engine::VllmAscend => "vllm-ascend",
-        }
+        &self.0.id
     }
 
     /// Its definition.
     pub fn definition(self) -> &'static EngineDefinition {
-        EngineDefinition::by_id(self.name())
-            .unwrap_or_else(|| unreachable!("every Engine has a bundled definition (tested)"))
+        self.0
+    }
+}
+
+impl PartialEq for Engine {
+    fn eq(&self, other: &Self) -> bool {
+        self.name() == other.name()
+    }
+}
+
+impl Eq for Engine {}
+
+impl Serialize for Engine {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
     }
 }
 
@@ -112,29 +125,29 @@ pub fn from_source(engine: Engine, root: &Path) -> Result<ServeSettings, String>
 /// and how many ranks (run directories per stop) it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandFacts {
-    /// The model name requests use (`--served-model-name`, else the model argument).
+    /// The model name requests use (the model-name option, else the model argument).
     pub model: Option<String>,
-    /// The host it binds (`--host`; a wildcard address is reached on the loopback).
+    /// The host it binds (a wildcard address is reached on the loopback).
     pub host: String,
-    /// The port (`--port`).
+    /// The port (the definition's default when none is given).
     pub port: u16,
-    /// Tensor × pipeline parallel size (`--tensor-parallel-size`/`-tp`,
-    /// `--pipeline-parallel-size`/`-pp`).
+    /// Tensor × pipeline parallel size.
     pub ranks: usize,
 }
 
-/// Reads `argv` (`vllm serve MODEL [options]`) as `engine`'s command line does, with its
-/// defaults (port 8000, one rank). An option's value that is not a number is refused.
+/// Reads `argv` (`<program> <subcommand> MODEL [options]`) as `engine`'s command line does,
+/// by its definition's `command`, with its defaults (the default port, one rank). An option's
+/// value that is not a number is refused.
 pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, String> {
-    let Engine::VllmAscend = engine;
+    let command = &engine.definition().command;
     let mut facts = CommandFacts {
         model: None,
         host: "127.0.0.1".to_owned(),
-        port: 8000,
+        port: command.default_port,
         ranks: 1,
     };
     let (mut tp, mut pp) = (1usize, 1usize);
-    let serve = argv.iter().position(|a| a == "serve");
+    let serve = argv.iter().position(|a| *a == command.subcommand);
     if let Some(model) = serve
         .and_then(|i| argv.get(i + 1))
         .filter(|a| !a.starts_with('-'))
@@ -147,43 +160,34 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
             Some((name, value)) => (name, Some(value.to_owned())),
             None => (word.as_str(), None),
         };
-        let known = [
-            "--host",
-            "--port",
-            "--served-model-name",
-            "--tensor-parallel-size",
-            "-tp",
-            "--pipeline-parallel-size",
-            "-pp",
-        ];
-        if !known.contains(&name) {
+        let Some(option) = command.option(name) else {
             continue;
-        }
+        };
         let Some(value) = inline.or_else(|| words.next().cloned()) else {
             return Err(format!("{name} has no value"));
         };
-        let number = |what: &str| {
+        let number = || {
             value
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n > 0)
-                .ok_or_else(|| format!("{what} {value:?} is not a positive number"))
+                .ok_or_else(|| format!("{name} {value:?} is not a positive number"))
         };
-        match name {
-            "--host" => {
+        match option {
+            CommandOption::Host => {
                 facts.host = match value.as_str() {
                     "0.0.0.0" | "" => "127.0.0.1".to_owned(),
                     "::" => "::1".to_owned(),
                     _ => value.clone(),
                 }
             }
-            "--port" => {
-                facts.port = u16::try_from(number(name)?)
-                    .map_err(|_| format!("--port {value} is out of range"))?;
+            CommandOption::Port => {
+                facts.port = u16::try_from(number()?)
+                    .map_err(|_| format!("{name} {value} is out of range"))?;
             }
-            "--served-model-name" => facts.model = Some(value.clone()),
-            "--tensor-parallel-size" | "-tp" => tp = number(name)?,
-            _ => pp = number(name)?,
+            CommandOption::ModelName => facts.model = Some(value.clone()),
+            CommandOption::TensorParallel => tp = number()?,
+            CommandOption::PipelineParallel => pp = number()?,
         }
     }
     facts.ranks = tp.saturating_mul(pp);
@@ -194,15 +198,19 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
 mod tests {
     use super::*;
 
+    fn vllm_ascend() -> Engine {
+        Engine(EngineDefinition::vllm_ascend())
+    }
+
     #[test]
     fn the_profile_directory_is_filled_in_for_both_styles() {
         let dir = Path::new("/p/a \"b\"\\c");
-        let env = env_for(&for_engine(Engine::VllmAscend, ConfigStyle::Env), dir);
+        let env = env_for(&for_engine(vllm_ascend(), ConfigStyle::Env), dir);
         assert!(
             env.iter().any(|(_, v)| v == &dir.display().to_string()),
             "{env:?}"
         );
-        let config = for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig);
+        let config = for_engine(vllm_ascend(), ConfigStyle::ProfilerConfig);
         let args = args_for(&config, dir);
         assert!(
             args.iter()
@@ -216,10 +224,39 @@ mod tests {
     }
 
     #[test]
-    fn every_engine_has_its_definition() {
+    fn an_engine_is_found_by_its_definition_id() {
+        let engine = Engine::by_id(&EngineDefinition::vllm_ascend().id).expect("compiled in");
+        assert_eq!(engine.definition().id, engine.name());
+        assert_eq!(engine, vllm_ascend());
+        assert!(Engine::by_id("no-such-engine").is_none());
         assert_eq!(
-            Engine::VllmAscend.definition().id,
-            Engine::VllmAscend.name()
+            serde_json::to_string(&engine).unwrap(),
+            format!("\"{}\"", engine.name())
+        );
+    }
+
+    #[test]
+    fn the_command_is_read_by_the_definition_s_option_names() {
+        let fork = npuprof_repository::catalog::BUILTIN[1]
+            .1
+            .replace("id: vllm-ascend", "id: fork")
+            .replace("port: [--port]", "port: [--listen-port]")
+            .replace("subcommand: serve", "subcommand: launch")
+            .replace("[vllm, serve, MODEL]", "[fork, launch, MODEL]")
+            .replace("[--tensor-parallel-size, -tp]", "[--tp-size]");
+        let catalog = npuprof_repository::Catalog::load([("fork.yaml", fork.as_str())]).unwrap();
+        let engine = Engine(Box::leak(Box::new(catalog.engines()[0].clone())));
+        let argv: Vec<String> = "fork launch m2 --port 1 --listen-port 9001 --tp-size 3 -tp 5"
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        let facts = read_command(engine, &argv).expect("reads");
+        assert_eq!(facts.model.as_deref(), Some("m2"));
+        assert_eq!((facts.port, facts.ranks), (9001, 3));
+        let default = read_command(engine, &["fork".to_owned()]).expect("reads");
+        assert_eq!(
+            (default.port, default.ranks, default.model),
+            (8000, 1, None)
         );
     }
 
@@ -230,7 +267,7 @@ mod tests {
                 .split(' ')
                 .map(str::to_owned)
                 .collect();
-        let facts = read_command(Engine::VllmAscend, &argv).expect("reads");
+        let facts = read_command(vllm_ascend(), &argv).expect("reads");
         assert_eq!(facts.model.as_deref(), Some("Qwen/Q"));
         assert_eq!(
             (facts.host.as_str(), facts.port, facts.ranks),
@@ -239,17 +276,17 @@ mod tests {
         let bad: Vec<String> = ["vllm", "serve", "m", "-tp", "x"]
             .map(str::to_owned)
             .to_vec();
-        assert!(read_command(Engine::VllmAscend, &bad).is_err());
+        assert!(read_command(vllm_ascend(), &bad).is_err());
     }
 
     #[test]
     fn switches_name_the_variables_and_options() {
         assert_eq!(
-            switches(&for_engine(Engine::VllmAscend, ConfigStyle::Env)),
+            switches(&for_engine(vllm_ascend(), ConfigStyle::Env)),
             ["VLLM_TORCH_PROFILER_DIR", "VLLM_TORCH_PROFILER_WITH_STACK"]
         );
         assert_eq!(
-            switches(&for_engine(Engine::VllmAscend, ConfigStyle::ProfilerConfig)),
+            switches(&for_engine(vllm_ascend(), ConfigStyle::ProfilerConfig)),
             ["--profiler-config"]
         );
     }

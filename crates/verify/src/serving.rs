@@ -38,6 +38,8 @@ pub struct ServingSpec {
     pub run_dir_suffix: String,
     /// Text in the name of the API process's own trace (`.async_llm`).
     pub frontend_trace_suffix: String,
+    /// The engine's setting that stops that trace, for the finding's next action.
+    pub frontend_off_key: String,
     /// The rank suffix of a worker's name, `<x>` standing for digits and `<r>` for the rank
     /// (`dp<d>_pp<p>_tp<t>_dcp<c>_ep<e>_rank<r>`).
     pub worker_name_shape: String,
@@ -362,7 +364,10 @@ pub fn apply(
             Code::ServingFrontendTrace,
             "the API process's own CPU trace (not a rank; no NPU data)",
             Evidence::path(disp(&trace.0)),
-            "nothing: verify leaves it out; the engine's ignore_frontend setting stops it",
+            format!(
+                "nothing: verify leaves it out; the engine's {} setting stops it",
+                spec.frontend_off_key
+            ),
         ));
     }
     report.findings.sort_by_key(|f| (f.severity, f.code));
@@ -478,6 +483,7 @@ mod tests {
             engine: "e".to_owned(),
             run_dir_suffix: "_ascend_pt".to_owned(),
             frontend_trace_suffix: ".fe".to_owned(),
+            frontend_off_key: "off".to_owned(),
             worker_name_shape: SHAPE.to_owned(),
             settle: Duration::from_secs(1),
         };

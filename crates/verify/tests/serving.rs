@@ -21,6 +21,7 @@ fn spec() -> ServingSpec {
         engine: "vllm-ascend".to_owned(),
         run_dir_suffix: "_ascend_pt".to_owned(),
         frontend_trace_suffix: ".async_llm".to_owned(),
+        frontend_off_key: "ignore_frontend".to_owned(),
         worker_name_shape: SHAPE.to_owned(),
         settle: Duration::from_secs(10),
     }
@@ -268,6 +269,11 @@ fn the_frontend_trace_is_recognised_and_not_a_rank() {
         finding(&report, Code::ServingOutput)
             .message
             .contains("1 rank(s) (0)")
+    );
+    // The setting that stops the trace is the definition's, as the spec gives it.
+    assert_eq!(
+        finding(&report, Code::ServingFrontendTrace).next_action,
+        "nothing: verify leaves it out; the engine's ignore_frontend setting stops it"
     );
 }
 

@@ -10,6 +10,7 @@ pub fn serving_spec(definition: &EngineDefinition) -> ServingSpec {
         engine: definition.id.clone(),
         run_dir_suffix: definition.results.run_dir_suffix.clone(),
         frontend_trace_suffix: definition.results.frontend_trace_suffix.clone(),
+        frontend_off_key: definition.results.frontend_off_key.clone(),
         worker_name_shape: definition.worker_name_shape.clone(),
         settle: DEFAULT_SETTLE,
     }
@@ -20,11 +21,6 @@ pub fn serving_spec(definition: &EngineDefinition) -> ServingSpec {
 pub fn verify_serving(engine: Option<&EngineDefinition>) -> Serving {
     match engine {
         Some(definition) => Serving::Forced(serving_spec(definition)),
-        None => Serving::Auto(
-            EngineDefinition::all()
-                .into_iter()
-                .map(serving_spec)
-                .collect(),
-        ),
+        None => Serving::Auto(EngineDefinition::all().iter().map(serving_spec).collect()),
     }
 }

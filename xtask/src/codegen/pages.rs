@@ -440,9 +440,33 @@ fn repositories() -> String {
         "The repositories npuprof knows, one definition file each in \
          `crates/repository/definitions/` (a new repository kind, or a fork with another layout, \
          is a new file plus tests; more files load through the `NPUPROF_DEFINITIONS` path list, \
-         tried first). A repository uses the first definition whose root markers it holds. \
-         Python is matched by structure; the file names are where the factory is searched.\n\n\
-         ## Layouts\n\n\
+         tried first). Every kind is loaded and validated by one catalog, once per process. A \
+         repository uses the first recipes definition whose root markers it holds; a serving \
+         engine is named by its id (`--engine`) or recognised by its package. Python is matched \
+         by structure; the file names are where the factory is searched.\n\n\
+         ## Definitions\n\n\
+         | definition | kind | read by |\n\
+         |---|---|---|\n",
+    );
+    let recipes = catalog.recipes().iter().map(|d| {
+        (
+            &d.id,
+            &d.kind,
+            "route, plan, patch, collect, verify, relocate",
+        )
+    });
+    let engines = catalog.engines().iter().map(|d| {
+        (
+            &d.id,
+            &d.kind,
+            "route, plan --engine, collect --engine, verify --engine",
+        )
+    });
+    for (id, kind, readers) in recipes.chain(engines) {
+        let _ = writeln!(out, "| `{id}` | {} | {readers} |", spelling(kind));
+    }
+    out.push_str(
+        "\n## Layouts\n\n\
          | definition | kind | root markers | models | run configs | results | launcher | relocate moves |\n\
          |---|---|---|---|---|---|---|---|\n",
     );
@@ -520,20 +544,19 @@ fn repositories() -> String {
             cell(&manual.instruction)
         );
     }
-    serving_engines(&mut out);
+    serving_engines(catalog, &mut out);
     out
 }
 
-/// The serving-engine definitions (`crates/repository/definitions/*.yaml`).
-fn serving_engines(out: &mut String) {
-    use npuprof_repository::engine::EngineDefinition;
+/// The serving-engine definitions of the catalog (`crates/repository/definitions/*.yaml`).
+fn serving_engines(catalog: &npuprof_repository::Catalog, out: &mut String) {
     out.push_str(
         "\n## Serving engines\n\nDriven over HTTP, no schedule (`crates/repository/definitions/`; \
-         `route`, `plan --engine`, `verify --engine` read them).\n\n\
+         `route`, `plan --engine`, `collect --engine`, `verify --engine` read them).\n\n\
          | engine | config styles (evidence in the source) | stack setting | known metrics | run directories |\n\
          |---|---|---|---|---|\n",
     );
-    for d in EngineDefinition::all() {
+    for d in catalog.engines() {
         let styles: Vec<String> = d
             .styles
             .iter()
@@ -569,6 +592,34 @@ fn serving_engines(out: &mut String) {
             d.worker_name_shape,
             d.results.run_dir_suffix,
             d.results.frontend_trace_suffix
+        );
+    }
+    out.push_str(
+        "\nWhat `collect --engine` reads from the serve command (the model after the \
+         subcommand, else the model-name option; every spelling of each option):\n\n\
+         | engine | serve command | model name | host | port (default) | ranks |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let options = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for d in catalog.engines() {
+        let c = &d.command;
+        let _ = writeln!(
+            out,
+            "| `{}` | `{}` | {} | {} | {} ({}) | {} × {} |",
+            d.id,
+            d.serve_command.join(" "),
+            options(&c.model_name),
+            options(&c.host),
+            options(&c.port),
+            c.default_port,
+            options(&c.tensor_parallel),
+            options(&c.pipeline_parallel),
         );
     }
 }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use anyhow::Context as _;
-use npuprof_repository::engine::{EngineDefinition, ParseMode};
+use npuprof_repository::engine::{EngineDefinition, ParseMode, detect_with};
 use npuprof_workflow::serve_plan::{ServeLoad, ServePlan, plan_serve};
 
 use super::plan::Args;
@@ -27,11 +27,12 @@ pub fn run(engine: &str, args: &Args) -> anyhow::Result<Exit> {
 
 /// Computes the plan without printing.
 pub fn execute(engine: &str, args: &Args) -> anyhow::Result<ServePlan> {
+    npuprof_repository::Catalog::global().map_err(npuprof_repository::TargetError::from)?;
     let definition = EngineDefinition::by_id(engine)
         .with_context(|| format!("no serving-engine definition `{engine}`"))?;
     let (facts, from_source) = match &args.target.repo {
         Some(repo) => {
-            let detected = npuprof_repository::engine::detect(repo).with_context(|| {
+            let detected = detect_with(definition, repo).with_context(|| {
                 format!(
                     "{}: no {} package here (a checkout or a site-packages directory holding {}/)",
                     repo.display(),

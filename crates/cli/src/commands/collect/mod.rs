@@ -37,10 +37,11 @@ pub struct Args {
     /// Print one JSON document (route, patch, runs, verify, relocate, revert) on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Collect from a serving engine instead of a repository: start the command after `--`
-    /// (`vllm serve MODEL …`) with the profiler on, or profile a running server (--url).
-    #[arg(long, value_enum, value_name = "ENGINE")]
-    pub engine: Option<serve::EngineArg>,
+    /// Collect from a serving engine instead of a repository (a definition id, e.g.
+    /// `vllm-ascend`): start the command after `--` (`vllm serve MODEL …`) with the profiler on,
+    /// or profile a running server (--url).
+    #[arg(long, value_name = "ENGINE", value_parser = crate::args::engine_id)]
+    pub engine: Option<String>,
     /// The serving options.
     #[command(flatten)]
     pub serve: serve::ServeArgs,
@@ -52,7 +53,7 @@ pub struct Args {
 
 /// Runs `npuprof collect`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
-    if let Some(engine) = args.engine {
+    if let Some(engine) = &args.engine {
         return serve::run(&args, engine);
     }
     let report = execute(&args)?;

@@ -19,13 +19,6 @@ use crate::exit::Exit;
 use crate::failure::{ErrorCode, Failure};
 use crate::output;
 
-/// A serving engine (`--engine`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EngineArg {
-    /// vLLM with the vLLM-Ascend plugin (`vllm serve MODEL …`).
-    VllmAscend,
-}
-
 /// The OpenAI route of the load (`--api`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum ApiArg {
@@ -121,12 +114,16 @@ const DEFAULT_OUTPUT_LEN: u32 = 128;
 const DEFAULT_CONCURRENCY: u32 = 8;
 const DEFAULT_WARMUP: u32 = 4;
 
-/// Runs `collect --engine`.
-pub fn run(args: &Args, engine: EngineArg) -> anyhow::Result<Exit> {
+/// Runs `collect --engine ID` (`ID` a serving-engine definition's).
+pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
     refuse_repository_flags(args)?;
-    let engine = match engine {
-        EngineArg::VllmAscend => Engine::VllmAscend,
-    };
+    npuprof_repository::Catalog::global().map_err(npuprof_repository::TargetError::from)?;
+    let engine = Engine::by_id(engine).ok_or_else(|| {
+        Failure::new(
+            ErrorCode::Usage,
+            format!("no serving-engine definition `{engine}`"),
+        )
+    })?;
     let settings = match &args.serve.engine_source {
         Some(source) => settings::from_source(engine, source)
             .map_err(|message| Failure::new(ErrorCode::InvalidInput, message))?,
@@ -149,13 +146,26 @@ pub fn run(args: &Args, engine: EngineArg) -> anyhow::Result<Exit> {
         },
         (true, Some(url)) => {
             if serve.profile_dir.is_none() {
-                return Err(Failure::new(ErrorCode::Usage, "--url without a command needs --profile-dir")
-                    .with_hint("give the running server's profiler directory (its torch_profiler_dir or VLLM_TORCH_PROFILER_DIR)")
-                    .into());
+                let keys: Vec<&str> = engine
+                    .definition()
+                    .styles
+                    .iter()
+                    .rev()
+                    .map(|s| s.dir_key())
+                    .collect();
+                return Err(Failure::new(
+                    ErrorCode::Usage,
+                    "--url without a command needs --profile-dir",
+                )
+                .with_hint(format!(
+                    "give the running server's profiler directory (its {})",
+                    keys.join(" or ")
+                ))
+                .into());
             }
             Target::Attach(url)
         }
-        (true, None) => return Err(npuprof_serve::ServeError::NoCommand.into()),
+        (true, None) => return Err(npuprof_serve::ServeError::no_command(engine).into()),
     };
     let profile_dir = match &serve.profile_dir {
         Some(dir) => cwd.join(dir),
