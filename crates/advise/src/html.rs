@@ -167,9 +167,9 @@ fn finding_article(out: &mut String, phase: &str, number: usize, finding: &Findi
     if !finding.evidence.is_empty() {
         evidence_table(out, &finding.evidence);
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<p class=\"action\">do: {}</p></article>\n",
+        "<p class=\"action\">do: {}</p></article>",
         with_code_spans(&finding.action)
     );
 }

@@ -142,3 +142,33 @@ fn html_pages_hold_the_findings() {
     assert!(advice_at < ranks_at, "advice before the ranks");
     in_order(&summary);
 }
+
+/// A note longer than the report's 100 columns is wrapped at spaces, never cut mid-sentence.
+#[test]
+fn a_long_note_is_wrapped_whole() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let run = tmp.path().join("rank0_ascend_pt");
+    let out = run.join("ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::copy(
+        real_run().join("rank0_ascend_pt/profiler_info_0.json"),
+        run.join("profiler_info_0.json"),
+    )
+    .expect("copy");
+    std::fs::write(
+        out.join("step_trace_time.csv"),
+        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n1,1000,0,0,0,10\n",
+    )
+    .expect("write");
+    let done = advise_in(tmp.path(), &["."]).output().expect("run");
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    let note = "note (run · rank 0): no ASCEND_PROFILER_OUTPUT/kernel_details.csv (no NPU \
+                activity?): kernels not judged";
+    assert!(note.chars().count() > 100, "the note must need wrapping");
+    let joined = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains(note), "{stdout}");
+    assert!(!stdout.contains('…'), "{stdout}");
+    for line in stdout.lines() {
+        assert!(line.chars().count() <= 100, "{line:?}");
+    }
+}

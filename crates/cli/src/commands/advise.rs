@@ -109,18 +109,15 @@ pub fn human(advice: &Advice) -> String {
     }
     for run in &advice.runs {
         for note in &run.notes {
-            let line = format!(
-                "note ({} · {}): {note}",
+            let lead = format!(
+                "note ({} · {}): ",
                 run.phase.as_deref().unwrap_or("run"),
                 npuprof_summary::ranks::rank_label(run.rank)
             );
-            let _ = writeln!(
-                out,
-                "{}{}{}",
-                dim().render(),
-                fit(&line, WIDTH),
-                dim().render_reset()
-            );
+            // Wrapped, never cut: a note is a sentence to read whole.
+            let _ = write!(out, "{}", dim().render());
+            wrap(&mut out, &lead, note);
+            let _ = write!(out, "{}", dim().render_reset());
         }
     }
     out
