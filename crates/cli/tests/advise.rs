@@ -39,8 +39,9 @@ fn json_advice_on_the_real_run() {
     );
 }
 
-#[test]
-fn no_findings_exit_0_and_errors_exit_2() {
+/// A one-rank run in a temp directory with the real run's profiler_info and one quiet step
+/// (all computing); its `ASCEND_PROFILER_OUTPUT` directory.
+fn quiet_run() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let run = tmp.path().join("rank0_ascend_pt");
     let out = run.join("ASCEND_PROFILER_OUTPUT");
@@ -50,12 +51,18 @@ fn no_findings_exit_0_and_errors_exit_2() {
         run.join("profiler_info_0.json"),
     )
     .expect("copy");
-    // A quiet step: all computing; one static AI Core kernel, compute-bound.
     std::fs::write(
         out.join("step_trace_time.csv"),
         "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n1,1000,0,0,0,10\n",
     )
     .expect("write");
+    (tmp, out)
+}
+
+#[test]
+fn no_findings_exit_0_and_errors_exit_2() {
+    let (tmp, out) = quiet_run();
+    // One static AI Core kernel, compute-bound.
     std::fs::write(
         out.join("kernel_details.csv"),
         "Step Id,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),aic_mac_ratio\n\
@@ -146,20 +153,7 @@ fn html_pages_hold_the_findings() {
 /// A note longer than the report's 100 columns is wrapped at spaces, never cut mid-sentence.
 #[test]
 fn a_long_note_is_wrapped_whole() {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let run = tmp.path().join("rank0_ascend_pt");
-    let out = run.join("ASCEND_PROFILER_OUTPUT");
-    std::fs::create_dir_all(&out).expect("mkdir");
-    std::fs::copy(
-        real_run().join("rank0_ascend_pt/profiler_info_0.json"),
-        run.join("profiler_info_0.json"),
-    )
-    .expect("copy");
-    std::fs::write(
-        out.join("step_trace_time.csv"),
-        "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n1,1000,0,0,0,10\n",
-    )
-    .expect("write");
+    let (tmp, _) = quiet_run();
     let done = advise_in(tmp.path(), &["."]).output().expect("run");
     let stdout = String::from_utf8_lossy(&done.stdout);
     let note = "note (run · rank 0): no ASCEND_PROFILER_OUTPUT/kernel_details.csv (no NPU \
