@@ -293,3 +293,38 @@ fn a_three_times_slower_kernel_is_named_in_a_faster_step() {
     let text = stdout_of(&mut compare_in(tmp.path(), &["base", "new"]));
     assert!(text.contains(verdict), "{text}");
 }
+
+/// compare reads the vendored db export (no text export) as summary does: rank 0 against
+/// rank 1 gives, per step, the kernel times summary reads from the same databases.
+#[test]
+fn the_db_export_is_compared_with_summarys_numbers() {
+    let data = common::db_run();
+    let json = stdout_of(&mut compare_in(
+        &data,
+        &["rank0_ascend_pt", "rank1_ascend_pt", "--json"],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let summary = |rank: &str| -> f64 {
+        let text = stdout_of(&mut command_in(
+            &get_cargo_bin("npuprof"),
+            &data,
+            "summary",
+            &[rank, "--json"],
+        ));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let total = v["runs"][0]["kernels"]["total_us"]
+            .as_f64()
+            .expect("kernel time");
+        let steps = v["runs"][0]["step_stats"]["count"].as_f64().expect("steps");
+        total / steps
+    };
+    let kernel_time = &json["phases"][0]["kernel_time"];
+    for (side, rank) in [
+        ("base_us", "rank0_ascend_pt"),
+        ("new_us", "rank1_ascend_pt"),
+    ] {
+        let got = kernel_time[side].as_f64().expect("kernel time");
+        let want = summary(rank);
+        assert!((got - want).abs() <= 1e-6 * want, "{side}: {got} vs {want}");
+    }
+}
