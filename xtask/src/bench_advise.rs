@@ -173,8 +173,8 @@ fn same_inputs(
         fs::remove_dir_all(&real)?;
     }
     copy_tree(&workspace_root().join(REAL_RUN), &real)?;
-    let generated = out.join("anchor");
-    let run = generated.join("rank0_ascend_pt");
+    // The rank directory itself: the advisor takes a directory of several ranks, or one rank's.
+    let run = out.join("anchor").join("rank0_ascend_pt");
     let bytes = make_run(&run, sample, kernel_sample, args.anchor_rows)?;
     let inputs = [
         (
@@ -182,7 +182,7 @@ fn same_inputs(
             "the vendored real 2-rank run (191 kernel rows per rank)".to_owned(),
         ),
         (
-            generated,
+            run,
             format!(
                 "{} MB kernel_details.csv ({} rows), generated",
                 bytes / 1_000_000,
@@ -218,15 +218,18 @@ fn same_inputs(
             dir.display()
         );
         let advisor = measure(&cmd, false)?;
-        let advisor_result = format!("{} report file(s)", fs::read_dir(&report)?.count());
+        let written = fs::read_dir(&report)?
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().ends_with(".html"));
+        let advisor_result = if written {
+            "its HTML report"
+        } else {
+            "no report written (see its log above)"
+        };
         for (tool, m, result) in [
             ("npuprof summary", &summary, "-"),
             ("npuprof advise", &advise, found.as_str()),
-            (
-                "msprof-analyze advisor all",
-                &advisor,
-                advisor_result.as_str(),
-            ),
+            ("msprof-analyze advisor all", &advisor, advisor_result),
         ] {
             println!(
                 "| {tool} | {input} | {:.2} | {:.2} | {:.1} MB | {result} |",
