@@ -1,8 +1,9 @@
 //! `cargo xtask bench advise`: `npuprof advise` against `npuprof summary` on the same
 //! multi-million-row kernel_details.csv (the brief: advise within 2× summary's time on one
-//! core, memory bounded), and against msprof-analyze's advisor when `--anchor` names its
-//! executable (it takes minutes and GBs on millions of rows: `--anchor-rows` gives it a smaller
-//! file of its own, reported with its size). Medians of `--runs` runs after a warm-up.
+//! core, memory bounded); then summary, advise and msprof-analyze's advisor on the same inputs
+//! (a copy of the vendored real run, and a generated run of `--anchor-rows` rows: msprof-analyze
+//! takes minutes and GBs on millions), when msprof-analyze is installed (on PATH, or
+//! `--anchor PATH`; otherwise skipped, saying why). Medians of `--runs` runs after a warm-up.
 //!
 //! The run directory (under `target/bench/advise/`, not committed; `--clean` deletes it) holds
 //! the real rows of the vendored 2-rank run repeated (a new `Step Id` per repetition) and that
@@ -15,7 +16,7 @@ use std::process::Command;
 use anyhow::{Context, bail};
 
 use crate::bench_summary::{median_of, table};
-use crate::bench_verify::{Measured, one_core, write_kernel_details};
+use crate::bench_verify::{Measured, measure, one_core, write_kernel_details};
 use crate::build::{build_npuprof, target_dir, workspace_root};
 
 /// Options of the advise benchmark.
@@ -24,19 +25,34 @@ pub struct Args {
     /// Rows of the generated kernel_details.csv.
     #[arg(long, default_value_t = 2_000_000)]
     pub rows: u64,
-    /// Timed runs of each command (the median is reported), after one warm-up run.
+    /// Timed runs of each npuprof command (the median is reported), after one warm-up run.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// msprof-analyze's executable, to time its advisor (`advisor all -d RUN`) too.
-    #[arg(long, value_name = "PATH")]
+    /// msprof-analyze's executable [default: `msprof-analyze` on PATH; without one its rows are
+    /// skipped, saying why].
+    #[arg(long, value_name = "PATH", conflicts_with = "no_anchor")]
     pub anchor: Option<PathBuf>,
-    /// Rows of the anchor's own kernel_details.csv (default: the same file as npuprof's).
-    #[arg(long, value_name = "N")]
-    pub anchor_rows: Option<u64>,
+    /// Do not time msprof-analyze, even when it is installed.
+    #[arg(long)]
+    pub no_anchor: bool,
+    /// Rows of the generated file that summary, advise and msprof-analyze are timed on together
+    /// (msprof-analyze takes about 10 minutes and 10 GB on 2M rows).
+    #[arg(long, value_name = "N", default_value_t = ANCHOR_ROWS)]
+    pub anchor_rows: u64,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
 }
+
+/// The default `--anchor-rows`.
+const ANCHOR_ROWS: u64 = 200_000;
+
+/// msprof-analyze's executable name, looked for on PATH.
+const ANCHOR_NAME: &str = "msprof-analyze";
+
+/// The vendored real run the three tools are also timed on (both ranks: msprof-analyze then
+/// runs its cluster analyses too).
+const REAL_RUN: &str = "crates/summary/tests/data/real-2rank";
 
 const SAMPLE: &str = "crates/summary/tests/data/real-2rank/rank0_ascend_pt";
 const FILES: [&str; 2] = ["step_trace_time.csv", "communication.json"];
@@ -95,35 +111,13 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let summary_all = median_of(&summary_all, args.runs, false)?;
     let findings = count_findings(&advise_one)?;
     let found = format!("{findings} findings");
-    let mut rows: Vec<(&str, &Measured, &str)> = vec![
+    let rows: Vec<(&str, &Measured, &str)> = vec![
         ("npuprof advise, one core", &advise_one, &found),
         ("npuprof summary, one core", &summary_one, "-"),
         ("npuprof advise, all cores", &advise_all, &found),
         ("npuprof summary, all cores", &summary_all, "-"),
     ];
-    let anchor = match &args.anchor {
-        Some(program) => Some(time_anchor(
-            program,
-            args,
-            &out,
-            &sample,
-            &kernel_sample,
-            &run,
-        )?),
-        None => None,
-    };
-    let same_input = anchor.as_ref().is_some_and(|a| a.2 == bytes);
-    if let Some((measured, label, _)) = anchor.as_ref().filter(|_| same_input) {
-        rows.push((label.as_str(), measured, "-"));
-    }
     table("kernel_details.csv", bytes, &rows);
-    if let Some((measured, label, anchor_bytes)) = anchor.as_ref().filter(|_| !same_input) {
-        table(
-            "kernel_details.csv",
-            *anchor_bytes,
-            &[(label.as_str(), measured, "-")],
-        );
-    }
     println!();
     println!(
         "npuprof advise / npuprof summary, one core: {:.2} wall, {:.2} CPU; peak RSS {:.1} MB vs {:.1} MB",
@@ -132,16 +126,139 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         advise_one.max_rss_kb as f64 / 1024.0,
         summary_one.max_rss_kb as f64 / 1024.0
     );
-    if let Some((measured, _, _)) = anchor.as_ref().filter(|_| same_input) {
-        println!(
-            "msprof-analyze advisor / npuprof advise (one core): {:.0}× the wall time",
-            measured.secs / advise_one.secs.max(0.001)
-        );
+    match find_anchor(args) {
+        Ok(anchor) => same_inputs(&npuprof, &anchor, args, &out, &sample, &kernel_sample)?,
+        Err(why) => println!("\nmsprof-analyze: skipped ({why})"),
     }
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench advise --clean`)",
         out.display()
     );
+    Ok(())
+}
+
+/// msprof-analyze's executable: `--anchor`, else the first on PATH; why not, when there is none.
+fn find_anchor(args: &Args) -> Result<PathBuf, String> {
+    if args.no_anchor {
+        return Err("--no-anchor".to_owned());
+    }
+    if let Some(program) = &args.anchor {
+        return Ok(program.clone());
+    }
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(ANCHOR_NAME))
+        .find(|p| p.is_file())
+        .ok_or_else(|| {
+            format!("no {ANCHOR_NAME} on PATH: `pip install msprof-analyze`, or --anchor PATH")
+        })
+}
+
+/// summary, advise and msprof-analyze's advisor on the same inputs: a copy of the vendored
+/// real run, and a generated run of `--anchor-rows` rows. npuprof's times are medians of
+/// `--runs` after a warm-up, on all cores; msprof-analyze is run once (the inputs are in the
+/// page cache by then).
+fn same_inputs(
+    npuprof: &Path,
+    anchor: &Path,
+    args: &Args,
+    out: &Path,
+    sample: &Path,
+    kernel_sample: &[u8],
+) -> anyhow::Result<()> {
+    let real = out.join("real-2rank");
+    // A copy: msprof-analyze writes next to what it reads (it checkpoints a db export's WAL).
+    if real.exists() {
+        fs::remove_dir_all(&real)?;
+    }
+    copy_tree(&workspace_root().join(REAL_RUN), &real)?;
+    // The rank directory itself: the advisor takes a directory of several ranks, or one rank's.
+    let run = out.join("anchor").join("rank0_ascend_pt");
+    let bytes = make_run(&run, sample, kernel_sample, args.anchor_rows)?;
+    let inputs = [
+        (
+            real,
+            "the vendored real 2-rank run (191 kernel rows per rank)".to_owned(),
+        ),
+        (
+            run,
+            format!(
+                "{} MB kernel_details.csv ({} rows), generated",
+                bytes / 1_000_000,
+                args.anchor_rows
+            ),
+        ),
+    ];
+    println!();
+    println!("| tool | input | median wall s | median CPU s | peak RSS | result |");
+    println!("|---|---|---|---|---|---|");
+    for (index, (dir, input)) in inputs.iter().enumerate() {
+        let npuprof_cmd = |name: &str| {
+            let mut cmd = Command::new(npuprof);
+            cmd.arg(name).arg(dir).arg("--json");
+            cmd
+        };
+        let summary = median_of(&npuprof_cmd("summary"), args.runs, false)?;
+        let advise = median_of(&npuprof_cmd("advise"), args.runs, true)?;
+        let found = format!("{} findings", count_findings(&advise)?);
+        let report = out.join(format!("anchor-report-{index}"));
+        if report.exists() {
+            fs::remove_dir_all(&report)?;
+        }
+        fs::create_dir_all(&report)?;
+        let mut cmd = Command::new(anchor);
+        cmd.args(["advisor", "all", "-d"])
+            .arg(dir)
+            .arg("-o")
+            .arg(&report);
+        eprintln!(
+            "timing {} advisor all on {} ...",
+            anchor.display(),
+            dir.display()
+        );
+        let advisor = measure(&cmd, false)?;
+        let written = fs::read_dir(&report)?
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().ends_with(".html"));
+        let advisor_result = if written {
+            "its HTML report"
+        } else {
+            "no report written (see its log above)"
+        };
+        for (tool, m, result) in [
+            ("npuprof summary", &summary, "-"),
+            ("npuprof advise", &advise, found.as_str()),
+            ("msprof-analyze advisor all", &advisor, advisor_result),
+        ] {
+            println!(
+                "| {tool} | {input} | {:.2} | {:.2} | {:.1} MB | {result} |",
+                m.secs,
+                m.cpu,
+                m.max_rss_kb as f64 / 1024.0
+            );
+        }
+        println!(
+            "| msprof-analyze / advise | same | {:.0}× | {:.0}× | | |",
+            advisor.secs / advise.secs.max(0.001),
+            advisor.cpu / advise.cpu.max(0.001)
+        );
+    }
+    Ok(())
+}
+
+/// Copies the directory tree `from` to `to`.
+fn copy_tree(from: &Path, to: &Path) -> anyhow::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
     Ok(())
 }
 
@@ -152,38 +269,4 @@ fn count_findings(measured: &Measured) -> anyhow::Result<usize> {
         .and_then(|f| f.as_array())
         .map(Vec::len)
         .context("advise JSON has no findings array")
-}
-
-/// msprof-analyze's advisor on `run` (or on a run of `--anchor-rows` rows), once after a
-/// warm-up; its times, the table label and the size of its kernel_details.csv.
-fn time_anchor(
-    program: &Path,
-    args: &Args,
-    out: &Path,
-    sample: &Path,
-    kernel_sample: &[u8],
-    run: &Path,
-) -> anyhow::Result<(Measured, String, u64)> {
-    let (dir, rows) = match args.anchor_rows {
-        Some(rows) => {
-            let dir = out.join("anchor").join("rank0_ascend_pt");
-            make_run(&dir, sample, kernel_sample, rows)?;
-            (dir, rows)
-        }
-        None => (run.to_path_buf(), args.rows),
-    };
-    let bytes = fs::metadata(dir.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv"))?.len();
-    let report = out.join("anchor-report");
-    fs::create_dir_all(&report)?;
-    let mut cmd = Command::new(program);
-    cmd.args(["advisor", "all", "-d"])
-        .arg(&dir)
-        .arg("-o")
-        .arg(&report);
-    let measured = median_of(&cmd, 1, true)?;
-    Ok((
-        measured,
-        format!("msprof-analyze advisor all ({rows} rows)"),
-        bytes,
-    ))
 }

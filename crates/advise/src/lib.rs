@@ -14,6 +14,7 @@
 pub mod codes;
 pub mod finding;
 pub mod host;
+pub mod html;
 pub mod links;
 pub mod profile;
 mod rules;

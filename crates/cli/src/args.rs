@@ -55,6 +55,10 @@ pub const DEFAULT_DECODE_ACTIVE: u64 = 10;
 /// The kernel rows `summary` keeps and `compare` lists per phase when `--top` is not given.
 pub const DEFAULT_TOP: usize = 15;
 
+/// The evidence items `advise` keeps per finding when `--top` is not given (also the advice in
+/// summary's HTML page).
+pub const DEFAULT_EVIDENCE: usize = 5;
+
 /// Where the repository and the run config are.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TargetArgs {
@@ -390,7 +394,7 @@ impl WindowArgs {
     }
 }
 
-/// How `summary` and `compare` report: which phase, and in which forms.
+/// How `summary`, `compare` and `advise` report: which phase, and in which forms.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ReportArgs {
     /// Only this phase (`prefill`, `decode`, …).

@@ -39,8 +39,9 @@ fn json_advice_on_the_real_run() {
     );
 }
 
-#[test]
-fn no_findings_exit_0_and_errors_exit_2() {
+/// A one-rank run in a temp directory with the real run's profiler_info and one quiet step
+/// (all computing); its `ASCEND_PROFILER_OUTPUT` directory.
+fn quiet_run() -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().expect("temp dir");
     let run = tmp.path().join("rank0_ascend_pt");
     let out = run.join("ASCEND_PROFILER_OUTPUT");
@@ -50,12 +51,18 @@ fn no_findings_exit_0_and_errors_exit_2() {
         run.join("profiler_info_0.json"),
     )
     .expect("copy");
-    // A quiet step: all computing; one static AI Core kernel, compute-bound.
     std::fs::write(
         out.join("step_trace_time.csv"),
         "Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free\n1,1000,0,0,0,10\n",
     )
     .expect("write");
+    (tmp, out)
+}
+
+#[test]
+fn no_findings_exit_0_and_errors_exit_2() {
+    let (tmp, out) = quiet_run();
+    // One static AI Core kernel, compute-bound.
     std::fs::write(
         out.join("kernel_details.csv"),
         "Step Id,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),aic_mac_ratio\n\
@@ -81,4 +88,81 @@ fn no_findings_exit_0_and_errors_exit_2() {
         .expect("run");
     let error: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON error");
     assert_eq!(error["schema_version"], 1, "{error}");
+}
+
+/// `--html FILE` writes the advice page (stdout keeps the terminal report) and says so on
+/// stderr; summary's `--html` page holds the same findings, after the warnings.
+#[test]
+fn html_pages_hold_the_findings() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let page = tmp.path().join("advice.html");
+    let plain = advise_in(&data_dir(), &["real-2rank"])
+        .output()
+        .expect("run");
+    let done = advise_in(&data_dir(), &["real-2rank", "--html"])
+        .arg(&page)
+        .output()
+        .expect("run");
+    assert_eq!(done.status.code(), Some(1), "{done:?}");
+    assert_eq!(done.stdout, plain.stdout, "stdout is the terminal report");
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert!(stderr.contains("npuprof: wrote "), "{stderr}");
+    let advice = std::fs::read_to_string(&page).expect("the advice page");
+    let json = advise_in(&data_dir(), &["real-2rank", "--json"])
+        .output()
+        .expect("run");
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let codes: Vec<String> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| format!("data-code=\"{}\"", f["code"].as_str().unwrap_or_default()))
+        .collect();
+    assert!(!codes.is_empty());
+    let in_order = |html: &str| {
+        let mut at = 0;
+        for code in &codes {
+            at += html[at..]
+                .find(code.as_str())
+                .unwrap_or_else(|| panic!("{code} missing or out of order"));
+            at += code.len();
+        }
+    };
+    assert!(advice.contains("<h1>npuprof advise</h1>"));
+    in_order(&advice);
+    let summary_page = tmp.path().join("summary.html");
+    let summary = command_in(
+        &get_cargo_bin("npuprof"),
+        &data_dir(),
+        "summary",
+        &["real-2rank", "--html"],
+    )
+    .arg(&summary_page)
+    .output()
+    .expect("run");
+    assert_eq!(summary.status.code(), Some(0), "{summary:?}");
+    let summary = std::fs::read_to_string(&summary_page).expect("the summary page");
+    let advice_at = summary
+        .find("<section class=\"advice\"")
+        .expect("an advice section in summary's page");
+    let ranks_at = summary.find("<section class=\"ranks\"").expect("ranks");
+    assert!(advice_at < ranks_at, "advice before the ranks");
+    in_order(&summary);
+}
+
+/// A note longer than the report's 100 columns is wrapped at spaces, never cut mid-sentence.
+#[test]
+fn a_long_note_is_wrapped_whole() {
+    let (tmp, _) = quiet_run();
+    let done = advise_in(tmp.path(), &["."]).output().expect("run");
+    let stdout = String::from_utf8_lossy(&done.stdout);
+    let note = "note (run · rank 0): no ASCEND_PROFILER_OUTPUT/kernel_details.csv (no NPU \
+                activity?): kernels not judged";
+    assert!(note.chars().count() > 100, "the note must need wrapping");
+    let joined = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains(note), "{stdout}");
+    assert!(!stdout.contains('…'), "{stdout}");
+    for line in stdout.lines() {
+        assert!(line.chars().count() <= 100, "{line:?}");
+    }
 }

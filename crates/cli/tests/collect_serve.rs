@@ -559,6 +559,13 @@ fn the_text_report_says_what_was_collected() {
         .expect("run npuprof");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).expect("UTF-8");
+    // The closing lines point at the page and at advise.
+    for next in ["next: npuprof summary ", "next: npuprof advise "] {
+        assert!(
+            text.lines().any(|l| l.starts_with(next)),
+            "no `{next}` line in:\n{text}"
+        );
+    }
     let head = text.split("\nrun · ").next().unwrap_or_default();
     let mut settings = insta::Settings::clone_current();
     settings.add_filter(r"_\d+_\d{17}_ascend_pt", "_[PID]_[TS]_ascend_pt");

@@ -232,3 +232,99 @@ fn removed_and_added_keys_are_marked_apart_from_faster_and_slower() {
         "{back}"
     );
 }
+
+/// A different profiler level is named before any delta in all three forms: the first line of
+/// the terminal report, `warnings[]` of `--json`, and a warning above the first phase of the
+/// HTML page.
+#[test]
+fn a_mismatch_is_named_before_any_delta_in_text_json_and_html() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    slower_matmul(tmp.path());
+    for (_, dir) in run_dirs(&tmp.path().join("new"), Layout::Flat) {
+        let info = dir.join(format!(
+            "profiler_info_{}.json",
+            dir.file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_prefix("rank"))
+                .and_then(|n| n.split('_').next())
+                .expect("rank dir name")
+        ));
+        let text = std::fs::read_to_string(&info).expect("profiler_info");
+        assert!(text.contains("\"Level1\""));
+        std::fs::write(&info, text.replacen("\"Level1\"", "\"Level0\"", 1)).expect("write");
+    }
+    let page = tmp.path().join("page.html");
+    let text = stdout_of(compare_in(tmp.path(), &["base", "new", "--html"]).arg(&page));
+    assert!(
+        text.starts_with(
+            "warning[profiler-level]: profiler levels differ: base Level1, new Level0"
+        ),
+        "{text}"
+    );
+    let json = stdout_of(&mut compare_in(tmp.path(), &["base", "new", "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(json["warnings"][0]["code"], "profiler-level", "{json}");
+    let html = std::fs::read_to_string(&page).expect("page");
+    let warning = html
+        .find("<p class=\"warning\" data-code=\"profiler-level\">")
+        .expect("the warning in the page");
+    let phase = html.find("<section class=\"phase\"").expect("a phase");
+    assert!(warning < phase, "the warning comes before the deltas");
+}
+
+/// A planted 3× kernel in a faster step (the collectives got 30 ms faster): the headline says
+/// the step is faster and still names the 3× slower MatMulV2, per rank as well.
+#[test]
+fn a_three_times_slower_kernel_is_named_in_a_faster_step() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let added = slower_matmul(tmp.path());
+    for (_, dir) in run_dirs(&tmp.path().join("new"), Layout::Flat) {
+        common::add_to_steps(&dir, "Communication(Not Overlapped)", -30_000.0);
+    }
+    assert!(added.iter().all(|a| *a > 0.0 && *a < 30_000.0), "{added:?}");
+    let json = stdout_of(&mut compare_in(tmp.path(), &["base", "new", "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let verdict = json["phases"][0]["verdict"].as_str().unwrap_or_default();
+    assert!(verdict.contains("faster"), "{verdict}");
+    assert!(
+        verdict.contains("yet +") && verdict.contains("MatMulV2"),
+        "{verdict}"
+    );
+    let text = stdout_of(&mut compare_in(tmp.path(), &["base", "new"]));
+    assert!(text.contains(verdict), "{text}");
+}
+
+/// compare reads the vendored db export (no text export) as summary does: rank 0 against
+/// rank 1 gives, per step, the kernel times summary reads from the same databases.
+#[test]
+fn the_db_export_is_compared_with_summarys_numbers() {
+    let data = common::db_run();
+    let json = stdout_of(&mut compare_in(
+        &data,
+        &["rank0_ascend_pt", "rank1_ascend_pt", "--json"],
+    ));
+    let json: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    let summary = |rank: &str| -> f64 {
+        let text = stdout_of(&mut command_in(
+            &get_cargo_bin("npuprof"),
+            &data,
+            "summary",
+            &[rank, "--json"],
+        ));
+        let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+        let total = v["runs"][0]["kernels"]["total_us"]
+            .as_f64()
+            .expect("kernel time");
+        let steps = v["runs"][0]["step_stats"]["count"].as_f64().expect("steps");
+        total / steps
+    };
+    let kernel_time = &json["phases"][0]["kernel_time"];
+    for (side, rank) in [
+        ("base_us", "rank0_ascend_pt"),
+        ("new_us", "rank1_ascend_pt"),
+    ] {
+        let got = kernel_time[side].as_f64().expect("kernel time");
+        let want = summary(rank);
+        assert!((got - want).abs() <= 1e-6 * want, "{side}: {got} vs {want}");
+    }
+}

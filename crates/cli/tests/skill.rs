@@ -314,3 +314,51 @@ fn the_undo_line_of_install_is_shell_quoted() {
     );
     assert!(!tmp.path().join("PWNED").exists());
 }
+
+/// advise is in the skill: its command is shown (and run by the test above), and every advice
+/// code the skill names (before `title` in its advise sentence) is one of the registry's; the
+/// registry's codes at the time of writing are all named.
+#[test]
+fn the_skill_shows_advise_with_its_codes() {
+    let text = skill_text();
+    assert!(
+        text.lines().any(|l| l.starts_with("npuprof advise ")),
+        "no advise command in the skill"
+    );
+    let paragraph = text
+        .split("\n\n")
+        .find(|p| p.contains("`advise` says what is wrong"))
+        .and_then(|p| p.split_once("`advise` says what is wrong"))
+        .and_then(|(_, rest)| rest.split_once("`title`"))
+        .map(|(codes, _)| codes)
+        .expect("the advise sentence, its codes before `title`");
+    let known: Vec<&str> = npuprof_advise::Code::ALL
+        .iter()
+        .map(|c| c.as_str())
+        .collect();
+    let named: Vec<&str> = paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|w| w.contains('-') && w.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'))
+        .collect();
+    for code in &named {
+        assert!(
+            known.contains(code),
+            "the skill names `{code}`, no advise code"
+        );
+    }
+    for code in [
+        "slow-rank",
+        "communication-exposed",
+        "device-idle",
+        "no-bound",
+        "memory-bound",
+        "ai-cpu-operators",
+        "dynamic-shape",
+        "small-packets",
+        "first-step-outlier",
+    ] {
+        assert!(named.contains(&code), "the skill does not name `{code}`");
+    }
+}

@@ -490,3 +490,60 @@ fn a_kernel_details_over_torch_npus_cap_is_refused_unread() {
         "{stderr}"
     );
 }
+
+/// The rank section as printed and drawn: on the real run (rank 0 3.5 % slower, under the 5 %
+/// threshold) no red mark and "no straggler"; with 20 ms more computing on rank 1, rank 1 is
+/// named the straggler and rank 0 the rank waiting for it, and rank 1 is red in the terminal
+/// (colour forced) and highlighted in the HTML page.
+#[test]
+fn the_red_mark_and_the_straggler_only_past_the_threshold() {
+    let check = |root: &Path| -> (String, String, String) {
+        let page = root.join("page.html");
+        let plain = stdout_of(summary_in(root, &["--html"]).arg(&page));
+        let coloured = stdout_of(
+            summary_in(root, &[])
+                .env("CLICOLOR_FORCE", "1")
+                .env_remove("NO_COLOR"),
+        );
+        let html = std::fs::read_to_string(&page).expect("page");
+        (plain, coloured, html)
+    };
+    let real = real_copy(Layout::Flat);
+    let (plain, coloured, html) = check(real.path());
+    assert!(
+        plain.contains("no straggler: computing + free time within"),
+        "{plain}"
+    );
+    let ranks_line = |text: &str| {
+        text.lines()
+            .find(|l| l.contains("rank 0 ") && l.contains("rank 1 "))
+            .map(str::to_owned)
+            .unwrap_or_else(|| panic!("no rank line in {text}"))
+    };
+    assert!(!ranks_line(&coloured).contains("\u{1b}[31m"), "{coloured}");
+    assert!(
+        !html.contains("class=\"row highlight\""),
+        "no highlight under 5 %"
+    );
+
+    let planted = real_copy(Layout::Flat);
+    let rank1 = &run_dirs(planted.path(), Layout::Flat)[1].1;
+    common::add_to_steps(rank1, "Computing", 20_000.0);
+    let (plain, coloured, html) = check(planted.path());
+    let joined = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(joined.contains("straggler rank 1: "), "{plain}");
+    assert!(
+        joined.contains("rank 0 waits most in collectives"),
+        "{plain}"
+    );
+    let line = ranks_line(&coloured);
+    assert!(line.contains("\u{1b}[31mrank 1 "), "{line:?}");
+    assert!(!line.contains("\u{1b}[31mrank 0 "), "{line:?}");
+    assert!(
+        html.contains("<div class=\"row highlight\" data-label=\"rank 1\""),
+        "rank 1 highlighted"
+    );
+    assert!(!html.contains("<div class=\"row highlight\" data-label=\"rank 0\""));
+    assert!(html.contains("<dt>straggler</dt><dd>rank 1 ("), "{html}");
+    assert!(html.contains("<dt>waits most in collectives</dt><dd>rank 0</dd>"));
+}

@@ -6,7 +6,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{Layout, output_file, real_copy, rewrite_csv, run_dirs};
+use common::{Layout, add_to_steps, output_file, real_copy, rewrite_csv, run_dirs};
 use npuprof_summary::ranks::{PhaseRanks, RANK_SPREAD};
 use npuprof_summary::{Options, Summary, summarize};
 
@@ -16,19 +16,6 @@ fn summary(path: &Path) -> Summary {
 
 fn ranks(path: &Path) -> PhaseRanks {
     summary(path).ranks.into_iter().next().expect("a phase")
-}
-
-/// Adds `us` to `column` of every step of the run's step_trace_time.csv.
-fn add_to_steps(run: &Path, column: &str, us: f64) {
-    let mut index = 0;
-    rewrite_csv(&output_file(run, "step_trace_time.csv"), |row, fields| {
-        if row == 0 {
-            index = fields.iter().position(|f| f == column).expect("column");
-        } else {
-            let old: f64 = fields[index].parse().expect("number");
-            fields[index] = format!("{}", old + us);
-        }
-    });
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! stake within each phase.
 //!
 //! Output: the terminal report (at most 100 columns; colour only on a terminal) or `--json` on
-//! stdout. Exit 0 when nothing was found, 1 with findings or skipped malformed rows, 2 when
+//! stdout; `--html FILE` also writes one self-contained page (summary's style). Exit 0 when nothing was found, 1 with findings or skipped malformed rows, 2 when
 //! nothing could be read.
 
 use std::fmt::Write as _;
@@ -28,30 +28,29 @@ pub struct Args {
     /// The repository and run config whose newest result to advise on.
     #[command(flatten)]
     pub target: crate::args::TargetArgs,
-    /// Only this phase (`prefill`, `decode`, …).
-    #[arg(long, value_name = "PHASE")]
-    pub phase: Option<String>,
     /// Only this rank.
     #[arg(long, value_name = "N")]
     pub rank: Option<u32>,
     /// Evidence items per finding (kernels, gaps, ranks).
-    #[arg(long, value_name = "N", default_value_t = 5)]
+    #[arg(long, value_name = "N", default_value_t = crate::args::DEFAULT_EVIDENCE)]
     pub top: usize,
-    /// Print the advice as JSON on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// The phase and the forms of the report.
+    #[command(flatten)]
+    pub report: crate::args::ReportArgs,
 }
 
 /// Runs `npuprof advise`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let options = Options {
-        phase: args.phase.clone(),
+        phase: args.report.phase.clone(),
         rank: args.rank,
         top: args.top,
     };
     let path = args.target.profile(args.path.as_deref())?;
     let advice = npuprof_advise::advise(&path, &options)?;
-    if args.json {
+    args.report
+        .write_html(|| npuprof_advise::html::render_advice(&advice))?;
+    if args.report.json {
         print_json(&advice)?;
     } else {
         crate::output::stdout().write_all(human(&advice).as_bytes())?;
@@ -110,18 +109,15 @@ pub fn human(advice: &Advice) -> String {
     }
     for run in &advice.runs {
         for note in &run.notes {
-            let line = format!(
-                "note ({} · {}): {note}",
+            let lead = format!(
+                "note ({} · {}): ",
                 run.phase.as_deref().unwrap_or("run"),
                 npuprof_summary::ranks::rank_label(run.rank)
             );
-            let _ = writeln!(
-                out,
-                "{}{}{}",
-                dim().render(),
-                fit(&line, WIDTH),
-                dim().render_reset()
-            );
+            // Wrapped, never cut: a note is a sentence to read whole.
+            let _ = write!(out, "{}", dim().render());
+            wrap(&mut out, &lead, note);
+            let _ = write!(out, "{}", dim().render_reset());
         }
     }
     out

@@ -3,7 +3,8 @@
 //! waiting, the balance across ranks — and what to open next.
 //!
 //! Output: the terminal report (at most 100 columns; colour only on a terminal, never with
-//! `NO_COLOR`) or `--json` on stdout; `--html FILE` also writes one self-contained page.
+//! `NO_COLOR`) or `--json` on stdout; `--html FILE` also writes one self-contained page, with
+//! advise's findings on the same runs.
 //! Exit 0 when summarised, 1 when malformed rows were skipped (named on stderr too), 2 when
 //! nothing could be (missing path, no run directory, a file without a required column).
 
@@ -54,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let path = args.target.profile(args.path.as_deref())?;
     let summary = npuprof_summary::summarize(&path, &options)?;
     args.report
-        .write_html(|| npuprof_summary::html::render_summary(&summary))?;
+        .write_html(|| page_with_advice(&summary, &path, &options))?;
     if args.report.json {
         print_json(&summary)?;
     } else {
@@ -64,6 +65,29 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         Exit::Findings
     } else {
         Exit::Ok
+    })
+}
+
+/// The summary page with advise's findings on the same runs (the same phase and rank) before
+/// the ranks and runs; when advise cannot read them, a note says why.
+fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options) -> String {
+    let advice = npuprof_advise::advise(
+        path,
+        &npuprof_advise::Options {
+            phase: options.phase.clone(),
+            rank: options.rank,
+            top: crate::args::DEFAULT_EVIDENCE,
+        },
+    );
+    npuprof_summary::html::render_summary_with(summary, |out| match &advice {
+        Ok(advice) => npuprof_advise::html::sections(out, advice),
+        Err(err) => {
+            let _ = write!(
+                out,
+                "<p class=\"note\">no advice: {}</p>",
+                npuprof_summary::html::escape(&format!("{err:#}"))
+            );
+        }
     })
 }
 

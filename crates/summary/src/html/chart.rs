@@ -3,6 +3,30 @@
 use std::fmt::Write as _;
 
 use super::escape;
+use crate::units::{duration, percent, signed};
+
+/// What a chart's values are, for the tooltip of each segment: the value rounded as the page
+/// shows it, then exact, with its unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// A duration in µs.
+    Micros,
+    /// A change of duration in µs (`+`/`-`).
+    SignedMicros,
+    /// A share or ratio, 0–1.
+    Ratio,
+}
+
+impl Unit {
+    /// `value` for a tooltip: `1.23 ms (1234.568 µs)`, `-250.0 µs (-250.000 µs)`, `12.3% (0.1234)`.
+    pub fn tooltip(self, value: f64) -> String {
+        match self {
+            Unit::Micros => format!("{} ({value:.3} µs)", duration(value)),
+            Unit::SignedMicros => format!("{} ({value:+.3} µs)", signed(value)),
+            Unit::Ratio => format!("{} ({value:.4})", percent(value)),
+        }
+    }
+}
 
 /// One part of a bar.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,12 +74,14 @@ impl Bar {
 const WIDTH: f64 = 1000.0;
 
 /// A chart: a caption and its rows, scaled to the longest bar (or to `scale` when given, e.g.
-/// 1.0 for ratios). `diverging` draws negative values left of the middle.
+/// 1.0 for ratios), each segment's tooltip written in `unit`. `diverging` draws negative values
+/// left of the middle.
 pub fn chart(
     out: &mut String,
     id: &str,
     caption: &str,
     bars: &[Bar],
+    unit: Unit,
     scale: Option<f64>,
     diverging: bool,
 ) {
@@ -77,12 +103,12 @@ pub fn chart(
         escape(caption)
     );
     for bar in bars {
-        row(out, bar, max, diverging);
+        row(out, bar, unit, max, diverging);
     }
     out.push_str("</figure>\n");
 }
 
-fn row(out: &mut String, bar: &Bar, max: f64, diverging: bool) {
+fn row(out: &mut String, bar: &Bar, unit: Unit, max: f64, diverging: bool) {
     let _ = write!(
         out,
         "<div class=\"row{}\" data-label=\"{}\" data-value=\"{}\"><span class=\"label\" title=\"{}\">{}</span>\
@@ -95,19 +121,21 @@ fn row(out: &mut String, bar: &Bar, max: f64, diverging: bool) {
         escape(&bar.label),
         escape(&bar.value_text),
     );
-    let unit = if max > 0.0 { WIDTH / max } else { 0.0 };
-    let (unit, mut x) = if diverging {
-        (unit / 2.0, WIDTH / 2.0)
+    let per_value = if max > 0.0 { WIDTH / max } else { 0.0 };
+    let (per_value, mut x) = if diverging {
+        (per_value / 2.0, WIDTH / 2.0)
     } else {
-        (unit, 0.0)
+        (per_value, 0.0)
     };
     for segment in &bar.segments {
-        let width = (segment.value.abs() * unit).min(WIDTH);
+        let width = (segment.value.abs() * per_value).min(WIDTH);
         let left = if segment.value < 0.0 { x - width } else { x };
         let _ = write!(
             out,
-            "<rect class=\"{0}\" data-segment=\"{0}\" data-value=\"{1}\" x=\"{left:.2}\" y=\"0\" width=\"{width:.2}\" height=\"10\"><title>{0}: {1}</title></rect>",
-            segment.class, segment.value
+            "<rect class=\"{0}\" data-segment=\"{0}\" data-value=\"{1}\" x=\"{left:.2}\" y=\"0\" width=\"{width:.2}\" height=\"10\"><title>{0}: {2}</title></rect>",
+            segment.class,
+            segment.value,
+            unit.tooltip(segment.value)
         );
         if segment.value >= 0.0 {
             x += width;
@@ -125,4 +153,37 @@ fn row(out: &mut String, bar: &Bar, max: f64, diverging: bool) {
         "</svg><span class=\"value\">{}</span></div>",
         escape(&bar.value_text)
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each segment's tooltip says its value rounded as shown, then exact, with the unit.
+    #[test]
+    fn segment_tooltips_have_units_and_rounding() {
+        let cases = [
+            (Unit::Micros, 1234.5678, "kernel: 1.23 ms (1234.568 µs)"),
+            (
+                Unit::SignedMicros,
+                -250.0,
+                "kernel: -250.0 µs (-250.000 µs)",
+            ),
+            (Unit::Ratio, 0.12345, "kernel: 12.3% (0.1235)"),
+        ];
+        for (unit, value, want) in cases {
+            let mut out = String::new();
+            let bar = Bar::single("k", "kernel", value, String::new());
+            chart(
+                &mut out,
+                "c",
+                "caption",
+                &[bar],
+                unit,
+                None,
+                unit == Unit::SignedMicros,
+            );
+            assert!(out.contains(&format!("<title>{want}</title>")), "{out}");
+        }
+    }
 }

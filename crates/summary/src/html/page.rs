@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::chart::{Bar, Segment, chart};
+use super::chart::{Bar, Segment, Unit, chart};
 use super::escape;
 use crate::compare::{Change, Comparison, KernelDelta, PhaseComparison};
 use crate::pipe::Pipe;
@@ -48,9 +48,24 @@ th.t,td.t{text-align:left}
 pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px;margin:.2em 0 .6em}
 .verdict{font-size:1.1em;font-weight:600}.note{color:var(--muted);font-size:.9em}
 .warning{border-left:4px solid #d29922;padding:2px 8px;margin:.3em 0}.warning code{font-weight:600}
+.finding{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:10px 0}
+.finding h3{color:var(--fg);margin:.1em 0 .2em}.finding .title{margin:.2em 0;font-weight:600}
+.sev{display:inline-block;font-size:.75em;font-weight:700;text-transform:uppercase;padding:0 .45em;margin-right:.5em;border-radius:4px;color:#fff;background:var(--muted)}
+.sev.error{background:var(--slow)}.sev.warning{background:#b7791f}
+.stake{margin:.2em 0}.action{border-left:4px solid var(--fast);padding:2px 8px;margin:.4em 0 .2em}
+rect.stake{fill:var(--slow)}
 @media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:1fr auto;row-gap:1px;margin:5px 0}
 .row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
 ";
+
+/// A whole page titled `title`: the head with the shared style, what `body` writes, the footer.
+pub fn document(title: &str, body: impl FnOnce(&mut String)) -> String {
+    let mut out = String::new();
+    head(&mut out, title);
+    body(&mut out);
+    tail(&mut out);
+    out
+}
 
 fn head(out: &mut String, title: &str) {
     let _ = write!(
@@ -66,7 +81,8 @@ fn tail(out: &mut String) {
     out.push_str("<footer class=\"note\">Written by npuprof; self-contained, no network needed.</footer></body></html>\n");
 }
 
-fn facts(out: &mut String, items: &[(&str, String)]) {
+/// A grid of named facts (`<dl class="facts">`), names and values escaped.
+pub fn facts(out: &mut String, items: &[(&str, String)]) {
     out.push_str("<dl class=\"facts\">");
     for (name, value) in items {
         let _ = write!(
@@ -94,33 +110,38 @@ fn run_title(run: &RunSummary) -> String {
 
 /// The summary page.
 pub fn render_summary(summary: &Summary) -> String {
-    let mut out = String::new();
+    render_summary_with(summary, |_| {})
+}
+
+/// The summary page with the sections `more` writes (already HTML: e.g. advise's findings)
+/// after the warnings, before the ranks and runs.
+pub fn render_summary_with(summary: &Summary, more: impl FnOnce(&mut String)) -> String {
     let path = summary.path.display().to_string();
-    head(&mut out, &format!("npuprof summary: {path}"));
-    let _ = writeln!(
-        out,
-        "<header><h1>npuprof summary</h1><p class=\"path\">{}</p></header>",
-        escape(&path)
-    );
-    warnings(&mut out, &summary.warnings);
-    for ranks in &summary.ranks {
-        ranks_section(&mut out, ranks);
-    }
-    for (index, run) in summary.runs.iter().enumerate() {
-        run_section(&mut out, index, run);
-    }
-    out.push_str("<section id=\"next\"><h2>Open next</h2>");
-    for step in &summary.next {
-        let _ = write!(
+    document(&format!("npuprof summary: {path}"), |out| {
+        let _ = writeln!(
             out,
-            "<p class=\"note\">{}</p><pre><code>{}</code></pre>",
-            escape(&step.what),
-            escape(&step.action)
+            "<header><h1>npuprof summary</h1><p class=\"path\">{}</p></header>",
+            escape(&path)
         );
-    }
-    out.push_str("</section>\n");
-    tail(&mut out);
-    out
+        warnings(out, &summary.warnings);
+        more(out);
+        for ranks in &summary.ranks {
+            ranks_section(out, ranks);
+        }
+        for (index, run) in summary.runs.iter().enumerate() {
+            run_section(out, index, run);
+        }
+        out.push_str("<section id=\"next\"><h2>Open next</h2>");
+        for step in &summary.next {
+            let _ = write!(
+                out,
+                "<p class=\"note\">{}</p><pre><code>{}</code></pre>",
+                escape(&step.what),
+                escape(&step.action)
+            );
+        }
+        out.push_str("</section>\n");
+    })
 }
 
 fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
@@ -166,6 +187,7 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
         "ranks",
         "mean step time per rank (slowest in red past a 5 % imbalance)",
         &bars,
+        Unit::Micros,
         None,
         false,
     );
@@ -259,7 +281,15 @@ fn steps_chart(out: &mut String, run: &RunSummary) {
             }
         })
         .collect();
-    chart(out, "steps", "step time and its split", &bars, None, false);
+    chart(
+        out,
+        "steps",
+        "step time and its split",
+        &bars,
+        Unit::Micros,
+        None,
+        false,
+    );
 }
 
 fn kernel_charts(out: &mut String, run: &RunSummary) {
@@ -287,6 +317,7 @@ fn kernel_charts(out: &mut String, run: &RunSummary) {
         "kernels",
         "total device time by kernel name",
         &bars,
+        Unit::Micros,
         None,
         false,
     );
@@ -329,6 +360,7 @@ fn kernel_charts(out: &mut String, run: &RunSummary) {
         "types",
         "total device time by kernel type",
         &bars,
+        Unit::Micros,
         None,
         false,
     );
@@ -348,33 +380,31 @@ fn pipe_chart(out: &mut String, run: &RunSummary) {
         "time-weighted pipe ratios over the kernels with metrics ({} of kernel time)",
         percent(pipe.measured_share)
     );
-    chart(out, "pipes", &caption, &bars, Some(1.0), false);
+    chart(out, "pipes", &caption, &bars, Unit::Ratio, Some(1.0), false);
 }
 
 /// The comparison page.
 pub fn render_comparison(comparison: &Comparison) -> String {
-    let mut out = String::new();
     let (base, new) = (comparison.base.display(), comparison.new.display());
-    head(&mut out, &format!("npuprof compare: {base} → {new}"));
-    let _ = writeln!(
-        out,
-        "<header><h1>npuprof compare</h1><p class=\"path\">base: {}</p><p class=\"path\">new: {}</p></header>",
-        escape(&base.to_string()),
-        escape(&new.to_string())
-    );
-    warnings(&mut out, &comparison.warnings);
-    for phase in &comparison.phases {
-        phase_comparison(&mut out, phase);
-    }
-    for line in &comparison.unmatched {
-        let _ = write!(out, "<p class=\"note\">{}</p>", escape(line));
-    }
-    tail(&mut out);
-    out
+    document(&format!("npuprof compare: {base} → {new}"), |out| {
+        let _ = writeln!(
+            out,
+            "<header><h1>npuprof compare</h1><p class=\"path\">base: {}</p><p class=\"path\">new: {}</p></header>",
+            escape(&base.to_string()),
+            escape(&new.to_string())
+        );
+        warnings(out, &comparison.warnings);
+        for phase in &comparison.phases {
+            phase_comparison(out, phase);
+        }
+        for line in &comparison.unmatched {
+            let _ = write!(out, "<p class=\"note\">{}</p>", escape(line));
+        }
+    })
 }
 
-/// The warnings, before anything they qualify.
-fn warnings(out: &mut String, warnings: &[Warning]) {
+/// The warnings (`<p class="warning" data-code="…">`), before anything they qualify.
+pub fn warnings(out: &mut String, warnings: &[Warning]) {
     for w in warnings {
         let _ = writeln!(
             out,
@@ -452,6 +482,7 @@ fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
         "step",
         "time per step (mean over ranks)",
         &bars,
+        Unit::Micros,
         None,
         false,
     );
@@ -497,6 +528,7 @@ fn delta_chart(out: &mut String, id: &str, deltas: &[KernelDelta]) {
         id,
         "change of time per step (red: slower, green: faster; pale and outlined: added, removed)",
         &bars,
+        Unit::SignedMicros,
         None,
         true,
     );

@@ -167,6 +167,19 @@ pub fn rewrite_csv(path: &Path, mut edit: impl FnMut(usize, &mut Vec<String>)) {
     fs::write(path, writer.into_inner().expect("flush")).expect("write csv");
 }
 
+/// Transformation: add `us` to `column` of every step of the run's step_trace_time.csv.
+pub fn add_to_steps(run: &Path, column: &str, us: f64) {
+    let mut index = 0;
+    rewrite_csv(&output_file(run, "step_trace_time.csv"), |row, fields| {
+        if row == 0 {
+            index = fields.iter().position(|f| f == column).expect("column");
+        } else {
+            let old: f64 = fields[index].parse().expect("number");
+            fields[index] = format!("{}", old + us);
+        }
+    });
+}
+
 /// Transformation: remove a column (by exact header name) from a CSV file.
 pub fn drop_column(path: &Path, name: &str) {
     let mut index = None;
