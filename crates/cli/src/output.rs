@@ -161,6 +161,27 @@ pub fn stderr_failed() -> bool {
     STDERR_FAILED.load(Ordering::SeqCst)
 }
 
+/// The columns the terminal reports keep to: [`REPORT_WIDTH`], or the terminal's width when
+/// stdout is a narrower terminal (never under [`MIN_WIDTH`]).
+pub fn report_width() -> usize {
+    static WIDTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *WIDTH.get_or_init(|| {
+        let terminal = terminal_size::terminal_size().map(|(w, _)| usize::from(w.0));
+        width_for(terminal)
+    })
+}
+
+/// The widest the terminal reports get.
+pub const REPORT_WIDTH: usize = 100;
+
+/// The narrowest the terminal reports get, however narrow the terminal.
+const MIN_WIDTH: usize = 40;
+
+/// [`report_width`] for a terminal of `columns` (`None`: stdout is not a terminal).
+fn width_for(columns: Option<usize>) -> usize {
+    columns.map_or(REPORT_WIDTH, |c| c.clamp(MIN_WIDTH, REPORT_WIDTH))
+}
+
 /// Whether stdout gets colour (a terminal, and `NO_COLOR`/`CLICOLOR*` allow it).
 pub fn stdout_colored() -> bool {
     anstream::AutoStream::choice(&io::stdout()) != anstream::ColorChoice::Never
@@ -247,5 +268,13 @@ mod tests {
         };
         let err = out.write_all(b"data").expect_err("a full disk is an error");
         assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+    }
+
+    #[test]
+    fn reports_keep_to_a_narrower_terminal_and_to_100_columns_elsewhere() {
+        assert_eq!(super::width_for(None), 100);
+        assert_eq!(super::width_for(Some(72)), 72);
+        assert_eq!(super::width_for(Some(250)), 100);
+        assert_eq!(super::width_for(Some(10)), 40);
     }
 }

@@ -12,10 +12,10 @@ use std::path::PathBuf;
 
 use anstyle::Style;
 use npuprof_advise::{Advice, Finding, Options};
-use npuprof_summary::units::{duration, fit, percent};
+use npuprof_summary::units::{self, duration, fit, percent};
 
 use crate::exit::Exit;
-use crate::output::print_json;
+use crate::output::{print_json, report_width};
 
 /// Arguments of `npuprof advise`.
 #[derive(Debug, Clone, clap::Args)]
@@ -62,9 +62,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         Exit::Findings
     })
 }
-
-/// Terminal width the report keeps to.
-const WIDTH: usize = 100;
 
 fn bold() -> Style {
     Style::new().bold()
@@ -155,7 +152,7 @@ fn finding_block(out: &mut String, number: usize, finding: &Finding) {
             "      {time:>10} {share:>6} {count:>7}  {step}{}",
             item.label
         );
-        let _ = writeln!(out, "{}", fit(line.trim_end(), WIDTH));
+        let _ = writeln!(out, "{}", fit(line.trim_end(), report_width()));
         if !item.detail.is_empty() {
             wrap(out, &" ".repeat(30), &item.detail);
         }
@@ -163,22 +160,12 @@ fn finding_block(out: &mut String, number: usize, finding: &Finding) {
     wrap(out, "    do: ", &finding.action);
 }
 
-/// `text` after `lead`, wrapped at spaces to [`WIDTH`], continuation lines indented as `lead`.
+/// `text` after `lead`, wrapped at spaces to [`report_width`], continuation lines indented as
+/// `lead`.
 fn wrap(out: &mut String, lead: &str, text: &str) {
     let indent = " ".repeat(lead.chars().count());
-    let mut line = lead.to_owned();
-    let mut empty = true;
-    for word in text.split_whitespace() {
-        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
-            let _ = writeln!(out, "{line}");
-            line.clone_from(&indent);
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
+    let width = report_width().saturating_sub(indent.len());
+    for (i, line) in units::wrap(text, width).iter().enumerate() {
+        let _ = writeln!(out, "{}{line}", if i == 0 { lead } else { &indent });
     }
-    let _ = writeln!(out, "{line}");
 }

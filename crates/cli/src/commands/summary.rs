@@ -2,7 +2,8 @@
 //! top kernels by device time (by name and by type), what bounds them, communication and
 //! waiting, the balance across ranks — and what to open next.
 //!
-//! Output: the terminal report (at most 100 columns; colour only on a terminal, never with
+//! Output: the terminal report (at most 100 columns, notes and warnings wrapped to a narrower
+//! terminal; colour only on a terminal, never with
 //! `NO_COLOR`) or `--json` on stdout; `--html FILE` also writes one self-contained page, with
 //! advise's findings on the same runs.
 //! Exit 0 when summarised, 1 when malformed rows were skipped (named on stderr too), 2 when
@@ -21,7 +22,7 @@ use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
 use crate::args::DEFAULT_TOP;
 use crate::exit::Exit;
-use crate::output::print_json;
+use crate::output::{REPORT_WIDTH, print_json, report_width};
 
 /// Arguments of `npuprof summary`.
 #[derive(Debug, Clone, clap::Args)]
@@ -105,8 +106,6 @@ pub(crate) fn warn_skipped(warnings: &[Warning]) -> bool {
     any
 }
 
-/// Terminal width the report keeps to.
-const WIDTH: usize = 100;
 /// Kernel groups listed per run in the terminal.
 const TERMINAL_ROWS: usize = 10;
 
@@ -159,8 +158,8 @@ pub(crate) fn warning_lines(out: &mut String, warnings: &[Warning]) {
     for w in warnings {
         let code = w.code.as_str();
         // `warning[code]: ` then the message, continued two columns in.
-        let first = WIDTH.saturating_sub(code.len() + 11);
-        let lines = wrap(&w.message, first.min(WIDTH - 2));
+        let first = report_width().saturating_sub(code.len() + 11);
+        let lines = wrap(&w.message, first.min(report_width() - 2));
         let (head, rest) = lines
             .split_first()
             .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
@@ -170,7 +169,7 @@ pub(crate) fn warning_lines(out: &mut String, warnings: &[Warning]) {
             style.render(),
             style.render_reset(),
         );
-        for line in wrap(&rest.join(" "), WIDTH - 2)
+        for line in wrap(&rest.join(" "), report_width() - 2)
             .iter()
             .filter(|_| !rest.is_empty())
         {
@@ -185,7 +184,10 @@ fn run_block(out: &mut String, run: &RunSummary) {
         run.phase.as_deref().unwrap_or("run"),
         rank_label(run.rank)
     );
-    let dir = fit(&run.dir, WIDTH.saturating_sub(title.chars().count() + 3));
+    let dir = fit(
+        &run.dir,
+        report_width().saturating_sub(title.chars().count() + 3),
+    );
     let _ = writeln!(
         out,
         "{}{title}{}   {dir}",
@@ -244,7 +246,7 @@ fn run_block(out: &mut String, run: &RunSummary) {
     type_table(out, run);
     for note in &run.notes {
         // Wrapped at spaces, continued under the text: never cut mid-sentence.
-        for (i, line) in wrap(note, WIDTH - 8).iter().enumerate() {
+        for (i, line) in wrap(note, report_width() - 8).iter().enumerate() {
             let lead = if i == 0 { "  note: " } else { "        " };
             let _ = writeln!(out, "{lead}{line}");
         }
@@ -270,7 +272,7 @@ fn kernel_table(out: &mut String, run: &RunSummary) {
         return;
     }
     // 2 + 10 + 1 + 6 + 1 + 6 + 1 + 6 + 1 + CORE_WIDTH + 1 + 16 + 1; the name gets the rest.
-    let name_width = WIDTH - 52 - CORE_WIDTH;
+    let name_width = REPORT_WIDTH - 52 - CORE_WIDTH;
     let _ = writeln!(
         out,
         "  {}{:>10} {:>6} {:>6} {:<6} {:<CORE_WIDTH$} {:<16} name{}",
@@ -377,13 +379,13 @@ fn straggler_line(out: &mut String, phase: &PhaseRanks) {
             percent(spread)
         ),
     };
-    for (i, line) in wrap(&text, WIDTH - 6).iter().enumerate() {
+    for (i, line) in wrap(&text, report_width() - 6).iter().enumerate() {
         let lead = if i == 0 { "    " } else { "      " };
         let _ = writeln!(out, "{lead}{line}");
     }
 }
 
-/// The ranks' mean step times, several per line within [`WIDTH`], the slowest in red.
+/// The ranks' mean step times, several per line within [`report_width`], the slowest in red.
 fn rank_lines(out: &mut String, phase: &PhaseRanks) {
     let red = AnsiColor::Red.on_default().bold();
     let mut used = 0;
@@ -393,7 +395,7 @@ fn rank_lines(out: &mut String, phase: &PhaseRanks) {
             .map_or_else(|| fit(&r.dir, 30), |n| format!("rank {n}"));
         let item = format!("{label} {}", duration(r.mean_step_us));
         let width = item.chars().count() + 2;
-        if used > 0 && used + width > WIDTH - 4 {
+        if used > 0 && used + width > report_width() - 4 {
             out.push('\n');
             used = 0;
         }
