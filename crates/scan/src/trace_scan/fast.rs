@@ -284,6 +284,11 @@ impl Walk<'_> {
         while let Some(len) = self.shapes.find(self.kinds, next, self.kinds_len) {
             events += 1;
             last = next + len - 1;
+            if self.grammar.recording() {
+                let at = |q| self.base + self.structure.position(q) as u64;
+                let (start, end) = (at(next), at(last) + 1);
+                self.grammar.record(start, end);
+            }
             next += len;
             comma = None;
             if next + 2 > self.kinds_len || self.kinds[next..next + 2] != *b",{" {
@@ -525,6 +530,10 @@ impl BlockScanner {
 
     pub(super) fn failed(&self) -> bool {
         self.grammar.failed()
+    }
+
+    pub(super) fn grammar(&mut self) -> &mut Grammar {
+        &mut self.grammar
     }
 
     pub(super) fn feed(&mut self, buf: &[u8]) {
