@@ -33,6 +33,9 @@ pub struct Args {
     /// Rows of the anchor's own kernel_details.csv (default: the same file as npuprof's).
     #[arg(long, value_name = "N")]
     pub anchor_rows: Option<u64>,
+    /// Size of the trace_view.json of the host-gap rows, in GB (10^9 bytes; 0: no such rows).
+    #[arg(long, default_value_t = 2.0)]
+    pub trace_gb: f64,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
@@ -137,6 +140,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
             "msprof-analyze advisor / npuprof advise (one core): {:.0}× the wall time",
             measured.secs / advise_one.secs.max(0.001)
         );
+    }
+    if args.trace_gb > 0.0 {
+        crate::bench_host_gaps::run(&root, &out, &npuprof, args.trace_gb, args.runs)?;
     }
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench advise --clean`)",

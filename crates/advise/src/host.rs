@@ -341,3 +341,68 @@ fn ending_note(state: &TraceState, skipped: u64) -> Option<String> {
         (Some(e), Some(s)) => Some(format!("{e}; {s}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gap(start_us: f64, gap_us: f64) -> Gap {
+        Gap {
+            step: None,
+            start_us,
+            offset_us: 0.0,
+            gap_us,
+            after: String::new(),
+            before: String::new(),
+            host: Vec::new(),
+        }
+    }
+
+    /// The host events and note for `trace` and one gap at 100..200 µs.
+    fn read(trace: &str) -> (Vec<Vec<HostEvent>>, Option<String>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(TRACE_VIEW);
+        std::fs::write(&path, trace).expect("write trace");
+        during_gaps(&path, &[gap(100.0, 100.0)])
+    }
+
+    const META: &str =
+        r#"{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Python"}}"#;
+
+    #[test]
+    fn an_event_with_unusual_field_types_is_skipped_and_the_rest_read() {
+        let trace = format!(
+            r#"[{META}, {{"ph": "X", "name": "odd", "pid": 1.5, "ts": 120, "dur": 10}}, {{"ph": "X", "name": "aten::mm", "pid": 1, "ts": "150.0", "dur": 20}}]"#
+        );
+        let (host, note) = read(&trace);
+        assert_eq!(
+            host[0],
+            [HostEvent {
+                process: "Python".to_owned(),
+                name: "aten::mm".to_owned(),
+                overlap_us: 20.0
+            }]
+        );
+        let note = note.expect("a note");
+        assert!(note.ends_with(&format!(
+            "{TRACE_VIEW}: 1 event(s) skipped (not an object with the usual field types, or longer than {MAX_EVENT} bytes)"
+        )), "{note}");
+    }
+
+    #[test]
+    fn a_malformed_trace_is_read_up_to_the_error_and_the_note_says_where() {
+        let trace = format!(
+            r#"[{META}, {{"ph": "X", "name": "aten::mm", "pid": 1, "ts": 150, "dur": 20}}, {{"ph": "X",, }}]"#
+        );
+        let (host, note) = read(&trace);
+        assert_eq!(host[0].len(), 1);
+        let offset = trace.find(",,").expect("the error") + 1;
+        let note = note.expect("a note");
+        assert!(
+            note.ends_with(&format!(
+                "is not a readable trace (host activity read up to there): unexpected comma at byte {offset}"
+            )),
+            "{note}"
+        );
+    }
+}
