@@ -46,19 +46,28 @@ const FILES: [&str; 2] = ["step_trace_time.csv", "communication.json"];
 
 /// A run directory at `dir` with `rows` kernel rows; its kernel_details.csv size.
 fn make_run(dir: &Path, sample: &Path, kernel_sample: &[u8], rows: u64) -> anyhow::Result<u64> {
+    copy_run(sample, dir, &FILES)?;
+    let output = dir.join("ASCEND_PROFILER_OUTPUT");
+    write_kernel_details(&output.join("kernel_details.csv"), kernel_sample, rows)
+}
+
+/// A run directory at `dir` with the run `sample`'s profiler_info_0.json and its output files
+/// `files`.
+pub(crate) fn copy_run(sample: &Path, dir: &Path, files: &[&str]) -> anyhow::Result<()> {
     let output = dir.join("ASCEND_PROFILER_OUTPUT");
     fs::create_dir_all(&output)?;
     fs::copy(
         sample.join("profiler_info_0.json"),
         dir.join("profiler_info_0.json"),
     )?;
-    for file in FILES {
+    for file in files {
         fs::copy(
             sample.join("ASCEND_PROFILER_OUTPUT").join(file),
             output.join(file),
-        )?;
+        )
+        .with_context(|| format!("copying {file}"))?;
     }
-    write_kernel_details(&output.join("kernel_details.csv"), kernel_sample, rows)
+    Ok(())
 }
 
 /// Runs the advise benchmark.

@@ -13,6 +13,7 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use crate::bench_advise::copy_run;
 use crate::bench_summary::{median_of, table};
 use crate::bench_verify::{Measured, one_core, write_repeated};
 
@@ -27,25 +28,6 @@ const FILES: [&str; 3] = [
     "kernel_details.csv",
 ];
 
-/// A copy of the real run's rank 0 at `dir` (without a trace).
-fn copy_run(root: &Path, dir: &Path) -> anyhow::Result<()> {
-    let sample = root.join(RUN_SAMPLE);
-    let output = dir.join("ASCEND_PROFILER_OUTPUT");
-    fs::create_dir_all(&output)?;
-    fs::copy(
-        sample.join("profiler_info_0.json"),
-        dir.join("profiler_info_0.json"),
-    )?;
-    for file in FILES {
-        fs::copy(
-            sample.join("ASCEND_PROFILER_OUTPUT").join(file),
-            output.join(file),
-        )
-        .with_context(|| format!("copying {file}"))?;
-    }
-    Ok(())
-}
-
 /// Measures and prints the host-gap rows: `trace_gb` GB of trace, `runs` timed runs each.
 pub fn run(
     root: &Path,
@@ -56,8 +38,8 @@ pub fn run(
 ) -> anyhow::Result<()> {
     let with = out.join("host_gaps/with_trace/rank0_ascend_pt");
     let without = out.join("host_gaps/without_trace/rank0_ascend_pt");
-    copy_run(root, &with)?;
-    copy_run(root, &without)?;
+    copy_run(&root.join(RUN_SAMPLE), &with, &FILES)?;
+    copy_run(&root.join(RUN_SAMPLE), &without, &FILES)?;
     let sample = fs::read(root.join(TRACE_SAMPLE))?;
     let trace = with.join("ASCEND_PROFILER_OUTPUT/trace_view.json");
     let bytes = write_repeated(&trace, &sample, (trace_gb * 1e9) as u64)?;

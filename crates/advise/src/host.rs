@@ -152,6 +152,12 @@ struct Event<'a> {
     ts: Option<Number<'a>>,
     #[serde(borrow)]
     dur: Option<Number<'a>>,
+}
+
+/// What a `process_name` metadata event adds: `args.name` (read only from such events, so that
+/// no other event's `args` is buffered).
+#[derive(Deserialize)]
+struct Metadata {
     #[serde(default, deserialize_with = "args_name")]
     args: Option<String>,
 }
@@ -184,13 +190,14 @@ impl Collect<'_> {
             .map(|n| HOST_PROCESSES.contains(&n.as_str()))
     }
 
-    fn take(&mut self, event: Event<'_>) {
+    /// Takes `event`, read from `bytes`.
+    fn take(&mut self, event: Event<'_>, bytes: &[u8]) {
         let (Some(ph), Some(pid)) = (event.ph.as_deref(), event.pid) else {
             return;
         };
         if ph == "M" {
             if event.name.as_deref() == Some("process_name")
-                && let Some(name) = event.args
+                && let Ok(Metadata { args: Some(name) }) = serde_json::from_slice(bytes)
             {
                 self.names.insert(pid, name);
             }
@@ -258,7 +265,7 @@ pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<S
             let mut unreadable = 0u64;
             let read = scan_events(&file, |bytes| {
                 match serde_json::from_slice::<Event>(bytes) {
-                    Ok(event) => collect.take(event),
+                    Ok(event) => collect.take(event, bytes),
                     Err(_) => unreadable += 1,
                 }
             });
