@@ -39,6 +39,9 @@ pub struct Args {
     /// (msprof-analyze takes about 10 minutes and 10 GB on 2M rows).
     #[arg(long, value_name = "N", default_value_t = ANCHOR_ROWS)]
     pub anchor_rows: u64,
+    /// Size of the trace_view.json of the host-gap rows, in GB (10^9 bytes; 0: no such rows).
+    #[arg(long, default_value_t = 2.0)]
+    pub trace_gb: f64,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
@@ -59,19 +62,28 @@ const FILES: [&str; 2] = ["step_trace_time.csv", "communication.json"];
 
 /// A run directory at `dir` with `rows` kernel rows; its kernel_details.csv size.
 fn make_run(dir: &Path, sample: &Path, kernel_sample: &[u8], rows: u64) -> anyhow::Result<u64> {
+    copy_run(sample, dir, &FILES)?;
+    let output = dir.join("ASCEND_PROFILER_OUTPUT");
+    write_kernel_details(&output.join("kernel_details.csv"), kernel_sample, rows)
+}
+
+/// A run directory at `dir` with the run `sample`'s profiler_info_0.json and its output files
+/// `files`.
+pub(crate) fn copy_run(sample: &Path, dir: &Path, files: &[&str]) -> anyhow::Result<()> {
     let output = dir.join("ASCEND_PROFILER_OUTPUT");
     fs::create_dir_all(&output)?;
     fs::copy(
         sample.join("profiler_info_0.json"),
         dir.join("profiler_info_0.json"),
     )?;
-    for file in FILES {
+    for file in files {
         fs::copy(
             sample.join("ASCEND_PROFILER_OUTPUT").join(file),
             output.join(file),
-        )?;
+        )
+        .with_context(|| format!("copying {file}"))?;
     }
-    write_kernel_details(&output.join("kernel_details.csv"), kernel_sample, rows)
+    Ok(())
 }
 
 /// Runs the advise benchmark.
@@ -129,6 +141,9 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     match find_anchor(args) {
         Ok(anchor) => same_inputs(&npuprof, &anchor, args, &out, &sample, &kernel_sample)?,
         Err(why) => println!("\nmsprof-analyze: skipped ({why})"),
+    }
+    if args.trace_gb > 0.0 {
+        crate::bench_host_gaps::run(&root, &out, &npuprof, args.trace_gb, args.runs)?;
     }
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench advise --clean`)",

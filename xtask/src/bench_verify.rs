@@ -146,13 +146,23 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.scan_only {
         let dense = out.join("dense_trace_run_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json");
         for (what, trace) in [("trace", &big_trace), ("dense trace", &dense)] {
-            let secs = time_scanner(trace)?;
+            let mut times: Vec<(f64, f64)> = (0..args.runs)
+                .map(|_| {
+                    let cpu0 = self_cpu();
+                    let secs = time_scanner(trace)?;
+                    Ok((secs, self_cpu() - cpu0))
+                })
+                .collect::<anyhow::Result<_>>()?;
+            let secs = median(&mut times.iter().map(|t| t.0).collect::<Vec<_>>());
+            let cpu = median(&mut times.iter_mut().map(|t| t.1).collect::<Vec<_>>());
             let len = trace.metadata()?.len();
             println!(
-                "{what} scanner (library, one thread): {len} bytes in {secs:.3}s = {:.2} GB/s",
+                "{what} scanner (library, one thread): {len} bytes in {secs:.3}s wall, {cpu:.3}s CPU (medians of {}) = {:.2} GB/s",
+                args.runs,
                 len as f64 / secs / 1e9
             );
         }
+        println!("load average: {}", load_average());
         let csv = out.join("kernel_run_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
         let t = Instant::now();
         let scan = npuprof_scan::kernel_csv::scan_kernel_details(File::open(&csv)?, |_| {})?;
@@ -421,7 +431,7 @@ fn write_trace(path: &Path, sample: &[u8], target: u64) -> anyhow::Result<TraceL
 }
 
 /// Writes a trace of about `target` bytes: the events of the trace `sample` repeated.
-fn write_repeated(path: &Path, sample: &[u8], target: u64) -> anyhow::Result<u64> {
+pub(crate) fn write_repeated(path: &Path, sample: &[u8], target: u64) -> anyhow::Result<u64> {
     let events = sample
         .trim_ascii()
         .strip_prefix(b"[")

@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_advise;
+mod bench_host_gaps;
 mod bench_lint;
 mod bench_route;
 mod bench_summary;

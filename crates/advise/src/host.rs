@@ -1,17 +1,19 @@
 //! What the host ran during the largest gaps of the device timeline: the `Python` and `CANN`
 //! processes' complete events (`"ph":"X"`) of `trace_view.json` that overlap each gap (not
 //! those that merely enclose it, see [`ENCLOSING`], nor Python call frames), read in
-//! one streaming pass (one event in memory at a time; per gap at most [`HOST_KEPT`] events per
+//! one pass of the scan engine that verify judges the file with ([`scan_events`]: memory maps,
+//! SIMD structural scan; one event in memory at a time, per gap at most [`HOST_KEPT`] events per
 //! process, of at most [`MAX_PROCESSES`] processes). `ts` is on the clock of
 //! kernel_details.csv's `Start Time(us)`, where the gaps are measured.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::fs::File;
-use std::io::BufReader;
 use std::path::Path;
 
-use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use npuprof_scan::trace_scan::{MAX_EVENT, TraceState, scan_events};
+use serde::de::{Deserializer, IgnoredAny, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::profile::Gap;
@@ -49,15 +51,71 @@ pub struct HostEvent {
     pub overlap_us: f64,
 }
 
-/// A number torch_npu writes as a JSON number or a string (`ts`: `"1736408883688177.930"`).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Number {
-    Float(f64),
-    Text(String),
+/// A string borrowed from the event's bytes when it holds no escape.
+struct Text<'a>(Cow<'a, str>);
+
+impl std::ops::Deref for Text<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
 }
 
-impl Number {
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Str<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Str<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Text<'a>, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(Str(std::marker::PhantomData))
+    }
+}
+
+/// A number torch_npu writes as a JSON number or a string (`ts`: `"1736408883688177.930"`).
+enum Number<'a> {
+    Float(f64),
+    Text(Text<'a>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Number<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Num<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Num<'a> {
+            type Value = Number<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a number or a string")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Number<'a>, E> {
+                Ok(Number::Float(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Number<'a>, E> {
+                Ok(Number::Float(v as f64))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Number<'a>, E> {
+                Ok(Number::Float(v as f64))
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Number<'a>, E> {
+                Ok(Number::Text(Text(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Number<'a>, E> {
+                Ok(Number::Text(Text(Cow::Owned(v.to_owned()))))
+            }
+        }
+        d.deserialize_any(Num(std::marker::PhantomData))
+    }
+}
+
+impl Number<'_> {
     fn value(&self) -> Option<f64> {
         match self {
             Number::Float(v) => Some(*v),
@@ -82,13 +140,24 @@ struct Args {
 
 /// The fields of one event read here; the rest is skipped.
 #[derive(Deserialize)]
-struct Event {
-    ph: Option<String>,
-    cat: Option<String>,
-    name: Option<String>,
+struct Event<'a> {
+    #[serde(borrow)]
+    ph: Option<Text<'a>>,
+    #[serde(borrow)]
+    cat: Option<Text<'a>>,
+    #[serde(borrow)]
+    name: Option<Text<'a>>,
     pid: Option<Pid>,
-    ts: Option<Number>,
-    dur: Option<Number>,
+    #[serde(borrow)]
+    ts: Option<Number<'a>>,
+    #[serde(borrow)]
+    dur: Option<Number<'a>>,
+}
+
+/// What a `process_name` metadata event adds: `args.name` (read only from such events, so that
+/// no other event's `args` is buffered).
+#[derive(Deserialize)]
+struct Metadata {
     #[serde(default, deserialize_with = "args_name")]
     args: Option<String>,
 }
@@ -121,13 +190,14 @@ impl Collect<'_> {
             .map(|n| HOST_PROCESSES.contains(&n.as_str()))
     }
 
-    fn take(&mut self, event: Event) {
+    /// Takes `event`, read from `bytes`.
+    fn take(&mut self, event: Event<'_>, bytes: &[u8]) {
         let (Some(ph), Some(pid)) = (event.ph.as_deref(), event.pid) else {
             return;
         };
         if ph == "M" {
             if event.name.as_deref() == Some("process_name")
-                && let Some(name) = event.args
+                && let Ok(Metadata { args: Some(name) }) = serde_json::from_slice(bytes)
             {
                 self.names.insert(pid, name);
             }
@@ -149,7 +219,7 @@ impl Collect<'_> {
             return;
         };
         let end = start + dur.max(0.0);
-        let name = event.name.unwrap_or_default();
+        let name = event.name.as_deref().unwrap_or_default();
         for (k, &(gap_start, gap_end)) in self.gaps.iter().enumerate() {
             let overlap = end.min(gap_end) - start.max(gap_start);
             let encloses =
@@ -162,7 +232,7 @@ impl Collect<'_> {
                 continue;
             }
             let kept = per.entry(pid.clone()).or_default();
-            kept.push((name.clone(), overlap));
+            kept.push((name.to_owned(), overlap));
             if kept.len() > 2 * HOST_KEPT {
                 longest_first(kept);
                 kept.truncate(HOST_KEPT);
@@ -174,23 +244,6 @@ impl Collect<'_> {
 /// Longest overlap first, then name.
 fn longest_first(kept: &mut [(String, f64)]) {
     kept.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-}
-
-struct Events<'a, 'g>(&'a mut Collect<'g>);
-
-impl<'de> Visitor<'de> for Events<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON array of trace events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(event) = seq.next_element::<Event>()? {
-            self.0.take(event);
-        }
-        Ok(())
-    }
 }
 
 /// The host events overlapping each gap of `gaps` (same order), longest overlap first, at
@@ -209,15 +262,21 @@ pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<S
     let note = match File::open(trace) {
         Err(e) => Some(format!("{}: cannot read: {e}", trace.display())),
         Ok(file) => {
-            let mut de = serde_json::Deserializer::from_reader(BufReader::new(file));
-            de.deserialize_seq(Events(&mut collect)).err().map(|e| {
-                let what = if e.is_eof() {
-                    "ends before the array closes (host activity read up to there)"
-                } else {
-                    "is not a readable trace (host activity read up to there)"
-                };
-                format!("{}: {what}: {e}", trace.display())
-            })
+            let mut unreadable = 0u64;
+            let read = scan_events(&file, |bytes| {
+                match serde_json::from_slice::<Event>(bytes) {
+                    Ok(event) => collect.take(event, bytes),
+                    Err(_) => unreadable += 1,
+                }
+            });
+            match read {
+                Err(e) => Some(format!("{}: cannot read: {e}", trace.display())),
+                Ok(read) => {
+                    let skipped = unreadable + read.too_long;
+                    ending_note(&read.scan.state, skipped)
+                        .map(|n| format!("{}: {n}", trace.display()))
+                }
+            }
         }
     };
     let host = collect
@@ -251,4 +310,106 @@ pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<S
         })
         .collect();
     (host, note)
+}
+
+/// What the note says of a trace that was not read whole (`None` when it was): how it ends,
+/// and the events skipped (`skipped`: not objects with the fields' usual types, or longer than
+/// [`MAX_EVENT`] bytes).
+fn ending_note(state: &TraceState, skipped: u64) -> Option<String> {
+    const READ_UP_TO: &str = "host activity read up to there";
+    let ending = match state {
+        TraceState::Complete => None,
+        TraceState::Unterminated { .. } => Some(format!(
+            "ends before the array closes ({READ_UP_TO}): unterminated after the last event"
+        )),
+        TraceState::CutMidEvent { event_start } => Some(format!(
+            "ends before the array closes ({READ_UP_TO}): cut inside the event at byte {event_start}"
+        )),
+        TraceState::TrailingCommaClose { comma } => Some(format!(
+            "closes right after a comma at byte {comma} (every event read)"
+        )),
+        TraceState::Malformed { offset, reason } => Some(format!(
+            "is not a readable trace ({READ_UP_TO}): {reason} at byte {offset}"
+        )),
+        TraceState::Empty => Some("is empty: no host activity".to_owned()),
+        TraceState::NotAnArray => {
+            Some("is not a trace (not a JSON array): no host activity".to_owned())
+        }
+    };
+    let skipped = (skipped > 0).then(|| {
+        format!(
+            "{skipped} event(s) skipped (not an object with the usual field types, or longer than {MAX_EVENT} bytes)"
+        )
+    });
+    match (ending, skipped) {
+        (None, None) => None,
+        (Some(e), None) => Some(e),
+        (None, Some(s)) => Some(s),
+        (Some(e), Some(s)) => Some(format!("{e}; {s}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gap(start_us: f64, gap_us: f64) -> Gap {
+        Gap {
+            step: None,
+            start_us,
+            offset_us: 0.0,
+            gap_us,
+            after: String::new(),
+            before: String::new(),
+            host: Vec::new(),
+        }
+    }
+
+    /// The host events and note for `trace` and one gap at 100..200 µs.
+    fn read(trace: &str) -> (Vec<Vec<HostEvent>>, Option<String>) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join(TRACE_VIEW);
+        std::fs::write(&path, trace).expect("write trace");
+        during_gaps(&path, &[gap(100.0, 100.0)])
+    }
+
+    const META: &str =
+        r#"{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Python"}}"#;
+
+    #[test]
+    fn an_event_with_unusual_field_types_is_skipped_and_the_rest_read() {
+        let trace = format!(
+            r#"[{META}, {{"ph": "X", "name": "odd", "pid": 1.5, "ts": 120, "dur": 10}}, {{"ph": "X", "name": "aten::mm", "pid": 1, "ts": "150.0", "dur": 20}}]"#
+        );
+        let (host, note) = read(&trace);
+        assert_eq!(
+            host[0],
+            [HostEvent {
+                process: "Python".to_owned(),
+                name: "aten::mm".to_owned(),
+                overlap_us: 20.0
+            }]
+        );
+        let note = note.expect("a note");
+        assert!(note.ends_with(&format!(
+            "{TRACE_VIEW}: 1 event(s) skipped (not an object with the usual field types, or longer than {MAX_EVENT} bytes)"
+        )), "{note}");
+    }
+
+    #[test]
+    fn a_malformed_trace_is_read_up_to_the_error_and_the_note_says_where() {
+        let trace = format!(
+            r#"[{META}, {{"ph": "X", "name": "aten::mm", "pid": 1, "ts": 150, "dur": 20}}, {{"ph": "X",, }}]"#
+        );
+        let (host, note) = read(&trace);
+        assert_eq!(host[0].len(), 1);
+        let offset = trace.find(",,").expect("the error") + 1;
+        let note = note.expect("a note");
+        assert!(
+            note.ends_with(&format!(
+                "is not a readable trace (host activity read up to there): unexpected comma at byte {offset}"
+            )),
+            "{note}"
+        );
+    }
 }

@@ -23,22 +23,26 @@ fn json_valid(bytes: &[u8]) -> bool {
     std::str::from_utf8(bytes).is_ok() && serde_valid(bytes)
 }
 
-/// Scans `doc` with `engine`, fed in chunks of `size` bytes.
-fn scan_chunked(doc: &[u8], engine: Engine, size: usize) -> TraceScan {
-    let mut s = TraceScanner::with_engine(engine);
+/// Scans `doc` with `engine`, fed in chunks of `size` bytes; with where each complete top-level
+/// event lies.
+fn scan_recording(doc: &[u8], engine: Engine, size: usize) -> (TraceScan, Vec<(u64, u64)>) {
+    let mut s = TraceScanner::with_engine(engine).recording_events();
+    let mut spans = Vec::new();
     for chunk in doc.chunks(size.max(1)) {
         s.feed(chunk);
+        spans.extend(s.take_events());
     }
-    s.finish()
+    (s.finish(), spans)
 }
 
-/// Every engine, whole and in chunks of each size, gives the reference's whole-document result,
-/// which is returned.
+/// Every engine, whole and in chunks of each size, gives the reference's whole-document result
+/// (which is returned) and finds the top-level events where the reference does.
 fn check_engines(doc: &[u8], sizes: &[usize]) -> TraceScan {
-    let want = scan_chunked(doc, Engine::Reference, doc.len());
+    let want = scan_recording(doc, Engine::Reference, doc.len());
+    assert_eq!(want.1.len() as u64, want.0.events);
     for engine in [Engine::Simd, Engine::Portable, Engine::Reference] {
         for &size in sizes.iter().chain([doc.len()].iter()) {
-            let got = scan_chunked(doc, engine, size);
+            let got = scan_recording(doc, engine, size);
             assert_eq!(
                 got,
                 want,
@@ -47,7 +51,7 @@ fn check_engines(doc: &[u8], sizes: &[usize]) -> TraceScan {
             );
         }
     }
-    want
+    want.0
 }
 
 /// The reference accepts exactly valid JSON.

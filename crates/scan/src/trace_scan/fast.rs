@@ -284,6 +284,11 @@ impl Walk<'_> {
         while let Some(len) = self.shapes.find(self.kinds, next, self.kinds_len) {
             events += 1;
             last = next + len - 1;
+            if self.grammar.recording() {
+                let at = |q| self.base + self.structure.position(q) as u64;
+                let (start, end) = (at(next), at(last) + 1);
+                self.grammar.record(start, end);
+            }
             next += len;
             comma = None;
             if next + 2 > self.kinds_len || self.kinds[next..next + 2] != *b",{" {
@@ -394,11 +399,8 @@ impl Walk<'_> {
     }
 }
 
-/// Where stage 1 writes a piece's blocks.
+/// Where stage 1 writes a piece's blocks (their masks and counts go to the [`Slots`] of each).
 struct Out<'a> {
-    masks: &'a mut [u64],
-    others: &'a mut [u64],
-    counts: &'a mut [u32],
     kinds: &'a mut [u8],
     /// Kinds so far.
     count: usize,
@@ -407,10 +409,16 @@ struct Out<'a> {
 }
 
 impl Out<'_> {
-    /// Writes block `k`; returns whether it holds a control character or an escape in a
-    /// string.
+    /// Writes a block, its masks and count to `slots`; returns whether it holds a control
+    /// character or an escape in a string.
     #[inline(always)]
-    fn push(&mut self, classifier: impl JsonBlocks, k: usize, block: &[u8; 64], b: &Block) -> bool {
+    fn push(
+        &mut self,
+        classifier: impl JsonBlocks,
+        block: &[u8; 64],
+        b: &Block,
+        (mask_slot, other_slot, count_slot): Slots<'_>,
+    ) -> bool {
         // A piece has at most one kind per byte and the buffer 64 bytes to spare.
         let mask = b.kinds();
         if mask != 0 {
@@ -418,13 +426,16 @@ impl Out<'_> {
             classifier.kinds(block, mask, b.starts, b.suspects, out.expect("64 bytes"));
             self.count += mask.count_ones() as usize;
         }
-        self.masks[k] = mask;
-        self.others[k] = b.other;
-        self.counts[k + 1] = self.count as u32;
+        *mask_slot = mask;
+        *other_slot = b.other;
+        *count_slot = self.count as u32;
         self.hi |= b.hi;
         b.string_checks != 0
     }
 }
+
+/// Where one block's structural mask, token mask and running count of kinds go.
+type Slots<'a> = (&'a mut u64, &'a mut u64, &'a mut u32);
 
 /// The closing quotes among `names` (of the block at `index` of `buf`) whose strings are not
 /// `"process_name"`, as far as `buf` shows (a string that starts before it may be).
@@ -527,6 +538,10 @@ impl BlockScanner {
         self.grammar.failed()
     }
 
+    pub(super) fn grammar(&mut self) -> &mut Grammar {
+        &mut self.grammar
+    }
+
     pub(super) fn feed(&mut self, buf: &[u8]) {
         for piece in buf.chunks(PIECE) {
             if self.grammar.failed() {
@@ -596,35 +611,42 @@ impl BlockScanner {
         piece.counts.resize(blocks + 1, 0);
         // The carries and outputs in locals, which no store through `self` can alias.
         let mut out = Out {
-            masks: &mut piece.masks,
-            others: &mut piece.others,
-            counts: &mut piece.counts,
             kinds: &mut piece.kinds,
             count: 0,
             hi: 0,
         };
+        // One slot per block, zipped with the blocks: no index to check per block.
+        let mut slots = piece
+            .masks
+            .iter_mut()
+            .zip(piece.others.iter_mut())
+            .zip(piece.counts[1..].iter_mut())
+            .map(|((mask, other), count)| (mask, other, count));
         let mut stage1 = self.stage1;
         let mut chunks = buf.chunks_exact(64);
-        for (k, chunk) in (&mut chunks).enumerate() {
+        let mut k = 0;
+        for (chunk, slot) in (&mut chunks).zip(&mut slots) {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
             let mut b = stage1.block(classifier, block, 64, buf.get(64 * k + 64).copied());
             if b.names != 0 {
                 b.not_names(not_process_names(buf, 64 * k, b.names));
             }
-            if out.push(classifier, k, block, &b) {
+            if out.push(classifier, block, &b, slot) {
                 string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
             }
+            k += 1;
         }
         let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let k = blocks - 1;
+        if !rest.is_empty()
+            && let Some(slot) = slots.next()
+        {
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
             let mut b = stage1.block(classifier, &block, rest.len(), None);
             if b.names != 0 {
                 b.not_names(not_process_names(buf, 64 * k, b.names));
             }
-            if out.push(classifier, k, &block, &b) {
+            if out.push(classifier, &block, &b, slot) {
                 string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
             }
         }

@@ -76,6 +76,9 @@ pub(super) struct Grammar {
     ev_process_name: bool,
     ev_args_name: Option<Vec<u8>>,
     process_names: Vec<String>,
+    /// Where each complete top-level event lies (`start..end`) since they were last taken,
+    /// when they are recorded.
+    spans: Option<Vec<(u64, u64)>>,
 }
 
 impl Grammar {
@@ -101,7 +104,32 @@ impl Grammar {
             ev_process_name: false,
             ev_args_name: None,
             process_names: Vec::new(),
+            spans: None,
         }
+    }
+
+    /// From now on, records where each complete top-level event lies.
+    pub(super) fn record_events(&mut self) {
+        self.spans.get_or_insert_with(Vec::new);
+    }
+
+    /// Whether top-level events are recorded.
+    #[inline(always)]
+    pub(super) fn recording(&self) -> bool {
+        self.spans.is_some()
+    }
+
+    /// A complete top-level event lies at `start..end` (when recording).
+    #[inline]
+    pub(super) fn record(&mut self, start: u64, end: u64) {
+        if let Some(spans) = &mut self.spans {
+            spans.push((start, end));
+        }
+    }
+
+    /// The events recorded since the last call, in file order.
+    pub(super) fn take_events(&mut self) -> std::vec::Drain<'_, (u64, u64)> {
+        self.spans.get_or_insert_with(Vec::new).drain(..)
     }
 
     /// Whether a syntax error has been found.
@@ -340,6 +368,9 @@ impl Grammar {
         if self.depth == 1 && self.top_is_array {
             self.events += 1;
             self.last_event_end = at + 1;
+            if self.spans.is_some() {
+                self.record(self.event_start, at + 1);
+            }
             if self.ev_ph_m && self.ev_process_name {
                 self.finish_metadata_event();
             }

@@ -20,6 +20,7 @@ use std::fs::File;
 use std::io::Read;
 
 mod blocks;
+mod events;
 mod fast;
 mod grammar;
 mod reference;
@@ -28,6 +29,7 @@ mod shapes;
 mod tokens;
 mod utf8;
 
+pub use events::{MAX_EVENT, TraceEvents, scan_events};
 use fast::BlockScanner;
 use reference::ReferenceScanner;
 
@@ -142,6 +144,27 @@ impl TraceScanner {
         Self { inner }
     }
 
+    /// This scanner, noting from now on where each complete top-level event lies (see
+    /// [`TraceScanner::take_events`]).
+    pub fn recording_events(mut self) -> Self {
+        self.grammar().record_events();
+        self
+    }
+
+    /// The byte ranges (`start..end`, from the event's first byte to just past its last) of
+    /// the complete top-level events found since the last call, in file order; empty unless
+    /// made with [`TraceScanner::recording_events`].
+    pub fn take_events(&mut self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.grammar().take_events()
+    }
+
+    fn grammar(&mut self) -> &mut grammar::Grammar {
+        match &mut self.inner {
+            Inner::Blocks(s) => s.grammar(),
+            Inner::Reference(s) => s.grammar(),
+        }
+    }
+
     /// Whether a syntax error has been found (further input is ignored).
     pub fn failed(&self) -> bool {
         match &self.inner {
@@ -179,10 +202,20 @@ impl TraceScanner {
     /// regular file through read-only memory maps, a window of a few MiB at a time (no copy
     /// into a buffer), then with reads from where the windows ended (bytes appended meanwhile
     /// included). A file that shrinks while mapped is an error.
+    pub fn scan_file(file: &File, mut on_bytes: impl FnMut(u64)) -> std::io::Result<TraceScan> {
+        Self::new().scan_file_pieces(file, |_, piece| on_bytes(piece.len() as u64))
+    }
+
+    /// Scans a whole file from its start as [`TraceScanner::scan_file`] does, calling `each`
+    /// with the scanner and each piece of the file (consecutive, at most 256 KiB) once it is
+    /// fed.
     // The scanner and the callback are used mutably by the maps only.
     #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
-    pub fn scan_file(mut file: &File, mut on_bytes: impl FnMut(u64)) -> std::io::Result<TraceScan> {
-        let mut scanner = Self::new();
+    fn scan_file_pieces(
+        mut self,
+        mut file: &File,
+        mut each: impl FnMut(&mut Self, &[u8]),
+    ) -> std::io::Result<TraceScan> {
         #[cfg(target_os = "linux")]
         {
             use std::io::{Seek, SeekFrom};
@@ -195,9 +228,9 @@ impl TraceScanner {
                     crate::mapped::WINDOW,
                     |window| {
                         for piece in window.chunks(READ) {
-                            scanner.feed(piece);
-                            on_bytes(piece.len() as u64);
-                            if scanner.failed() {
+                            self.feed(piece);
+                            each(&mut self, piece);
+                            if self.failed() {
                                 return false;
                             }
                         }
@@ -212,13 +245,13 @@ impl TraceScanner {
                         shrunk.offset
                     ))
                 })?;
-                if scanner.failed() {
-                    return Ok(scanner.finish());
+                if self.failed() {
+                    return Ok(self.finish());
                 }
                 file.seek(SeekFrom::Start(passed))?;
             }
         }
-        scanner.scan_all(&mut file, on_bytes)
+        self.read_all(&mut file, each)
     }
 
     /// [`TraceScanner::scan_file`] of a large file (128 MiB or more) in segments of at most
@@ -254,9 +287,19 @@ impl TraceScanner {
 
     /// Scans the rest of `reader` with this scanner (see [`TraceScanner::scan_reader`]).
     pub fn scan_all<R: Read>(
+        self,
+        reader: R,
+        mut on_bytes: impl FnMut(u64),
+    ) -> std::io::Result<TraceScan> {
+        self.read_all(reader, |_, piece| on_bytes(piece.len() as u64))
+    }
+
+    /// Scans the rest of `reader` 256 KiB at a time, calling `each` with the scanner and each
+    /// piece once it is fed.
+    fn read_all<R: Read>(
         mut self,
         mut reader: R,
-        mut on_bytes: impl FnMut(u64),
+        mut each: impl FnMut(&mut Self, &[u8]),
     ) -> std::io::Result<TraceScan> {
         // Page-aligned: the kernel copies into it faster.
         let mut storage = vec![0u8; READ + 4096];
@@ -270,7 +313,7 @@ impl TraceScanner {
                 Err(e) => return Err(e),
             };
             self.feed(&buf[..n]);
-            on_bytes(n as u64);
+            each(&mut self, &buf[..n]);
             if self.failed() {
                 break;
             }

@@ -40,6 +40,10 @@ impl ReferenceScanner {
         self.grammar.failed()
     }
 
+    pub(super) fn grammar(&mut self) -> &mut Grammar {
+        &mut self.grammar
+    }
+
     pub(super) fn feed(&mut self, buf: &[u8]) {
         let base = self.offset;
         if self.grammar.failed() {
