@@ -217,11 +217,13 @@ impl Case {
         let mut launcher = FakeLauncher::new(behaviour, &self.target);
         let mut recorder = Recorder::default();
         let request = CollectRequest {
-            target: request(&canonical),
-            patch: PatchRequest {
-                phases: PhaseSelection::Decode,
-                window: Window::new(5, None).expect("window"),
-                max_new_tokens: TokenBudget::Auto,
+            patch: npuprof_workflow::patch::Request {
+                target: request(&canonical),
+                window: PatchRequest {
+                    phases: PhaseSelection::Decode,
+                    window: Window::new(5, None).expect("window"),
+                    max_new_tokens: TokenBudget::Auto,
+                },
             },
             keep_patch,
             timeout: None,
@@ -442,16 +444,18 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
         launches: Vec::new(),
     };
     let request = CollectRequest {
-        target: npuprof_repository::Request {
-            repo: repo.path(),
-            model: "m",
-            yaml: "run.yaml",
-            mode: None,
-        },
-        patch: PatchRequest {
-            phases: PhaseSelection::Both,
-            window: Window::new(3, None).expect("window"),
-            max_new_tokens: TokenBudget::Auto,
+        patch: npuprof_workflow::patch::Request {
+            target: npuprof_repository::Request {
+                repo: repo.path(),
+                model: "m",
+                yaml: "run.yaml",
+                mode: None,
+            },
+            window: PatchRequest {
+                phases: PhaseSelection::Both,
+                window: Window::new(3, None).expect("window"),
+                max_new_tokens: TokenBudget::Auto,
+            },
         },
         keep_patch: false,
         timeout: None,
