@@ -322,12 +322,20 @@ impl WindowArgs {
         self.phase().into()
     }
 
-    /// The patch these flags ask for, with the token budget policy.
-    pub fn patch_request(&self, max_new_tokens: TokenBudget) -> anyhow::Result<PatchRequest> {
-        Ok(PatchRequest {
-            phases: self.phases(),
-            window: self.window()?,
-            max_new_tokens,
+    /// The request of the pipeline `patch` and `collect` share: resolve `target`, set this
+    /// window with the `max_new_tokens` policy.
+    pub fn pipeline_request<'a>(
+        &self,
+        target: Request<'a>,
+        max_new_tokens: TokenBudget,
+    ) -> anyhow::Result<npuprof_workflow::patch::Request<'a>> {
+        Ok(npuprof_workflow::patch::Request {
+            target,
+            window: PatchRequest {
+                phases: self.phases(),
+                window: self.window()?,
+                max_new_tokens,
+            },
         })
     }
 

@@ -66,10 +66,9 @@ pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<PatchReport> {
         window.settle(target, args.json, request)
     };
     args.target.with_request(|target| {
-        let request = npuprof_workflow::patch::Request {
-            target: target.clone(),
-            window: args.window.patch_request(args.max_new_tokens)?,
-        };
+        let request = args
+            .window
+            .pipeline_request(target.clone(), args.max_new_tokens)?;
         Ok(npuprof_workflow::patch::run(&request, mode, settle)?.report)
     })
 }

@@ -78,10 +78,9 @@ fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     let repo = args.target.repo_root()?;
     let (model, yaml) = args.target.model_and_yaml(&repo)?;
     let request = CollectRequest {
-        patch: npuprof_workflow::patch::Request {
-            target: args.target.request(&repo, &model, &yaml),
-            window: args.window.patch_request(TokenBudget::Auto)?,
-        },
+        patch: args
+            .window
+            .pipeline_request(args.target.request(&repo, &model, &yaml), TokenBudget::Auto)?,
         keep_patch: args.keep_patch,
         timeout: args.timeout.map(Duration::from_secs),
         launch: (!args.launch.is_empty()).then(|| args.launch.clone()),
