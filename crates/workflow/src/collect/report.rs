@@ -139,3 +139,22 @@ impl StopCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use npuprof_severity::ErrorCode;
+
+    use super::StopCode;
+
+    /// collect's own codes and the error document's serialise as the same flat strings, so the
+    /// values `error_code` had stay as they were (`refused`, `failed`).
+    #[test]
+    fn stop_codes_serialise_as_flat_names() {
+        let name = |code: StopCode| serde_json::to_value(code).expect("serialises");
+        assert_eq!(name(StopCode::LaunchFailed), "launch_failed");
+        assert_eq!(name(StopCode::NoResult), "no_result");
+        assert_eq!(name(StopCode::Error(ErrorCode::Refused)), "refused");
+        assert_eq!(name(StopCode::Error(ErrorCode::Failed)), "failed");
+        assert_eq!(name(StopCode::Error(ErrorCode::NotFound)), "not_found");
+    }
+}
