@@ -824,3 +824,72 @@ fn python_values_are_evaluated_only_in_the_semantic_layer() {
         offences.join("\n")
     );
 }
+
+/// What reads or writes files (or lists directories) in Rust code.
+const FILE_IO: &[&str] = &["fs::", "File::", "OpenOptions", "DirBuilder"];
+
+/// The binary's own file IO, each allowance with its reason: `(file, needle, reason)`.
+const BINARY_FILE_IO_ALLOWED: &[(&str, &str, &str)] = &[(
+    "crates/cli/src/args.rs",
+    "fs::",
+    "`ReportArgs::write_html` writes the `--html` page to the file the user named: the user's \
+     output, not a repository's file (no journal), and the page is rendered by the library",
+)];
+
+/// The file IO needles in `code`.
+fn file_io(code: &str) -> Vec<&'static str> {
+    FILE_IO
+        .iter()
+        .copied()
+        .filter(|needle| code.contains(needle))
+        .collect()
+}
+
+/// The binary parses, calls and prints: it reads and writes no file of its own (the
+/// libraries read; the journal writes), the allowances aside.
+#[test]
+fn the_binary_has_no_file_reads_or_writes_of_its_own() {
+    let cli = workspace().join("crates/cli/src");
+    let mut offences = Vec::new();
+    for file in rust_files(&cli) {
+        let rel = file
+            .strip_prefix(workspace())
+            .expect("in the workspace")
+            .to_string_lossy()
+            .replace('\\', "/");
+        for needle in file_io(&non_test_source(&file)) {
+            let allowed = BINARY_FILE_IO_ALLOWED
+                .iter()
+                .any(|(path, allowed, _)| *path == rel && *allowed == needle);
+            if !allowed {
+                offences.push(format!("{rel}: {needle}"));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "the binary reads or writes files itself (move it into a library, or allow it with a reason):\n{}",
+        offences.join("\n")
+    );
+    for (path, needle, reason) in BINARY_FILE_IO_ALLOWED {
+        assert!(!reason.is_empty(), "{path}: give the allowance a reason");
+        assert!(
+            file_io(&non_test_source(&workspace().join(path))).contains(needle),
+            "{path} is allowed `{needle}` but does not use it: drop it from the list"
+        );
+    }
+}
+
+#[test]
+fn the_file_io_check_sees_reads_writes_and_listings() {
+    for code in [
+        "let t = std::fs::read_to_string(p)?;",
+        "use std::fs; let d = fs::read_dir(p);",
+        "let f = File::open(p)?;",
+        "let f = std::fs::OpenOptions::new().open(p);",
+        "std::fs::DirBuilder::new().create(p)",
+    ] {
+        assert!(!file_io(code).is_empty(), "{code}");
+    }
+    assert!(file_io("let t = npuprof_repository::nearby::yaml_files_in(dir);").is_empty());
+}

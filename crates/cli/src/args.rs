@@ -244,14 +244,11 @@ fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> 
     }
 }
 
-/// Directories looked at for a missing model's repository (a bound on the walk).
-const NEARBY_LIMIT: usize = 4096;
-
 /// The hint for a `--model` that is not under the repository's models/: `--repo`, with the
 /// directories up to two levels below the current one that hold `models/<model>`.
 pub fn missing_model_hint(model: &str) -> String {
     let cwd = std::env::current_dir().unwrap_or_default();
-    let found = nearby_repositories(&cwd, model);
+    let found = npuprof_repository::nearby::repositories_holding(&cwd, model);
     let model_dir = npuprof_repository::definitions_for(&cwd)
         .map(|d| d.layout.model_dir(model))
         .unwrap_or_else(|_| model.to_owned());
@@ -269,57 +266,9 @@ pub fn missing_model_hint(model: &str) -> String {
     }
 }
 
-/// The children and grandchildren of `cwd` (hidden ones skipped, at most [`NEARBY_LIMIT`]
-/// looked at) that hold `models/<model>`, as relative paths in sorted order.
-fn nearby_repositories(cwd: &Path, model: &str) -> Vec<String> {
-    let subdirs = |dir: &Path| -> Vec<PathBuf> {
-        let mut dirs: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .filter_map(Result::ok)
-            .filter(|entry| !entry.file_name().to_string_lossy().starts_with('.'))
-            .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
-            .map(|entry| entry.path())
-            .take(NEARBY_LIMIT)
-            .collect();
-        dirs.sort();
-        dirs
-    };
-    let mut candidates = Vec::new();
-    for child in subdirs(cwd) {
-        if candidates.len() >= NEARBY_LIMIT {
-            break;
-        }
-        let grandchildren = subdirs(&child);
-        candidates.push(child);
-        candidates.extend(grandchildren);
-    }
-    candidates
-        .into_iter()
-        .take(NEARBY_LIMIT)
-        .filter(|dir| {
-            npuprof_repository::definitions_for(dir)
-                .is_ok_and(|d| dir.join(d.layout.model_dir(model)).is_dir())
-        })
-        .filter_map(|dir| {
-            dir.strip_prefix(cwd)
-                .ok()
-                .map(|rel| rel.display().to_string())
-        })
-        .collect()
-}
-
 /// `--config` named a directory: say so, with the run configs directly in it.
 fn config_is_a_directory(config: &Path, dir: &Path, layout: &Layout) -> Failure {
-    let mut yamls: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .filter(|path| path.is_file() && path.extension().is_some_and(|e| e == "yaml"))
-        .filter_map(|path| path.file_name()?.to_str().map(str::to_owned))
-        .collect();
-    yamls.sort();
+    let yamls = npuprof_repository::nearby::yaml_files_in(dir);
     let failure = Failure::new(
         ErrorCode::InvalidInput,
         format!(
@@ -377,13 +326,38 @@ impl WindowArgs {
         self.phase().into()
     }
 
-    /// The patch these flags ask for, with the token budget policy.
-    pub fn patch_request(&self, max_new_tokens: TokenBudget) -> anyhow::Result<PatchRequest> {
-        Ok(PatchRequest {
-            phases: self.phases(),
-            window: self.window()?,
-            max_new_tokens,
+    /// The request of the pipeline `patch` and `collect` share: resolve `target`, set this
+    /// window with the `max_new_tokens` policy.
+    pub fn pipeline_request<'a>(
+        &self,
+        target: Request<'a>,
+        max_new_tokens: TokenBudget,
+    ) -> anyhow::Result<npuprof_workflow::patch::Request<'a>> {
+        Ok(npuprof_workflow::patch::Request {
+            target,
+            window: PatchRequest {
+                phases: self.phases(),
+                window: self.window()?,
+                max_new_tokens,
+            },
         })
+    }
+
+    /// Settles `request` on the resolved `target` for `patch` and `collect` alike: on a terminal
+    /// (not under `json`, `--yes`, `CI`) asks the collection guide's open questions, then sets
+    /// the phases and window answered (the token budget policy stays the request's).
+    pub fn settle(
+        &mut self,
+        target: &Target,
+        json: bool,
+        request: &mut PatchRequest,
+    ) -> anyhow::Result<()> {
+        if crate::ask::should_ask(self, json) {
+            crate::ask::ask_window(self, target)?;
+            request.phases = self.phases();
+            request.window = self.window()?;
+        }
+        Ok(())
     }
 
     /// Whether the collection guide's questions are still open (phase or decode steps not given).

@@ -1000,3 +1000,45 @@ fn a_process_the_launch_leaves_behind_is_stopped_and_named() {
     let report = json(&output);
     assert_eq!(report["runs"][0]["stragglers"][0]["pid"].to_string(), pid);
 }
+
+/// One error, one code: an error of the pipeline patch and collect share (a run config that is
+/// not there, one that is not valid YAML) has the same code in collect's report
+/// (`error_code`) as in patch's error document, and collect reverts to nothing.
+#[test]
+fn collect_and_patch_give_a_shared_error_the_same_code() {
+    let fixture = fixture("recipes-mini");
+    let config = fixture
+        .repo
+        .path()
+        .join("models/deepseek-mini/config/broken.yaml");
+    fs::write(&config, "model_config: [unclosed\n").unwrap();
+    let before = source_files(fixture.repo.path());
+    for (yaml, code) in [
+        ("no-such.yaml", "not_found"),
+        ("broken.yaml", "invalid_input"),
+    ] {
+        let args = ["--model", "deepseek-mini", "--yaml", yaml, "--json"];
+        let collected = fixture.collect(&args).output().unwrap();
+        assert_eq!(collected.status.code(), Some(2), "collect --yaml {yaml}");
+        let report = json(&collected);
+        assert_eq!(report["outcome"], "failed", "{report:#}");
+        assert_eq!(
+            report["error_code"], code,
+            "collect --yaml {yaml}: {report:#}"
+        );
+        let patched = Command::new(get_cargo_bin("npuprof"))
+            .current_dir(fixture.repo.path())
+            .arg("patch")
+            .args(args)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(patched.status.code(), Some(2), "patch --yaml {yaml}");
+        let document = json(&patched);
+        assert_eq!(
+            document["error"]["code"], code,
+            "patch --yaml {yaml}: {document:#}"
+        );
+        check_restored(fixture.repo.path(), &before);
+    }
+}

@@ -81,15 +81,18 @@ pub enum TargetError {
 }
 
 impl npuprof_severity::Classify for TargetError {
-    /// A model or run config that is not there is not found; the other target errors are
-    /// decided by their causes.
+    /// A model or run config that is not there is not found; a run config that is not YAML or
+    /// Python with a syntax error is invalid input; the other target errors are decided by
+    /// their causes.
     fn classify(&self) -> Option<npuprof_severity::Classified> {
         use npuprof_severity::{Classified, ErrorCode};
         match self {
             TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
                 Some(Classified::new(ErrorCode::NotFound))
             }
-            TargetError::Definitions(_) => Some(Classified::new(ErrorCode::InvalidInput)),
+            TargetError::Definitions(_)
+            | TargetError::Yaml(_)
+            | TargetError::PythonSyntax { .. } => Some(Classified::new(ErrorCode::InvalidInput)),
             _ => None,
         }
     }

@@ -7,7 +7,7 @@
 //!
 //! Invariant: prints nothing (what happens goes to an [`Observer`]); writes only the server's
 //! log and the offline parses' logs into the profile directory, through
-//! `npuprof_journal::create_private_file` (the caller makes the directory).
+//! `npuprof_journal::create_private_file`, after [`make_profile_dir`] made it.
 
 mod collect;
 mod error;
@@ -15,10 +15,12 @@ pub mod http;
 pub mod load;
 pub mod output;
 pub mod parse;
+mod profile_dir;
 mod report;
 pub mod server;
 pub mod settings;
 
 pub use collect::{Event, Observer, ServeRequest, Stage, Target, Timing, check, collect};
 pub use error::{ErrorKind, ServeError};
+pub use profile_dir::make_profile_dir;
 pub use report::{ParsedBy, RunOutput, SCHEMA_VERSION, ServeReport, Stopped};

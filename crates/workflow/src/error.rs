@@ -23,6 +23,10 @@ pub enum WorkflowError {
     /// The target could not be resolved.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// The target could not be resolved, and the repository has no built-in profiler to patch
+    /// (route: path B).
+    #[error(transparent)]
+    NoProfiler(Box<NoProfiler>),
     /// The window is out of bounds.
     #[error(transparent)]
     Window(#[from] WindowError),
@@ -90,6 +94,17 @@ pub enum WorkflowError {
     Collect(#[from] crate::collect::Stop),
 }
 
+/// A target that could not be resolved in a repository without a built-in profiler to patch
+/// (route: path B): what route proposes instead, the resolution error as the cause.
+#[derive(Debug, thiserror::Error)]
+#[error("this repository has no built-in profiler to patch (route: path B); {next}")]
+pub struct NoProfiler {
+    /// What route proposes instead (`run \`npuprof inject …\``).
+    pub next: String,
+    /// Why the target could not be resolved.
+    pub source: TargetError,
+}
+
 impl npuprof_severity::Classify for WorkflowError {
     /// A library's error inside the workflow is coded as that library's; `None` when a cause
     /// (or nothing known) decides.
@@ -98,6 +113,9 @@ impl npuprof_severity::Classify for WorkflowError {
         match self {
             WorkflowError::Journal(err) => err.classify(),
             WorkflowError::Route(err) => err.classify(),
+            WorkflowError::Target(err) => err.classify(),
+            WorkflowError::NoProfiler(err) => err.source.classify(),
+            WorkflowError::Relocate(err) => err.classify(),
             WorkflowError::Verify(err) => err.classify(),
             WorkflowError::Patch { refusal, .. } => refusal.classify(),
             WorkflowError::Harness(err) => err.source.classify(),
@@ -118,11 +136,34 @@ impl npuprof_severity::Classify for WorkflowError {
                 Some(Classified::new(ErrorCode::Usage))
             }
             WorkflowError::NotPlannable(_) => Some(Classified::new(ErrorCode::Refused)),
-            WorkflowError::Target(_)
-            | WorkflowError::Relocate(_)
-            | WorkflowError::Read { .. }
-            | WorkflowError::Collect(_) => None,
+            WorkflowError::Read { source, .. } => Some(Classified::of_io(source)),
+            WorkflowError::Collect(_) => None,
         }
+    }
+}
+
+impl WorkflowError {
+    /// The code of this error as the binary's error document gives it: the outermost cause in
+    /// its chain that knows its code decides (an IO error by its kind), else `failed`.
+    pub fn code(&self) -> npuprof_severity::ErrorCode {
+        use npuprof_severity::{Classified, Classify as _};
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
+        while let Some(err) = cause {
+            let known = None
+                .or_else(|| err.downcast_ref::<WorkflowError>()?.classify())
+                .or_else(|| err.downcast_ref::<TargetError>()?.classify())
+                .or_else(|| err.downcast_ref::<JournalError>()?.classify())
+                .or_else(|| err.downcast_ref::<RouteError>()?.classify())
+                .or_else(|| err.downcast_ref::<PatchError>()?.classify())
+                .or_else(|| err.downcast_ref::<VerifyError>()?.classify())
+                .or_else(|| err.downcast_ref::<RelocateError>()?.classify())
+                .or_else(|| err.downcast_ref::<std::io::Error>().map(Classified::of_io));
+            if let Some(known) = known {
+                return known.code;
+            }
+            cause = err.source();
+        }
+        npuprof_severity::ErrorCode::Failed
     }
 }
 

@@ -14,4 +14,4 @@ pub mod patch;
 pub mod plan;
 pub mod serve_plan;
 
-pub use error::{WorkflowError, error_text};
+pub use error::{NoProfiler, WorkflowError, error_text};

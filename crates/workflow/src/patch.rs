@@ -1,5 +1,6 @@
-//! Applying a target's patch through the journal: the files read inside the transaction, the
-//! edits computed on exactly those bytes, every changed file written at once (or none).
+//! The pipeline `patch` and `collect` share, request → run → report: the target resolved once
+//! inside the transaction, the files read there, the edits computed on exactly those bytes,
+//! every changed file written at once (or none).
 
 use std::path::Path;
 
@@ -8,7 +9,7 @@ use npuprof_patch::Edits;
 use npuprof_patch::diff::unified_diff;
 use npuprof_patch::plan::Plan;
 use npuprof_patch::target::{PatchRequest, Sources, files, patch_target};
-use npuprof_repository::{Overrides, Request, Target, TargetError};
+use npuprof_repository::{Overrides, Target, TargetError};
 use serde::Serialize;
 
 use crate::WorkflowError;
@@ -80,45 +81,77 @@ pub const PATCH_SCHEMA_VERSION: u32 = 2;
 /// The journal's name of the command that patches targets.
 const COMMAND: &str = "patch";
 
-/// Computes the patch of a resolved target and, in [`Mode::Write`], applies it. A repository
-/// patched before is patched again from its true originals (what `revert` restores), so the new
-/// window replaces the earlier one (a phase switched off before can be switched on again); the
-/// diffs and `changed` compare with the files as they are now.
-pub fn apply(
-    target: &Target,
-    request: &PatchRequest,
-    mode: Mode,
-) -> Result<PatchReport, WorkflowError> {
-    let tx = open(&target.repo, mode)?;
-    let originals = originals(&tx)?;
-    if originals.is_empty() {
-        return patch_in(tx, target, &originals, request, mode);
-    }
-    let over = npuprof_repository::resolve_over(&request_of(target), &originals)?;
-    patch_in(tx, &over, &originals, request, mode)
+/// What to patch: the target to resolve and the window to set in it. `collect` is this
+/// request with a launch on top ([`crate::collect::CollectRequest`]).
+#[derive(Debug, Clone)]
+pub struct Request<'a> {
+    /// The repository, model, run config and run mode.
+    pub target: npuprof_repository::Request<'a>,
+    /// The phases, the window and the token budget.
+    pub window: PatchRequest,
 }
 
-/// Resolves the target of `target` once, inside the transaction (from the true originals when
-/// the repository was patched before, as [`apply`] does), builds the patch request from it
-/// (`build` may ask the user, who then answers under the lock) and patches it. A resolution
-/// error is returned as the [`TargetError`] it is.
-pub fn resolve_and_apply<E>(
-    target: &Request<'_>,
-    build: impl FnOnce(&Target) -> Result<PatchRequest, E>,
+/// What [`run`] resolved and did.
+#[derive(Debug)]
+pub struct Patched {
+    /// The target, resolved inside the transaction (from the true originals of an earlier
+    /// patch).
+    pub target: Target,
+    /// The window as settled (the caller may have asked the user).
+    pub window: PatchRequest,
+    /// The report.
+    pub report: PatchReport,
+}
+
+/// The pipeline `patch` and `collect` share: opens the transaction (locked to write), resolves
+/// the target once inside it (from the true originals when the repository was patched
+/// before, so the new window replaces the earlier one and a phase switched off before can be
+/// switched on again), lets `settle` settle the window on that target (ask the user, who then
+/// answers under the lock), computes the edits on exactly the bytes read and, in
+/// [`Mode::Write`], writes every changed file through the journal at once. The diffs and
+/// `changed` compare with the files as they are now. A repository with no built-in profiler
+/// to patch gets route's `inject` command in the error ([`WorkflowError::NoProfiler`]).
+pub fn run<E>(
+    request: &Request<'_>,
     mode: Mode,
-) -> Result<PatchReport, E>
+    settle: impl FnOnce(&Target, &mut PatchRequest) -> Result<(), E>,
+) -> Result<Patched, E>
 where
-    E: From<WorkflowError> + From<TargetError>,
+    E: From<WorkflowError>,
 {
-    let tx = open(target.repo, mode)?;
+    let tx = open(request.target.repo, mode)?;
     let originals = originals(&tx)?;
     let resolved = if originals.is_empty() {
-        npuprof_repository::resolve(target)?
+        npuprof_repository::resolve(&request.target)
     } else {
-        npuprof_repository::resolve_over(target, &originals)?
+        npuprof_repository::resolve_over(&request.target, &originals)
     };
-    let request = build(&resolved)?;
-    Ok(patch_in(tx, &resolved, &originals, &request, mode)?)
+    let target = resolved.map_err(|err| without_profiler(request.target.repo, err))?;
+    let mut window = request.window;
+    settle(&target, &mut window)?;
+    let report = patch_in(tx, &target, &originals, &window, mode)?;
+    Ok(Patched {
+        target,
+        window,
+        report,
+    })
+}
+
+/// A resolution error, with route's `inject` command when the repository has no built-in
+/// profiler at all (route: path B): patching it cannot work, injecting a harness can.
+fn without_profiler(repo: &Path, err: TargetError) -> WorkflowError {
+    match npuprof_route::scan(repo) {
+        Ok(report) if report.route == npuprof_route::Route::Inject => {
+            WorkflowError::NoProfiler(Box::new(crate::error::NoProfiler {
+                next: report
+                    .next
+                    .command
+                    .map_or_else(|| report.next.note.clone(), |c| format!("run `{c}`")),
+                source: err,
+            }))
+        }
+        _ => err.into(),
+    }
 }
 
 /// The transaction of `mode`: locked to write, a preview for a dry run.
@@ -127,16 +160,6 @@ fn open(repo: &Path, mode: Mode) -> Result<Transaction, WorkflowError> {
         Mode::Write => Transaction::begin(repo, COMMAND)?,
         Mode::DryRun => Transaction::preview(repo, COMMAND)?,
     })
-}
-
-/// The request that resolves `target` again.
-fn request_of(target: &Target) -> Request<'_> {
-    Request {
-        repo: &target.repo,
-        model: &target.model,
-        yaml: &target.yaml,
-        mode: Some(target.mode),
-    }
 }
 
 /// The patch of `base` (resolved from `originals` when there are any) inside `tx`.

@@ -217,11 +217,13 @@ impl Case {
         let mut launcher = FakeLauncher::new(behaviour, &self.target);
         let mut recorder = Recorder::default();
         let request = CollectRequest {
-            target: request(&canonical),
-            patch: PatchRequest {
-                phases: PhaseSelection::Decode,
-                window: Window::new(5, None).expect("window"),
-                max_new_tokens: TokenBudget::Auto,
+            patch: npuprof_workflow::patch::Request {
+                target: request(&canonical),
+                window: PatchRequest {
+                    phases: PhaseSelection::Decode,
+                    window: Window::new(5, None).expect("window"),
+                    max_new_tokens: TokenBudget::Auto,
+                },
             },
             keep_patch,
             timeout: None,
@@ -442,16 +444,18 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
         launches: Vec::new(),
     };
     let request = CollectRequest {
-        target: npuprof_repository::Request {
-            repo: repo.path(),
-            model: "m",
-            yaml: "run.yaml",
-            mode: None,
-        },
-        patch: PatchRequest {
-            phases: PhaseSelection::Both,
-            window: Window::new(3, None).expect("window"),
-            max_new_tokens: TokenBudget::Auto,
+        patch: npuprof_workflow::patch::Request {
+            target: npuprof_repository::Request {
+                repo: repo.path(),
+                model: "m",
+                yaml: "run.yaml",
+                mode: None,
+            },
+            window: PatchRequest {
+                phases: PhaseSelection::Both,
+                window: Window::new(3, None).expect("window"),
+                max_new_tokens: TokenBudget::Auto,
+            },
         },
         keep_patch: false,
         timeout: None,
@@ -469,6 +473,58 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
     assert_eq!(report.revert, Restored::Nothing, "{:?}", report.error);
     let error = report.error.expect("an error");
     assert!(error.contains("collect automates path A only"), "{error}");
+    assert!(launcher.launches.is_empty());
+    assert_eq!(files(repo.path()), before);
+}
+
+/// An error of the shared patch pipeline keeps its own code in the report: a run config that
+/// is not there is `not_found`, as `npuprof patch` says, not collect's generic `failed`.
+#[test]
+fn a_missing_run_config_is_not_found_in_the_report() {
+    let repo = recipes_mini();
+    let canonical = repo.path().canonicalize().expect("canonical");
+    let state = tempfile::tempdir().expect("state dir");
+    let before = files(repo.path());
+    let mut launcher = FakeLauncher {
+        behaviour: Behaviour::Nothing,
+        case_dir: PathBuf::new(),
+        result: PathBuf::new(),
+        launches: Vec::new(),
+    };
+    let request = CollectRequest {
+        patch: npuprof_workflow::patch::Request {
+            target: npuprof_repository::Request {
+                repo: &canonical,
+                model: MODEL,
+                yaml: "no-such.yaml",
+                mode: None,
+            },
+            window: PatchRequest {
+                phases: PhaseSelection::Decode,
+                window: Window::new(5, None).expect("window"),
+                max_new_tokens: TokenBudget::Auto,
+            },
+        },
+        keep_patch: false,
+        timeout: None,
+        launch: None,
+        state_dir: state.path().to_path_buf(),
+    };
+    let report = collect(
+        &request,
+        &mut launcher,
+        &mut Recorder::default(),
+        &Interrupt::default(),
+    )
+    .expect("collect");
+    assert_eq!(report.outcome, Outcome::Failed);
+    assert_eq!(
+        report.error_code,
+        Some(StopCode::Error(npuprof_severity::ErrorCode::NotFound)),
+        "{:?}",
+        report.error
+    );
+    assert_eq!(report.revert, Restored::Nothing);
     assert!(launcher.launches.is_empty());
     assert_eq!(files(repo.path()), before);
 }

@@ -13,7 +13,7 @@ use std::io::Write as _;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_patch::target::{PatchRequest, TokenBudget};
-use npuprof_repository::{Target, TargetError};
+use npuprof_repository::Target;
 use npuprof_workflow::patch::{Mode, PatchReport};
 
 use super::plan::compact_steps;
@@ -54,45 +54,23 @@ fn parse_budget(value: &str) -> Result<TokenBudget, String> {
     }
 }
 
-/// Patches the target of `args`, resolved once inside the transaction (asking for the window
-/// there, on a terminal).
+/// Patches the target of `args` through the workflow's pipeline (the target resolved once
+/// inside the transaction; the window asked for there, on a terminal).
 pub fn execute(args: &Args, mode: Mode) -> anyhow::Result<PatchReport> {
-    let build = |target: &Target| -> anyhow::Result<PatchRequest> {
-        let mut window = args.window;
+    let settle = |target: &Target, request: &mut PatchRequest| -> anyhow::Result<()> {
         // A dry run changes nothing, so nothing needs to be asked first.
-        if !args.dry_run && crate::ask::should_ask(&window, args.json) {
-            crate::ask::ask_window(&mut window, target)?;
+        if args.dry_run {
+            return Ok(());
         }
-        window.patch_request(args.max_new_tokens)
+        let mut window = args.window;
+        window.settle(target, args.json, request)
     };
-    args.target
-        .with_request(|request| npuprof_workflow::patch::resolve_and_apply(request, build, mode))
-        .map_err(|e| {
-            if e.downcast_ref::<TargetError>().is_some() {
-                with_path_b_hint(&args.target, e)
-            } else {
-                e
-            }
-        })
-}
-
-/// A repository without a built-in profiler gets the `inject` command route proposes.
-fn with_path_b_hint(args: &TargetArgs, error: anyhow::Error) -> anyhow::Error {
-    let Ok(repo) = args.repo_root() else {
-        return error;
-    };
-    match npuprof_route::scan(&repo) {
-        Ok(report) if report.route == npuprof_route::Route::Inject => {
-            let next = report
-                .next
-                .command
-                .map_or_else(|| report.next.note.clone(), |c| format!("run `{c}`"));
-            error.context(format!(
-                "this repository has no built-in profiler to patch (route: path B); {next}"
-            ))
-        }
-        _ => error,
-    }
+    args.target.with_request(|target| {
+        let request = args
+            .window
+            .pipeline_request(target.clone(), args.max_new_tokens)?;
+        Ok(npuprof_workflow::patch::run(&request, mode, settle)?.report)
+    })
 }
 
 /// Runs `npuprof patch`.

@@ -31,13 +31,11 @@ pub use report::{CollectReport, Outcome, Restored, StopCode};
 use crate::WorkflowError;
 use crate::patch::{Mode, PatchReport};
 
-/// What to collect.
+/// What to collect: a patch's request, and the launch on top.
 #[derive(Debug, Clone)]
 pub struct CollectRequest<'a> {
-    /// The repository, model, run config and run mode.
-    pub target: npuprof_repository::Request<'a>,
-    /// The phases, the window and the token budget.
-    pub patch: PatchRequest,
+    /// What to resolve and which window to set (as `npuprof patch` would).
+    pub patch: crate::patch::Request<'a>,
     /// Leave the patch (and any relocation) in place at the end.
     pub keep_patch: bool,
     /// Stop each launch after this long.
@@ -194,7 +192,7 @@ pub fn collect(
     observer: &mut dyn Observer,
     interrupt: &Interrupt,
 ) -> Result<CollectReport, WorkflowError> {
-    let repo = request.target.repo;
+    let repo = request.patch.target.repo;
     // One npuprof at a time in this repository, for the whole workflow.
     let _lock = journal::RepoLock::acquire(repo)?;
     if journal::status(repo)?.is_some() {
@@ -210,8 +208,8 @@ pub fn collect(
         interrupt,
         report: CollectReport {
             repo: repo.display().to_string(),
-            config: layout.config_path(request.target.model, request.target.yaml),
-            model: request.target.model.to_owned(),
+            config: layout.config_path(request.patch.target.model, request.patch.target.yaml),
+            model: request.patch.target.model.to_owned(),
             ..CollectReport::default()
         },
         restore: None,
@@ -254,7 +252,7 @@ struct Run<'r, 'a> {
 
 impl Run<'_, '_> {
     fn repo(&self) -> &Path {
-        self.request.target.repo
+        self.request.patch.target.repo
     }
 
     fn workflow(&mut self) -> Result<(), WorkflowError> {
@@ -269,13 +267,16 @@ impl Run<'_, '_> {
             }
             .into());
         }
-        let target = npuprof_repository::resolve(&self.request.target)?;
-        self.report.family = Some(target.family);
-        let mut patch_request = self.request.patch;
-        self.observer
-            .settle(&target, &mut patch_request)
-            .map_err(Stop::Unsettled)?;
-        let patched = crate::patch::apply(&target, &patch_request, Mode::Write)?;
+        let crate::patch::Patched {
+            target,
+            window: patch_request,
+            report: patched,
+        } = crate::patch::run(&self.request.patch, Mode::Write, |target, window| {
+            self.report.family = Some(target.family);
+            self.observer
+                .settle(target, window)
+                .map_err(|e| WorkflowError::from(Stop::Unsettled(e)))
+        })?;
         self.restore = journal::RestoreCheck::capture(self.repo())?;
         self.observer.event(Event::Patched(&patched));
         self.report.patch = Some(patched);
@@ -356,7 +357,7 @@ impl Run<'_, '_> {
         let Some(keepsake) = &self.keepsake else {
             return Ok(());
         };
-        if keepsake.reinstate(self.request.target.repo)? {
+        if keepsake.reinstate(self.request.patch.target.repo)? {
             self.observer
                 .event(Event::JournalReinstated(keepsake.dir()));
         }

@@ -2,6 +2,7 @@
 
 use npuprof_relocate::RelocateReport;
 use npuprof_route::RouteReport;
+use npuprof_severity::ErrorCode;
 use npuprof_verify::VerifyReport;
 use serde::Serialize;
 
@@ -96,7 +97,9 @@ pub struct CollectReport {
     pub originals_kept: Option<String>,
 }
 
-/// Why collect stopped early: the closed set of `error_code` in its `--json` report.
+/// Why collect stopped early: the closed set of `error_code` in its `--json` report: collect's
+/// own stops, else the code the error document of `npuprof patch` (or any command) gives the
+/// same error, so one error has one code whichever command met it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopCode {
@@ -109,12 +112,11 @@ pub enum StopCode {
     TimedOut,
     /// Ctrl-C or a signal stopped collect.
     Interrupted,
-    /// npuprof refused a step (path B, changes already present, an unsafe relocation target,
-    /// a patch it cannot prove); nothing was launched.
-    Refused,
-    /// Anything else (an unreadable file, a state directory that cannot be made); the message
-    /// says what.
-    Failed,
+    /// Any other error, by its code (`refused`: path B, changes already present, an unsafe
+    /// relocation target, a patch npuprof cannot prove, nothing launched; `not_found`: a model
+    /// or run config that is not there; `invalid_input`, `io`, `failed`, …).
+    #[serde(untagged)]
+    Error(ErrorCode),
 }
 
 impl StopCode {
@@ -129,12 +131,30 @@ impl StopCode {
                 Stop::TimedOut(_) => Self::TimedOut,
                 Stop::Interrupted | Stop::LaunchInterrupted => Self::Interrupted,
                 Stop::AlreadyChanged(_) | Stop::NotPathA { .. } | Stop::Unrelocatable => {
-                    Self::Refused
+                    Self::Error(ErrorCode::Refused)
                 }
-                Stop::Wait(_) | Stop::Unsettled(_) => Self::Failed,
+                Stop::Wait(_) | Stop::Unsettled(_) => Self::Error(ErrorCode::Failed),
             },
-            WorkflowError::Patch { .. } | WorkflowError::NotPlannable(_) => Self::Refused,
-            _ => Self::Failed,
+            _ => Self::Error(err.code()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use npuprof_severity::ErrorCode;
+
+    use super::StopCode;
+
+    /// collect's own codes and the error document's serialise as the same flat strings, so the
+    /// values `error_code` had stay as they were (`refused`, `failed`).
+    #[test]
+    fn stop_codes_serialise_as_flat_names() {
+        let name = |code: StopCode| serde_json::to_value(code).expect("serialises");
+        assert_eq!(name(StopCode::LaunchFailed), "launch_failed");
+        assert_eq!(name(StopCode::NoResult), "no_result");
+        assert_eq!(name(StopCode::Error(ErrorCode::Refused)), "refused");
+        assert_eq!(name(StopCode::Error(ErrorCode::Failed)), "failed");
+        assert_eq!(name(StopCode::Error(ErrorCode::NotFound)), "not_found");
     }
 }

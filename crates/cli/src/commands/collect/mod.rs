@@ -79,12 +79,9 @@ fn execute(args: &Args) -> anyhow::Result<CollectReport> {
     let repo = args.target.repo_root()?;
     let (model, yaml) = args.target.model_and_yaml(&repo)?;
     let request = CollectRequest {
-        target: args.target.request(&repo, &model, &yaml),
-        patch: PatchRequest {
-            phases: args.window.phases(),
-            window: args.window.window()?,
-            max_new_tokens: TokenBudget::Auto,
-        },
+        patch: args
+            .window
+            .pipeline_request(args.target.request(&repo, &model, &yaml), TokenBudget::Auto)?,
         keep_patch: args.keep_patch,
         timeout: args.timeout.map(Duration::from_secs),
         launch: (!args.launch.is_empty()).then(|| args.launch.clone()),
@@ -133,12 +130,9 @@ struct Printer {
 
 impl Observer for Printer {
     fn settle(&mut self, target: &Target, request: &mut PatchRequest) -> Result<(), String> {
-        if crate::ask::should_ask(&self.window, self.json) {
-            crate::ask::ask_window(&mut self.window, target).map_err(|e| format!("{e:#}"))?;
-            request.phases = self.window.phases();
-            request.window = self.window.window().map_err(|e| format!("{e:#}"))?;
-        }
-        Ok(())
+        self.window
+            .settle(target, self.json, request)
+            .map_err(|e| format!("{e:#}"))
     }
 
     fn event(&mut self, event: Event<'_>) {

@@ -208,14 +208,7 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
         },
     };
     npuprof_serve::check(&request)?;
-    if matches!(request.target, Target::Launch { .. }) {
-        std::fs::create_dir_all(&request.profile_dir).map_err(|source| {
-            npuprof_serve::ServeError::ProfileDir {
-                dir: request.profile_dir.display().to_string(),
-                source,
-            }
-        })?;
-    }
+    npuprof_serve::make_profile_dir(&request)?;
     let interrupt = Interrupt::on_signals()
         .map_err(|e| anyhow::anyhow!("cannot install the Ctrl-C handler: {e}"))?;
     let mut printer = Printer {
