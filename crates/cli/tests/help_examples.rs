@@ -69,6 +69,7 @@ fn help_examples(sub: Option<&str>) -> Vec<String> {
 /// Runs `line` with `sh -c` in `root`, with `npuprof` on PATH, a private HOME and the fake
 /// torch_npu importable; returns the exit code and the output for messages.
 fn run_line(root: &Path, line: &str) -> (i32, String) {
+    let line = free_port(line);
     let out = user_shell(root)
         .arg("-c")
         .arg(format!("set -e; {line}"))
@@ -81,6 +82,18 @@ fn run_line(root: &Path, line: &str) -> (i32, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.code().unwrap_or(-1), text)
+}
+
+/// `line` with the fixed `--port N` of a serving example replaced by a port free now, so that
+/// two test runs on one machine do not answer each other's requests.
+fn free_port(line: &str) -> String {
+    let Some((head, tail)) = line.split_once("--port ") else {
+        return line.to_owned();
+    };
+    let rest = tail.split_once(' ').map_or("", |(_, rest)| rest);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    let port = listener.local_addr().expect("its address").port();
+    format!("{head}--port {port} {rest}")
 }
 
 /// The directory an example redirects its output into (`> ~/dir/file`) is the user's to have:
