@@ -585,18 +585,22 @@ fn a_patch_without_decode_keeps_the_token_budget() {
     let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
     let budget = "max_new_tokens: 32";
     let small = sources_with(dir.path(), &t, MTP_CONFIG, budget, "max_new_tokens: 4");
-    let patch = patch_target(&t, &small, &request(PhaseSelection::Prefill, 30, None))
-        .unwrap_or_else(|e| panic!("{e}"));
-    let yaml: Vec<String> = change_lines(&patch)
-        .into_iter()
-        .filter(|c| c.starts_with(MTP_CONFIG))
-        .collect();
-    assert_eq!(
-        yaml,
-        [format!(
-            "{MTP_CONFIG}: model_config.enable_profiler: False → True"
-        )]
-    );
+    // A config that leaves the budget to the engine's default keeps it that way (raising a
+    // missing budget "to at least 1" would write `max_new_tokens: 1`).
+    let unset = sources_with(dir.path(), &t, MTP_CONFIG, &format!("  {budget}\n"), "");
+    for texts in [&small, &unset] {
+        let patch = patch_target(&t, texts, &request(PhaseSelection::Prefill, 30, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            change_lines(&patch)
+                .into_iter()
+                .filter(|c| c.starts_with(MTP_CONFIG))
+                .collect::<Vec<_>>(),
+            [format!(
+                "{MTP_CONFIG}: model_config.enable_profiler: False → True"
+            )]
+        );
+    }
     // With decode the same request raises it to the plan's minimum (3 + 30 closes, +1).
     let patch = patch_target(&t, &small, &request(PhaseSelection::Both, 30, None))
         .unwrap_or_else(|e| panic!("{e}"));
@@ -812,6 +816,23 @@ fn the_engine_prefill_is_pinned_where_each_value_lives() {
         [format!(
             "{PROFILER_CONTEXT}: prefill call: added skip_first=0"
         )]
+    );
+    // A value fixed inside the factory's schedule(...) is fine when it is the pinned one, and
+    // refused when it is not.
+    let fixed = |from: &str, to: &str| {
+        let mut src = sources(dir.path(), &t);
+        let text = src.get_mut(PROFILER_CONTEXT).expect("module");
+        assert!(text.contains(from), "the factory no longer holds {from}");
+        *text = text.replace(from, to);
+        patch_target(&t, &src, &request(PhaseSelection::Prefill, 5, None))
+    };
+    fixed("repeat=repeat,", "repeat=1,").unwrap_or_else(|e| panic!("repeat fixed at 1: {e}"));
+    let err =
+        fixed("skip_first=skip_first\n", "skip_first=2\n").expect_err("skip_first fixed at 2");
+    assert!(
+        err.to_string()
+            .starts_with("the prefill window's `skip_first` is fixed to 2 inside the factory"),
+        "{err}"
     );
     let err = patch_with("active=n, repeat=1, skip_first=0)").expect_err("unevaluated active");
     assert!(
