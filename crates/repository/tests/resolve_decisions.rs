@@ -436,3 +436,73 @@ fn a_config_outside_the_config_directory_is_refused_with_its_launcher_and_budget
         other => panic!("{other}"),
     }
 }
+
+#[test]
+fn a_factory_defined_twice_is_noted_with_both_lines_and_the_last_is_used() {
+    let dir = repo();
+    const MODULE: &str = "executor/utils/profiler_context.py";
+    let text = std::fs::read_to_string(dir.path().join(MODULE)).expect("module");
+    let start = text.find("def create_profiler(").expect("factory");
+    let end = text[start..].find("\n\n\n").expect("factory end") + start;
+    let last_line = text.lines().count() + 3;
+    // The same factory again at the end of the module, and a helper defined twice (not the
+    // factory: no note for it).
+    let again = format!(
+        "{text}\n\n{}\n\n\ndef helper():\n    return 1\n\n\ndef helper():\n    return 2\n",
+        &text[start..end]
+    );
+    write(dir.path(), MODULE, &again);
+    let t = check_resolve(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    let notes: Vec<&String> = t.notes.iter().filter(|n| n.contains(" defines ")).collect();
+    assert_eq!(
+        notes,
+        [&format!(
+            "{MODULE} defines create_profiler 2 times (lines 30, {last_line}); Python uses the \
+             last, line {last_line}, and so does npuprof"
+        )]
+    );
+    assert_eq!(t.profiled().expect("settable").factory.line, last_line);
+}
+
+#[test]
+fn a_hand_profiled_model_with_its_own_launcher_cites_its_scripts_not_the_llm_launcher() {
+    let dir = repo();
+    const MODEL: &str = "models/davinci-magihuman";
+    write(
+        dir.path(),
+        &format!("{MODEL}/config/t2v.yaml"),
+        "model_name: \"davinci\"\nmodel_args:\n  steps: 4\n",
+    );
+    write(
+        dir.path(),
+        &format!("{MODEL}/infer.sh"),
+        "#!/bin/bash\nyaml_path = config/$1.yaml\nexport PROF_DIR=./prof/$1_prof/\n",
+    );
+    write(
+        dir.path(),
+        &format!("{MODEL}/inference/pipeline/video_generate.py"),
+        "import os\n\nPROFILE = os.environ.get(\"ENABLE_PROFILER\")\n",
+    );
+    let t = check_resolve(dir.path(), "davinci-magihuman", "t2v.yaml");
+    assert_eq!(manual(&t).toggle, Toggle::EnvVar);
+    assert_eq!(launcher_line(&t), None, "{:?}", t.evidence);
+    assert_eq!(t.launch.cwd, MODEL);
+    let cited: Vec<(&str, usize)> = t
+        .evidence
+        .iter()
+        .map(|e| (e.path.as_str(), e.line))
+        .collect();
+    assert_eq!(
+        cited,
+        [
+            ("models/davinci-magihuman/infer.sh", 2),
+            (
+                "models/davinci-magihuman/inference/pipeline/video_generate.py",
+                3
+            ),
+            ("models/davinci-magihuman/infer.sh", 3),
+            // The multimedia launcher's line that starts the entry script.
+            ("executor/scripts/mm_function.sh", 125),
+        ]
+    );
+}
