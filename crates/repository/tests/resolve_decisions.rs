@@ -361,10 +361,17 @@ fn a_draft_model_makes_the_budget_data_dependent_with_a_note() {
 fn a_request_naming_no_run_config_of_the_model_is_refused_with_the_reason() {
     let dir = repo();
     let repo = dir.path();
-    assert!(matches!(
-        check_refused(repo, "deepseek-maxi", "decode_mtp.yaml"),
-        TargetError::UnknownModel { model, .. } if model == "deepseek-maxi"
-    ));
+    let hint = |model: &str| match check_refused(repo, model, "decode_mtp.yaml") {
+        TargetError::UnknownModel { model: m, hint, .. } if m == model => hint,
+        other => panic!("{other}"),
+    };
+    assert_eq!(hint("deepseek-maxi"), "; did you mean `deepseek-mini`?");
+    // Nothing close: the model directories (not the files beside them), sorted.
+    write(repo, "models/README.md", "models\n");
+    assert_eq!(
+        hint("zzz"),
+        "; available: deepseek-mini, glm_5_2, hunyuan-mini, kimi_k3, pangu_7b, qwen-mini, wan-mini"
+    );
     match check_refused(repo, "deepseek-mini", "decode_mtp.json") {
         TargetError::UnknownConfig { path, hint } => {
             assert_eq!(path, "models/deepseek-mini/config/decode_mtp.json");
