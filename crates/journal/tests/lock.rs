@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 
 use npuprof_journal::{self as journal, JournalError, RepoLock, Transaction, failpoint};
-use support::repo_with;
+use support::{fail_step, repo_with};
 
 fn lock_path(repo: &Path) -> std::path::PathBuf {
     repo.join(".npuprof/lock")
@@ -95,16 +95,9 @@ fn the_lock_is_shared_after_an_earlier_one_was_dropped() {
 #[test]
 fn a_journal_directory_that_cannot_be_made_is_reported_as_such() {
     let repo = repo_with(&[("a.py", b"a\n")]);
-    let err = failpoint::with_hook(
-        |step| {
-            if step.name == "mkdir" {
-                Err(std::io::Error::from_raw_os_error(28))
-            } else {
-                Ok(())
-            }
-        },
-        || RepoLock::acquire(repo.path()).unwrap_err(),
-    );
+    let err = failpoint::with_hook(fail_step("mkdir"), || {
+        RepoLock::acquire(repo.path()).unwrap_err()
+    });
     match err {
         JournalError::Io { action, path, .. } => {
             assert_eq!(action, "create");

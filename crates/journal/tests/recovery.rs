@@ -11,7 +11,7 @@ use std::path::Path;
 use npuprof_journal::{
     self as journal, RepoLock, RevertOutcome, Transaction, UndoAction, failpoint,
 };
-use support::{patch, repo_with};
+use support::{fail_step, patch, repo_with};
 
 #[test]
 fn an_in_place_restore_cut_off_is_finished_from_its_intent_by_the_next_revert() {
@@ -25,16 +25,9 @@ fn an_in_place_restore_cut_off_is_finished_from_its_intent_by_the_next_revert() 
         "one file, written in place"
     );
     // The revert's in-place write fails before it writes: its intent is left behind.
-    let first = failpoint::with_hook(
-        |step| {
-            if step.name == "write_in_place" {
-                Err(std::io::Error::from_raw_os_error(28))
-            } else {
-                Ok(())
-            }
-        },
-        || journal::revert(repo.path(), false),
-    );
+    let first = failpoint::with_hook(fail_step("write_in_place"), || {
+        journal::revert(repo.path(), false)
+    });
     assert!(first.is_err(), "{first:?}");
     assert!(repo.path().join(".npuprof/writing.json").exists());
     assert_eq!(fs::read(repo.path().join("a.py")).unwrap(), b"patched\n");

@@ -793,12 +793,13 @@ fn the_engine_prefill_is_pinned_where_each_value_lives() {
     let dir = repo(Variant::Stock);
     let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
     let pinned = "active=1, repeat=1, skip_first=0)";
-    let patch_with = |call: &str| {
-        let src = sources_with(dir.path(), &t, PROFILER_CONTEXT, pinned, call);
+    // The prefill patched alone, on the module with `from` replaced by `to`.
+    let patch_with = |from: &str, to: &str| {
+        let src = sources_with(dir.path(), &t, PROFILER_CONTEXT, from, to);
         patch_target(&t, &src, &request(PhaseSelection::Prefill, 5, None))
     };
     let changes = |call: &str| {
-        let patch = patch_with(call).unwrap_or_else(|e| panic!("{call}: {e}"));
+        let patch = patch_with(pinned, call).unwrap_or_else(|e| panic!("{call}: {e}"));
         change_lines(&patch)
             .into_iter()
             .filter(|c| c.contains("prefill call"))
@@ -819,22 +820,16 @@ fn the_engine_prefill_is_pinned_where_each_value_lives() {
     );
     // A value fixed inside the factory's schedule(...) is fine when it is the pinned one, and
     // refused when it is not.
-    let fixed = |from: &str, to: &str| {
-        let mut src = sources(dir.path(), &t);
-        let text = src.get_mut(PROFILER_CONTEXT).expect("module");
-        assert!(text.contains(from), "the factory no longer holds {from}");
-        *text = text.replace(from, to);
-        patch_target(&t, &src, &request(PhaseSelection::Prefill, 5, None))
-    };
-    fixed("repeat=repeat,", "repeat=1,").unwrap_or_else(|e| panic!("repeat fixed at 1: {e}"));
+    patch_with("repeat=repeat,", "repeat=1,").unwrap_or_else(|e| panic!("repeat fixed at 1: {e}"));
     let err =
-        fixed("skip_first=skip_first\n", "skip_first=2\n").expect_err("skip_first fixed at 2");
+        patch_with("skip_first=skip_first\n", "skip_first=2\n").expect_err("skip_first fixed at 2");
     assert!(
         err.to_string()
             .starts_with("the prefill window's `skip_first` is fixed to 2 inside the factory"),
         "{err}"
     );
-    let err = patch_with("active=n, repeat=1, skip_first=0)").expect_err("unevaluated active");
+    let err =
+        patch_with(pinned, "active=n, repeat=1, skip_first=0)").expect_err("unevaluated active");
     assert!(
         err.to_string().starts_with(
             "the prefill window's `active` is `n`, an expression npuprof does not evaluate"
