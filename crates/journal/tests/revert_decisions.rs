@@ -1,7 +1,7 @@
 //! Revert's choices per entry, through the library: a directory npuprof created is removed when
 //! empty and kept (said so) when it holds a file of the user's; a removal that fails for another
-//! reason than "already gone" stops the revert, which a re-run then finishes (see
-//! docs/mutants.md).
+//! reason than "already gone" stops the revert, which a re-run then finishes; a restored file
+//! keeps its owner; the revert command in messages (see docs/mutants.md).
 
 mod support;
 
@@ -78,4 +78,34 @@ fn a_removal_that_fails_stops_the_revert_and_a_rerun_finishes_it() {
         assert!(!repo.path().join("made").exists(), "{step}");
         assert!(!repo.path().join(".npuprof").exists(), "{step}");
     }
+}
+
+#[test]
+#[allow(clippy::print_stderr, reason = "says why the test is skipped")]
+fn a_restored_file_keeps_its_owner() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: changing a file's owner needs root");
+        return;
+    }
+    let repo = repo_with(&[("a.py", b"original\n")]);
+    support::patch(repo.path(), "patch", &[("a.py", b"patched\n")]);
+    let path = repo.path().join("a.py");
+    std::os::unix::fs::chown(&path, Some(4321), Some(4322)).unwrap();
+    actions(journal::revert(repo.path(), false).unwrap());
+    let meta = fs::metadata(&path).unwrap();
+    use std::os::unix::fs::MetadataExt as _;
+    assert_eq!((meta.uid(), meta.gid()), (4321, 4322));
+    assert_eq!(fs::read(&path).unwrap(), b"original\n");
+}
+
+#[test]
+fn the_revert_command_names_a_dash_path_as_the_options_value() {
+    assert_eq!(
+        journal::revert_argv(Path::new("repo")),
+        ["npuprof", "revert", "--repo", "repo"]
+    );
+    assert_eq!(
+        journal::revert_argv(Path::new("-odd")),
+        ["npuprof", "revert", "--repo=-odd"]
+    );
 }
