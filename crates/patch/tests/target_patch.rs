@@ -498,3 +498,342 @@ fn result_layout_follows_the_launcher() {
     std::fs::create_dir_all(&root).expect("mkdir");
     assert_eq!(beta.results.newest(dir.path()), Some(root));
 }
+
+/// The texts a patch of `t` reads, with `from` replaced by `to` in `path` (which must hold it).
+fn sources_with(repo: &Path, t: &Target, path: &str, from: &str, to: &str) -> Sources {
+    let mut out = sources(repo, t);
+    let text = out.get_mut(path).expect("a file the patch reads");
+    assert!(text.contains(from), "{path} no longer holds {from:?}");
+    *text = text.replace(from, to);
+    out
+}
+
+/// Every change line of a patch, `path: change`.
+fn change_lines(patch: &TargetPatch) -> Vec<String> {
+    patch
+        .files
+        .iter()
+        .flat_map(|f| f.changes.iter().map(move |c| format!("{}: {c}", f.path)))
+        .collect()
+}
+
+/// The decode call of the engine, as the example writes it.
+const ENGINE_DECODE_PATH: &str = "os.path.join(self.profile_save_path, \"prof\", \"decode\"))";
+
+/// A phase call gone from the text being patched (edited since route) is refused when that
+/// phase is asked for, and ignored when it is not.
+#[test]
+fn a_requested_phase_whose_call_is_gone_is_refused() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    // The decode call's save path no longer names a phase: no decode call in the text.
+    let gone = sources_with(
+        dir.path(),
+        &t,
+        PROFILER_CONTEXT,
+        ENGINE_DECODE_PATH,
+        "os.path.join(self.profile_save_path, \"prof\", \"later\"))",
+    );
+    let err = patch_target(&t, &gone, &request(PhaseSelection::Both, 5, None))
+        .expect_err("decode asked, no decode call");
+    assert_eq!(err.path, PROFILER_CONTEXT);
+    assert_eq!(
+        err.to_string(),
+        "no decode profiler call was found (`npuprof route --model deepseek-mini --yaml \
+         decode_mtp.yaml` shows what the target holds)"
+    );
+    // Prefill alone does not need the decode call: nothing to switch off, the prefill is
+    // already pinned, only the switch is set.
+    let patch = patch_target(&t, &gone, &request(PhaseSelection::Prefill, 5, None))
+        .unwrap_or_else(|e| panic!("prefill alone: {e}"));
+    assert_eq!(
+        change_lines(&patch),
+        ["models/deepseek-mini/config/decode_mtp.yaml: model_config.enable_profiler: False → True"]
+    );
+}
+
+/// A phase the run can never record (a PD prefill node's decode) is left as written, not
+/// switched off: the user asked for it, the run just never reaches it.
+#[test]
+fn a_requested_phase_the_run_never_records_is_left_as_written() {
+    let dir = repo(Variant::Stock);
+    let (patch, _) = check_patch(
+        dir.path(),
+        "deepseek-mini",
+        "deepseek-mini_pd/prefill.yaml",
+        &request(PhaseSelection::Both, 10, None),
+    );
+    assert_eq!(
+        change_lines(&patch),
+        [
+            "models/deepseek-mini/config/deepseek-mini_pd/prefill.yaml: model_config.enable_profiler: False → True"
+        ]
+    );
+    assert_eq!(
+        patch.warnings,
+        [
+            "decode will not be captured: a prefill-role node runs no decode (it records one prefill batch)"
+        ]
+    );
+}
+
+/// Without decode the token budget is left alone even when the decode window asked for would
+/// need more than the config gives (a prefill-only patch must not change the benchmark).
+#[test]
+fn a_patch_without_decode_keeps_the_token_budget() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    let budget = "max_new_tokens: 32";
+    let small = sources_with(dir.path(), &t, MTP_CONFIG, budget, "max_new_tokens: 4");
+    // A config that leaves the budget to the engine's default keeps it that way (raising a
+    // missing budget "to at least 1" would write `max_new_tokens: 1`).
+    let unset = sources_with(dir.path(), &t, MTP_CONFIG, &format!("  {budget}\n"), "");
+    for texts in [&small, &unset] {
+        let patch = patch_target(&t, texts, &request(PhaseSelection::Prefill, 30, None))
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            change_lines(&patch)
+                .into_iter()
+                .filter(|c| c.starts_with(MTP_CONFIG))
+                .collect::<Vec<_>>(),
+            [format!(
+                "{MTP_CONFIG}: model_config.enable_profiler: False → True"
+            )]
+        );
+    }
+    // With decode the same request raises it to the plan's minimum (3 + 30 closes, +1).
+    let patch = patch_target(&t, &small, &request(PhaseSelection::Both, 30, None))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        change_lines(&patch)
+            .iter()
+            .any(|c| c.ends_with("scheduler_config.max_new_tokens: 4 → 34")),
+        "{:?}",
+        change_lines(&patch)
+    );
+}
+
+/// The "does not close cleanly" warning is about decode: a prefill window that never closes
+/// (repeat=0 as written in the model's loop) does not raise it.
+#[test]
+fn a_prefill_window_that_never_closes_raises_no_decode_warning() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "glm_5_2", "glm_mini_rank_2.yaml");
+    let looping = sources_with(
+        dir.path(),
+        &t,
+        "models/glm_5_2/models/model_infer.py",
+        "active=1, skip_first=5, repeat=1)",
+        "active=1, skip_first=5, repeat=0)",
+    );
+    let patch = patch_target(&t, &looping, &request(PhaseSelection::Both, 30, None))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let prefill = patch
+        .plan
+        .phases
+        .iter()
+        .find(|p| p.phase == npuprof_schedule::Phase::Prefill)
+        .expect("prefill planned");
+    assert!(
+        !prefill.closes_cleanly,
+        "the fixture's prefill must not close"
+    );
+    assert!(
+        patch
+            .warnings
+            .iter()
+            .all(|w| !w.contains("does not close cleanly")),
+        "{:?}",
+        patch.warnings
+    );
+}
+
+/// A copy of `examples/recipes-next` (the newer engine: one call builds every phase's profiler,
+/// with an mm_encode phase).
+fn next_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let from = example_repo().join("../recipes-next");
+    copy_tree(&from, dir.path(), Path::new(""), Variant::Stock);
+    dir
+}
+
+fn planned(patch: &TargetPatch) -> Vec<npuprof_schedule::Phase> {
+    patch.plan.phases.iter().map(|p| p.phase).collect()
+}
+
+/// `--phase mm_encode` profiles the encoder alone on a target that has one and is refused,
+/// with the target's phases, on one that has none.
+#[test]
+fn mm_encode_alone_is_patched_where_the_target_has_it_and_refused_elsewhere() {
+    use npuprof_schedule::Phase;
+    let next = next_repo();
+    let t = target(next.path(), "qwen-next", "long_decode.yaml");
+    let patch = patch_target(
+        &t,
+        &sources(next.path(), &t),
+        &request(PhaseSelection::MmEncode, 5, None),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", e.path));
+    assert_eq!(planned(&patch), [Phase::MmEncode]);
+    assert_eq!(patch.warnings, Vec::<String>::new());
+
+    let mini = repo(Variant::Stock);
+    let t = target(mini.path(), "deepseek-mini", "decode_mtp.yaml");
+    let err = patch_target(
+        &t,
+        &sources(mini.path(), &t),
+        &request(PhaseSelection::MmEncode, 5, None),
+    )
+    .expect_err("no mm_encode phase");
+    assert_eq!(err.path, PROFILER_CONTEXT);
+    assert_eq!(
+        err.to_string(),
+        "this target has no mm_encode phase (its phases: prefill, decode); pass --phase with \
+         one of them or both"
+    );
+}
+
+/// A config whose budget buys no decode, on a target with an encoder: both phases asked for
+/// means prefill alone (said twice: decode is never captured, and mm_encode not either).
+#[test]
+fn without_decode_a_target_with_an_encoder_profiles_prefill_alone() {
+    use npuprof_schedule::Phase;
+    let next = next_repo();
+    let t = target(next.path(), "qwen-next", "long_decode.yaml");
+    let budget = sources_with(
+        next.path(),
+        &t,
+        "models/qwen-next/config/long_decode.yaml",
+        "max_new_tokens: 256",
+        "max_new_tokens: 1",
+    );
+    // Resolved again on the one-token config, so the target knows decode is never recorded.
+    std::fs::write(
+        next.path().join("models/qwen-next/config/long_decode.yaml"),
+        &budget["models/qwen-next/config/long_decode.yaml"],
+    )
+    .expect("write");
+    let t = target(next.path(), "qwen-next", "long_decode.yaml");
+    let patch = patch_target(
+        &t,
+        &sources(next.path(), &t),
+        &request(PhaseSelection::Both, 5, None),
+    )
+    .unwrap_or_else(|e| panic!("{}: {e}", e.path));
+    assert_eq!(planned(&patch), [Phase::Prefill]);
+    assert_eq!(
+        patch.warnings,
+        [
+            "decode will not be captured: max_new_tokens 1 makes it a prefill benchmark (1 \
+             decode forward(s): no decode window closes)",
+            "mm_encode will not be captured either: without decode npuprof profiles prefill alone"
+        ]
+    );
+}
+
+/// A phase call that passes `False` to the factory's enable argument (an earlier patch not
+/// reverted) is refused when that phase should run: patching on would record nothing.
+#[test]
+fn a_phase_call_switched_off_by_its_enable_argument_is_refused() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "glm_5_2", "glm_mini_rank_2.yaml");
+    let off = sources_with(
+        dir.path(),
+        &t,
+        "models/glm_5_2/models/model_infer.py",
+        "define_profiler(enable_profiler=enable_profiler,",
+        "define_profiler(enable_profiler=False,",
+    );
+    let err = patch_target(&t, &off, &request(PhaseSelection::Both, 30, None))
+        .expect_err("decode call passes False");
+    assert_eq!(err.path, "models/glm_5_2/models/model_infer.py");
+    assert_eq!(
+        err.to_string(),
+        "the decode profiler call at line 75 passes `False` to switch it off (an earlier npuprof \
+         patch?); run `npuprof revert` first"
+    );
+    // Decode off is what the user asks for: that call is left as it is.
+    patch_target(&t, &off, &request(PhaseSelection::Prefill, 30, None))
+        .unwrap_or_else(|e| panic!("prefill alone: {e}"));
+}
+
+/// Two phases of a call shared by every phase switched off: one guard each, at the same place,
+/// both kept (in order), and each stand-in method the code needs added once.
+#[test]
+fn two_phases_off_at_one_shared_call_get_a_guard_each() {
+    let next = next_repo();
+    let (_, text) = check_patch(
+        next.path(),
+        "qwen-next",
+        "long_decode.yaml",
+        &request(PhaseSelection::Decode, 4, None),
+    );
+    let module = std::fs::read_to_string(next.path().join("executor/utils/profiler_context.py"))
+        .expect("patched module");
+    let guards: Vec<&str> = module
+        .lines()
+        .filter(|l| l.contains("# npuprof:") && l.contains("not profiled"))
+        .map(str::trim)
+        .collect();
+    assert_eq!(guards.len(), 2, "{text}");
+    assert!(guards[0].contains("mm_encode not profiled"), "{text}");
+    assert!(guards[1].contains("prefill not profiled"), "{text}");
+    assert_eq!(
+        module.matches("    def start():").count(),
+        1,
+        "the stand-in gets start() once:\n{text}"
+    );
+}
+
+/// The shared engine's prefill is pinned at `active=1, repeat=1, skip_first=0`: a value passed
+/// at the call is replaced, one the call leaves to a factory default that differs is passed,
+/// one that matches the default is left alone, and one npuprof cannot evaluate is refused.
+#[test]
+fn the_engine_prefill_is_pinned_where_each_value_lives() {
+    let dir = repo(Variant::Stock);
+    let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    let pinned = "active=1, repeat=1, skip_first=0)";
+    // The prefill patched alone, on the module with `from` replaced by `to`.
+    let patch_with = |from: &str, to: &str| {
+        let src = sources_with(dir.path(), &t, PROFILER_CONTEXT, from, to);
+        patch_target(&t, &src, &request(PhaseSelection::Prefill, 5, None))
+    };
+    let changes = |call: &str| {
+        let patch = patch_with(pinned, call).unwrap_or_else(|e| panic!("{call}: {e}"));
+        change_lines(&patch)
+            .into_iter()
+            .filter(|c| c.contains("prefill call"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        changes("active=2, repeat=1, skip_first=0)"),
+        [format!(
+            "{PROFILER_CONTEXT}: prefill call: active=2 → active=1"
+        )]
+    );
+    // repeat's default is 1 (kept), skip_first's is 3 (passed as 0).
+    assert_eq!(
+        changes("active=1)"),
+        [format!(
+            "{PROFILER_CONTEXT}: prefill call: added skip_first=0"
+        )]
+    );
+    // A value fixed inside the factory's schedule(...) is fine when it is the pinned one, and
+    // refused when it is not.
+    patch_with("repeat=repeat,", "repeat=1,").unwrap_or_else(|e| panic!("repeat fixed at 1: {e}"));
+    let err =
+        patch_with("skip_first=skip_first\n", "skip_first=2\n").expect_err("skip_first fixed at 2");
+    assert!(
+        err.to_string()
+            .starts_with("the prefill window's `skip_first` is fixed to 2 inside the factory"),
+        "{err}"
+    );
+    let err =
+        patch_with(pinned, "active=n, repeat=1, skip_first=0)").expect_err("unevaluated active");
+    assert!(
+        err.to_string().starts_with(
+            "the prefill window's `active` is `n`, an expression npuprof does not evaluate"
+        ),
+        "{err}"
+    );
+}

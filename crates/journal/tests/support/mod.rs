@@ -68,3 +68,16 @@ pub fn check_revert_ok(repo: &Path) {
         "journal directory left after revert"
     );
 }
+
+/// A failpoint hook that fails every step named `name` with ENOSPC (a full disk).
+pub fn fail_step(
+    name: &'static str,
+) -> impl FnMut(npuprof_journal::failpoint::Step<'_>) -> std::io::Result<()> {
+    move |step| {
+        if step.name == name {
+            Err(std::io::Error::from_raw_os_error(28))
+        } else {
+            Ok(())
+        }
+    }
+}
