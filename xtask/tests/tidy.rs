@@ -825,8 +825,19 @@ fn python_values_are_evaluated_only_in_the_semantic_layer() {
     );
 }
 
-/// What reads or writes files (or lists directories) in Rust code.
-const FILE_IO: &[&str] = &["fs::", "File::", "OpenOptions", "DirBuilder"];
+/// What reads or writes files, lists directories or asks the filesystem about a path, in Rust code.
+const FILE_IO: &[&str] = &[
+    "fs::",
+    "File::",
+    "OpenOptions",
+    "DirBuilder",
+    ".canonicalize(",
+    ".exists(",
+    ".is_dir(",
+    ".is_file(",
+    ".metadata(",
+    ".read_link(",
+];
 
 /// The binary's own file IO, each allowance with its reason: `(file, needle, reason)`.
 const BINARY_FILE_IO_ALLOWED: &[(&str, &str, &str)] = &[(
@@ -888,6 +899,9 @@ fn the_file_io_check_sees_reads_writes_and_listings() {
         "let f = File::open(p)?;",
         "let f = std::fs::OpenOptions::new().open(p);",
         "std::fs::DirBuilder::new().create(p)",
+        "let abs = path.canonicalize()?;",
+        "if !log.is_file() { bail!() }",
+        "if dir.join(\"x\").exists() {}",
     ] {
         assert!(!file_io(code).is_empty(), "{code}");
     }

@@ -2,16 +2,13 @@
 //! repository and the run config are, and which window to profile. Each turns into one
 //! validated library type.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
 use npuprof_patch::target::{PatchRequest, TokenBudget};
-use npuprof_repository::layout::Layout;
 use npuprof_repository::results::Results;
 use npuprof_repository::{PdRole, Request, RunMode, Target};
 use npuprof_schedule::{MAX_WINDOW_STEPS, PhaseSelection, Window};
-
-use crate::failure::{ErrorCode, Failure};
 
 /// Which phases to profile.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -91,38 +88,22 @@ impl TargetArgs {
     /// The repository root: `--repo`, else found by walking up from the `--config` file (the
     /// repository that holds it), else from the current directory.
     pub fn repo_root(&self) -> anyhow::Result<PathBuf> {
-        match &self.repo {
-            Some(repo) => repo
-                .canonicalize()
-                .with_context(|| format!("cannot open the repository `{}`", repo.display())),
-            None => {
-                let cwd = std::env::current_dir().context("cannot read the current directory")?;
-                let holding_config = match self
-                    .config
-                    .as_ref()
-                    .and_then(|config| config.canonicalize().ok())
-                {
-                    Some(config) => config
-                        .parent()
-                        .map(npuprof_repository::find_root)
-                        .transpose()?
-                        .flatten(),
-                    None => None,
-                };
-                let root = match holding_config {
-                    Some(root) => Some(root),
-                    None => npuprof_repository::find_root(&cwd)?,
-                };
-                Ok(root.unwrap_or(cwd))
-            }
-        }
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        Ok(npuprof_repository::named::repository_root(
+            self.repo.as_deref(),
+            self.config.as_deref(),
+            &cwd,
+        )?)
     }
 
     /// `(model, yaml)` from `--model/--yaml` or `--config`.
     pub fn model_and_yaml(&self, repo: &Path) -> anyhow::Result<(String, String)> {
         match (&self.model, &self.yaml, &self.config) {
             (Some(model), Some(yaml), None) => Ok((model.clone(), yaml.clone())),
-            (None, None, Some(config)) => split_config(repo, config),
+            (None, None, Some(config)) => {
+                let cwd = std::env::current_dir().context("cannot read the current directory")?;
+                Ok(npuprof_repository::named::split_config(repo, config, &cwd)?)
+            }
             _ => {
                 let layout = &npuprof_repository::definitions_for(repo)?.layout;
                 bail!(
@@ -200,50 +181,6 @@ impl TargetArgs {
     }
 }
 
-/// `models/<M>/config/<FILE>` → `(M, FILE)`; the path is taken from the current directory, else
-/// from the repository.
-fn split_config(repo: &Path, config: &Path) -> anyhow::Result<(String, String)> {
-    let in_repo = repo.join(config);
-    let path = if config.is_relative() && !config.exists() && in_repo.exists() {
-        in_repo
-    } else {
-        config.to_path_buf()
-    };
-    let abs = path
-        .canonicalize()
-        .with_context(|| format!("cannot open the run config `{}`", config.display()))?;
-    let layout = &npuprof_repository::definitions_for(repo)?.layout;
-    if abs.is_dir() {
-        return Err(config_is_a_directory(config, &abs, layout).into());
-    }
-    let rel = abs.strip_prefix(repo).map_err(|_| {
-        anyhow::anyhow!(
-            "the run config `{}` is outside the repository `{}`",
-            abs.display(),
-            repo.display()
-        )
-    })?;
-    let parts: Vec<&str> = rel
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(p) => p.to_str(),
-            _ => None,
-        })
-        .collect();
-    let rel_text = parts.join("/");
-    match layout.place_of(&rel_text) {
-        Some(place) if place.prefix.is_empty() => {
-            Ok((place.model.to_owned(), place.yaml.to_owned()))
-        }
-        _ => bail!(
-            "the run config `{}` is not under {}/<model>/{}/ (use --model and --yaml)",
-            rel.display(),
-            layout.models,
-            layout.configs
-        ),
-    }
-}
-
 /// The hint for a `--model` that is not under the repository's models/: `--repo`, with the
 /// directories up to two levels below the current one that hold `models/<model>`.
 pub fn missing_model_hint(model: &str) -> String {
@@ -263,26 +200,6 @@ pub fn missing_model_hint(model: &str) -> String {
             "pass --repo DIR, the repository that holds {model_dir}; nearby: {}",
             list.join(", ")
         )
-    }
-}
-
-/// `--config` named a directory: say so, with the run configs directly in it.
-fn config_is_a_directory(config: &Path, dir: &Path, layout: &Layout) -> Failure {
-    let yamls = npuprof_repository::nearby::yaml_files_in(dir);
-    let failure = Failure::new(
-        ErrorCode::InvalidInput,
-        format!(
-            "the run config `{}` is a directory, not a YAML file",
-            config.display()
-        ),
-    );
-    if yamls.is_empty() {
-        failure.with_hint(format!(
-            "give one YAML file under {}/",
-            layout.config_dir("<model>")
-        ))
-    } else {
-        failure.with_hint(format!("give one YAML file in it: {}", yamls.join(", ")))
     }
 }
 

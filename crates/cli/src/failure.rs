@@ -56,8 +56,20 @@ impl Failure {
             .find_map(classify)
             .unwrap_or((ErrorCode::Failed, None));
         let failure = Self::new(code, message);
-        if let Some(model) = err.chain().find_map(unknown_model) {
-            return failure.with_hint(crate::args::missing_model_hint(model));
+        match err.chain().find_map(target_error) {
+            Some(TargetError::UnknownModel { model, .. }) => {
+                return failure.with_hint(crate::args::missing_model_hint(model));
+            }
+            Some(TargetError::ConfigIsADirectory {
+                yamls, config_dir, ..
+            }) => {
+                return failure.with_hint(if yamls.is_empty() {
+                    format!("give one YAML file under {config_dir}/")
+                } else {
+                    format!("give one YAML file in it: {}", yamls.join(", "))
+                });
+            }
+            _ => {}
         }
         match hint {
             Some(hint) => failure.with_hint(hint),
@@ -164,18 +176,15 @@ fn classify<'a>(
         .map(|c| (c.code, c.hint))
 }
 
-/// The model of a `--model` that named no directory under models/, if this cause is that.
-fn unknown_model<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a str> {
-    let target = cause.downcast_ref::<TargetError>().or_else(|| {
-        match cause.downcast_ref::<WorkflowError>() {
+/// The target error this cause is, directly or inside a workflow error (the two whose hint
+/// names what is on disk: an unknown model's nearby repositories, a directory's run configs).
+fn target_error<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a TargetError> {
+    cause
+        .downcast_ref::<TargetError>()
+        .or_else(|| match cause.downcast_ref::<WorkflowError>() {
             Some(WorkflowError::Target(err)) => Some(err),
             _ => None,
-        }
-    })?;
-    match target {
-        TargetError::UnknownModel { model, .. } => Some(model),
-        _ => None,
-    }
+        })
 }
 
 /// Whether `err` comes from writing to a reader that has gone (a closed pipe).

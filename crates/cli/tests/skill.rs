@@ -279,7 +279,8 @@ fn install_refuses_a_file_it_did_not_create() {
     assert_eq!(fs::read_to_string(&target).expect("read"), "mine\n");
 }
 
-/// `--install` into a directory that does not exist is a `not_found` error.
+/// `--install` into a directory that does not exist, or into a file, is an error that names it
+/// and says why.
 #[test]
 fn install_into_a_missing_repository_fails() {
     let tmp = tempfile::tempdir().expect("temp dir");
@@ -288,7 +289,17 @@ fn install_into_a_missing_repository_fails() {
         .expect("install");
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&output.stderr).contains("`missing` is not a directory"),
+        String::from_utf8_lossy(&output.stderr)
+            .contains("cannot open the repository `missing`: No such file or directory"),
+        "{output:?}"
+    );
+    fs::write(tmp.path().join("file"), "").expect("write");
+    let output = npuprof(tmp.path(), &["skill", "--install", "--repo", "file"])
+        .output()
+        .expect("install");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("file`: Not a directory"),
         "{output:?}"
     );
 }

@@ -53,6 +53,44 @@ pub enum TargetError {
         /// `; …: decode never runs` when its budget buys no decode, else empty.
         why: String,
     },
+    /// The repository or run config the command line named cannot be opened.
+    #[error("cannot open the {what} `{}`: {source}", .path.display())]
+    Open {
+        /// `repository` or `run config`.
+        what: &'static str,
+        /// The path as given.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The run config the command line named is a directory.
+    #[error("the run config `{}` is a directory, not a YAML file", .config.display())]
+    ConfigIsADirectory {
+        /// The path as given.
+        config: PathBuf,
+        /// The YAML files directly in it, sorted (at most a screenful).
+        yamls: Vec<String>,
+        /// Where the layout keeps run configs (`models/<model>/config`).
+        config_dir: String,
+    },
+    /// The run config the command line named is outside the repository.
+    #[error("the run config `{}` is outside the repository `{}`", .config.display(), .repo.display())]
+    ConfigOutsideRepository {
+        /// The run config (absolute).
+        config: PathBuf,
+        /// The repository.
+        repo: PathBuf,
+    },
+    /// The run config the command line named is not where the layout keeps run configs.
+    #[error("the run config `{}` is not under {models}/<model>/{configs}/ (use --model and --yaml)", .config.display())]
+    ConfigNotInLayout {
+        /// The run config, relative to the repository.
+        config: PathBuf,
+        /// The directory holding the models.
+        models: String,
+        /// The run-config directory's name under a model.
+        configs: String,
+    },
     /// A file could not be read.
     #[error("cannot read `{path}`: {source}")]
     Read {
@@ -90,7 +128,11 @@ impl npuprof_severity::Classify for TargetError {
             TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
                 Some(Classified::new(ErrorCode::NotFound))
             }
-            TargetError::Definitions(_)
+            TargetError::Open { source, .. } => Some(Classified::of_io(source)),
+            TargetError::ConfigIsADirectory { .. }
+            | TargetError::ConfigOutsideRepository { .. }
+            | TargetError::ConfigNotInLayout { .. }
+            | TargetError::Definitions(_)
             | TargetError::Yaml(_)
             | TargetError::PythonSyntax { .. } => Some(Classified::new(ErrorCode::InvalidInput)),
             _ => None,

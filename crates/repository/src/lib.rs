@@ -19,6 +19,7 @@ mod error;
 pub mod layout;
 mod listing;
 pub mod manual;
+pub mod named;
 pub mod nearby;
 pub mod python;
 mod resolve;

@@ -19,6 +19,9 @@ pub enum VerifyError {
         "{0}: no torch_npu run directory found (no *_ascend_pt directory, ASCEND_PROFILER_OUTPUT/ or profiler_info*.json below it)"
     )]
     NoRunDirectory(PathBuf),
+    /// A captured log (`--log`) is not a regular file.
+    #[error("--log {0}: no such regular file (give the file holding the job's stdout)")]
+    LogNotAFile(PathBuf),
     /// A report given to `--merge` cannot be used.
     #[error("{0}: {1}")]
     BadReport(PathBuf, String),
@@ -28,7 +31,9 @@ impl npuprof_severity::Classify for VerifyError {
     fn classify(&self) -> Option<npuprof_severity::Classified> {
         use npuprof_severity::{Classified, ErrorCode};
         Some(match self {
-            VerifyError::PathNotFound(_) => Classified::new(ErrorCode::NotFound),
+            VerifyError::PathNotFound(_) | VerifyError::LogNotAFile(_) => {
+                Classified::new(ErrorCode::NotFound)
+            }
             VerifyError::NotADirectory(_) | VerifyError::NoRunDirectory(_) => Classified::hinted(
                 ErrorCode::InvalidInput,
                 "give a result directory (models/<model>/res/<date>/<case>/), a phase directory or a *_ascend_pt run directory",

@@ -119,6 +119,9 @@ fn verify_selected(
     mount_table: Option<&mounts::MountTable>,
     keep: &dyn Fn(&std::path::Path) -> bool,
 ) -> Result<VerifyReport, VerifyError> {
+    if let Some(log) = opts.logs.iter().find(|log| !log.is_file()) {
+        return Err(VerifyError::LogNotAFile(log.clone()));
+    }
     let mut target = discover::discover(&opts.path)?;
     target
         .runs

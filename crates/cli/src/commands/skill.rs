@@ -5,7 +5,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
-use crate::failure::{ErrorCode, Failure};
 use crate::output;
 use npuprof_journal::Transaction;
 
@@ -39,13 +38,6 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
 
 /// Creates (or updates, when npuprof created it) the installed skill in one transaction.
 fn install(repo: &Path) -> anyhow::Result<Exit> {
-    if !repo.is_dir() {
-        return Err(Failure::new(
-            ErrorCode::NotFound,
-            format!("the repository `{}` is not a directory", repo.display()),
-        )
-        .into());
-    }
     let mut tx = Transaction::begin(repo, "skill")?;
     tx.create_file(Path::new(INSTALL_PATH), SKILL.as_bytes().to_vec())?;
     let report = tx.commit()?;
