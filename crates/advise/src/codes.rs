@@ -138,6 +138,22 @@ codes! {
     "check how the slow rank's device reaches its peers (HCCS, a PCIe switch or host bridge, SIO: \
      the topology `aclrtGetDevicesTopo` reports) and that link's health, for RDMA its NIC's; place \
      the ranks on devices joined by the faster link, or have the degraded link repaired";
+    /// The run was profiled with `ASCEND_LAUNCH_BLOCKING=1`.
+    LaunchBlocking = "launch-blocking", Warning,
+    "operators ran one at a time (ASCEND_LAUNCH_BLOCKING=1)",
+    "the environment torch_npu recorded with the run (profiler_metadata.json's ENV_VARIABLES, or a \
+     db export's META_DATA) sets ASCEND_LAUNCH_BLOCKING=1: each operator is launched synchronously \
+     and the host waits for the device after it, so the gaps and the free time are the setting's, \
+     not the model's, and host and device never overlap. At stake: the free time per step",
+    "unset ASCEND_LAUNCH_BLOCKING (or export ASCEND_LAUNCH_BLOCKING=0) and collect again: it is a \
+     debugging setting; judge the other findings on the new profile";
+    /// The CANN log level was debug or info.
+    DebugLogging = "debug-logging", Info,
+    "CANN logged at debug or info level (ASCEND_GLOBAL_LOG_LEVEL 0 or 1)",
+    "the recorded environment sets ASCEND_GLOBAL_LOG_LEVEL to 0 (debug) or 1 (info): CANN writes \
+     its logs on the host while the step runs, which slows dispatch. At stake: not estimated (0); \
+     the free time per step bounds what the host costs",
+    "export ASCEND_GLOBAL_LOG_LEVEL=3 (error, the default) before profiling, and collect again";
     /// The first recorded step is an outlier: compilation or warm-up inside the window.
     FirstStepOutlier = "first-step-outlier", Warning,
     "the first recorded step is an outlier (compilation or warm-up in the window)",

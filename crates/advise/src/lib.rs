@@ -12,6 +12,7 @@
 //! Architecture invariant: this crate never writes and never prints; it returns plain data.
 
 pub mod codes;
+mod environment;
 pub mod finding;
 pub mod host;
 pub mod html;
@@ -26,7 +27,9 @@ use std::path::{Path, PathBuf};
 
 use npuprof_summary::columns::SkippedRow;
 use npuprof_summary::recorded::{Recorded, Source};
-use npuprof_summary::run::{COMMUNICATION, KERNEL_DETAILS, OUTPUT_DIR, STEP_TRACE};
+use npuprof_summary::run::{
+    COMMUNICATION, EnvSource, KERNEL_DETAILS, OUTPUT_DIR, RecordedEnv, STEP_TRACE,
+};
 use npuprof_summary::steps::{Step, read_steps};
 use npuprof_summary::warnings::{self, RunFacts, Warning};
 use npuprof_summary::{SummaryError, phase_order};
@@ -95,6 +98,8 @@ pub(crate) struct RunData {
     pub(crate) step_rows: Vec<Step>,
     pub(crate) kernels: Option<profile::KernelProfile>,
     pub(crate) comm: Option<links::Comm>,
+    /// The environment torch_npu recorded, and where it was read.
+    pub(crate) env: Option<(RecordedEnv, EnvSource)>,
 }
 
 impl RunData {
@@ -230,6 +235,7 @@ fn read_run(
         ));
         None
     };
+    let env = npuprof_summary::run::read_env(dir, db.profiler.as_deref(), &mut notes);
     let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
     let comm_path = output.join(COMMUNICATION);
     let comm = if comm_path.is_file() {
@@ -277,5 +283,6 @@ fn read_run(
         step_rows,
         kernels,
         comm,
+        env,
     }))
 }

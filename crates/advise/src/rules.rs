@@ -6,6 +6,7 @@ use npuprof_verify::step_outliers;
 
 use crate::RunData;
 use crate::codes::Code;
+use crate::environment;
 use crate::finding::{Evidence, Finding};
 use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
@@ -21,7 +22,7 @@ const AI_CPU: &str = "AI_CPU";
 
 /// Every per-run finding of `run`, with at most `top` evidence items each.
 pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
-    let rules: [fn(&RunData, usize) -> Option<Finding>; 9] = [
+    let rules: [fn(&RunData, usize) -> Option<Finding>; 11] = [
         ai_cpu,
         dynamic_shape,
         no_bound,
@@ -31,6 +32,8 @@ pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
         small_packets,
         transfers::byte_alignment,
         first_step_outlier,
+        environment::launch_blocking,
+        environment::debug_logging,
     ];
     rules
         .iter()

@@ -5,20 +5,16 @@
 
 #[path = "../../summary/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::Path;
 
 use common::{Layout, output_file, real_copy, real_run, rewrite_csv};
+use npuprof_advise::Advice;
 use npuprof_advise::html::{render_advice, sections};
-use npuprof_advise::{Advice, Options, advise};
 
 fn advice_of(path: &Path) -> Advice {
-    let options = Options {
-        phase: None,
-        rank: None,
-        top: 3,
-    };
-    advise(path, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    support::advised(path, None, 3)
 }
 
 /// `html` with a line break before each article, table row and chart row, for a readable diff.

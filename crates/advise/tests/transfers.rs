@@ -4,19 +4,15 @@
 
 #[path = "../../summary/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::{Path, PathBuf};
 
 use common::{Layout, output_file, real_copy, real_run};
-use npuprof_advise::{Advice, Code, Finding, Options, advise};
+use npuprof_advise::{Advice, Code, Finding};
 
 fn advice_of(path: &Path, rank: Option<u32>) -> Advice {
-    let options = Options {
-        phase: None,
-        rank,
-        top: 5,
-    };
-    advise(path, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    support::advised(path, rank, 5)
 }
 
 fn found(advice: &Advice, code: Code, rank: u32) -> Option<&Finding> {

@@ -4,22 +4,18 @@
 
 #[path = "../../summary/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::Path;
 
 use common::{Layout, output_file, real_copy, rewrite_csv};
-use npuprof_advise::{Advice, Code, Finding, Options, advise};
+use npuprof_advise::{Advice, Code, Finding};
 
 /// A kernel the pipe rule alone calls bound by no pipe (its busiest pipe, MTE2, at 55.6 %).
 const UNSATURATED: &str = "aclnnInplaceCopy_TensorMoveAiCore_TensorMove";
 
 fn advice_of(path: &Path) -> Advice {
-    let options = Options {
-        phase: None,
-        rank: None,
-        top: 100,
-    };
-    advise(path, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    support::advised(path, None, 100)
 }
 
 /// The evidence labels and details of rank 0's `code` finding.

@@ -369,6 +369,7 @@ fn the_skill_shows_advise_with_its_codes() {
         "dynamic-shape",
         "small-packets",
         "first-step-outlier",
+        "launch-blocking",
     ] {
         assert!(named.contains(&code), "the skill does not name `{code}`");
     }

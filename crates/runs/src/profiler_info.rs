@@ -283,6 +283,51 @@ impl ParallelGroups {
     }
 }
 
+/// The environment variables torch_npu recorded with a run: `ENV_VARIABLES`, a fixed set of
+/// names (`ASCEND_LAUNCH_BLOCKING`, `ASCEND_GLOBAL_LOG_LEVEL`, the HCCL and cache settings), each
+/// with its value or an empty string when unset. The text export writes it into
+/// profiler_metadata.json from the profiled process; the db export into its `META_DATA` table
+/// from the process that parsed the run (for an offline parse, not the profiled one).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecordedEnv(Vec<(String, String)>);
+
+impl RecordedEnv {
+    /// Reads `ENV_VARIABLES` from profiler_metadata.json's text (`None` when absent).
+    pub fn from_metadata(text: &str) -> Option<Self> {
+        let v: Value = serde_json::from_str(text).ok()?;
+        Self::from_value(v.get("ENV_VARIABLES")?)
+    }
+
+    /// Reads the `ENV_VARIABLES` object itself (a db export's `META_DATA` value).
+    pub fn from_object(text: &str) -> Option<Self> {
+        Self::from_value(&serde_json::from_str(text).ok()?)
+    }
+
+    fn from_value(v: &Value) -> Option<Self> {
+        let vars = v.as_object()?;
+        Some(Self(
+            vars.iter()
+                .filter_map(|(name, value)| {
+                    let value = match value {
+                        Value::String(s) => s.clone(),
+                        Value::Number(n) => n.to_string(),
+                        _ => return None,
+                    };
+                    Some((name.clone(), value))
+                })
+                .collect(),
+        ))
+    }
+
+    /// The value of `name` when it was set (not empty).
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, v)| n == name && !v.trim().is_empty())
+            .map(|(_, v)| v.trim())
+    }
+}
+
 /// The rank in a `profiler_info_{rank}.json` file name.
 pub fn rank_from_file_name(path: &Path) -> Option<u32> {
     let name = path.file_name()?.to_str()?;
@@ -293,6 +338,25 @@ pub fn rank_from_file_name(path: &Path) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_recorded_environment_is_read_from_the_metadata_and_from_a_db_value() {
+        let text = r#"{"ENV_VARIABLES": {"ASCEND_GLOBAL_LOG_LEVEL": "", "ASCEND_LAUNCH_BLOCKING": " 1 ", "X": 3},
+            "parallel_group_info": {}}"#;
+        let env = RecordedEnv::from_metadata(text).expect("ENV_VARIABLES");
+        assert_eq!(env.get("ASCEND_LAUNCH_BLOCKING"), Some("1"));
+        assert_eq!(env.get("X"), Some("3"));
+        // Recorded but unset, and not recorded at all.
+        assert_eq!(env.get("ASCEND_GLOBAL_LOG_LEVEL"), None);
+        assert_eq!(env.get("HCCL_ALGO"), None);
+        assert_eq!(
+            RecordedEnv::from_metadata(r#"{"parallel_group_info": {}}"#),
+            None
+        );
+        let db = RecordedEnv::from_object(r#"{"ASCEND_GLOBAL_LOG_LEVEL": "0"}"#).expect("object");
+        assert_eq!(db.get("ASCEND_GLOBAL_LOG_LEVEL"), Some("0"));
+        assert_eq!(RecordedEnv::from_object("not json"), None);
+    }
 
     #[test]
     fn reads_string_and_integer_rank() {

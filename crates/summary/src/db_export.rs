@@ -17,8 +17,9 @@
 use std::path::{Path, PathBuf};
 
 use npuprof_runs::db::{DbKind, open_read_only};
-use rusqlite::Connection;
+use npuprof_runs::profiler_info::RecordedEnv;
 use rusqlite::types::ValueRef;
+use rusqlite::{Connection, OptionalExtension as _};
 
 use crate::columns;
 use crate::comm::{Communication, TimeInfo};
@@ -268,6 +269,24 @@ pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
         );
     })?;
     Ok(sums.table(pmu && has_metrics))
+}
+
+/// The environment variables a profiler database's `META_DATA` table recorded (`None` without
+/// the table or the row). See [`RecordedEnv`] on whose environment it is.
+pub fn recorded_env(path: &Path) -> Result<Option<RecordedEnv>, SummaryError> {
+    let conn = open(path)?;
+    if !has_table(&conn, path, "META_DATA")? {
+        return Ok(None);
+    }
+    let value: Option<String> = conn
+        .query_row(
+            "SELECT value FROM META_DATA WHERE name = 'ENV_VARIABLES' LIMIT 1",
+            [],
+            |row| row.get(0),
+        )
+        .optional()
+        .map_err(|e| db_error(path, e))?;
+    Ok(value.as_deref().and_then(RecordedEnv::from_object))
 }
 
 /// The steps of an analysis database's `StepTraceTime` (none without the table).

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+pub use npuprof_runs::profiler_info::RecordedEnv;
 use npuprof_runs::profiler_info::{ProfilerInfo, rank_from_file_name};
 use serde::Serialize;
 
@@ -189,6 +190,46 @@ pub fn summarize_run(
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.
 pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
     read_info(dir, notes).0
+}
+
+/// Where a run's recorded environment was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnvSource {
+    /// profiler_metadata.json: written by the profiled process.
+    Metadata,
+    /// The profiler database's `META_DATA`: written by the process that parsed the run.
+    Db,
+}
+
+/// The environment torch_npu recorded for the run in `dir` (profiler_metadata.json, else the
+/// profiler database `db`), and where it was read; an unreadable file is noted.
+pub fn read_env(
+    dir: &Path,
+    db: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> Option<(RecordedEnv, EnvSource)> {
+    let metadata = dir.join("profiler_metadata.json");
+    match crate::input::read(&metadata, crate::input::Input::SmallJson) {
+        Ok(bytes) => {
+            return RecordedEnv::from_metadata(&String::from_utf8_lossy(&bytes))
+                .map(|env| (env, EnvSource::Metadata));
+        }
+        Err(reason) if metadata.exists() => {
+            notes.push(format!(
+                "profiler_metadata.json: {reason}; environment not judged"
+            ));
+            return None;
+        }
+        Err(_) => {}
+    }
+    match db_export::recorded_env(db?) {
+        Ok(env) => env.map(|env| (env, EnvSource::Db)),
+        Err(e) => {
+            notes.push(format!("{e}; environment not judged"));
+            None
+        }
+    }
 }
 
 /// The rank and the recording from the run's `profiler_info*.json` (the first by name); a

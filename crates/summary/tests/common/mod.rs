@@ -133,6 +133,13 @@ pub fn real_copy(layout: Layout) -> tempfile::TempDir {
     tmp
 }
 
+/// A temp directory holding a copy of the real db export (`rank{0,1}_ascend_pt`).
+pub fn db_copy() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    copy_tree(&db_run(), tmp.path());
+    tmp
+}
+
 fn copy_tree(from: &Path, to: &Path) {
     fs::create_dir_all(to).expect("create dir");
     for entry in fs::read_dir(from).expect("read dir") {
