@@ -3,8 +3,8 @@
 //! A [`Failure`] is built from a command's error by looking through its chain of causes for a
 //! known error type (a [`Failure`] raised by the CLI itself, the libraries' error enums, an IO
 //! error); the outermost known cause decides the code and the hint. The libraries' errors say
-//! their own code ([`Classify`]); this module only lists their types. The message is the whole
-//! chain, as printed on stderr.
+//! their own code ([`npuprof_severity::Classify`]); this module only lists their types. The
+//! message is the whole chain, as printed on stderr.
 
 use std::fmt;
 use std::io;
@@ -18,7 +18,7 @@ use npuprof_repository::TargetError;
 use npuprof_route::RouteError;
 use npuprof_serve::ServeError;
 pub use npuprof_severity::ErrorCode;
-use npuprof_severity::{Classified, Classify};
+use npuprof_severity::{KnownType, classify_cause, known};
 use npuprof_summary::SummaryError;
 use npuprof_verify::VerifyError;
 use npuprof_workflow::WorkflowError;
@@ -138,9 +138,9 @@ pub fn message(err: &anyhow::Error) -> String {
     out
 }
 
-/// The libraries' error types, each of which says its own code ([`Classify`]); a cause of
-/// another type is not known.
-const KNOWN: &[fn(&(dyn std::error::Error + 'static)) -> Option<Classified>] = &[
+/// The libraries' error types, each of which says its own code
+/// ([`npuprof_severity::Classify`]); a cause of another type is not known.
+const KNOWN: &[KnownType] = &[
     known::<RouteError>,
     known::<VerifyError>,
     known::<LintError>,
@@ -154,13 +154,6 @@ const KNOWN: &[fn(&(dyn std::error::Error + 'static)) -> Option<Classified>] = &
     known::<ServeError>,
 ];
 
-/// The code of one cause when it is an `E` that knows its code.
-fn known<E: Classify + std::error::Error + 'static>(
-    cause: &(dyn std::error::Error + 'static),
-) -> Option<Classified> {
-    cause.downcast_ref::<E>()?.classify()
-}
-
 /// The code and hint of one cause of an error, if its type is known; a [`Failure`] keeps its
 /// own hint.
 fn classify<'a>(
@@ -169,11 +162,7 @@ fn classify<'a>(
     if let Some(failure) = cause.downcast_ref::<Failure>() {
         return Some((failure.code, Some(failure.hint.as_str())));
     }
-    KNOWN
-        .iter()
-        .find_map(|of| of(cause))
-        .or_else(|| cause.downcast_ref::<io::Error>().map(Classified::of_io))
-        .map(|c| (c.code, c.hint))
+    classify_cause(cause, KNOWN).map(|c| (c.code, c.hint))
 }
 
 /// The target error this cause is, directly or inside a workflow error (the two whose hint

@@ -102,9 +102,67 @@ pub trait Classify {
     fn classify(&self) -> Option<Classified>;
 }
 
+/// Reads the code of one cause when it is of one known error type (see [`known`]).
+pub type KnownType = fn(&(dyn std::error::Error + 'static)) -> Option<Classified>;
+
+/// The [`KnownType`] of `E`: its code when the cause is an `E` that knows it.
+pub fn known<E: Classify + std::error::Error + 'static>(
+    cause: &(dyn std::error::Error + 'static),
+) -> Option<Classified> {
+    cause.downcast_ref::<E>()?.classify()
+}
+
+/// The code of one cause: the first of `types` that knows it, else an IO error's by its kind.
+pub fn classify_cause(
+    cause: &(dyn std::error::Error + 'static),
+    types: &[KnownType],
+) -> Option<Classified> {
+    types.iter().find_map(|of| of(cause)).or_else(|| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .map(Classified::of_io)
+    })
+}
+
+/// `err` and its causes, outermost first.
+pub fn causes<'a>(
+    err: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(err), |cause| cause.source())
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Classified, ErrorCode};
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("outer")]
+    struct Outer(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("refused")]
+    struct Refusal;
+
+    impl super::Classify for Refusal {
+        fn classify(&self) -> Option<Classified> {
+            Some(Classified::new(ErrorCode::Refused))
+        }
+    }
+
+    #[test]
+    fn the_outermost_cause_that_knows_its_code_decides() {
+        let types: &[super::KnownType] = &[super::known::<Refusal>];
+        let io = Outer(std::io::Error::from(std::io::ErrorKind::NotFound));
+        let codes: Vec<Option<ErrorCode>> = super::causes(&io)
+            .map(|c| super::classify_cause(c, types).map(|k| k.code))
+            .collect();
+        assert_eq!(codes, [None, Some(ErrorCode::NotFound)]);
+        assert_eq!(
+            super::classify_cause(&Refusal, types).map(|k| k.code),
+            Some(ErrorCode::Refused)
+        );
+        assert_eq!(super::classify_cause(&Refusal, &[]), None);
+    }
 
     #[test]
     fn io_errors_are_coded_by_kind() {

@@ -9,7 +9,7 @@
 
 pub mod code;
 
-pub use code::{Classified, Classify, ErrorCode};
+pub use code::{Classified, Classify, ErrorCode, KnownType, causes, classify_cause, known};
 
 use serde::{Deserialize, Serialize};
 

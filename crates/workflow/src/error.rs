@@ -146,24 +146,19 @@ impl WorkflowError {
     /// The code of this error as the binary's error document gives it: the outermost cause in
     /// its chain that knows its code decides (an IO error by its kind), else `failed`.
     pub fn code(&self) -> npuprof_severity::ErrorCode {
-        use npuprof_severity::{Classified, Classify as _};
-        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(self);
-        while let Some(err) = cause {
-            let known = None
-                .or_else(|| err.downcast_ref::<WorkflowError>()?.classify())
-                .or_else(|| err.downcast_ref::<TargetError>()?.classify())
-                .or_else(|| err.downcast_ref::<JournalError>()?.classify())
-                .or_else(|| err.downcast_ref::<RouteError>()?.classify())
-                .or_else(|| err.downcast_ref::<PatchError>()?.classify())
-                .or_else(|| err.downcast_ref::<VerifyError>()?.classify())
-                .or_else(|| err.downcast_ref::<RelocateError>()?.classify())
-                .or_else(|| err.downcast_ref::<std::io::Error>().map(Classified::of_io));
-            if let Some(known) = known {
-                return known.code;
-            }
-            cause = err.source();
-        }
-        npuprof_severity::ErrorCode::Failed
+        use npuprof_severity::{KnownType, causes, classify_cause, known};
+        const KNOWN: &[KnownType] = &[
+            known::<WorkflowError>,
+            known::<TargetError>,
+            known::<JournalError>,
+            known::<RouteError>,
+            known::<PatchError>,
+            known::<VerifyError>,
+            known::<RelocateError>,
+        ];
+        causes(self)
+            .find_map(|cause| classify_cause(cause, KNOWN))
+            .map_or(npuprof_severity::ErrorCode::Failed, |known| known.code)
     }
 }
 
