@@ -108,6 +108,16 @@ impl RunData {
         self.info.steps.max(1) as f64
     }
 
+    /// The steps the kernel table's sums are divided by: its own Step Ids when it has them
+    /// (kernel_details.csv and step_trace_time.csv may disagree: each is divided by its own
+    /// count), else [`RunData::steps`].
+    pub(crate) fn kernel_steps(&self) -> f64 {
+        match self.kernels.as_ref().map(|k| k.steps) {
+            Some(n) if n > 0 => n as f64,
+            _ => self.steps(),
+        }
+    }
+
     /// `per_step_us` as a share of the mean step, when known.
     pub(crate) fn share(&self, per_step_us: f64) -> Option<f64> {
         self.info
@@ -257,9 +267,17 @@ fn read_run(
                 .push("kernel rows not in start order: device-timeline gaps not listed".to_owned());
         }
     }
+    let kernel_steps = kernels.as_ref().map_or(0, |k| k.steps);
     let steps = if step_rows.is_empty() {
-        kernels.as_ref().map_or(0, |k| k.steps)
+        kernel_steps
     } else {
+        if kernel_steps > 0 && kernel_steps != step_rows.len() {
+            notes.push(format!(
+                "{KERNEL_DETAILS} holds {kernel_steps} step(s), {STEP_TRACE} {}: kernel figures \
+                 are per step of the kernel table, the time split per step of step_trace_time",
+                step_rows.len()
+            ));
+        }
         step_rows.len()
     };
     let mean_step_us = (!step_rows.is_empty())

@@ -88,7 +88,9 @@ pub struct KernelProfile {
     pub rows: u64,
     /// Summed `Duration(us)`.
     pub total_us: f64,
-    /// Distinct `Step Id`s seen (0 without the column; stops at [`MAX_STEPS`]).
+    /// Distinct `Step Id`s seen (0 without the column); past the first [`MAX_STEPS`], each run
+    /// of rows of another step counts once (exact when rows come grouped by step, as torch_npu
+    /// writes them).
     pub steps: usize,
     /// Every name, longest total first, then name.
     pub kernels: Vec<Kernel>,
@@ -248,6 +250,8 @@ struct Pass {
     kinds: Vec<(String, KindAcc)>,
     profile: KernelProfile,
     steps: BTreeSet<u64>,
+    /// Runs of rows of a `Step Id` not among the first [`MAX_STEPS`] distinct ones.
+    steps_beyond: usize,
     /// The timeline: the current step, its first start, the last start, the latest end so far
     /// and the name index ending it.
     timeline: Option<(Option<u64>, f64, f64, f64, usize)>,
@@ -350,6 +354,7 @@ impl Pass {
             kinds: Vec::new(),
             profile,
             steps: BTreeSet::new(),
+            steps_beyond: 0,
             timeline: None,
             last_step: None,
             overlap: Overlap::default(),
@@ -364,6 +369,7 @@ impl Pass {
             kinds,
             profile,
             steps,
+            steps_beyond,
             timeline,
             last_step,
             overlap,
@@ -410,9 +416,13 @@ impl Pass {
         if *last_step != Some(step) {
             *last_step = Some(step);
             if let Some(step) = step
-                && steps.len() < MAX_STEPS
+                && !steps.contains(&step)
             {
-                steps.insert(step);
+                if steps.len() < MAX_STEPS {
+                    steps.insert(step);
+                } else {
+                    *steps_beyond += 1;
+                }
             }
         }
         if profile.ordered
@@ -456,6 +466,7 @@ impl Pass {
             kinds,
             mut profile,
             steps,
+            steps_beyond,
             mut overlap,
             ..
         } = self;
@@ -465,7 +476,7 @@ impl Pass {
             profile.gap_count = 0;
             profile.gap_total_us = 0.0;
         }
-        profile.steps = steps.len();
+        profile.steps = steps.len() + steps_beyond;
         profile.kernels = names
             .into_iter()
             .map(|(name, acc)| Kernel {
@@ -646,5 +657,27 @@ mod tests {
         };
         assert_eq!(exposed("ar"), Some(60.0));
         assert_eq!(exposed("mm"), None);
+    }
+
+    #[test]
+    fn steps_past_the_kept_set_are_counted_by_their_runs_of_rows() {
+        let steps = MAX_STEPS + 904;
+        let mut csv =
+            String::from("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n");
+        for step in 0..steps {
+            for k in 0..2 {
+                csv.push_str(&format!(
+                    "{step},mm,MatMul,AI_CORE,{},1\n",
+                    step * 10 + k * 2
+                ));
+            }
+        }
+        // A step seen again after others: counted once while the set holds it.
+        csv.push_str("0,mm,MatMul,AI_CORE,999999,1\n");
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("kernel_details.csv");
+        std::fs::write(&path, csv).unwrap_or_else(|e| panic!("{e}"));
+        let profile = read_kernels(&path).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(profile.steps, steps);
     }
 }

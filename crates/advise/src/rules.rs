@@ -50,7 +50,7 @@ pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
 
 /// The evidence of a kernel: its time and share per step, type, core and rows.
 fn kernel_evidence(run: &RunData, kernel: &Kernel, detail: String) -> Evidence {
-    let per_step = kernel.total_us / run.steps();
+    let per_step = kernel.total_us / run.kernel_steps();
     Evidence {
         label: kernel.name.clone(),
         detail,
@@ -78,7 +78,7 @@ fn ai_cpu(run: &RunData, top: usize) -> Option<Finding> {
     if on_cpu.is_empty() {
         return None;
     }
-    let per_step = on_cpu.iter().map(|k| k.total_us).sum::<f64>() / run.steps();
+    let per_step = on_cpu.iter().map(|k| k.total_us).sum::<f64>() / run.kernel_steps();
     let mut finding = Finding::new(
         Code::AiCpu,
         format!(
@@ -143,7 +143,7 @@ fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
         many.iter()
             .take(top)
             .map(|t| {
-                let per_step = t.total_us / run.steps();
+                let per_step = t.total_us / run.kernel_steps();
                 Evidence {
                     label: t.kind.clone(),
                     detail: format!("{} distinct input shapes (no OP State column)", t.shapes),
@@ -193,12 +193,12 @@ fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
     if unbound.is_empty() {
         return None;
     }
-    let time = unbound.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.steps();
+    let time = unbound.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.kernel_steps();
     let idle = unbound
         .iter()
         .map(|(k, _, r)| k.total_us * (1.0 - r))
         .sum::<f64>()
-        / run.steps();
+        / run.kernel_steps();
     let mut finding = Finding::new(
         Code::NoBound,
         format!(
@@ -233,12 +233,12 @@ fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
     if memory.is_empty() {
         return None;
     }
-    let per_step = memory.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.steps();
+    let per_step = memory.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.kernel_steps();
     let compute = bounded(run)
         .filter(|&(k, u, r)| r >= BOUND_RATIO && !by_memory(k, u, r))
         .map(|(k, _, _)| k.total_us)
         .sum::<f64>()
-        / run.steps();
+        / run.kernel_steps();
     let mut finding = Finding::new(
         Code::MemoryBound,
         format!(
@@ -292,8 +292,8 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
                 "{} of {} kernels start after one (host-bound dispatch when most do)",
                 k.gap_count, k.rows
             ),
-            time_us: Some(k.gap_total_us / run.steps()),
-            share: run.share(k.gap_total_us / run.steps()),
+            time_us: Some(k.gap_total_us / run.kernel_steps()),
+            share: run.share(k.gap_total_us / run.kernel_steps()),
             count: Some(k.gap_count),
             step: None,
             at_us: None,
@@ -476,14 +476,14 @@ fn exposed_collectives(run: &RunData, top: usize) -> Vec<Evidence> {
         .iter()
         .take(top)
         .map(|(k, us)| {
-            let per_step = us / run.steps();
+            let per_step = us / run.kernel_steps();
             let wait =
                 wait_of(&k.name).map_or_else(String::new, |w| format!("; waiting {}", duration(w)));
             Evidence {
                 label: k.name.clone(),
                 detail: format!(
                     "not overlapped of its {}{wait}",
-                    duration(k.total_us / run.steps())
+                    duration(k.total_us / run.kernel_steps())
                 ),
                 time_us: Some(per_step),
                 share: run.share(per_step),

@@ -705,3 +705,53 @@ fn a_cut_trace_view_names_what_came_before_the_cut_and_says_so() {
         run.notes
     );
 }
+
+/// kernel_details.csv and step_trace_time.csv count steps apart (here the kernel table holds
+/// its one real step twice, as steps 50 and 51): each is divided by its own count, so the
+/// kernels' figures per step stay those of the real step, and a note says so.
+#[test]
+fn kernel_figures_are_per_step_of_the_kernel_table_when_it_counts_other_steps() {
+    let real = advice_of(real_copy(Layout::Flat).path());
+    let tmp = real_copy(Layout::Flat);
+    let file = output_file(&tmp.path().join("rank0_ascend_pt"), "kernel_details.csv");
+    let text = std::fs::read_to_string(&file).expect("read kernel_details.csv");
+    let (header, body) = text.split_once('\n').expect("a header");
+    let again: String = body
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let (step, rest) = line.split_once(',').expect("Step Id first");
+            assert_eq!(step, "50", "the real run records step 50");
+            format!("51,{rest}\n")
+        })
+        .collect();
+    std::fs::write(&file, format!("{header}\n{body}{again}")).expect("write");
+    let twice = advice_of(tmp.path());
+    for code in [Code::MemoryBound, Code::NoBound] {
+        let (want, got) = (
+            finding(&real, code, Some(0)),
+            finding(&twice, code, Some(0)),
+        );
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-6 * b.abs().max(1.0);
+        assert!(close(got.at_stake_us, want.at_stake_us), "{code:?}");
+        let first = |f: &Finding| f.evidence[0].time_us.expect("a time");
+        assert!(close(first(got), first(want)), "{code:?}");
+    }
+    // The time split is step_trace_time's, per its own step.
+    assert_eq!(
+        finding(&twice, Code::DeviceIdle, Some(0)).at_stake_us,
+        finding(&real, Code::DeviceIdle, Some(0)).at_stake_us
+    );
+    let run = twice
+        .runs
+        .iter()
+        .find(|r| r.rank == Some(0))
+        .expect("rank 0");
+    assert!(
+        run.notes.iter().any(|n| n.starts_with(
+            "kernel_details.csv holds 2 step(s), step_trace_time.csv 1: kernel figures are per step"
+        )),
+        "{:?}",
+        run.notes
+    );
+}
