@@ -15,10 +15,16 @@ use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
 use super::utf8::Utf8Stream;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{Avx2, Avx512, Kernels, Sse2};
-use crate::simd::{JsonBlocks, Portable};
+use crate::simd::{JsonBlocks, Portable, prefetch};
 
 /// Bytes classified before stage 2 walks them.
 const PIECE: usize = 64 << 10;
+
+/// How far ahead of the block it classifies stage 1 asks for the input's cache lines: a page,
+/// so that the lines of the next page are on their way before the block that needs them (the
+/// hardware prefetchers do not cross a page; without this, the first load of each line was
+/// where stage 1 waited most).
+const PREFETCH: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lex {
@@ -627,6 +633,7 @@ impl BlockScanner {
         let mut k = 0;
         for (chunk, slot) in (&mut chunks).zip(&mut slots) {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
+            prefetch(buf, 64 * k + PREFETCH);
             let mut b = stage1.block(classifier, block, 64, buf.get(64 * k + 64).copied());
             if b.names != 0 {
                 b.not_names(not_process_names(buf, 64 * k, b.names));
