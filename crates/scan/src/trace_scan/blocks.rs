@@ -123,7 +123,7 @@ impl Stage1 {
         classifier: impl JsonBlocks,
         bytes: &[u8; 64],
         n: usize,
-        next: Option<u8>,
+        next: Option<&u8>,
     ) -> Block {
         let m = classifier.classify(bytes);
         if m.quote == 0 && self.in_string != 0 {
@@ -140,7 +140,7 @@ impl Stage1 {
         bytes: &[u8; 64],
         m: &Masks,
         n: usize,
-        next: Option<u8>,
+        next: Option<&u8>,
     ) -> Block {
         let escaped = self.escaped(m.backslash, n);
         let quotes = m.quote & !escaped;
@@ -210,18 +210,12 @@ impl Stage1 {
         tokens: u64,
         starts: u64,
         n: usize,
-        next: Option<u8>,
+        next: Option<&u8>,
     ) -> u64 {
         let digit = m.digit & tokens;
         let dot = m.dot & tokens;
         let minus = m.minus & tokens;
-        // The next byte is a digit (a digit after a token byte continues the token); when the
-        // byte after the block is unknown, it counts as not a digit here and as a digit below,
-        // whichever makes a suspect.
         let last = n - 1;
-        let next_is_digit = next.is_some_and(|b| b.is_ascii_digit());
-        let next_digit = (digit >> 1) | (u64::from(next_is_digit) << last);
-        let unknown = u64::from(next.is_none()) << last;
         let prev_digit = (digit << 1) | self.prev_digit;
         let prev_minus = (minus << 1) | self.prev_minus;
         // From each `.`, a carry runs up through the digits after it and lands on the first
@@ -233,12 +227,27 @@ impl Stage1 {
         self.prev_digit = (digit >> last) & 1;
         self.prev_minus = (minus >> last) & 1;
         self.prev_dot = (dot >> last) & 1;
-        (tokens & !(digit | dot | minus))
-            | (minus & !(starts & next_digit))
-            | (dot & !(prev_digit & next_digit))
-            | (sum & !digit & dot)
-            // A leading zero before a digit.
-            | (m.zero & tokens & (starts | prev_minus) & (next_digit | unknown))
+        // The suspects when bit `last` of `next_digit` says whether the byte after the block is
+        // a digit (a digit after a token byte continues the token), and that of `unknown`
+        // whether that byte is unknown.
+        let verdict = |next_digit: u64, unknown: u64| {
+            (tokens & !(digit | dot | minus))
+                | (minus & !(starts & next_digit))
+                | (dot & !(prev_digit & next_digit))
+                | (sum & !digit & dot)
+                // A leading zero before a digit.
+                | (m.zero & tokens & (starts | prev_minus) & (next_digit | unknown))
+        };
+        // First as if the byte after the block were unknown: it counts as not a digit in one
+        // place and as a digit in the other, whichever makes a suspect, so only the last byte
+        // can come out suspect where the byte would have cleared it; only then is it read.
+        let suspects = verdict(digit >> 1, 1 << last);
+        match next {
+            Some(b) if (suspects >> last) & 1 == 1 => {
+                verdict((digit >> 1) | (u64::from(b.is_ascii_digit()) << last), 0)
+            }
+            _ => suspects,
+        }
     }
 
     /// The closing quotes of strings that are 12 bytes long with `_` at index 7, as
@@ -342,7 +351,7 @@ mod tests {
             let m = crate::simd::classify_portable(&block);
             let (mut fast, mut general) = (start, start);
             let got = fast.inside_string(crate::simd::Portable, &block, &m, n);
-            let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(b'7'));
+            let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(&b'7'));
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&block));
             assert_eq!(format!("{fast:?}"), format!("{general:?}"));
         }

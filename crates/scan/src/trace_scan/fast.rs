@@ -634,7 +634,7 @@ impl BlockScanner {
         for (chunk, slot) in (&mut chunks).zip(&mut slots) {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
             prefetch(buf, 64 * k + PREFETCH);
-            let mut b = stage1.block(classifier, block, 64, buf.get(64 * k + 64).copied());
+            let mut b = stage1.block(classifier, block, 64, buf.get(64 * k + 64));
             if b.names != 0 {
                 b.not_names(not_process_names(buf, 64 * k, b.names));
             }
@@ -783,6 +783,22 @@ mod tests {
                 let valid = serde_json::from_str::<serde_json::Value>(value).is_ok();
                 // The second event matches; the fourth after a valid third.
                 assert_eq!(matched, if valid { 2 } else { 1 }, "{value}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_number_that_a_block_end_cuts_is_matched_by_shape() {
+        // Each event with its comma fills two blocks, and the `-`, `.` or leading `0` of its
+        // number is the last byte of a block: the first byte of the next one clears it.
+        for (number, at) in [("-3", 0), ("1.5", 1), ("0.5", 0)] {
+            let head = r#"{"ph": "C", "args": {"v": "#;
+            let pad = " ".repeat(62 - at - head.len());
+            let mut event = format!("{head}{pad}{number}}}}}");
+            event.push_str(&" ".repeat(127 - event.len()));
+            let doc = format!("[{}]", vec![event; 20].join(","));
+            for matched in matched(doc.as_bytes()) {
+                assert_eq!(matched, 19, "{number}");
             }
         }
     }
