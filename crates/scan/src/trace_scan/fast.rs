@@ -463,14 +463,16 @@ fn not_process_names(buf: &[u8], index: usize, names: u64) -> u64 {
     not
 }
 
-/// Checks the escape sequences and control characters of the block `b` at `index` of `buf`,
-/// keeping the earliest error in `stop` (an escape error before a control character at one
-/// byte); `escape` is where an escape sequence cut by the end of `buf` stands.
+/// Checks the escape sequences (`escapes`) and control characters in strings
+/// (`ctrl_in_string`) of the block at `index` of `buf` (masks by value: a reference would make
+/// the block's masks go through memory), keeping the earliest error in `stop` (an escape error
+/// before a control character at one byte); `escape` is where an escape sequence cut by the end
+/// of `buf` stands.
 #[cold]
 fn string_errors(
     buf: &[u8],
     index: usize,
-    b: &Block,
+    (mut escapes, ctrl_in_string): (u64, u64),
     escape: &mut Escape,
     stop: &mut Option<Stop>,
 ) {
@@ -479,7 +481,6 @@ fn string_errors(
             *stop = Some(Stop { at, reason });
         }
     };
-    let mut escapes = b.escapes;
     while escapes != 0 {
         let p = index + escapes.trailing_zeros() as usize;
         escapes &= escapes - 1;
@@ -491,9 +492,9 @@ fn string_errors(
             Err(at) => keep(at, "invalid escape sequence", stop),
         }
     }
-    if b.ctrl_in_string != 0 {
+    if ctrl_in_string != 0 {
         keep(
-            index + b.ctrl_in_string.trailing_zeros() as usize,
+            index + ctrl_in_string.trailing_zeros() as usize,
             "control character in string",
             stop,
         );
@@ -639,7 +640,8 @@ impl BlockScanner {
                 b.not_names(not_process_names(buf, 64 * k, b.names));
             }
             if out.push(classifier, block, &b, slot) {
-                string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
+                let masks = (b.escapes, b.ctrl_in_string);
+                string_errors(buf, 64 * k, masks, &mut self.escape, &mut stop);
             }
             k += 1;
         }
@@ -654,7 +656,8 @@ impl BlockScanner {
                 b.not_names(not_process_names(buf, 64 * k, b.names));
             }
             if out.push(classifier, &block, &b, slot) {
-                string_errors(buf, 64 * k, &b, &mut self.escape, &mut stop);
+                let masks = (b.escapes, b.ctrl_in_string);
+                string_errors(buf, 64 * k, masks, &mut self.escape, &mut stop);
             }
         }
         self.stage1 = stage1;
