@@ -30,7 +30,7 @@
 //! `/usr/bin/time -f %M` when it exists.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -65,7 +65,7 @@ pub struct Args {
     #[arg(long)]
     pub clean: bool,
     /// Only time the in-process trace and kernel_details.csv scans on the already generated
-    /// files (for profiling).
+    /// files, and the dense trace's first 2 MiB scanned in cache (for profiling and A/B runs).
     #[arg(long)]
     pub scan_only: bool,
 }
@@ -162,6 +162,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
                 len as f64 / secs / 1e9
             );
         }
+        time_in_cache(&dense, args.runs)?;
         println!("load average: {}", load_average());
         let csv = out.join("kernel_run_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv");
         let t = Instant::now();
@@ -355,6 +356,38 @@ fn time_scanner(trace: &Path) -> anyhow::Result<f64> {
     Ok(secs)
 }
 
+/// Bytes of the dense trace that [`time_in_cache`] scans again and again (they stay in the L2
+/// cache).
+const IN_CACHE: usize = 2 << 20;
+
+/// Times the in-process scanner on the first [`IN_CACHE`] bytes of `trace`, scanned 1000 times
+/// per run, and prints the median and the least CPU time of `runs` in seconds per GB: the
+/// scan's own speed without the memory's, which other work on the machine varies most (for
+/// A/B runs).
+fn time_in_cache(trace: &Path, runs: usize) -> anyhow::Result<()> {
+    const REPEAT: usize = 1000;
+    let mut head = vec![0; IN_CACHE];
+    File::open(trace)?.read_exact(&mut head)?;
+    let mut per_gb: Vec<f64> = (0..runs)
+        .map(|_| {
+            let cpu0 = self_cpu();
+            for _ in 0..REPEAT {
+                let mut scanner = TraceScanner::new();
+                scanner.feed(&head);
+                std::hint::black_box(scanner.finish());
+            }
+            (self_cpu() - cpu0) / (IN_CACHE * REPEAT) as f64 * 1e9
+        })
+        .collect();
+    let least = per_gb.iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "dense trace scanner in cache ({} MiB x {REPEAT}, one thread): {:.4} s/GB CPU median, {least:.4} least (of {runs})",
+        IN_CACHE >> 20,
+        median(&mut per_gb)
+    );
+    Ok(())
+}
+
 /// Times the in-process scanner (one thread) on `trace` `runs` times; records the median row.
 fn time_library(
     bench: &mut Bench,
@@ -483,7 +516,7 @@ fn write_variants(
 }
 
 fn copy_prefix(src: &Path, dst: &Path, len: u64) -> anyhow::Result<()> {
-    let mut input = std::io::Read::take(File::open(src)?, len);
+    let mut input = File::open(src)?.take(len);
     let mut output = BufWriter::with_capacity(8 << 20, File::create(dst)?);
     std::io::copy(&mut input, &mut output)?;
     output.flush()?;

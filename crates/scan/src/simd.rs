@@ -169,6 +169,22 @@ pub(crate) fn prefix_xor(mut x: u64) -> u64 {
     x
 }
 
+/// Asks the CPU to bring the cache line holding `bytes[at]` into its caches (an address past
+/// the end is harmless: a prefetch never faults).
+#[inline(always)]
+pub(crate) fn prefetch(bytes: &[u8], at: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it reads nothing and never faults, whatever the
+    // address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            bytes.as_ptr().wrapping_add(at).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (bytes, at);
+}
+
 /// The vector unit found at run time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Simd {

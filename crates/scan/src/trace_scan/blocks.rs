@@ -87,9 +87,9 @@ pub(super) struct Stage1 {
     in_string: u64,
     /// The first byte of the next block is escaped by a backslash.
     escaped_next: bool,
-    /// The previous block ended inside a run of other bytes.
-    other_prev: bool,
-    /// 1 when the last byte of the previous block was a digit, a `-`, a `.` in a token.
+    /// The other bytes, token digits, `-` and `.` of the previous block, shifted so that its
+    /// last byte is bit 63 (a shift in, not a bit out and back, per block).
+    prev_other: u64,
     prev_digit: u64,
     prev_minus: u64,
     prev_dot: u64,
@@ -123,7 +123,7 @@ impl Stage1 {
         classifier: impl JsonBlocks,
         bytes: &[u8; 64],
         n: usize,
-        next: Option<u8>,
+        next: Option<&u8>,
     ) -> Block {
         let m = classifier.classify(bytes);
         if m.quote == 0 && self.in_string != 0 {
@@ -140,7 +140,7 @@ impl Stage1 {
         bytes: &[u8; 64],
         m: &Masks,
         n: usize,
-        next: Option<u8>,
+        next: Option<&u8>,
     ) -> Block {
         let escaped = self.escaped(m.backslash, n);
         let quotes = m.quote & !escaped;
@@ -151,8 +151,8 @@ impl Stage1 {
         let ctrl_in_string = m.ctrl & content;
         let escape_checks = escape_checks(classifier, bytes, escapes, n);
         let other = !m.delim & !in_string;
-        let other_start = other & !((other << 1) | u64::from(self.other_prev));
-        self.other_prev = (other >> (n - 1)) & 1 == 1;
+        let other_start = other & !((other << 1) | (self.prev_other >> 63));
+        self.prev_other = other << (64 - n);
         let names = self.name_candidates(quotes, m.underscore, n);
         let suspects = self.scalar_suspects(m, other, other_start, n, next) | names;
         Block {
@@ -181,7 +181,7 @@ impl Stage1 {
         let escapes = m.backslash & !self.escaped(m.backslash, n);
         let escape_checks = escape_checks(classifier, bytes, escapes, n);
         // The carries as the general path leaves them after such a block.
-        self.other_prev = false;
+        self.prev_other = 0;
         self.prev_digit = 0;
         self.prev_minus = 0;
         self.prev_dot = 0;
@@ -210,35 +210,45 @@ impl Stage1 {
         tokens: u64,
         starts: u64,
         n: usize,
-        next: Option<u8>,
+        next: Option<&u8>,
     ) -> u64 {
         let digit = m.digit & tokens;
         let dot = m.dot & tokens;
         let minus = m.minus & tokens;
-        // The next byte is a digit (a digit after a token byte continues the token); when the
-        // byte after the block is unknown, it counts as not a digit here and as a digit below,
-        // whichever makes a suspect.
         let last = n - 1;
-        let next_is_digit = next.is_some_and(|b| b.is_ascii_digit());
-        let next_digit = (digit >> 1) | (u64::from(next_is_digit) << last);
-        let unknown = u64::from(next.is_none()) << last;
-        let prev_digit = (digit << 1) | self.prev_digit;
-        let prev_minus = (minus << 1) | self.prev_minus;
+        let prev_digit = (digit << 1) | (self.prev_digit >> 63);
+        let prev_minus = (minus << 1) | (self.prev_minus >> 63);
         // From each `.`, a carry runs up through the digits after it and lands on the first
         // byte that is not one: a second `.` there means two in one token.
-        let after_dot = (dot << 1) | self.prev_dot;
+        let after_dot = (dot << 1) | (self.prev_dot >> 63);
         let (sum, c1) = after_dot.overflowing_add(digit);
         let (sum, c2) = sum.overflowing_add(self.dot_carry);
         self.dot_carry = u64::from(c1 | c2);
-        self.prev_digit = (digit >> last) & 1;
-        self.prev_minus = (minus >> last) & 1;
-        self.prev_dot = (dot >> last) & 1;
-        (tokens & !(digit | dot | minus))
-            | (minus & !(starts & next_digit))
-            | (dot & !(prev_digit & next_digit))
-            | (sum & !digit & dot)
-            // A leading zero before a digit.
-            | (m.zero & tokens & (starts | prev_minus) & (next_digit | unknown))
+        let shift = 64 - n;
+        self.prev_digit = digit << shift;
+        self.prev_minus = minus << shift;
+        self.prev_dot = dot << shift;
+        // The suspects when bit `last` of `next_digit` says whether the byte after the block is
+        // a digit (a digit after a token byte continues the token), and that of `unknown`
+        // whether that byte is unknown.
+        let verdict = |next_digit: u64, unknown: u64| {
+            (tokens & !(digit | dot | minus))
+                | (minus & !(starts & next_digit))
+                | (dot & !(prev_digit & next_digit))
+                | (sum & !digit & dot)
+                // A leading zero before a digit.
+                | (m.zero & tokens & (starts | prev_minus) & (next_digit | unknown))
+        };
+        // First as if the byte after the block were unknown: it counts as not a digit in one
+        // place and as a digit in the other, whichever makes a suspect, so only the last byte
+        // can come out suspect where the byte would have cleared it; only then is it read.
+        let suspects = verdict(digit >> 1, 1 << last);
+        match next {
+            Some(b) if (suspects >> last) & 1 == 1 => {
+                verdict((digit >> 1) | (u64::from(b.is_ascii_digit()) << last), 0)
+            }
+            _ => suspects,
+        }
     }
 
     /// The closing quotes of strings that are 12 bytes long with `_` at index 7, as
@@ -342,7 +352,7 @@ mod tests {
             let m = crate::simd::classify_portable(&block);
             let (mut fast, mut general) = (start, start);
             let got = fast.inside_string(crate::simd::Portable, &block, &m, n);
-            let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(b'7'));
+            let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(&b'7'));
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&block));
             assert_eq!(format!("{fast:?}"), format!("{general:?}"));
         }
