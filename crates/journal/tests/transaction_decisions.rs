@@ -121,6 +121,21 @@ fn a_failed_commit_moves_back_what_it_moved_and_points_back_what_it_retargeted()
 }
 
 #[test]
+fn a_failed_commit_after_a_move_and_its_symlink_moves_the_item_back() {
+    let local = tempfile::tempdir().unwrap();
+    let repo = repo_with(&[("models/m/res/run/log_0.log", b"log\n"), ("b.txt", b"b\n")]);
+    let before = snapshot_tree(repo.path());
+    let mut tx = Transaction::begin(repo.path(), "relocate").unwrap();
+    tx.rename(Path::new(RES), Path::new(MOVED)).unwrap();
+    tx.symlink(Path::new(RES), local.path()).unwrap();
+    tx.write_file(Path::new("b.txt"), b"B\n".to_vec()).unwrap();
+    let err = commit_failing_at_b(tx);
+    assert!(matches!(err, JournalError::RolledBack { .. }), "{err}");
+    assert_eq!(snapshot_tree(repo.path()), before);
+    assert!(!repo.path().join(".npuprof/journal.json").exists());
+}
+
+#[test]
 fn a_moved_item_whose_destination_is_back_after_its_rollback_keeps_the_journal() {
     let repo = repo_with(&[
         ("a.txt", b"a\n"),
