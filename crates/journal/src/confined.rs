@@ -410,6 +410,20 @@ mod tests {
     }
 
     #[test]
+    fn a_temp_file_is_never_written_through_a_name_already_there() {
+        let (dir, repo) = temp_repo();
+        std::fs::write(dir.path().join("target.txt"), b"kept\n").unwrap();
+        std::os::unix::fs::symlink("target.txt", dir.path().join("planted")).unwrap();
+        let root = repo.open_dir(Path::new("")).unwrap();
+        let err = write_temp(&root, OsStr::new("planted"), b"x", 0o644, None).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(
+            std::fs::read(dir.path().join("target.txt")).unwrap(),
+            b"kept\n"
+        );
+    }
+
+    #[test]
     fn a_symlinked_directory_on_the_way_is_an_error_not_a_missing_path() {
         let (dir, repo) = temp_repo();
         std::fs::create_dir(dir.path().join("real")).unwrap();
