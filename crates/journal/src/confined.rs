@@ -376,3 +376,81 @@ fn write_temp(
 fn sync(dir: &OwnedFd) {
     let _ = rfs::fsync(dir);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    use super::*;
+
+    /// A temp directory and the `Repo` opened on it.
+    fn temp_repo() -> (tempfile::TempDir, Repo) {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repo::open(&dir.path().canonicalize().unwrap()).unwrap();
+        (dir, repo)
+    }
+
+    #[test]
+    fn a_final_symlink_is_neither_read_nor_rewritten_in_place() {
+        let (dir, repo) = temp_repo();
+        std::fs::write(dir.path().join("target.txt"), b"kept\n").unwrap();
+        std::os::unix::fs::symlink("target.txt", dir.path().join("link.txt")).unwrap();
+        let link = Path::new("link.txt");
+        let eloop = Some(rustix::io::Errno::LOOP.raw_os_error());
+        assert_eq!(repo.read(link).unwrap_err().raw_os_error(), eloop);
+        assert_eq!(
+            repo.write_in_place(link, b"x").unwrap_err().raw_os_error(),
+            eloop
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("target.txt")).unwrap(),
+            b"kept\n"
+        );
+    }
+
+    #[test]
+    fn a_temp_file_is_never_written_through_a_name_already_there() {
+        let (dir, repo) = temp_repo();
+        std::fs::write(dir.path().join("target.txt"), b"kept\n").unwrap();
+        std::os::unix::fs::symlink("target.txt", dir.path().join("planted")).unwrap();
+        let root = repo.open_dir(Path::new("")).unwrap();
+        let err = write_temp(&root, OsStr::new("planted"), b"x", 0o644, None).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(
+            std::fs::read(dir.path().join("target.txt")).unwrap(),
+            b"kept\n"
+        );
+    }
+
+    #[test]
+    fn a_symlinked_directory_on_the_way_is_an_error_not_a_missing_path() {
+        let (dir, repo) = temp_repo();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        std::fs::write(dir.path().join("real/a.txt"), b"a\n").unwrap();
+        std::os::unix::fs::symlink("real", dir.path().join("link")).unwrap();
+        assert!(repo.meta(Path::new("real/a.txt")).unwrap().is_some());
+        assert!(repo.meta(Path::new("link/a.txt")).is_err());
+        assert_eq!(repo.meta(Path::new("gone/a.txt")).unwrap(), None);
+    }
+
+    /// Opening a FIFO without `O_DIRECTORY` would block until a writer comes.
+    #[test]
+    fn a_fifo_where_a_directory_should_be_is_refused_at_once() {
+        let (dir, repo) = temp_repo();
+        rfs::mknodat(
+            rfs::CWD,
+            dir.path().join("fifo"),
+            FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        let (done, result) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(repo.meta(Path::new("fifo/a.txt")).map_err(|e| e.kind()));
+        });
+        let result = result.recv_timeout(Duration::from_secs(10));
+        assert_eq!(result, Ok(Err(io::ErrorKind::NotADirectory)));
+    }
+}

@@ -327,3 +327,16 @@ pub fn read_original(repo: &Repo, sha256: &str) -> Result<Vec<u8>> {
     }
     Ok(bytes)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ChangeKind;
+
+    #[test]
+    fn each_kind_reads_as_its_json_tag() {
+        use ChangeKind::{Created, CreatedDir, Modified, Renamed, Symlink};
+        for kind in [Modified, Created, CreatedDir, Renamed, Symlink] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.as_str());
+        }
+    }
+}

@@ -16,6 +16,11 @@ fn utc_now() -> Utc {
     let secs = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
+    utc_at(secs)
+}
+
+/// The broken-down UTC time `secs` seconds after the epoch.
+fn utc_at(secs: u64) -> Utc {
     let (days, rest) = (secs / 86_400, secs % 86_400);
     let (year, month, day) = civil_from_days(i64::try_from(days).unwrap_or(0));
     Utc {
@@ -72,7 +77,7 @@ pub fn now_compact() -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::civil_from_days;
+    use super::{civil_from_days, now_compact, now_rfc3339, utc_at};
 
     #[test]
     fn known_dates() {
@@ -80,5 +85,30 @@ mod tests {
         assert_eq!(civil_from_days(11_016), (2000, 2, 29));
         assert_eq!(civil_from_days(20_786), (2026, 11, 29));
         assert_eq!(civil_from_days(-1), (1969, 12, 31));
+        // Century years are leap years only every 400 years.
+        assert_eq!(civil_from_days(47_540), (2100, 2, 28));
+        assert_eq!(civil_from_days(47_541), (2100, 3, 1));
+        assert_eq!(civil_from_days(157_113), (2400, 2, 29));
+        assert_eq!(civil_from_days(-25_508), (1900, 3, 1));
+    }
+
+    #[test]
+    fn a_time_of_day_is_split_from_the_seconds() {
+        let t = utc_at(1_795_967_440);
+        assert_eq!(
+            (t.year, t.month, t.day, t.hour, t.minute, t.second),
+            (2026, 11, 29, 15, 50, 40)
+        );
+    }
+
+    #[test]
+    fn now_is_written_in_both_formats() {
+        let shape = |s: String| -> String {
+            s.chars()
+                .map(|c| if c.is_ascii_digit() { '9' } else { c })
+                .collect()
+        };
+        assert_eq!(shape(now_rfc3339()), "9999-99-99T99:99:99Z");
+        assert_eq!(shape(now_compact()), "99999999T999999Z");
     }
 }

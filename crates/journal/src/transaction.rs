@@ -8,7 +8,7 @@
 //! file at its original, at npuprof's previous bytes or at its new bytes, all of which the journal
 //! names, so re-running the command (or `npuprof revert`) finishes the job.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::confined::{Kind, Meta, Repo};
@@ -139,15 +139,20 @@ enum Undo {
 }
 
 impl Undo {
-    /// Undoes this step (after the `rollback` failpoint); the error names the path.
-    fn undo(&self, fs: &Repo) -> Result<(), String> {
-        let path = match self {
+    /// The path this step changed (for a move, where the item was).
+    fn path(&self) -> &Path {
+        match self {
             Undo::Restore { rel, .. }
             | Undo::Remove { rel }
             | Undo::RemoveDir { rel }
             | Undo::RenameBack { from: rel, .. }
             | Undo::RelinkBack { rel, .. } => rel,
-        };
+        }
+    }
+
+    /// Undoes this step (after the `rollback` failpoint); the error names the path.
+    fn undo(&self, fs: &Repo) -> Result<(), String> {
+        let path = self.path();
         let io = |what: &str, err: std::io::Error| {
             format!("cannot {what} `{}`: {err}", fs.display(path).display())
         };
@@ -825,7 +830,14 @@ impl Transaction {
             }
         }
         if failures.is_empty() {
-            failures.extend(undo.iter().filter_map(|step| step.check_undone(fs).err()));
+            // A path is checked against the earliest step that changed it: a symlink made where
+            // an item was moved from is gone, but the item is back there.
+            let mut checked = HashSet::new();
+            failures.extend(
+                undo.iter()
+                    .filter(|step| checked.insert(step.path()))
+                    .filter_map(|step| step.check_undone(fs).err()),
+            );
         }
         if !failures.is_empty() {
             return Err(failures.join("; "));

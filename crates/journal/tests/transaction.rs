@@ -145,14 +145,20 @@ fn created_files_and_directories_are_removed_by_revert() {
 #[test]
 fn create_refuses_an_existing_file_npuprof_did_not_create() {
     let repo = repo_with(&[("mine.py", b"user code\n")]);
-    let mut tx = Transaction::begin(repo.path(), "inject").unwrap();
-    let err = tx
-        .create_file(Path::new("mine.py"), b"x".to_vec())
-        .unwrap_err();
-    assert!(
-        err.to_string().contains("npuprof did not create it"),
-        "{err}"
-    );
+    // Refused without a journal, and beside a file npuprof did create.
+    for created in [false, true] {
+        let mut tx = Transaction::begin(repo.path(), "inject").unwrap();
+        let err = tx
+            .create_file(Path::new("mine.py"), b"x".to_vec())
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("npuprof did not create it"),
+            "created: {created}: {err}"
+        );
+        tx.create_file(Path::new("harness.py"), b"# harness\n".to_vec())
+            .unwrap();
+        tx.commit().unwrap();
+    }
 }
 
 #[test]

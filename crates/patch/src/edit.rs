@@ -173,6 +173,16 @@ mod tests {
     }
 
     #[test]
+    fn an_edit_names_the_line_where_it_starts() {
+        let text = "a\nbb\nc";
+        assert_eq!(Edit::insert(0, "x").line_in(text), 1);
+        assert_eq!(Edit::replace(2..4, "y").line_in(text), 2);
+        assert_eq!(Edit::insert(text.len(), "z").line_in(text), 3);
+        // A start past the text (the caller's mistake) is read at its end.
+        assert_eq!(Edit::insert(99, "z").line_in(text), 3);
+    }
+
+    #[test]
     fn out_of_bounds_and_noops() {
         assert!(matches!(
             Edits::new("ab", vec![Edit::replace(1..5, "x")]),

@@ -160,3 +160,60 @@ fn indent_unit(source: &str, def: Node<'_>) -> String {
     // The member bodies are one unit deeper than the members.
     unit.unwrap_or("    ").to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `source` with `b=2, c=3` appended to its first call's arguments.
+    fn appended(source: &str) -> String {
+        let tree = npuprof_syntax::parse(source).unwrap();
+        let call = npuprof_syntax::descendants(tree.root_node())
+            .into_iter()
+            .find(|n| n.kind() == "call")
+            .unwrap();
+        let new = ["b=2".to_owned(), "c=3".to_owned()];
+        let edit = append_arguments(source, call, &new, "\n").unwrap();
+        crate::edit::Edits::new(source, vec![edit])
+            .unwrap()
+            .apply(source)
+    }
+
+    #[test]
+    fn arguments_are_appended_in_the_calls_layout() {
+        assert_eq!(appended("x = f()\n"), "x = f(b=2, c=3)\n");
+        assert_eq!(appended("x = f(a=1)\n"), "x = f(a=1, b=2, c=3)\n");
+        assert_eq!(
+            appended("f(\n    a=1,\n    z=0\n)\n"),
+            "f(\n    a=1,\n    z=0,\n    b=2,\n    c=3\n)\n"
+        );
+        assert_eq!(
+            appended("f(\n    a=1,\n    z=0,  # last\n)\n"),
+            "f(\n    a=1,\n    z=0,  # last\n    b=2,\n    c=3,\n)\n"
+        );
+    }
+
+    #[test]
+    fn the_top_level_class_is_found_by_its_name() {
+        let source =
+            "class Other:\n    pass\n\n\ndef Wanted():\n    pass\n\n\nclass Wanted:\n    pass\n";
+        let tree = npuprof_syntax::parse(source).unwrap();
+        let class = top_level_class(tree.root_node(), source, "Wanted").unwrap();
+        assert_eq!(class.start_position().row, 8);
+        assert!(top_level_class(tree.root_node(), source, "Missing").is_none());
+    }
+    #[test]
+    fn a_noop_method_mirrors_the_blank_lines_and_falls_back_to_pass_for_a_long_body() {
+        let source = "class Stub:\n    def start(self):\n        pass\n\n\n    def stop(self):\n        return (\n            None\n        )\n";
+        let tree = npuprof_syntax::parse(source).unwrap();
+        let class = top_level_class(tree.root_node(), source, "Stub").unwrap();
+        let edit = add_noop_method(source, class, "step", "\n").unwrap();
+        let patched = crate::edit::Edits::new(source, vec![edit])
+            .unwrap()
+            .apply(source);
+        assert_eq!(
+            patched,
+            "class Stub:\n    def start(self):\n        pass\n\n\n    def stop(self):\n        return (\n            None\n        )\n\n\n    def step(self):\n        pass\n"
+        );
+    }
+}
