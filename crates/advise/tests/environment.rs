@@ -145,6 +145,9 @@ fn a_db_export_is_judged_from_its_meta_data_and_says_whose_environment_it_is() {
     )
     .expect("plant");
     drop(conn);
+    // A db export's profiler_metadata.json holds the HCCL groups but no ENV_VARIABLES.
+    let metadata = tmp.path().join("rank1_ascend_pt/profiler_metadata.json");
+    std::fs::write(metadata, r#"{"parallel_group_info": {}}"#).expect("write metadata");
     let advice = advice_of(tmp.path());
     let found = of_code(&advice, Code::LaunchBlocking);
     assert_eq!(found.len(), 1, "{found:?}");

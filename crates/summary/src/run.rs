@@ -193,8 +193,7 @@ pub fn read_rank(dir: &Path, notes: &mut Vec<String>) -> Option<u32> {
 }
 
 /// Where a run's recorded environment was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EnvSource {
     /// profiler_metadata.json: written by the profiled process.
     Metadata,
@@ -212,8 +211,10 @@ pub fn read_env(
     let metadata = dir.join("profiler_metadata.json");
     match crate::input::read(&metadata, crate::input::Input::SmallJson) {
         Ok(bytes) => {
-            return RecordedEnv::from_metadata(&String::from_utf8_lossy(&bytes))
-                .map(|env| (env, EnvSource::Metadata));
+            // A db export's metadata holds no ENV_VARIABLES: its database does.
+            if let Some(env) = RecordedEnv::from_metadata(&String::from_utf8_lossy(&bytes)) {
+                return Some((env, EnvSource::Metadata));
+            }
         }
         Err(reason) if metadata.exists() => {
             notes.push(format!(
