@@ -429,6 +429,35 @@ fn existing_changes_are_refused_before_anything_runs() {
     assert!(launcher.launches.is_empty() && events.0.is_empty());
 }
 
+/// Runs collect of `patch` with a launcher that does nothing (for requests refused before the
+/// launch); returns the report and the launcher.
+fn collect_unlaunched(
+    patch: npuprof_workflow::patch::Request<'_>,
+    state_dir: &Path,
+) -> (CollectReport, FakeLauncher) {
+    let mut launcher = FakeLauncher {
+        behaviour: Behaviour::Nothing,
+        case_dir: PathBuf::new(),
+        result: PathBuf::new(),
+        launches: Vec::new(),
+    };
+    let request = CollectRequest {
+        patch,
+        keep_patch: false,
+        timeout: None,
+        launch: None,
+        state_dir: state_dir.to_path_buf(),
+    };
+    let report = collect(
+        &request,
+        &mut launcher,
+        &mut Recorder::default(),
+        &Interrupt::default(),
+    )
+    .expect("collect");
+    (report, launcher)
+}
+
 #[test]
 fn a_repository_without_a_profiler_is_refused_unchanged() {
     let repo = tempfile::tempdir().expect("temp dir");
@@ -437,14 +466,8 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
     fs::write(config.join("run.yaml"), "a: 1\n").expect("config");
     fs::write(repo.path().join("infer.py"), "print('hi')\n").expect("entry");
     let before = files(repo.path());
-    let mut launcher = FakeLauncher {
-        behaviour: Behaviour::Nothing,
-        case_dir: PathBuf::new(),
-        result: PathBuf::new(),
-        launches: Vec::new(),
-    };
-    let request = CollectRequest {
-        patch: npuprof_workflow::patch::Request {
+    let (report, launcher) = collect_unlaunched(
+        npuprof_workflow::patch::Request {
             target: npuprof_repository::Request {
                 repo: repo.path(),
                 model: "m",
@@ -457,18 +480,8 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
                 max_new_tokens: TokenBudget::Auto,
             },
         },
-        keep_patch: false,
-        timeout: None,
-        launch: None,
-        state_dir: repo.path().join("state"),
-    };
-    let report = collect(
-        &request,
-        &mut launcher,
-        &mut Recorder::default(),
-        &Interrupt::default(),
-    )
-    .expect("collect");
+        &repo.path().join("state"),
+    );
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(report.revert, Restored::Nothing, "{:?}", report.error);
     let error = report.error.expect("an error");
@@ -485,14 +498,8 @@ fn a_missing_run_config_is_not_found_in_the_report() {
     let canonical = repo.path().canonicalize().expect("canonical");
     let state = tempfile::tempdir().expect("state dir");
     let before = files(repo.path());
-    let mut launcher = FakeLauncher {
-        behaviour: Behaviour::Nothing,
-        case_dir: PathBuf::new(),
-        result: PathBuf::new(),
-        launches: Vec::new(),
-    };
-    let request = CollectRequest {
-        patch: npuprof_workflow::patch::Request {
+    let (report, launcher) = collect_unlaunched(
+        npuprof_workflow::patch::Request {
             target: npuprof_repository::Request {
                 repo: &canonical,
                 model: MODEL,
@@ -505,18 +512,8 @@ fn a_missing_run_config_is_not_found_in_the_report() {
                 max_new_tokens: TokenBudget::Auto,
             },
         },
-        keep_patch: false,
-        timeout: None,
-        launch: None,
-        state_dir: state.path().to_path_buf(),
-    };
-    let report = collect(
-        &request,
-        &mut launcher,
-        &mut Recorder::default(),
-        &Interrupt::default(),
-    )
-    .expect("collect");
+        state.path(),
+    );
     assert_eq!(report.outcome, Outcome::Failed);
     assert_eq!(
         report.error_code,
