@@ -1,5 +1,5 @@
 //! The advice as HTML: one self-contained page (`npuprof advise --html`), or its findings as
-//! sections of summary's page. Built from summary's blocks (the page and its style, facts,
+//! sections of summary's page. Built from summary's blocks (the page and its style, header, facts,
 //! warnings, bar charts, escaping), so both pages look alike and the style is written once.
 //!
 //! Each finding is rendered from [`Finding`] and its [`Evidence`] alone (code, severity, title,
@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use npuprof_summary::html::{Bar, Unit, chart, document, escape, facts, warnings};
+use npuprof_summary::html::{Bar, Unit, chart, document, escape, facts, header, warnings};
 use npuprof_summary::ranks::rank_label;
 use npuprof_summary::units::{duration, percent};
 
@@ -21,11 +21,7 @@ use crate::{Advice, Evidence, Finding, RunInfo};
 pub fn render_advice(advice: &Advice) -> String {
     let path = advice.path.display().to_string();
     document(&format!("npuprof advise: {path}"), |out| {
-        let _ = writeln!(
-            out,
-            "<header><h1>npuprof advise</h1><p class=\"path\">{}</p></header>",
-            escape(&path)
-        );
+        header(out, "advise", &[&path]);
         warnings(out, &advice.warnings);
         sections(out, advice);
     })

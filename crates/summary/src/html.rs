@@ -6,7 +6,7 @@
 //! `<div class="row" data-label="…" data-value="…">` holding one `<svg>` with one `<rect>` per
 //! segment (`data-segment`, `data-value`): tests read the rendered DOM through these.
 //!
-//! The building blocks ([`document`], [`facts`], [`warnings`], [`chart`], [`escape`]) are public
+//! The building blocks ([`document`], [`header`], [`facts`], [`warnings`], [`chart`], [`escape`]) are public
 //! so that a crate above summary (advise) renders its page in the same style, and the binary can
 //! put its sections into the summary page ([`render_summary_with`]).
 
@@ -14,7 +14,9 @@ mod chart;
 mod page;
 
 pub use chart::{Bar, Segment, Unit, chart};
-pub use page::{document, facts, render_comparison, render_summary, render_summary_with, warnings};
+pub use page::{
+    document, facts, header, render_comparison, render_summary, render_summary_with, warnings,
+};
 
 /// `text` escaped for HTML text and attribute values.
 pub fn escape(text: &str) -> String {

@@ -58,6 +58,15 @@ rect.stake{fill:var(--slow)}
 .row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
 ";
 
+/// The page's header: `npuprof <command>` and one line per path shown.
+pub fn header(out: &mut String, command: &str, paths: &[&str]) {
+    let _ = write!(out, "<header><h1>npuprof {command}</h1>");
+    for path in paths {
+        let _ = write!(out, "<p class=\"path\">{}</p>", escape(path));
+    }
+    let _ = writeln!(out, "</header>");
+}
+
 /// A whole page titled `title`: the head with the shared style, what `body` writes, the footer.
 pub fn document(title: &str, body: impl FnOnce(&mut String)) -> String {
     let mut out = String::new();
@@ -118,11 +127,7 @@ pub fn render_summary(summary: &Summary) -> String {
 pub fn render_summary_with(summary: &Summary, more: impl FnOnce(&mut String)) -> String {
     let path = summary.path.display().to_string();
     document(&format!("npuprof summary: {path}"), |out| {
-        let _ = writeln!(
-            out,
-            "<header><h1>npuprof summary</h1><p class=\"path\">{}</p></header>",
-            escape(&path)
-        );
+        header(out, "summary", &[&path]);
         warnings(out, &summary.warnings);
         more(out);
         for ranks in &summary.ranks {
@@ -387,11 +392,10 @@ fn pipe_chart(out: &mut String, run: &RunSummary) {
 pub fn render_comparison(comparison: &Comparison) -> String {
     let (base, new) = (comparison.base.display(), comparison.new.display());
     document(&format!("npuprof compare: {base} → {new}"), |out| {
-        let _ = writeln!(
+        header(
             out,
-            "<header><h1>npuprof compare</h1><p class=\"path\">base: {}</p><p class=\"path\">new: {}</p></header>",
-            escape(&base.to_string()),
-            escape(&new.to_string())
+            "compare",
+            &[&format!("base: {base}"), &format!("new: {new}")],
         );
         warnings(out, &comparison.warnings);
         for phase in &comparison.phases {
