@@ -45,7 +45,7 @@ pub(crate) fn launch_blocking(run: &RunData, _top: usize) -> Option<Finding> {
     if value != 1 {
         return None;
     }
-    let free = run.step_rows.iter().map(|s| s.free_us).sum::<f64>() / run.steps();
+    let free = run.free_per_step();
     let title = match run.share(free) {
         Some(share) if free > 0.0 => format!(
             "{LAUNCH_BLOCKING}=1: every operator waited for the device; the {} free per step \

@@ -118,6 +118,11 @@ impl RunData {
         }
     }
 
+    /// step_trace_time's free time per step (0 without its rows).
+    pub(crate) fn free_per_step(&self) -> f64 {
+        self.step_rows.iter().map(|s| s.free_us).sum::<f64>() / self.steps()
+    }
+
     /// `per_step_us` as a share of the mean step, when known.
     pub(crate) fn share(&self, per_step_us: f64) -> Option<f64> {
         self.info

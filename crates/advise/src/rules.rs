@@ -99,7 +99,7 @@ fn ai_cpu(run: &RunData, top: usize) -> Option<Finding> {
 
 fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
     let kernels = run.kernels.as_ref()?;
-    let free_per_step = run.step_rows.iter().map(|s| s.free_us).sum::<f64>() / run.steps();
+    let free_per_step = run.free_per_step();
     let shapes_of = |kind: &str| {
         kernels
             .types
@@ -270,7 +270,7 @@ fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
 }
 
 fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
-    let free = run.step_rows.iter().map(|s| s.free_us).sum::<f64>() / run.steps();
+    let free = run.free_per_step();
     let share = run.share(free)?;
     if share < IDLE_SHARE {
         return None;
