@@ -181,28 +181,6 @@ impl TargetArgs {
     }
 }
 
-/// The hint for a `--model` that is not under the repository's models/: `--repo`, with the
-/// directories up to two levels below the current one that hold `models/<model>`.
-pub fn missing_model_hint(model: &str) -> String {
-    let cwd = std::env::current_dir().unwrap_or_default();
-    let found = npuprof_repository::nearby::repositories_holding(&cwd, model);
-    let model_dir = npuprof_repository::definitions_for(&cwd)
-        .map(|d| d.layout.model_dir(model))
-        .unwrap_or_else(|_| model.to_owned());
-    if found.is_empty() {
-        format!(
-            "pass --repo DIR, the repository that holds {model_dir} (no directory up to two \
-             levels below the current one holds it)"
-        )
-    } else {
-        let list: Vec<String> = found.iter().map(|dir| format!("--repo {dir}")).collect();
-        format!(
-            "pass --repo DIR, the repository that holds {model_dir}; nearby: {}",
-            list.join(", ")
-        )
-    }
-}
-
 /// The window to profile.
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct WindowArgs {

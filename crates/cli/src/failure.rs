@@ -18,7 +18,7 @@ use npuprof_repository::TargetError;
 use npuprof_route::RouteError;
 use npuprof_serve::ServeError;
 pub use npuprof_severity::ErrorCode;
-use npuprof_severity::{KnownType, classify_cause, known};
+use npuprof_severity::{Classified, KnownType, classify_cause, known};
 use npuprof_summary::SummaryError;
 use npuprof_verify::VerifyError;
 use npuprof_workflow::WorkflowError;
@@ -51,26 +51,11 @@ impl Failure {
     /// Classifies a command's error (see the module documentation).
     pub fn from_error(err: &anyhow::Error) -> Self {
         let message = message(err);
-        let (code, hint) = err
+        let Classified { code, hint } = err
             .chain()
             .find_map(classify)
-            .unwrap_or((ErrorCode::Failed, None));
+            .unwrap_or(Classified::new(ErrorCode::Failed));
         let failure = Self::new(code, message);
-        match err.chain().find_map(target_error) {
-            Some(TargetError::UnknownModel { model, .. }) => {
-                return failure.with_hint(crate::args::missing_model_hint(model));
-            }
-            Some(TargetError::ConfigIsADirectory {
-                yamls, config_dir, ..
-            }) => {
-                return failure.with_hint(if yamls.is_empty() {
-                    format!("give one YAML file under {config_dir}/")
-                } else {
-                    format!("give one YAML file in it: {}", yamls.join(", "))
-                });
-            }
-            _ => {}
-        }
         match hint {
             Some(hint) => failure.with_hint(hint),
             None => failure,
@@ -156,24 +141,11 @@ const KNOWN: &[KnownType] = &[
 
 /// The code and hint of one cause of an error, if its type is known; a [`Failure`] keeps its
 /// own hint.
-fn classify<'a>(
-    cause: &'a (dyn std::error::Error + 'static),
-) -> Option<(ErrorCode, Option<&'a str>)> {
+fn classify(cause: &(dyn std::error::Error + 'static)) -> Option<Classified> {
     if let Some(failure) = cause.downcast_ref::<Failure>() {
-        return Some((failure.code, Some(failure.hint.as_str())));
+        return Some(Classified::hinted(failure.code, failure.hint.clone()));
     }
-    classify_cause(cause, KNOWN).map(|c| (c.code, c.hint))
-}
-
-/// The target error this cause is, directly or inside a workflow error (the two whose hint
-/// names what is on disk: an unknown model's nearby repositories, a directory's run configs).
-fn target_error<'a>(cause: &'a (dyn std::error::Error + 'static)) -> Option<&'a TargetError> {
-    cause
-        .downcast_ref::<TargetError>()
-        .or_else(|| match cause.downcast_ref::<WorkflowError>() {
-            Some(WorkflowError::Target(err)) => Some(err),
-            _ => None,
-        })
+    classify_cause(cause, KNOWN)
 }
 
 /// Whether `err` comes from writing to a reader that has gone (a closed pipe).

@@ -16,6 +16,8 @@ pub enum TargetError {
         model: String,
         /// `; did you mean …` or the list of models.
         hint: String,
+        /// The directories near the current one that hold the model ([`crate::nearby`]).
+        nearby: Box<[String]>,
     },
     /// The model has no run-config directory (and is not profiled by hand).
     #[error("no model `{model}` with a {configs}/ directory under {models}/ in `{repo}`")]
@@ -28,6 +30,8 @@ pub enum TargetError {
         models: String,
         /// The run-config directory's name under a model.
         configs: String,
+        /// The directories near the current one that hold the model ([`crate::nearby`]).
+        nearby: Box<[String]>,
     },
     /// The run config does not exist.
     #[error("no run config `{path}`{hint}")]
@@ -119,24 +123,64 @@ pub enum TargetError {
 }
 
 impl npuprof_severity::Classify for TargetError {
-    /// A model or run config that is not there is not found; a run config that is not YAML or
-    /// Python with a syntax error is invalid input; the other target errors are decided by
-    /// their causes.
+    /// A model or run config that is not there is not found (a missing model's hint names the
+    /// repositories nearby that hold it); a run config that is a directory, not YAML or Python
+    /// with a syntax error is invalid input (a directory's hint names its YAML files); the other
+    /// target errors are decided by their causes.
     fn classify(&self) -> Option<npuprof_severity::Classified> {
         use npuprof_severity::{Classified, ErrorCode};
         match self {
-            TargetError::UnknownModel { .. } | TargetError::UnknownConfig { .. } => {
-                Some(Classified::new(ErrorCode::NotFound))
+            TargetError::UnknownModel {
+                models,
+                model,
+                nearby,
+                ..
             }
+            | TargetError::NoConfigs {
+                models,
+                model,
+                nearby,
+                ..
+            } => Some(Classified::hinted(
+                ErrorCode::NotFound,
+                missing_model_hint(&format!("{models}/{model}"), nearby),
+            )),
+            TargetError::UnknownConfig { .. } => Some(Classified::new(ErrorCode::NotFound)),
             TargetError::Open { source, .. } => Some(Classified::of_io(source)),
-            TargetError::ConfigIsADirectory { .. }
-            | TargetError::ConfigOutsideRepository { .. }
+            TargetError::ConfigIsADirectory {
+                yamls, config_dir, ..
+            } => Some(Classified::hinted(
+                ErrorCode::InvalidInput,
+                if yamls.is_empty() {
+                    format!("give one YAML file under {config_dir}/")
+                } else {
+                    format!("give one YAML file in it: {}", yamls.join(", "))
+                },
+            )),
+            TargetError::ConfigOutsideRepository { .. }
             | TargetError::ConfigNotInLayout { .. }
             | TargetError::Definitions(_)
             | TargetError::Yaml(_)
             | TargetError::PythonSyntax { .. } => Some(Classified::new(ErrorCode::InvalidInput)),
             _ => None,
         }
+    }
+}
+
+/// The hint for a model directory (`models/<model>`) that is not in the repository: `--repo`,
+/// with the directories nearby that hold it.
+fn missing_model_hint(model_dir: &str, nearby: &[String]) -> String {
+    if nearby.is_empty() {
+        format!(
+            "pass --repo DIR, the repository that holds {model_dir} (no directory up to two \
+             levels below the current one holds it)"
+        )
+    } else {
+        let list: Vec<String> = nearby.iter().map(|dir| format!("--repo {dir}")).collect();
+        format!(
+            "pass --repo DIR, the repository that holds {model_dir}; nearby: {}",
+            list.join(", ")
+        )
     }
 }
 
@@ -149,4 +193,70 @@ pub struct ConfigPlaces {
     pub launcher: String,
     /// The run-config directory's name under a model.
     pub configs: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use npuprof_severity::{Classify, ErrorCode};
+
+    use super::TargetError;
+
+    fn hint(err: &TargetError) -> (ErrorCode, String) {
+        let classified = err.classify().expect("a target error that knows its code");
+        (
+            classified.code,
+            classified.hint.expect("a hint").into_owned(),
+        )
+    }
+
+    #[test]
+    fn a_missing_models_hint_names_the_repositories_nearby_that_hold_it() {
+        let missing = |nearby: &[&str]| TargetError::NoConfigs {
+            repo: "r".into(),
+            model: "qwen".to_owned(),
+            models: "zoo".to_owned(),
+            configs: "config".to_owned(),
+            nearby: nearby.iter().map(|dir| (*dir).to_owned()).collect(),
+        };
+        assert_eq!(
+            hint(&missing(&["a", "b/c"])),
+            (
+                ErrorCode::NotFound,
+                "pass --repo DIR, the repository that holds zoo/qwen; nearby: --repo a, --repo b/c"
+                    .to_owned()
+            )
+        );
+        let unknown = TargetError::UnknownModel {
+            repo: "r".into(),
+            models: "models".to_owned(),
+            model: "qwen".to_owned(),
+            hint: String::new(),
+            nearby: Box::default(),
+        };
+        assert_eq!(
+            hint(&unknown).1,
+            "pass --repo DIR, the repository that holds models/qwen (no directory up to two \
+             levels below the current one holds it)"
+        );
+    }
+
+    #[test]
+    fn a_run_config_that_is_a_directory_is_told_its_yaml_files() {
+        let directory = |yamls: &[&str]| TargetError::ConfigIsADirectory {
+            config: "models/m/config".into(),
+            yamls: yamls.iter().map(|y| (*y).to_owned()).collect(),
+            config_dir: "models/<model>/config".to_owned(),
+        };
+        assert_eq!(
+            hint(&directory(&["a.yaml", "b.yaml"])),
+            (
+                ErrorCode::InvalidInput,
+                "give one YAML file in it: a.yaml, b.yaml".to_owned()
+            )
+        );
+        assert_eq!(
+            hint(&directory(&[])).1,
+            "give one YAML file under models/<model>/config/"
+        );
+    }
 }

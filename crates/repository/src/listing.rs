@@ -61,6 +61,7 @@ pub fn model_configs(repo: &Path, model: &str) -> Result<ModelConfigs, TargetErr
             model: model.to_owned(),
             models: layout.models.clone(),
             configs: layout.configs.clone(),
+            nearby: crate::nearby::near_current_dir(model).into(),
         });
     }
     let entries = list_configs(&dir)

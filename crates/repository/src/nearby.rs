@@ -36,6 +36,12 @@ pub fn repositories_holding(dir: &Path, model: &str) -> Vec<String> {
         .collect()
 }
 
+/// [`repositories_holding`] `model`, from the process's current directory (none when it cannot
+/// be read).
+pub fn near_current_dir(model: &str) -> Vec<String> {
+    std::env::current_dir().map_or_else(|_| Vec::new(), |cwd| repositories_holding(&cwd, model))
+}
+
 /// The names of the YAML files directly in `dir`, sorted (at most [`NEARBY_LIMIT`]).
 pub fn yaml_files_in(dir: &Path) -> Vec<String> {
     let mut yamls: Vec<String> = std::fs::read_dir(dir)

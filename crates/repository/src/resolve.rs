@@ -392,6 +392,7 @@ fn locate(
             models: layout.models.clone(),
             model: request.model.to_owned(),
             hint: suggest(request.model, &list_models(repo, &layout.models)),
+            nearby: crate::nearby::near_current_dir(request.model).into(),
         });
     }
     let config_path = layout.config_path(request.model, request.yaml);

@@ -1,6 +1,8 @@
 //! Why a command failed (exit 2): the closed set of codes of the `--json` error document, and
 //! the trait by which each library's error says its own code and hint.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 /// What kind of failure ended a command with exit 2.
@@ -57,13 +59,14 @@ impl ErrorCode {
     }
 }
 
-/// An error's code and, when its library knows one, a specific hint at what to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// An error's code and, when its library knows one, a specific hint at what to do (fixed
+/// wording, or built from what the error found on disk).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Classified {
     /// The code.
     pub code: ErrorCode,
     /// The specific hint; `None` for the code's default.
-    pub hint: Option<&'static str>,
+    pub hint: Option<Cow<'static, str>>,
 }
 
 impl Classified {
@@ -73,10 +76,10 @@ impl Classified {
     }
 
     /// A code with a specific hint.
-    pub const fn hinted(code: ErrorCode, hint: &'static str) -> Self {
+    pub fn hinted(code: ErrorCode, hint: impl Into<Cow<'static, str>>) -> Self {
         Self {
             code,
-            hint: Some(hint),
+            hint: Some(hint.into()),
         }
     }
 

@@ -6,12 +6,11 @@ use std::io::Write as _;
 use std::path::Path;
 
 use npuprof_repository::python::{Site, ValueSource, WindowField};
-use npuprof_repository::{ConfigEntry, How, ModelConfigs, Target, TargetError, config::dotted};
+use npuprof_repository::{ConfigEntry, How, ModelConfigs, Target, config::dotted};
 use serde::Serialize;
 
 use crate::args::TargetArgs;
 use crate::exit::Exit;
-use crate::failure::{ErrorCode, Failure};
 use crate::output::print_json;
 
 /// Version of `route --model --json`.
@@ -112,11 +111,6 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
                 crate::output::stdout().write_all(s.as_bytes())?;
             }
             return Ok(Exit::Ok);
-        }
-        Err(e @ TargetError::NoConfigs { .. }) => {
-            return Err(Failure::new(ErrorCode::NotFound, e.to_string())
-                .with_hint(crate::args::missing_model_hint(model))
-                .into());
         }
         Err(e) => return Err(e.into()),
     };
