@@ -276,13 +276,10 @@ fn read_run(
     let steps = if step_rows.is_empty() {
         kernel_steps
     } else {
-        if kernel_steps > 0 && kernel_steps != step_rows.len() {
-            notes.push(format!(
-                "{KERNEL_DETAILS} holds {kernel_steps} step(s), {STEP_TRACE} {}: kernel figures \
-                 are per step of the kernel table, the time split per step of step_trace_time",
-                step_rows.len()
-            ));
-        }
+        notes.extend(npuprof_summary::step_ids::disagreement(
+            kernel_steps,
+            step_rows.len(),
+        ));
         step_rows.len()
     };
     let mean_step_us = (!step_rows.is_empty())

@@ -6,17 +6,18 @@
 //! Memory is bounded by the number of distinct names and types (capped as summary caps them,
 //! [`npuprof_summary::kernels::MAX_GROUPS`]) and [`MAX_SHAPES`] shapes per type, not by rows.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::Path;
 
 use npuprof_summary::columns::{self, Header, SkippedRow};
 use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
 use npuprof_summary::pipe::RatioValues;
+use npuprof_summary::step_ids::StepIds;
 use npuprof_summary::{SummaryError, db_export};
 use serde::Serialize;
 
-use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES, MAX_STEPS};
+use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES};
 use crate::units::{UNITS, Unit, UnitColumns};
 
 /// One kernel name's sums.
@@ -88,9 +89,7 @@ pub struct KernelProfile {
     pub rows: u64,
     /// Summed `Duration(us)`.
     pub total_us: f64,
-    /// Distinct `Step Id`s seen (0 without the column); past the first [`MAX_STEPS`], each run
-    /// of rows of another step counts once (exact when rows come grouped by step, as torch_npu
-    /// writes them).
+    /// Distinct `Step Id`s seen, as [`StepIds`] counts them (0 without the column).
     pub steps: usize,
     /// Every name, longest total first, then name.
     pub kernels: Vec<Kernel>,
@@ -249,14 +248,10 @@ struct Pass {
     kinds_index: Index,
     kinds: Vec<(String, KindAcc)>,
     profile: KernelProfile,
-    steps: BTreeSet<u64>,
-    /// Runs of rows of a `Step Id` not among the first [`MAX_STEPS`] distinct ones.
-    steps_beyond: usize,
+    steps: StepIds,
     /// The timeline: the current step, its first start, the last start, the latest end so far
     /// and the name index ending it.
     timeline: Option<(Option<u64>, f64, f64, f64, usize)>,
-    /// The step of the row before (rows come grouped by step: one set insert per step).
-    last_step: Option<Option<u64>>,
     overlap: Overlap,
 }
 
@@ -353,10 +348,8 @@ impl Pass {
             kinds_index: Index::default(),
             kinds: Vec::new(),
             profile,
-            steps: BTreeSet::new(),
-            steps_beyond: 0,
+            steps: StepIds::default(),
             timeline: None,
-            last_step: None,
             overlap: Overlap::default(),
         }
     }
@@ -369,9 +362,7 @@ impl Pass {
             kinds,
             profile,
             steps,
-            steps_beyond,
             timeline,
-            last_step,
             overlap,
         } = self;
         let duration = row.duration;
@@ -413,18 +404,7 @@ impl Pass {
         profile.rows += 1;
         profile.total_us += duration;
         let step = row.step;
-        if *last_step != Some(step) {
-            *last_step = Some(step);
-            if let Some(step) = step
-                && !steps.contains(&step)
-            {
-                if steps.len() < MAX_STEPS {
-                    steps.insert(step);
-                } else {
-                    *steps_beyond += 1;
-                }
-            }
-        }
+        steps.see(step);
         if profile.ordered
             && let Some(start) = row.start
         {
@@ -466,7 +446,6 @@ impl Pass {
             kinds,
             mut profile,
             steps,
-            steps_beyond,
             mut overlap,
             ..
         } = self;
@@ -476,7 +455,7 @@ impl Pass {
             profile.gap_count = 0;
             profile.gap_total_us = 0.0;
         }
-        profile.steps = steps.len() + steps_beyond;
+        profile.steps = steps.count();
         profile.kernels = names
             .into_iter()
             .map(|(name, acc)| Kernel {
@@ -661,7 +640,7 @@ mod tests {
 
     #[test]
     fn steps_past_the_kept_set_are_counted_by_their_runs_of_rows() {
-        let steps = MAX_STEPS + 904;
+        let steps = StepIds::MAX + 904;
         let mut csv =
             String::from("Step Id,Name,Type,Accelerator Core,Start Time(us),Duration(us)\n");
         for step in 0..steps {

@@ -59,6 +59,3 @@ pub const MAX_SHAPES: usize = 64;
 
 /// Largest gaps kept per run.
 pub const GAPS_KEPT: usize = 5;
-
-/// Distinct `Step Id`s counted per run.
-pub const MAX_STEPS: usize = 4096;

@@ -2,8 +2,9 @@
 //! that explain it, ranked by their effect on the step, with a one-line verdict per phase.
 //!
 //! Times are per recorded step and per rank: a phase's kernel time is summed over its ranks and
-//! divided by the number of steps they recorded, so runs with different step counts or rank
-//! counts compare fairly. Summaries to compare must keep every kernel group (`top: None`).
+//! divided by the number of steps their kernel tables hold (each rank's distinct `Step Id`s,
+//! else its step_trace_time rows), so runs with different step counts or rank counts compare
+//! fairly. Summaries to compare must keep every kernel group (`top: None`).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -178,7 +179,9 @@ pub struct Comparison {
 
 /// A phase of one summary, reduced to per-step figures.
 struct PhaseTotals {
-    steps: usize,
+    /// The steps its kernel times are divided by: each rank's kernel `Step Id`s when its table
+    /// has them, else its recorded steps (at least 1).
+    kernel_steps: usize,
     step_time_us: Option<f64>,
     /// Pooled standard deviation of the step totals within each rank (2+ steps needed).
     spread_us: Option<f64>,
@@ -191,9 +194,15 @@ impl PhaseTotals {
     fn of(runs: &[&RunSummary]) -> Self {
         let recorded: usize = runs.iter().map(|r| r.steps.len()).sum();
         let step_sum: f64 = runs.iter().flat_map(|r| &r.steps).map(|s| s.total_us).sum();
-        let steps: usize = runs.iter().map(|r| r.steps.len().max(1)).sum();
+        let kernel_steps: usize = runs
+            .iter()
+            .map(|r| match r.kernels.as_ref().map(|k| k.steps) {
+                Some(n) if n > 0 => n,
+                _ => r.steps.len().max(1),
+            })
+            .sum();
         let mut totals = Self {
-            steps,
+            kernel_steps,
             step_time_us: (recorded > 0).then(|| step_sum / recorded as f64),
             spread_us: pooled_spread(runs),
             kernel_us: 0.0,
@@ -376,22 +385,22 @@ fn compare_phase(phase: Option<String>, base: &PhaseTotals, new: &PhaseTotals) -
         _ => None,
     };
     let kernel_time = Delta::new(
-        base.kernel_us / base.steps as f64,
-        new.kernel_us / new.steps as f64,
+        base.kernel_us / base.kernel_steps as f64,
+        new.kernel_us / new.kernel_steps as f64,
     );
     let reference = step.as_ref().map_or(kernel_time.base_us, |s| s.base_us);
     let by_name = deltas(
         &base.by_name,
-        base.steps,
+        base.kernel_steps,
         &new.by_name,
-        new.steps,
+        new.kernel_steps,
         reference,
     );
     let by_type = deltas(
         &base.by_type,
-        base.steps,
+        base.kernel_steps,
         &new.by_type,
-        new.steps,
+        new.kernel_steps,
         reference,
     );
     let noise_us = match (base.spread_us, new.spread_us) {

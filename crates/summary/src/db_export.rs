@@ -267,6 +267,7 @@ pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
             k.duration_us,
             any.then_some(ratios),
         );
+        sums.see_step(k.step);
     })?;
     Ok(sums.table(pmu && has_metrics))
 }

@@ -18,6 +18,7 @@ use serde::Serialize;
 use crate::columns::{self, Header, SkippedRow};
 use crate::error::SummaryError;
 use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
+use crate::step_ids::StepIds;
 
 /// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
 pub const MAX_GROUPS: usize = 100_000;
@@ -78,6 +79,8 @@ pub struct KernelTotals {
     pub distinct_names: usize,
     /// Distinct types.
     pub distinct_types: usize,
+    /// Distinct `Step Id`s ([`StepIds`]; a db export's `STEP_TIME` steps); 0 without them.
+    pub steps: usize,
     /// Whether more than [`MAX_GROUPS`] distinct names or types were seen.
     pub capped: bool,
 }
@@ -107,6 +110,7 @@ struct KernelColumns {
     duration: usize,
     kind: Option<usize>,
     core: Option<usize>,
+    step: Option<usize>,
     pipe: Option<PipeColumns>,
 }
 
@@ -116,8 +120,9 @@ impl KernelColumns {
         let duration = header.require(path, &["Duration(us)", "Task Duration(us)"])?;
         let kind = header.find(&["Type", "OP Type", "Task Type"]);
         let core = header.find(&["Accelerator Core", "Core Type"]);
+        let step = header.find(&["Step Id"]);
         let pipe = PipeColumns::new(header);
-        let mut picks: Vec<usize> = [Some(0), Some(name), Some(duration), kind, core]
+        let mut picks: Vec<usize> = [Some(0), Some(name), Some(duration), kind, core, step]
             .into_iter()
             .flatten()
             .chain(pipe.iter().flat_map(PipeColumns::indices))
@@ -131,6 +136,7 @@ impl KernelColumns {
             duration: slot(duration),
             kind: kind.map(slot),
             core: core.map(slot),
+            step: step.map(slot),
             pipe: pipe.map(|p| p.remap(slot)),
             picks,
         })
@@ -340,6 +346,7 @@ pub(crate) struct Sums {
     pipe: PipeSums,
     rows: u64,
     total_us: f64,
+    steps: StepIds,
     skipped: Vec<SkippedRow>,
 }
 
@@ -379,6 +386,12 @@ impl Sums {
         self.total_us += duration;
     }
 
+    /// Counts the `Step Id` of the row just added.
+    #[inline]
+    pub(crate) fn see_step(&mut self, step: Option<u64>) {
+        self.steps.see(step);
+    }
+
     /// Adds the sums of the rows that follow.
     fn absorb(&mut self, next: Sums) {
         self.names.absorb(next.names);
@@ -386,6 +399,7 @@ impl Sums {
         self.pipe.absorb(&next.pipe);
         self.rows += next.rows;
         self.total_us += next.total_us;
+        self.steps.absorb(next.steps);
         self.skipped.extend(next.skipped);
     }
 
@@ -397,6 +411,7 @@ impl Sums {
             pipe: phase_pipe,
             rows,
             total_us,
+            steps,
             skipped,
         } = self;
         let capped = names.capped || kinds.capped;
@@ -444,6 +459,7 @@ impl Sums {
                 total_us,
                 distinct_names: by_name.len(),
                 distinct_types: by_type.len(),
+                steps: steps.count(),
                 capped,
             },
             by_name,
@@ -466,6 +482,8 @@ fn scan(
 ) -> Result<Option<Sums>, SummaryError> {
     let mut sums = Sums::default();
     let ratio_values = &mut RatioValues::default();
+    // The last step's field and value: rows come grouped by step, so a step is parsed once.
+    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
     while let Some(record) = columns::next_columns(reader, path, &cols.picks)? {
         if let Some(stop) = stop {
             // Reading from the `\n` before `stop` (after a `\r`) skips it as a blank line.
@@ -496,6 +514,12 @@ fn scan(
             .as_ref()
             .and_then(|p| p.row(ratio_values, |i| record.get_word(i)));
         sums.add(&name, kind, core, duration, ratios);
+        if let Some(bytes) = cols.step.and_then(|i| record.get(i)) {
+            if bytes != last_step.0.as_slice() {
+                last_step = (bytes.to_vec(), columns::text(bytes).parse::<u64>().ok());
+            }
+            sums.see_step(last_step.1);
+        }
     }
     Ok(stop.is_none().then_some(sums))
 }

@@ -24,6 +24,7 @@ pub mod pipe;
 pub mod ranks;
 pub mod recorded;
 pub mod run;
+pub mod step_ids;
 pub mod steps;
 pub mod units;
 pub mod warnings;

@@ -149,6 +149,12 @@ pub fn summarize_run(
             "every kernel's Type is {NO_TYPE} (Level0 records no operator types): the by-type table is one group; record with profiler_level Level1 to group kernels by type"
         ));
     }
+    if let Some(note) = table
+        .as_ref()
+        .and_then(|t| crate::step_ids::disagreement(t.totals.steps, steps.len()))
+    {
+        notes.push(note);
+    }
     let time_split = TimeSplit::of(&steps);
     let limit = top.unwrap_or(usize::MAX);
     let (kernels, top_kernels, by_type, pipe) = match table {

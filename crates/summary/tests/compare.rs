@@ -256,3 +256,44 @@ fn a_change_within_the_step_to_step_spread_is_said_to_be_within_noise() {
         (None, None)
     );
 }
+
+#[test]
+fn kernel_times_are_per_step_of_the_kernel_tables_own_step_ids() {
+    // The copy's kernel tables hold every kernel twice, in steps 50 and 51, while
+    // step_trace_time still lists step 50 alone: the same kernel time per step.
+    let base = real_copy(Layout::Flat);
+    let new = real_copy(Layout::Flat);
+    for (_, dir) in run_dirs(new.path(), Layout::Flat) {
+        let path = common::output_file(&dir, "kernel_details.csv");
+        let text = std::fs::read_to_string(&path).expect("read");
+        let again: String = text
+            .lines()
+            .filter_map(|line| line.strip_prefix("50,"))
+            .map(|rest| format!("51,{rest}\n"))
+            .collect();
+        assert!(!again.is_empty(), "rows of step 50 in {}", path.display());
+        std::fs::write(&path, text + &again).expect("write");
+    }
+    let (b, n) = (summary(base.path()), summary(new.path()));
+    let run = &n.runs[0];
+    assert_eq!(run.kernels.as_ref().map(|k| k.steps), Some(2));
+    assert_eq!(b.runs[0].kernels.as_ref().map(|k| k.steps), Some(1));
+    assert!(
+        run.notes.iter().any(|note| note
+            == "kernel_details.csv holds 2 step(s), step_trace_time.csv 1: kernel figures are per \
+                step of the kernel table, the time split per step of step_trace_time"),
+        "{:?}",
+        run.notes
+    );
+    let phase = &compare(&b, &n).phases[0];
+    assert!(
+        phase.kernel_time.delta_us.abs() < 1e-6 * phase.kernel_time.base_us,
+        "{:?}",
+        phase.kernel_time
+    );
+    assert!(
+        phase.by_type.is_empty() && phase.by_name.is_empty(),
+        "{:?}",
+        phase.by_type
+    );
+}

@@ -106,6 +106,7 @@ fn kernel_totals_and_top_names_match() {
             Some(totals.distinct_types as u64),
             want["distinct_types"].as_u64()
         );
+        assert_eq!(Some(totals.steps as u64), want["steps"].as_u64());
         assert!(!totals.capped);
         let top = want["top_names"].as_array().cloned().unwrap_or_default();
         assert_eq!(top.len(), 5);

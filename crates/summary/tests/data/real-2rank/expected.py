@@ -70,6 +70,7 @@ def kernels(out):
         "total_us": total,
         "distinct_names": len(names),
         "distinct_types": len(types),
+        "steps": len({r["Step Id"] for r in rows}),
         "top_names": [
             {"name": k, "type": v["type"], "count": v["count"], "total_us": v["total_us"],
              "share": v["total_us"] / total}
