@@ -19,6 +19,7 @@ pub mod html;
 pub mod links;
 pub mod profile;
 mod rules;
+mod sieve;
 pub mod thresholds;
 mod transfers;
 pub mod units;
