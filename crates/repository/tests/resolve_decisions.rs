@@ -615,3 +615,22 @@ fn a_models_own_entry_is_followed_only_for_a_config_with_the_switch_section() {
         ("legacy-runner", Vec::new())
     );
 }
+
+/// The "whole run" decode window: the budget's guaranteed forwards less `skip_first` (the decode
+/// call's own, 3 from the factory's default, unless given) and the margin step; none when
+/// nothing is left.
+#[test]
+fn the_whole_run_decode_window_is_the_budget_less_skip_first_and_the_margin() {
+    let dir = repo();
+    let active = |yaml: &str, skip_first: Option<u64>| {
+        check_resolve(dir.path(), "deepseek-mini", yaml)
+            .profiled()
+            .expect("settable")
+            .whole_run_decode_active(skip_first)
+    };
+    // max_new_tokens 32, one decode forward per token.
+    assert_eq!(active("decode_mtp.yaml", None), Some(28));
+    assert_eq!(active("decode_mtp.yaml", Some(10)), Some(21));
+    // max_new_tokens 1.
+    assert_eq!(active("prefill_only.yaml", None), None);
+}
