@@ -405,10 +405,38 @@ fn config_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use npuprof_repository::BudgetRule;
+    use npuprof_repository::{BudgetRule, NotRecordedCause};
 
     fn decode(active: i64, skip_first: i64) -> Schedule {
         Schedule::clamped(0, 0, active, 1, skip_first, 0)
+    }
+
+    fn request(phases: PhaseSelection, config: Option<PlanConfig>) -> PlanRequest {
+        PlanRequest {
+            phases,
+            prefill: PrefillWindow::ENGINE,
+            mm_encode: None,
+            decode: decode(3, 3),
+            decode_step_calls: None,
+            config,
+        }
+    }
+
+    /// The notes that start with `prefix`.
+    fn starting<'n>(notes: &'n [String], prefix: &str) -> Vec<&'n str> {
+        notes
+            .iter()
+            .map(String::as_str)
+            .filter(|n| n.starts_with(prefix))
+            .collect()
+    }
+
+    fn never_recorded(phase: Phase, why: &str) -> NotRecorded {
+        NotRecorded {
+            phase,
+            cause: NotRecordedCause::PdRole,
+            why: why.to_owned(),
+        }
     }
 
     fn config(rule: BudgetRule, next_n: u64, max_new_tokens: u64) -> PlanConfig {
@@ -501,5 +529,132 @@ mod tests {
         });
         assert_eq!(plan.phases[0].recorded_steps, vec![5]);
         assert!(plan.phases[0].closes_cleanly);
+    }
+
+    #[test]
+    fn a_phase_the_config_never_records_is_noted_on_that_phase_only() {
+        let mut config = config(BudgetRule::ForwardsEqualBudget, 1, 32);
+        config.never_recorded = vec![never_recorded(
+            Phase::Decode,
+            "a prefill node never decodes",
+        )];
+        let plan = Plan::new(&request(PhaseSelection::Both, Some(config)));
+        let [prefill, decode] = &plan.phases[..] else {
+            panic!("{:?}", plan.phases);
+        };
+        let none: [&str; 0] = [];
+        assert_eq!(starting(&prefill.notes, "never recorded"), none);
+        assert_eq!(
+            starting(&decode.notes, "never recorded"),
+            ["never recorded: a prefill node never decodes"]
+        );
+        assert_eq!(starting(&decode.notes, "max_new_tokens"), none);
+        assert_eq!(
+            plan.config.map(|c| c.cannot_capture),
+            Some(vec!["decode: a prefill node never decodes".to_owned()])
+        );
+    }
+
+    #[test]
+    fn the_encoder_is_named_among_the_phases_never_captured_only_on_a_target_that_has_it() {
+        let mut config = config(BudgetRule::ForwardsEqualBudget, 1, 32);
+        config.never_recorded = vec![
+            never_recorded(Phase::MmEncode, "no encoder here"),
+            never_recorded(Phase::Prefill, "a decode node never prefills"),
+        ];
+        let mut request = request(PhaseSelection::Both, Some(config));
+        let cannot_capture =
+            |request: &PlanRequest| Plan::new(request).config.map(|c| c.cannot_capture);
+        assert_eq!(
+            cannot_capture(&request),
+            Some(vec!["prefill: a decode node never prefills".to_owned()])
+        );
+        request.mm_encode = Some(PrefillWindow::ENGINE);
+        assert_eq!(
+            cannot_capture(&request),
+            Some(vec![
+                "mm_encode: no encoder here".to_owned(),
+                "prefill: a decode node never prefills".to_owned()
+            ])
+        );
+    }
+
+    #[test]
+    fn the_decode_budget_is_explained_only_when_the_verdict_is_for_the_config() {
+        let budget_note =
+            |plan: &Plan| starting(&plan.phases[0].notes, "max_new_tokens").join("\n");
+        let config = config(BudgetRule::ForwardsEqualBudget, 1, 32);
+        let mut request = request(PhaseSelection::Decode, Some(config));
+        assert_eq!(
+            budget_note(&Plan::new(&request)),
+            "max_new_tokens 32 gives 32 decode step() calls (decode forwards = \
+             max_new_tokens, whatever next_n)"
+        );
+        request.decode_step_calls = Some(5);
+        let plan = Plan::new(&request);
+        assert_eq!(plan.phases[0].evaluated_from, EvaluatedFrom::Argument);
+        assert_eq!(budget_note(&plan), "");
+    }
+
+    #[test]
+    fn the_engine_prefill_and_a_pinned_encoder_each_get_their_own_note() {
+        let mut request = request(PhaseSelection::Both, None);
+        request.mm_encode = Some(PrefillWindow::ENGINE);
+        let plan = Plan::new(&request);
+        let first_words: Vec<(Phase, &str)> = plan
+            .phases
+            .iter()
+            .take(2)
+            .map(|p| (p.phase, p.notes[0].split(':').next().unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            first_words,
+            [
+                (
+                    Phase::MmEncode,
+                    "each encode batch gets a new profiler pinned at active=1, repeat=1, \
+                     skip_first=0 and one step()"
+                ),
+                (
+                    Phase::Prefill,
+                    "the engine calls step() exactly once on the prefill profiler"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn each_source_of_the_step_calls_is_named_as_in_json() {
+        for from in [
+            EvaluatedFrom::Framework,
+            EvaluatedFrom::Config,
+            EvaluatedFrom::Budget,
+            EvaluatedFrom::Argument,
+        ] {
+            assert_eq!(
+                serde_json::to_value(from).ok(),
+                Some(serde_json::Value::from(from.name()))
+            );
+        }
+    }
+
+    #[test]
+    fn the_per_step_actions_are_spans_of_equal_action_to_the_last_step() {
+        let mut request = request(PhaseSelection::Decode, None);
+        request.decode_step_calls = Some(10);
+        let spans: Vec<(u64, u64, Action)> = Plan::new(&request).phases[0]
+            .actions
+            .iter()
+            .map(|s| (s.first_step, s.last_step, s.action))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (0, 2, Action::None),
+                (3, 4, Action::Record),
+                (5, 5, Action::RecordAndSave),
+                (6, 10, Action::None),
+            ]
+        );
     }
 }

@@ -48,7 +48,7 @@ fn check_yaml(path: &str, source: &str, options: &YamlOptions) -> String {
     let again =
         patch_run_config(&new, options).unwrap_or_else(|e| panic!("{path} (second run): {e}"));
     assert!(
-        again.edits.is_empty(),
+        again.edits.is_empty() && again.changes.is_empty(),
         "{path}: patching twice must change nothing, got {:?}",
         again.changes
     );
@@ -374,5 +374,65 @@ fn a_run_config_with_a_bom_is_patched_and_keeps_its_bom() {
                 .unwrap()
                 .edits
         )
+    );
+}
+
+#[test]
+fn a_config_without_top_level_keys_is_refused_as_no_block_mapping() {
+    for source in ["", "# only a comment\n"] {
+        let err = patch_run_config(source, &raise_to_69()).expect_err("no keys");
+        assert!(matches!(err, PatchError::Refused(_)), "{source:?}: {err}");
+        assert_eq!(
+            err.to_string(),
+            "the config's top level is not a block mapping (`key: value` lines)"
+        );
+    }
+}
+
+/// `true` is spelled like the switch's current boolean, else like the file's first boolean (a
+/// string in mixed case such as `tRuE` is none), else `True`.
+#[test]
+fn true_is_spelled_like_the_switch_else_like_the_files_first_boolean() {
+    let keep = options("shared-engine", MaxNewTokens::Keep);
+    for (source, line) in [
+        ("model_config:\n  enable_profiler: FALSE\n", "TRUE"),
+        // Not a boolean: the spelling comes from the file's boolean.
+        (
+            "model_config:\n  enable_profiler: 0\n  use_cache: true\n",
+            "true",
+        ),
+        // Missing: the first real boolean of the file, past a string that only reads like one.
+        (
+            "model_config:\n  model_name: tRuE\n  use_cache: true\n",
+            "true",
+        ),
+        ("model_config:\n  model_name: m\n", "True"),
+    ] {
+        let new = apply_checked(
+            source,
+            &patch_run_config(source, &keep).expect("patch").edits,
+        );
+        let switch = new.lines().find(|l| l.contains("enable_profiler"));
+        assert_eq!(
+            switch,
+            Some(format!("  enable_profiler: {line}").as_str()),
+            "{source:?}"
+        );
+    }
+}
+
+#[test]
+fn spaces_after_a_value_without_a_comment_stay_as_they_are() {
+    let source =
+        "model_config:\n  enable_profiler: False\nscheduler_config:\n  max_new_tokens: 8   \n";
+    let new = apply_checked(
+        source,
+        &patch_run_config(source, &raise_to_69())
+            .expect("patch")
+            .edits,
+    );
+    assert_eq!(
+        new,
+        "model_config:\n  enable_profiler: True\nscheduler_config:\n  max_new_tokens: 69   \n"
     );
 }

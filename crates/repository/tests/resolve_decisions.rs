@@ -1,8 +1,9 @@
 //! Target resolution's decisions, each on the bundled example repository or a variant of it
 //! generated here (one file changed, added or removed): which launcher line is the evidence,
 //! which run config shares a result directory, where the phase calls are looked for, which
-//! toggle a hand-profiled model exposes, the decode budget's verdict, and the refusals of a
-//! request that names no run config of the model. Each test asserts the exact value a
+//! toggle a hand-profiled model exposes, the decode budget's verdict, a PD config's role, the
+//! factory's name, when a model's own entry is followed, and the refusals of a request that
+//! names no run config of the model. Each test asserts the exact value a
 //! mutation of the decision would change (see docs/mutants.md).
 
 use std::path::{Path, PathBuf};
@@ -512,4 +513,124 @@ fn a_hand_profiled_model_with_its_own_launcher_cites_its_scripts_not_the_llm_lau
             ("executor/scripts/mm_function.sh", 125),
         ]
     );
+}
+
+/// The role of a PD config names its launch flag and its results' sub-directory.
+#[test]
+fn a_pd_config_is_launched_with_its_role_and_files_its_results_under_it() {
+    let dir = repo();
+    for (role, prefix) in [("prefill", "prefill_node"), ("decode", "decode_node")] {
+        let yaml = format!("deepseek-mini_pd/{role}.yaml");
+        let t = check_resolve(dir.path(), "deepseek-mini", &yaml);
+        assert_eq!(t.results.role_prefix.as_deref(), Some(prefix), "{yaml}");
+        let argv = &t.launch.argv;
+        let at = argv.iter().position(|a| a == "--pd-role");
+        assert_eq!(
+            at.and_then(|i| argv.get(i + 1)).map(String::as_str),
+            Some(role),
+            "{argv:?}"
+        );
+    }
+}
+
+#[test]
+fn each_phase_call_is_found_by_its_phase() {
+    let dir = repo();
+    let t = check_resolve(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    let profiled = t.profiled().expect("settable");
+    let found: Vec<Option<Phase>> = Phase::ALL
+        .into_iter()
+        .map(|phase| profiled.phase(phase).map(|p| p.phase))
+        .collect();
+    assert_eq!(found, [None, Some(Phase::Prefill), Some(Phase::Decode)]);
+}
+
+/// The factory's evidence names it as Python would: a method with its class.
+#[test]
+fn the_factory_evidence_names_a_method_with_its_class() {
+    let dir = repo();
+    let factory = |model: &str, yaml: &str| {
+        check_resolve(dir.path(), model, yaml)
+            .evidence
+            .into_iter()
+            .find(|e| e.what.starts_with("profiler factory"))
+            .map(|e| (e.what, e.path, e.line))
+    };
+    assert_eq!(
+        factory("deepseek-mini", "decode_mtp.yaml"),
+        Some((
+            "profiler factory create_profiler".to_owned(),
+            "executor/utils/profiler_context.py".to_owned(),
+            30
+        ))
+    );
+    assert_eq!(
+        factory("glm_5_2", "glm_mini_rank_2.yaml"),
+        Some((
+            "profiler factory ModelRunner.define_profiler".to_owned(),
+            "executor/model_runner.py".to_owned(),
+            44
+        ))
+    );
+}
+
+/// A model's own `infer.py` is followed to its profiler code only for a config with the
+/// switch's section (an LLM run config); another pipeline's config is not.
+#[test]
+fn a_models_own_entry_is_followed_only_for_a_config_with_the_switch_section() {
+    let dir = repo();
+    let chain = |model: &str, yaml: &str, text: &str| {
+        let value: yaml_serde::Value = yaml_serde::from_str(text).expect("config");
+        let definitions = npuprof_repository::Definitions::builtin();
+        let view =
+            npuprof_repository::config_view(definitions, dir.path(), model, yaml, &value, None)
+                .unwrap_or_else(|e| panic!("{model} {yaml}: {e}"));
+        let chain: Vec<(String, String, usize)> = view
+            .chain
+            .into_iter()
+            .map(|e| (e.what, e.path, e.line))
+            .collect();
+        (view.shape.id.as_str(), chain)
+    };
+    let glm = "models/glm_5_2/config/glm_mini_rank_2.yaml";
+    let text = std::fs::read_to_string(dir.path().join(glm)).expect("config");
+    assert_eq!(
+        chain("glm_5_2", "glm_mini_rank_2.yaml", &text),
+        (
+            "legacy-runner",
+            vec![(
+                "the model's code imports the legacy runner (executor.model_runner)".to_owned(),
+                "models/glm_5_2/runner_glm.py".to_owned(),
+                2
+            )]
+        )
+    );
+    // kimi_k3's infer.py imports the legacy runner too, but this config has no model_config.
+    assert_eq!(
+        chain(
+            "kimi_k3",
+            "other.yaml",
+            "model_name: kimi\ndata_config:\n  batch_size: 1\n"
+        ),
+        ("legacy-runner", Vec::new())
+    );
+}
+
+/// The "whole run" decode window: the budget's guaranteed forwards less `skip_first` (the decode
+/// call's own, 3 from the factory's default, unless given) and the margin step; none when
+/// nothing is left.
+#[test]
+fn the_whole_run_decode_window_is_the_budget_less_skip_first_and_the_margin() {
+    let dir = repo();
+    let active = |yaml: &str, skip_first: Option<u64>| {
+        check_resolve(dir.path(), "deepseek-mini", yaml)
+            .profiled()
+            .expect("settable")
+            .whole_run_decode_active(skip_first)
+    };
+    // max_new_tokens 32, one decode forward per token.
+    assert_eq!(active("decode_mtp.yaml", None), Some(28));
+    assert_eq!(active("decode_mtp.yaml", Some(10)), Some(21));
+    // max_new_tokens 1.
+    assert_eq!(active("prefill_only.yaml", None), None);
 }
