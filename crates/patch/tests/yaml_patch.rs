@@ -389,6 +389,26 @@ fn a_config_without_top_level_keys_is_refused_as_no_block_mapping() {
     }
 }
 
+#[test]
+fn a_config_with_lone_carriage_returns_is_refused_naming_the_line() {
+    let lf = repo_yaml("models/deepseek-mini/config/ep4.yaml");
+    let second = lf.find('\n').expect("two lines") + 1;
+    let mac = lf.replace('\n', "\r");
+    let mixed = format!("{}{}", &lf[..second], lf[second..].replacen('\n', "\r", 1));
+    for (source, line) in [(mac, 1), (mixed, 2)] {
+        let err = patch_run_config(&source, &raise_to_69()).expect_err("lone CR");
+        assert!(matches!(err, PatchError::Refused(_)), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "line {line} holds a carriage return without a line feed after it: YAML reads \
+                 it as a line break, npuprof reads and edits LF and CRLF line breaks only; give \
+                 the file LF or CRLF line breaks and run again"
+            )
+        );
+    }
+}
+
 /// `true` is spelled like the switch's current boolean, else like the file's first boolean (a
 /// string in mixed case such as `tRuE` is none), else `True`.
 #[test]

@@ -55,6 +55,17 @@ pub enum BlockError {
         /// The line, trimmed.
         text: String,
     },
+    /// A line break is a carriage return alone (old Mac line ends): YAML reads it as a line
+    /// break, the line scan (and so every edit) only LF and CRLF.
+    #[error(
+        "line {line} holds a carriage return without a line feed after it: YAML reads it as a \
+         line break, npuprof reads and edits LF and CRLF line breaks only; give the file LF or \
+         CRLF line breaks and run again"
+    )]
+    LoneCarriageReturn {
+        /// 1-based line (counting LF line breaks).
+        line: usize,
+    },
     /// The block is longer than tree-sitter-yaml can parse at once.
     #[error(
         "the top-level block `{key}` spans {lines} lines ({first_line}-{last_line}); \
@@ -73,10 +84,14 @@ pub enum BlockError {
     },
 }
 
-/// The top-level blocks of the first document of `text`, in order.
+/// The top-level blocks of the first document of `text`, in order; a lone carriage return
+/// before the first document ends is refused.
 pub fn blocks(text: &str) -> Result<Vec<Block>, BlockError> {
     let mut scan = Scan::default();
     for (row, (start, line)) in lines(text).enumerate() {
+        if line.contains('\r') {
+            return Err(BlockError::LoneCarriageReturn { line: row + 1 });
+        }
         if scan.line(row, start, line)? == Flow::Stop {
             break;
         }
