@@ -113,13 +113,18 @@ pub(super) struct Stage1 {
 
 impl Stage1 {
     /// The bytes escaped by a backslash among the first `n` bytes; updates the carry for
-    /// the byte after them. Without a branch (simdjson's escape scanner): a backslash that
-    /// starts a run escapes the byte after each backslash at an even distance from it, which a
-    /// subtraction from the odd bits finds for every run at once.
+    /// the byte after them. Without a branch per backslash (simdjson's escape scanner): a
+    /// backslash that starts a run escapes the byte after each backslash at an even distance
+    /// from it, which a subtraction from the odd bits finds for every run at once; a block
+    /// without one (most) only passes the carry on.
     #[inline(always)]
     fn escaped(&mut self, backslash: u64, n: usize) -> u64 {
         const ODD: u64 = 0xAAAA_AAAA_AAAA_AAAA;
         let carry = u64::from(self.escaped_next);
+        if backslash == 0 {
+            self.escaped_next = false;
+            return carry;
+        }
         let potential = backslash & !carry;
         let codes = (((potential << 1) | ODD).wrapping_sub(potential)) ^ ODD;
         self.escaped_next = (codes & backslash) >> (n - 1) & 1 == 1;
