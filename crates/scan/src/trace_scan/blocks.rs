@@ -142,7 +142,8 @@ impl Stage1 {
         next: Next<'_>,
     ) -> Block {
         let m = classifier.classify(bytes);
-        if m.quote == 0 && self.in_string != 0 {
+        // No quote, and inside a string from the start (one test: `in_string` is all ones or 0).
+        if m.quote | !self.in_string == 0 {
             return self.inside_string(classifier, bytes, &m, n);
         }
         self.mixed(classifier, bytes, &m, n, next)
