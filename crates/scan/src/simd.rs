@@ -10,14 +10,14 @@
 
 #[cfg(target_arch = "x86_64")]
 use std::arch::x86_64::{
-    __m128i, __m256i, __m512i, _mm_and_si128, _mm_clmulepi64_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8,
-    _mm_cvtsi64_si128, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
-    _mm_set1_epi8, _mm256_and_si256, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
-    _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8, _mm512_add_epi32,
-    _mm512_castsi512_si128, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask, _mm512_cvtepu8_epi32,
-    _mm512_loadu_si512, _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8,
+    __m128i, __m256i, __m512i, _mm_clmulepi64_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8,
+    _mm_cvtsi64_si128, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
+    _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8, _mm256_and_si256, _mm256_cmpeq_epi8,
+    _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
+    _mm512_add_epi32, _mm512_castsi512_si128, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask,
+    _mm512_cvtepu8_epi32, _mm512_loadu_si512, _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8,
     _mm512_maskz_permutex2var_epi8, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_set1_epi32,
-    _mm512_storeu_si512, _mm512_test_epi8_mask,
+    _mm512_storeu_si512, _mm512_sub_epi8, _mm512_test_epi8_mask,
 };
 
 /// The JSON classes of the bytes of a block.
@@ -347,6 +347,11 @@ pub(crate) trait JsonBlocks: Copy {
     fn kinds(self, block: &[u8; 64], mask: u64, starts: u64, suspects: u64, out: &mut [u8; 64]) {
         kinds_portable(block, mask, starts, suspects, out);
     }
+    /// The digits of `block` (its [`Masks::digit`] alone).
+    #[inline(always)]
+    fn digits(self, block: &[u8; 64]) -> u64 {
+        portable_bits(block, |b| b.is_ascii_digit())
+    }
     /// The bytes that may follow a backslash in a JSON string: `"\\/bfnrt` (`simple`), and `u`.
     #[inline(always)]
     fn escape_chars(self, block: &[u8; 64]) -> (u64, u64) {
@@ -410,6 +415,12 @@ impl JsonBlocks for Avx512 {
         // SAFETY: an `Avx512` token is only made after AVX-512 BW and VBMI were detected.
         unsafe { escape_chars_avx512(block) }
     }
+
+    #[inline(always)]
+    fn digits(self, block: &[u8; 64]) -> u64 {
+        // SAFETY: an `Avx512` token is only made after AVX-512 BW was detected.
+        unsafe { digits_avx512(block) }
+    }
 }
 
 /// AVX2 (with `popcnt`, `bmi1`, `lzcnt` and `pclmulqdq`) was detected.
@@ -430,6 +441,12 @@ impl JsonBlocks for Avx2 {
         // SAFETY: an `Avx2` token is only made after PCLMULQDQ was detected.
         unsafe { prefix_xor_clmul(x) }
     }
+
+    #[inline(always)]
+    fn digits(self, block: &[u8; 64]) -> u64 {
+        // SAFETY: an `Avx2` token is only made after AVX2 was detected.
+        unsafe { digits_avx2_block(block) }
+    }
 }
 
 /// SSE2, which every x86_64 CPU has.
@@ -443,6 +460,12 @@ impl JsonBlocks for Sse2 {
     fn classify(self, block: &[u8; 64]) -> Masks {
         // SAFETY: SSE2 is part of the x86_64 baseline.
         unsafe { classify_sse2(block) }
+    }
+
+    #[inline(always)]
+    fn digits(self, block: &[u8; 64]) -> u64 {
+        // SAFETY: SSE2 is part of the x86_64 baseline.
+        unsafe { digits_sse2_block(block) }
     }
 }
 
@@ -602,17 +625,48 @@ fn classify_sse2(block: &[u8; 64]) -> Masks {
         delim: eq(b' ') | eq(b'\n') | eq(b'\r') | eq(b'\t') | quote | op,
         ctrl: bits_sse2(v.map(|x| _mm_cmpgt_epi8(curly, x))) & !hi,
         hi,
-        digit: bits_sse2(v.map(|x| {
-            _mm_and_si128(
-                _mm_cmpgt_epi8(x, _mm_set1_epi8(b'0' as i8 - 1)),
-                _mm_cmpgt_epi8(_mm_set1_epi8(b'9' as i8 + 1), x),
-            )
-        })),
+        digit: digits_sse2(v),
         zero: eq(b'0'),
         minus: eq(b'-'),
         dot: eq(b'.'),
         underscore: eq(b'_'),
     }
+}
+
+/// The ASCII digits of the quarters: the bytes that are at most 9 after subtracting `0`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn digits_sse2(v: [__m128i; 4]) -> u64 {
+    let (zero, nine) = (_mm_set1_epi8(b'0' as i8), _mm_set1_epi8(9));
+    bits_sse2(v.map(|x| {
+        let d = _mm_sub_epi8(x, zero);
+        _mm_cmpeq_epi8(_mm_min_epu8(d, nine), d)
+    }))
+}
+
+/// [`JsonBlocks::digits`] with SSE2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+fn digits_sse2_block(block: &[u8; 64]) -> u64 {
+    digits_sse2(load_sse2(block))
+}
+
+/// [`JsonBlocks::digits`] with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn digits_avx2_block(block: &[u8; 64]) -> u64 {
+    let (a, b) = load_avx2(block);
+    bits_avx2(digits_avx2(a), digits_avx2(b))
+}
+
+/// [`JsonBlocks::digits`] with one subtraction and one compare.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+#[inline]
+fn digits_avx512(block: &[u8; 64]) -> u64 {
+    let shifted = _mm512_sub_epi8(load_avx512(block), _mm512_set1_epi8(b'0' as i8));
+    _mm512_cmplt_epu8_mask(shifted, _mm512_set1_epi8(10))
 }
 
 /// A block in one register.
@@ -878,6 +932,18 @@ mod tests {
                 );
             }
             assert_eq!(Portable.escape_chars(&block), escape_chars_portable(&block));
+            let digits = classify_portable(&block).digit;
+            assert_eq!(Portable.digits(&block), digits);
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(Sse2(()).digits(&block), digits);
+                if Simd::available().contains(&Simd::Avx2) {
+                    assert_eq!(Avx2(()).digits(&block), digits);
+                }
+                if Simd::detect() == Some(Simd::Avx512) {
+                    assert_eq!(Avx512(()).digits(&block), digits);
+                }
+            }
         }
         for unit in Simd::available() {
             for block in blocks() {

@@ -80,6 +80,16 @@ impl Block {
     }
 }
 
+/// What stage 1 knows of the bytes after a block's.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Next<'a> {
+    /// Bit `i` says whether byte `i + 1` of the block (and so the byte after it, for bit 63)
+    /// is a digit: the digits of the 64 bytes from the block's second.
+    Digits(u64),
+    /// The byte after the block's bytes, when known.
+    Byte(Option<&'a u8>),
+}
+
 /// The state stage 1 carries from one block to the next.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Stage1 {
@@ -87,46 +97,53 @@ pub(super) struct Stage1 {
     in_string: u64,
     /// The first byte of the next block is escaped by a backslash.
     escaped_next: bool,
-    /// The other bytes, token digits, `-` and `.` of the previous block, shifted so that its
-    /// last byte is bit 63 (a shift in, not a bit out and back, per block).
+    /// The other bytes and token digits of the previous block, shifted so that its last byte
+    /// is bit 63 (a shift in, not a bit out and back, per block).
     prev_other: u64,
     prev_digit: u64,
-    prev_minus: u64,
+    /// The token `.` of the previous block, shifted likewise, and in bit 63 also the carry out
+    /// of its walk over the digits after a `.` (one carry for both: the walk runs out of a
+    /// block through its last byte only when that is a digit, or a `.` after a `.`, which is a
+    /// suspect already).
     prev_dot: u64,
     /// The quotes and `_` of the previous block, shifted so that its last byte is bit 63.
     prev_quotes: u64,
     prev_underscore: u64,
-    /// The carry out of the previous block's walk over the digits after a `.`.
-    dot_carry: u64,
 }
 
 impl Stage1 {
     /// The bytes escaped by a backslash among the first `n` bytes; updates the carry for
-    /// the byte after them. Without a branch (simdjson's escape scanner): a backslash that
-    /// starts a run escapes the byte after each backslash at an even distance from it, which a
-    /// subtraction from the odd bits finds for every run at once.
+    /// the byte after them. Without a branch per backslash (simdjson's escape scanner): a
+    /// backslash that starts a run escapes the byte after each backslash at an even distance
+    /// from it, which a subtraction from the odd bits finds for every run at once; a block
+    /// without one (most) only passes the carry on.
     #[inline(always)]
     fn escaped(&mut self, backslash: u64, n: usize) -> u64 {
         const ODD: u64 = 0xAAAA_AAAA_AAAA_AAAA;
         let carry = u64::from(self.escaped_next);
+        if backslash == 0 {
+            self.escaped_next = false;
+            return carry;
+        }
         let potential = backslash & !carry;
         let codes = (((potential << 1) | ODD).wrapping_sub(potential)) ^ ODD;
         self.escaped_next = (codes & backslash) >> (n - 1) & 1 == 1;
         codes ^ (backslash | carry)
     }
 
-    /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces); `next` is the
-    /// byte after them, when known.
+    /// Stage 1 of a block whose first `n` bytes are real (the rest are spaces), followed by
+    /// `next`.
     #[inline(always)]
     pub(super) fn block(
         &mut self,
         classifier: impl JsonBlocks,
         bytes: &[u8; 64],
         n: usize,
-        next: Option<&u8>,
+        next: Next<'_>,
     ) -> Block {
         let m = classifier.classify(bytes);
-        if m.quote == 0 && self.in_string != 0 {
+        // No quote, and inside a string from the start (one test: `in_string` is all ones or 0).
+        if m.quote | !self.in_string == 0 {
             return self.inside_string(classifier, bytes, &m, n);
         }
         self.mixed(classifier, bytes, &m, n, next)
@@ -140,7 +157,7 @@ impl Stage1 {
         bytes: &[u8; 64],
         m: &Masks,
         n: usize,
-        next: Option<&u8>,
+        next: Next<'_>,
     ) -> Block {
         let escaped = self.escaped(m.backslash, n);
         let quotes = m.quote & !escaped;
@@ -183,9 +200,7 @@ impl Stage1 {
         // The carries as the general path leaves them after such a block.
         self.prev_other = 0;
         self.prev_digit = 0;
-        self.prev_minus = 0;
         self.prev_dot = 0;
-        self.dot_carry = 0;
         self.prev_quotes = 0;
         self.prev_underscore = m.underscore << (64 - n);
         Block {
@@ -202,7 +217,7 @@ impl Stage1 {
     }
 
     /// The token bytes (`tokens`, starting at `starts`) that are not part of a plain number;
-    /// `next` is the byte after the block's `n` bytes, when known.
+    /// `next` says what follows the block's `n` bytes.
     #[inline(always)]
     fn scalar_suspects(
         &mut self,
@@ -210,24 +225,20 @@ impl Stage1 {
         tokens: u64,
         starts: u64,
         n: usize,
-        next: Option<&u8>,
+        next: Next<'_>,
     ) -> u64 {
         let digit = m.digit & tokens;
         let dot = m.dot & tokens;
         let minus = m.minus & tokens;
         let last = n - 1;
         let prev_digit = (digit << 1) | (self.prev_digit >> 63);
-        let prev_minus = (minus << 1) | (self.prev_minus >> 63);
         // From each `.`, a carry runs up through the digits after it and lands on the first
         // byte that is not one: a second `.` there means two in one token.
         let after_dot = (dot << 1) | (self.prev_dot >> 63);
-        let (sum, c1) = after_dot.overflowing_add(digit);
-        let (sum, c2) = sum.overflowing_add(self.dot_carry);
-        self.dot_carry = u64::from(c1 | c2);
+        let (sum, carry) = after_dot.overflowing_add(digit);
         let shift = 64 - n;
         self.prev_digit = digit << shift;
-        self.prev_minus = minus << shift;
-        self.prev_dot = dot << shift;
+        self.prev_dot = (dot << shift) | (u64::from(carry) << 63);
         // The suspects when bit `last` of `next_digit` says whether the byte after the block is
         // a digit (a digit after a token byte continues the token), and that of `unknown`
         // whether that byte is unknown.
@@ -236,14 +247,20 @@ impl Stage1 {
                 | (minus & !(starts & next_digit))
                 | (dot & !(prev_digit & next_digit))
                 | (sum & !digit & dot)
-                // A leading zero before a digit.
-                | (m.zero & tokens & (starts | prev_minus) & (next_digit | unknown))
+                // A leading zero before a digit: one after neither a digit nor a `.` (at the
+                // token's start, after its `-`, or after a byte that is a suspect already).
+                | (m.zero & tokens & !(prev_digit | after_dot) & (next_digit | unknown))
+        };
+        let byte = match next {
+            // A digit after a token byte continues the token (outside strings, then).
+            Next::Digits(after) => return verdict(after, 0),
+            Next::Byte(byte) => byte,
         };
         // First as if the byte after the block were unknown: it counts as not a digit in one
         // place and as a digit in the other, whichever makes a suspect, so only the last byte
         // can come out suspect where the byte would have cleared it; only then is it read.
         let suspects = verdict(digit >> 1, 1 << last);
-        match next {
+        match byte {
             Some(b) if (suspects >> last) & 1 == 1 => {
                 verdict((digit >> 1) | (u64::from(b.is_ascii_digit()) << last), 0)
             }
@@ -346,13 +363,19 @@ mod tests {
                 before[63] = b'\\';
             }
             let mut start = Stage1::default();
-            let _ = start.block(crate::simd::Portable, &before, 64, None);
+            let _ = start.block(crate::simd::Portable, &before, 64, Next::Byte(None));
             assert_eq!(start.in_string, u64::MAX);
             assert_eq!(start.escaped_next, i % 2 == 1);
             let m = crate::simd::classify_portable(&block);
             let (mut fast, mut general) = (start, start);
             let got = fast.inside_string(crate::simd::Portable, &block, &m, n);
-            let want = general.mixed(crate::simd::Portable, &block, &m, n, Some(&b'7'));
+            let want = general.mixed(
+                crate::simd::Portable,
+                &block,
+                &m,
+                n,
+                Next::Byte(Some(&b'7')),
+            );
             assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&block));
             assert_eq!(format!("{fast:?}"), format!("{general:?}"));
         }
@@ -365,7 +388,7 @@ mod tests {
         let mut block = [b' '; 64];
         block[..text.len()].copy_from_slice(text);
         let mut s = Stage1::default();
-        let b = s.block(crate::simd::Portable, &block, 64, None);
+        let b = s.block(crate::simd::Portable, &block, 64, Next::Byte(None));
         let quote_bits: Vec<u32> = (0..64).filter(|i| b.structurals & (1 << i) != 0).collect();
         // The opening quote, the closing quote at 9, then `c` starts a run of other bytes.
         assert_eq!(quote_bits, vec![0, 9, 10]);

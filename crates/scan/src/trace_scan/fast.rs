@@ -8,7 +8,7 @@
 //! the masks and kinds stay in the L1 and L2 caches and memory does not grow.
 
 use super::TraceScan;
-use super::blocks::{Block, Classifier, Stage1};
+use super::blocks::{Block, Classifier, Next, Stage1};
 use super::grammar::{CAPTURE_LIMIT, Grammar, LexAtEnd};
 use super::shapes::Shapes;
 use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
@@ -443,6 +443,39 @@ impl Out<'_> {
 /// Where one block's structural mask, token mask and running count of kinds go.
 type Slots<'a> = (&'a mut u64, &'a mut u64, &'a mut u32);
 
+/// Stage 1's carries and outputs over a piece, in locals (which no store through the scanner
+/// can alias).
+struct Pass<'a> {
+    stage1: Stage1,
+    out: Out<'a>,
+    /// Where an escape sequence cut by the end of the piece stands.
+    escape: &'a mut Escape,
+    /// The first error in a string.
+    stop: Option<Stop>,
+}
+
+impl Pass<'_> {
+    /// Stage 1 of the block at `index` of `buf` (`block`, its first `n` bytes real), followed
+    /// by `next`.
+    #[inline(always)]
+    fn block(
+        &mut self,
+        classifier: impl JsonBlocks,
+        (buf, index): (&[u8], usize),
+        (block, n, next): (&[u8; 64], usize, Next<'_>),
+        slot: Slots<'_>,
+    ) {
+        let mut b = self.stage1.block(classifier, block, n, next);
+        if b.names != 0 {
+            b.not_names(not_process_names(buf, index, b.names));
+        }
+        if self.out.push(classifier, block, &b, slot) {
+            let masks = (b.escapes, b.ctrl_in_string);
+            string_errors(buf, index, masks, self.escape, &mut self.stop);
+        }
+    }
+}
+
 /// The closing quotes among `names` (of the block at `index` of `buf`) whose strings are not
 /// `"process_name"`, as far as `buf` shows (a string that starts before it may be).
 #[cold]
@@ -616,8 +649,7 @@ impl BlockScanner {
         piece.masks.resize(blocks, 0);
         piece.others.resize(blocks, 0);
         piece.counts.resize(blocks + 1, 0);
-        // The carries and outputs in locals, which no store through `self` can alias.
-        let mut out = Out {
+        let out = Out {
             kinds: &mut piece.kinds,
             count: 0,
             hi: 0,
@@ -629,20 +661,31 @@ impl BlockScanner {
             .zip(piece.others.iter_mut())
             .zip(piece.counts[1..].iter_mut())
             .map(|((mask, other), count)| (mask, other, count));
-        let mut stage1 = self.stage1;
+        let mut pass = Pass {
+            stage1: self.stage1,
+            out,
+            escape: &mut self.escape,
+            stop,
+        };
         let mut chunks = buf.chunks_exact(64);
+        // The blocks with 64 bytes after their first: the digits there are classified with
+        // them, for the suspects of their last bytes. Then the last whole block, with the byte
+        // after it, and the rest.
+        let afters = buf.get(1..).unwrap_or_default().chunks_exact(64);
         let mut k = 0;
-        for (chunk, slot) in (&mut chunks).zip(&mut slots) {
+        // (`afters` first: it ends first, and a zip polls its second side only after its first.)
+        for ((after, chunk), slot) in afters.zip(&mut chunks).zip(&mut slots) {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
             prefetch(buf, 64 * k + PREFETCH);
-            let mut b = stage1.block(classifier, block, 64, buf.get(64 * k + 64));
-            if b.names != 0 {
-                b.not_names(not_process_names(buf, 64 * k, b.names));
-            }
-            if out.push(classifier, block, &b, slot) {
-                let masks = (b.escapes, b.ctrl_in_string);
-                string_errors(buf, 64 * k, masks, &mut self.escape, &mut stop);
-            }
+            let after = after.try_into().unwrap_or(block);
+            let next = Next::Digits(classifier.digits(after));
+            pass.block(classifier, (buf, 64 * k), (block, 64, next), slot);
+            k += 1;
+        }
+        for (chunk, slot) in (&mut chunks).zip(&mut slots) {
+            let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
+            let next = Next::Byte(buf.get(64 * k + 64));
+            pass.block(classifier, (buf, 64 * k), (block, 64, next), slot);
             k += 1;
         }
         let rest = chunks.remainder();
@@ -651,17 +694,11 @@ impl BlockScanner {
         {
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
-            let mut b = stage1.block(classifier, &block, rest.len(), None);
-            if b.names != 0 {
-                b.not_names(not_process_names(buf, 64 * k, b.names));
-            }
-            if out.push(classifier, &block, &b, slot) {
-                let masks = (b.escapes, b.ctrl_in_string);
-                string_errors(buf, 64 * k, masks, &mut self.escape, &mut stop);
-            }
+            let at = (&block, rest.len(), Next::Byte(None));
+            pass.block(classifier, (buf, 64 * k), at, slot);
         }
-        self.stage1 = stage1;
-        (stop, out.hi != 0)
+        self.stage1 = pass.stage1;
+        (pass.stop, pass.out.hi != 0)
     }
 
     /// Walks the structural positions before `limit`; `false` once the grammar failed.
@@ -735,14 +772,14 @@ mod tests {
     use super::*;
     use crate::trace_scan::reference::ReferenceScanner;
 
-    /// Scans `doc` in one piece with each classifier; checks the result against the reference
-    /// scanner's and returns the events matched by shape.
+    /// Scans `doc` in one piece with each classifier (every vector unit of this CPU, and byte
+    /// by byte); checks the result against the reference scanner's and returns the events
+    /// matched by shape.
     fn matched(doc: &[u8]) -> Vec<u64> {
         let mut reference = ReferenceScanner::new();
         reference.feed(doc);
         let want = reference.finish();
-        let simd = crate::simd::Simd::detect();
-        let classifiers = simd
+        let classifiers = crate::simd::Simd::available()
             .into_iter()
             .map(Classifier::Simd)
             .chain([Classifier::Portable]);
