@@ -453,8 +453,8 @@ pub(crate) struct Before {
 
 /// Stage 1's masks of 8 consecutive whole blocks, one lane per block, for [`JsonBlocks::group`]:
 /// the structural characters outside strings with the real quotes (`ops`), the real quotes,
-/// and the whole block's `_`, digits, `.`, `-` and `0` (not only its tokens'); in `next` the
-/// digits of the 64 bytes from each block's second.
+/// and the whole block's `_`, digits, `.`, `-` and `0` (not only its tokens'); `after` is 1
+/// when the byte after the last block is a digit.
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(64))]
 pub(crate) struct GroupLanes {
@@ -465,7 +465,7 @@ pub(crate) struct GroupLanes {
     pub dot: [u64; 8],
     pub minus: [u64; 8],
     pub zero: [u64; 8],
-    pub next: [u64; 8],
+    pub after: u64,
 }
 
 /// The input of [`JsonBlocks::group`]: the blocks' masks and their scalar-token bytes.
@@ -511,7 +511,10 @@ fn group_portable((l, tokens): GroupIn<'_>, mut before: Before, out: &mut GroupO
             zero: l.zero[k] & other,
         };
         let w = x.walk((before.digit >> 63, before.dot >> 63));
-        let suspects = x.verdict(&w, l.next[k], 0) | names;
+        // Bit `i`: byte `i + 1` is a digit.
+        let next_bit = l.digit.get(k + 1).map_or(l.after, |d| d & 1);
+        let next = (l.digit[k] >> 1) | (next_bit << 63);
+        let suspects = x.verdict(&w, next, 0) | names;
         out.mask[k] = l.ops[k] | starts | suspects;
         out.starts[k] = starts;
         out.suspects[k] = suspects;
@@ -853,8 +856,15 @@ fn group_avx512((l, tokens): GroupIn<'_>, before: Before, out: &mut GroupOut) ->
     let load = |a: &[u64; 8]| unsafe { _mm512_loadu_si512(a.as_ptr().cast()) };
     let (and, or, andnot) = (_mm512_and_si512, _mm512_or_si512, _mm512_andnot_si512);
     let other = load(tokens);
-    let (quotes, underscore, next) = (load(&l.quotes), load(&l.underscore), load(&l.next));
-    let digit = and(load(&l.digit), other);
+    let (quotes, underscore, digits) = (load(&l.quotes), load(&l.underscore), load(&l.digit));
+    // Bit `i` of lane `k`: byte `i + 1` of block `k` is a digit (lane `k + 1`'s first byte,
+    // then the byte after the group, shifted into bit 63).
+    let following = _mm512_alignr_epi64::<1>(_mm512_set1_epi64(l.after as i64), digits);
+    let next = _mm512_or_si512(
+        _mm512_srli_epi64::<1>(digits),
+        _mm512_slli_epi64::<63>(following),
+    );
+    let digit = and(digits, other);
     let dot = and(load(&l.dot), other);
     let minus = and(load(&l.minus), other);
     let zero = and(load(&l.zero), other);
@@ -1297,8 +1307,8 @@ mod tests {
                     lanes.dot[k] = mask(k as u64 * 3) & !lanes.digit[k];
                     lanes.minus[k] = mask(2) & !(lanes.digit[k] | lanes.dot[k]);
                     lanes.zero[k] = lanes.digit[k] & mask(3);
-                    lanes.next[k] = mask(5);
                 }
+                lanes.after = mask(5) & 1;
                 let before = Before {
                     other: mask(5),
                     quotes: mask(2),

@@ -162,15 +162,14 @@ impl Stage1 {
         self.mixed(classifier, bytes, &m, n, next)
     }
 
-    /// Stage 1 of a whole block followed by the 64 bytes from its second (`after`), lane `k` of
-    /// a group of 8, as far as it goes inside strings: what carries from block to block
+    /// Stage 1 of a whole block, lane `k` of a group of 8, as far as it goes inside strings: what carries from block to block
     /// outside them is for [`JsonBlocks::group`] of `lanes` after [`Stage1::before`] (taken
     /// before the group), then [`Stage1::set_before`].
     #[inline(always)]
     pub(super) fn grouped(
         &mut self,
         classifier: impl JsonBlocks,
-        (bytes, after): (&[u8; 64], &[u8; 64]),
+        bytes: &[u8; 64],
         lanes: &mut GroupLanes,
         k: usize,
     ) -> InString {
@@ -195,7 +194,6 @@ impl Stage1 {
         let (s, quotes, in_string) = self.strings_only(classifier, bytes, &m, 64);
         lanes.ops[k] = (m.op & !in_string) | quotes;
         lanes.quotes[k] = quotes;
-        lanes.next[k] = classifier.digits(after);
         s
     }
 

@@ -488,23 +488,22 @@ impl Pass<'_> {
         }
     }
 
-    /// Stage 1 of the group of 8 blocks from block `k` of `buf` (`blocks`, each followed by
-    /// the 64 bytes from its second in `afters`) inside strings, into `lanes` and `others`
-    /// (the rest is for [`Pass::numbers`]).
+    /// Stage 1 of the group of 8 blocks from block `k` of `buf` (`blocks`, a byte after them
+    /// in `buf`) inside strings, into `lanes` and `others` (the rest is for [`Pass::numbers`]).
     #[inline(always)]
     fn group(
         &mut self,
         classifier: impl JsonBlocks,
-        (buf, k, blocks, afters): (&[u8], usize, &[u8; 512], &[u8; 512]),
+        (buf, k, blocks): (&[u8], usize, &[u8; 512]),
         lanes: &mut GroupLanes,
         others: &mut [u64; 8],
     ) {
         // (In a local: the carries stay in registers from block to block.)
         let mut stage1 = self.stage1;
-        let (blocks, afters) = (blocks.as_chunks::<64>().0, afters.as_chunks::<64>().0);
         let mut hi = 0;
-        for (j, ((block, after), other)) in blocks.iter().zip(afters).zip(others).enumerate() {
-            let b = stage1.grouped(classifier, (block, after), lanes, j);
+        let blocks = blocks.as_chunks::<64>().0;
+        for (j, (block, other)) in blocks.iter().zip(others).enumerate() {
+            let b = stage1.grouped(classifier, block, lanes, j);
             *other = b.other;
             hi |= b.hi;
             if b.string_checks != 0 {
@@ -514,6 +513,7 @@ impl Pass<'_> {
         }
         self.out.hi |= hi;
         self.stage1 = stage1;
+        lanes.after = u64::from(buf[64 * (k + 8)].is_ascii_digit());
     }
 
     /// The rest of stage 1 of a [`Pass::group`] from block `k` of `buf` (`blocks`, classified
@@ -730,24 +730,23 @@ impl BlockScanner {
         };
         let mut k = 0;
         if C::GROUPS {
-            // 8 blocks at a time while the 512 bytes from their first's second are in `buf`;
+            // 8 blocks at a time while a byte after them is in `buf`;
             // what carries from block to block outside strings in a group after the next
             // group's strings, so that its vector loads do not wait for the lanes' stores (a
             // percent or two, see BENCHMARKS.md).
             let groups = buf.as_chunks::<512>().0;
-            let afters = buf.get(1..).unwrap_or_default().as_chunks::<512>().0;
             let masks = piece.masks.as_chunks_mut::<8>().0;
             let others = piece.others.as_chunks_mut::<8>().0;
             let counts = piece.counts[1..].as_chunks_mut::<8>().0;
             let mut before = pass.stage1.before();
             let mut lanes = [GroupLanes::default(); 2];
-            let n = groups.len().min(afters.len());
+            let n = buf.len().saturating_sub(1) / 512;
             for g in 0..=n {
                 if g < n {
                     for j in 0..8 {
                         prefetch(buf, 64 * (8 * g + j) + PREFETCH);
                     }
-                    let at = (buf, 8 * g, &groups[g], &afters[g]);
+                    let at = (buf, 8 * g, &groups[g]);
                     pass.group(classifier, at, &mut lanes[g % 2], &mut others[g]);
                 }
                 if let Some(p) = g.checked_sub(1) {
