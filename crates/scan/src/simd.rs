@@ -14,10 +14,13 @@ use std::arch::x86_64::{
     _mm_cvtsi64_si128, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8,
     _mm_or_si128, _mm_set1_epi8, _mm_sub_epi8, _mm256_and_si256, _mm256_cmpeq_epi8,
     _mm256_cmpgt_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
-    _mm512_add_epi32, _mm512_castsi512_si128, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask,
-    _mm512_cvtepu8_epi32, _mm512_loadu_si512, _mm512_mask_blend_epi8, _mm512_maskz_compress_epi8,
-    _mm512_maskz_permutex2var_epi8, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_set1_epi32,
-    _mm512_storeu_si512, _mm512_sub_epi8, _mm512_test_epi8_mask,
+    _mm512_add_epi32, _mm512_add_epi64, _mm512_alignr_epi64, _mm512_and_si512, _mm512_andnot_si512,
+    _mm512_castsi512_si128, _mm512_cmpeq_epi8_mask, _mm512_cmplt_epu8_mask,
+    _mm512_cmplt_epu64_mask, _mm512_cvtepu8_epi32, _mm512_loadu_si512, _mm512_mask_blend_epi8,
+    _mm512_mask_blend_epi64, _mm512_maskz_compress_epi8, _mm512_maskz_permutex2var_epi8,
+    _mm512_movepi8_mask, _mm512_or_si512, _mm512_set1_epi8, _mm512_set1_epi32, _mm512_set1_epi64,
+    _mm512_slli_epi64, _mm512_srli_epi64, _mm512_storeu_si512, _mm512_sub_epi8,
+    _mm512_test_epi8_mask,
 };
 
 /// The JSON classes of the bytes of a block.
@@ -363,6 +366,168 @@ pub(crate) trait JsonBlocks: Copy {
     fn prefix_xor(self, x: u64) -> u64 {
         prefix_xor(x)
     }
+    /// Whether stage 1 takes blocks 8 at a time and finds what carries from block to block
+    /// outside strings with [`JsonBlocks::group`] (one block at a time otherwise).
+    const GROUPS: bool = false;
+    /// What carries from block to block outside strings in 8 consecutive blocks, after
+    /// `before` ([`group_portable`], on the vector unit where it has 64-bit lanes); returns
+    /// what the last block leaves.
+    #[inline(always)]
+    fn group(self, group: GroupIn<'_>, before: Before, out: &mut GroupOut) -> Before {
+        group_portable(group, before, out)
+    }
+}
+
+/// The token bytes of a block and their classes, for its number suspects.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Numbers {
+    /// The bytes of scalar tokens.
+    pub tokens: u64,
+    /// The first byte of each token.
+    pub starts: u64,
+    /// The digits, `.`, `-` and `0` among `tokens`.
+    pub digit: u64,
+    pub dot: u64,
+    pub minus: u64,
+    pub zero: u64,
+}
+
+/// How the digits and `.` of a block continue those of the block before.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Walk {
+    /// The digits, shifted up by one byte (the previous block's last in bit 0).
+    pub prev_digit: u64,
+    /// The `.`, shifted likewise, with the carry of the walk after a `.` from the previous
+    /// block in bit 0.
+    pub after_dot: u64,
+    /// `after_dot + digit`: from each `.`, a carry runs up through the digits after it and
+    /// lands on the first byte that is not one.
+    pub sum: u64,
+    /// The carry out of that sum.
+    pub carry: bool,
+}
+
+impl Numbers {
+    /// The walk of this block after one whose last byte is a token digit (`digit_in`, 0 or 1)
+    /// or a token `.` or where the walk after a `.` ran out (`dot_in`).
+    #[inline(always)]
+    pub(crate) fn walk(&self, (digit_in, dot_in): (u64, u64)) -> Walk {
+        let after_dot = (self.dot << 1) | dot_in;
+        let (sum, carry) = after_dot.overflowing_add(self.digit);
+        Walk {
+            prev_digit: (self.digit << 1) | digit_in,
+            after_dot,
+            sum,
+            carry,
+        }
+    }
+
+    /// The token bytes that are not part of a plain number, when bit 63 of `next_digit` says
+    /// whether the byte after the block is a digit (bit `i`, byte `i + 1`), and that of
+    /// `unknown` whether that byte is unknown (it counts as a digit in one place and as not one
+    /// in the other, whichever makes a suspect).
+    #[inline(always)]
+    pub(crate) fn verdict(&self, w: &Walk, next_digit: u64, unknown: u64) -> u64 {
+        (self.tokens & !(self.digit | self.dot | self.minus))
+            | (self.minus & !(self.starts & next_digit))
+            | (self.dot & !(w.prev_digit & next_digit))
+            // A second `.` where the walk after a `.` lands: two in one token.
+            | (w.sum & !self.digit & self.dot)
+            // A leading zero before a digit: one after neither a digit nor a `.` (at the
+            // token's start, after its `-`, or after a byte that is a suspect already).
+            | (self.zero & !(w.prev_digit | w.after_dot) & (next_digit | unknown))
+    }
+}
+
+/// The masks of the block before a group that its first block's continue, each the whole
+/// block's (the digits and `.` of its tokens only, and in bit 63 of `dot` also the carry out of
+/// its walk after a `.`, see [`Walk`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Before {
+    pub other: u64,
+    pub quotes: u64,
+    pub underscore: u64,
+    pub digit: u64,
+    pub dot: u64,
+}
+
+/// Stage 1's masks of 8 consecutive whole blocks, one lane per block, for [`JsonBlocks::group`]:
+/// the structural characters outside strings with the real quotes (`ops`), the real quotes,
+/// and the whole block's `_`, digits, `.`, `-` and `0` (not only its tokens'); `after` is 1
+/// when the byte after the last block is a digit.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+pub(crate) struct GroupLanes {
+    pub ops: [u64; 8],
+    pub quotes: [u64; 8],
+    pub underscore: [u64; 8],
+    pub digit: [u64; 8],
+    pub dot: [u64; 8],
+    pub minus: [u64; 8],
+    pub zero: [u64; 8],
+    pub after: u64,
+}
+
+/// The input of [`JsonBlocks::group`]: the blocks' masks and their scalar-token bytes.
+pub(crate) type GroupIn<'a> = (&'a GroupLanes, &'a [u64; 8]);
+
+/// What [`JsonBlocks::group`] finds, one lane per block: the structural positions, the token
+/// starts, the suspects (numbers and names) and the `"process_name"` candidates among them.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(C, align(64))]
+pub(crate) struct GroupOut {
+    pub mask: [u64; 8],
+    pub starts: [u64; 8],
+    pub suspects: [u64; 8],
+    pub names: [u64; 8],
+}
+
+/// The first byte of each run of `other` bytes, after a block whose are `before`.
+#[inline(always)]
+pub(crate) fn run_starts(other: u64, before: u64) -> u64 {
+    other & !((other << 1) | (before >> 63))
+}
+
+/// The closing quotes of strings that are 12 bytes long with `_` at index 7, as
+/// `"process_name"` is, after a block whose quotes and `_` are `before`'s.
+#[inline(always)]
+pub(crate) fn name_candidates(quotes: u64, underscore: u64, before: &Before) -> u64 {
+    quotes
+        & ((underscore << 5) | (before.underscore >> (64 - 5)))
+        & ((quotes << 13) | (before.quotes >> (64 - 13)))
+}
+
+/// [`JsonBlocks::group`] one block after the other.
+fn group_portable((l, tokens): GroupIn<'_>, mut before: Before, out: &mut GroupOut) -> Before {
+    for (k, &other) in tokens.iter().enumerate() {
+        let starts = run_starts(other, before.other);
+        let names = name_candidates(l.quotes[k], l.underscore[k], &before);
+        let x = Numbers {
+            tokens: other,
+            starts,
+            digit: l.digit[k] & other,
+            dot: l.dot[k] & other,
+            minus: l.minus[k] & other,
+            zero: l.zero[k] & other,
+        };
+        let w = x.walk((before.digit >> 63, before.dot >> 63));
+        // Bit `i`: byte `i + 1` is a digit.
+        let next_bit = l.digit.get(k + 1).map_or(l.after, |d| d & 1);
+        let next = (l.digit[k] >> 1) | (next_bit << 63);
+        let suspects = x.verdict(&w, next, 0) | names;
+        out.mask[k] = l.ops[k] | starts | suspects;
+        out.starts[k] = starts;
+        out.suspects[k] = suspects;
+        out.names[k] = names;
+        before = Before {
+            other,
+            quotes: l.quotes[k],
+            underscore: l.underscore[k],
+            digit: x.digit,
+            dot: x.dot | (u64::from(w.carry) << 63),
+        };
+    }
+    before
 }
 
 /// [`JsonBlocks::escape_chars`] byte by byte.
@@ -378,6 +543,9 @@ fn escape_chars_portable(block: &[u8; 64]) -> (u64, u64) {
 pub(crate) struct Portable;
 
 impl JsonBlocks for Portable {
+    // Byte by byte, the grouped stage 1 that AVX-512 runs (so that it is tested on every CPU).
+    const GROUPS: bool = true;
+
     #[inline(always)]
     fn classify(self, block: &[u8; 64]) -> Masks {
         classify_portable(block)
@@ -420,6 +588,14 @@ impl JsonBlocks for Avx512 {
     fn digits(self, block: &[u8; 64]) -> u64 {
         // SAFETY: an `Avx512` token is only made after AVX-512 BW was detected.
         unsafe { digits_avx512(block) }
+    }
+
+    const GROUPS: bool = true;
+
+    #[inline(always)]
+    fn group(self, group: GroupIn<'_>, before: Before, out: &mut GroupOut) -> Before {
+        // SAFETY: an `Avx512` token is only made after AVX-512 BW (so F) was detected.
+        unsafe { group_avx512(group, before, out) }
     }
 }
 
@@ -667,6 +843,107 @@ fn digits_avx2_block(block: &[u8; 64]) -> u64 {
 fn digits_avx512(block: &[u8; 64]) -> u64 {
     let shifted = _mm512_sub_epi8(load_avx512(block), _mm512_set1_epi8(b'0' as i8));
     _mm512_cmplt_epu8_mask(shifted, _mm512_set1_epi8(10))
+}
+
+/// [`group_portable`] with the 8 blocks as the 64-bit lanes of a register: the bits carried
+/// from a block to the next by a lane shift, the carries of the walks after a `.` as one
+/// addition across the lanes (each lane's carry out computed with and without a carry in).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+fn group_avx512((l, tokens): GroupIn<'_>, before: Before, out: &mut GroupOut) -> Before {
+    // SAFETY: each array holds 64 readable bytes; the loads are unaligned.
+    let load = |a: &[u64; 8]| unsafe { _mm512_loadu_si512(a.as_ptr().cast()) };
+    let (and, or, andnot) = (_mm512_and_si512, _mm512_or_si512, _mm512_andnot_si512);
+    let other = load(tokens);
+    let (quotes, underscore, digits) = (load(&l.quotes), load(&l.underscore), load(&l.digit));
+    // Bit `i` of lane `k`: byte `i + 1` of block `k` is a digit (lane `k + 1`'s first byte,
+    // then the byte after the group, shifted into bit 63).
+    let following = _mm512_alignr_epi64::<1>(_mm512_set1_epi64(l.after as i64), digits);
+    let next = _mm512_or_si512(
+        _mm512_srli_epi64::<1>(digits),
+        _mm512_slli_epi64::<63>(following),
+    );
+    let digit = and(digits, other);
+    let dot = and(load(&l.dot), other);
+    let minus = and(load(&l.minus), other);
+    let zero = and(load(&l.zero), other);
+    // Lane `k` of `alignr(v, w, 7)` is lane `k - 1` of `v`, lane 0 is lane 7 of `w`: each
+    // lane's previous block's mask.
+    let prev = |v, first: u64| _mm512_alignr_epi64::<7>(v, _mm512_set1_epi64(first as i64));
+    let starts = andnot(
+        or(
+            _mm512_slli_epi64::<1>(other),
+            _mm512_srli_epi64::<63>(prev(other, before.other)),
+        ),
+        other,
+    );
+    let names = and(
+        and(
+            quotes,
+            or(
+                _mm512_slli_epi64::<5>(underscore),
+                _mm512_srli_epi64::<59>(prev(underscore, before.underscore)),
+            ),
+        ),
+        or(
+            _mm512_slli_epi64::<13>(quotes),
+            _mm512_srli_epi64::<51>(prev(quotes, before.quotes)),
+        ),
+    );
+    let prev_digit = or(
+        _mm512_slli_epi64::<1>(digit),
+        _mm512_srli_epi64::<63>(prev(digit, before.digit)),
+    );
+    let dot_up = or(
+        _mm512_slli_epi64::<1>(dot),
+        _mm512_srli_epi64::<63>(prev(dot, 0)),
+    );
+    let dot_up1 = or(dot_up, _mm512_set1_epi64(1));
+    let (sum0, sum1) = (
+        _mm512_add_epi64(dot_up, digit),
+        _mm512_add_epi64(dot_up1, digit),
+    );
+    // Each lane's carry out without a carry in (`g`) and with one (`g | p`): their sum with
+    // the carry into lane 0 carries from lane to lane as the walks do; bit `k` of `carries` is
+    // the carry into lane `k` (bit 8, out of lane 7).
+    let g = u32::from(_mm512_cmplt_epu64_mask(sum0, dot_up));
+    let gp = u32::from(_mm512_cmplt_epu64_mask(sum1, dot_up1));
+    let carries = g ^ gp ^ (g + gp + (before.dot >> 63) as u32);
+    let carry_in = carries as u8;
+    let after_dot = _mm512_mask_blend_epi64(carry_in, dot_up, dot_up1);
+    let sum = _mm512_mask_blend_epi64(carry_in, sum0, sum1);
+    let numbers = or(
+        or(
+            andnot(or(or(digit, dot), minus), other),
+            andnot(and(starts, next), minus),
+        ),
+        or(
+            or(
+                andnot(and(prev_digit, next), dot),
+                and(andnot(digit, sum), dot),
+            ),
+            and(andnot(or(prev_digit, after_dot), zero), next),
+        ),
+    );
+    let suspects = or(numbers, names);
+    let mask = or(or(load(&l.ops), starts), suspects);
+    let store = |a: &mut [u64; 8], v| {
+        // SAFETY: each array holds 64 writable bytes; the stores are unaligned.
+        unsafe { _mm512_storeu_si512(a.as_mut_ptr().cast(), v) }
+    };
+    store(&mut out.mask, mask);
+    store(&mut out.starts, starts);
+    store(&mut out.suspects, suspects);
+    store(&mut out.names, names);
+    let carry = u64::from((carries >> 8) & 1);
+    Before {
+        other: tokens[7],
+        quotes: l.quotes[7],
+        underscore: l.underscore[7],
+        digit: l.digit[7] & tokens[7],
+        dot: (l.dot[7] & tokens[7]) | (carry << 63),
+    }
 }
 
 /// A block in one register.
@@ -1000,6 +1277,53 @@ mod tests {
             let mut out = [0u8; 64];
             kinds_portable(&block, u64::MAX, 0, 0, &mut out);
             assert_eq!(out, block);
+        }
+    }
+
+    /// Groups of 8 blocks on the vector unit come out as one block after the other: random
+    /// masks, with runs of digits and `.` across lanes (the walks' carries from lane to lane).
+    #[test]
+    fn groups_on_the_vector_unit_agree_with_one_block_at_a_time() {
+        #[cfg(target_arch = "x86_64")]
+        if Simd::detect() == Some(Simd::Avx512) {
+            let mut random = xorshift(0x2545_F491_4F6C_DD1D);
+            let mut mask = |r: u64| match r % 6 {
+                0 => 0,
+                1 => u64::MAX,
+                2 => random() & random(),
+                3 => random() | random(),
+                4 => u64::MAX << (random() % 64),
+                _ => random(),
+            };
+            for _ in 0..200_000 {
+                let mut lanes = GroupLanes::default();
+                let mut tokens = [0; 8];
+                for (k, token) in tokens.iter_mut().enumerate() {
+                    *token = mask(k as u64 + 1);
+                    lanes.ops[k] = mask(2);
+                    lanes.quotes[k] = mask(2) & !*token;
+                    lanes.underscore[k] = mask(3);
+                    lanes.digit[k] = mask(k as u64 * 7 + 1);
+                    lanes.dot[k] = mask(k as u64 * 3) & !lanes.digit[k];
+                    lanes.minus[k] = mask(2) & !(lanes.digit[k] | lanes.dot[k]);
+                    lanes.zero[k] = lanes.digit[k] & mask(3);
+                }
+                lanes.after = mask(5) & 1;
+                let before = Before {
+                    other: mask(5),
+                    quotes: mask(2),
+                    underscore: mask(3),
+                    digit: mask(1),
+                    dot: mask(4),
+                };
+                let (mut want, mut got) = (GroupOut::default(), GroupOut::default());
+                let want_after = group_portable((&lanes, &tokens), before, &mut want);
+                let got_after = Avx512(()).group((&lanes, &tokens), before, &mut got);
+                assert_eq!(
+                    format!("{got:?} {got_after:?}"),
+                    format!("{want:?} {want_after:?}")
+                );
+            }
         }
     }
 

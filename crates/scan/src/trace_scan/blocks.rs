@@ -3,7 +3,9 @@
 //! inside strings, where the structural characters and scalar tokens start, and which bytes
 //! stage 2 must not take on trust (see [`Block::suspects`]).
 
-use crate::simd::{JsonBlocks, Masks, Simd};
+use crate::simd::{
+    Before, GroupLanes, JsonBlocks, Masks, Numbers, Simd, name_candidates, run_starts,
+};
 
 /// How blocks are classified.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +82,17 @@ impl Block {
     }
 }
 
+/// What stage 1 finds in a block inside strings (see [`Block`]), and the bytes outside
+/// strings that are not whitespace, structural characters or quotes.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct InString {
+    pub other: u64,
+    pub ctrl_in_string: u64,
+    pub escapes: u64,
+    pub string_checks: u64,
+    pub hi: u64,
+}
+
 /// What stage 1 knows of the bytes after a block's.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Next<'a> {
@@ -149,6 +162,88 @@ impl Stage1 {
         self.mixed(classifier, bytes, &m, n, next)
     }
 
+    /// Stage 1 of a whole block, lane `k` of a group of 8, as far as it goes inside strings: what carries from block to block
+    /// outside them is for [`JsonBlocks::group`] of `lanes` after [`Stage1::before`] (taken
+    /// before the group), then [`Stage1::set_before`].
+    #[inline(always)]
+    pub(super) fn grouped(
+        &mut self,
+        classifier: impl JsonBlocks,
+        bytes: &[u8; 64],
+        lanes: &mut GroupLanes,
+        k: usize,
+    ) -> InString {
+        let m = classifier.classify(bytes);
+        lanes.underscore[k] = m.underscore;
+        lanes.digit[k] = m.digit;
+        lanes.dot[k] = m.dot;
+        lanes.minus[k] = m.minus;
+        lanes.zero[k] = m.zero;
+        if m.quote | !self.in_string == 0 {
+            let escapes = m.backslash & !self.escaped(m.backslash, 64);
+            lanes.ops[k] = 0;
+            lanes.quotes[k] = 0;
+            return InString {
+                other: 0,
+                ctrl_in_string: m.ctrl,
+                escapes,
+                string_checks: m.ctrl | escape_checks(classifier, bytes, escapes, 64),
+                hi: m.hi,
+            };
+        }
+        let (s, quotes, in_string) = self.strings_only(classifier, bytes, &m, 64);
+        lanes.ops[k] = (m.op & !in_string) | quotes;
+        lanes.quotes[k] = quotes;
+        s
+    }
+
+    /// The masks the block before the next continues (see [`Before`]).
+    pub(super) fn before(&self) -> Before {
+        Before {
+            other: self.prev_other,
+            quotes: self.prev_quotes,
+            underscore: self.prev_underscore,
+            digit: self.prev_digit,
+            dot: self.prev_dot,
+        }
+    }
+
+    /// Sets [`Stage1::before`] (after a group).
+    pub(super) fn set_before(&mut self, b: Before) {
+        self.prev_other = b.other;
+        self.prev_quotes = b.quotes;
+        self.prev_underscore = b.underscore;
+        self.prev_digit = b.digit;
+        self.prev_dot = b.dot;
+    }
+
+    /// The strings of a block classified as `m`: what they hold, the real quotes and the bytes
+    /// inside strings.
+    #[inline(always)]
+    fn strings_only(
+        &mut self,
+        classifier: impl JsonBlocks,
+        bytes: &[u8; 64],
+        m: &Masks,
+        n: usize,
+    ) -> (InString, u64, u64) {
+        let escaped = self.escaped(m.backslash, n);
+        let quotes = m.quote & !escaped;
+        let in_string = classifier.prefix_xor(quotes) ^ self.in_string;
+        self.in_string = ((in_string as i64) >> 63) as u64;
+        let content = in_string & !quotes;
+        let escapes = m.backslash & !escaped & content;
+        let ctrl_in_string = m.ctrl & content;
+        let s = InString {
+            other: !m.delim & !in_string,
+            ctrl_in_string,
+            escapes,
+            string_checks: ctrl_in_string | escape_checks(classifier, bytes, escapes, n),
+            hi: m.hi,
+        };
+        (s, quotes, in_string)
+    }
+
     /// [`Stage1::block`] of any block, classified as `m`.
     #[inline(always)]
     fn mixed(
@@ -159,30 +254,46 @@ impl Stage1 {
         n: usize,
         next: Next<'_>,
     ) -> Block {
-        let escaped = self.escaped(m.backslash, n);
-        let quotes = m.quote & !escaped;
-        let in_string = classifier.prefix_xor(quotes) ^ self.in_string;
-        self.in_string = ((in_string as i64) >> 63) as u64;
-        let content = in_string & !quotes;
-        let escapes = m.backslash & !escaped & content;
-        let ctrl_in_string = m.ctrl & content;
-        let escape_checks = escape_checks(classifier, bytes, escapes, n);
-        let other = !m.delim & !in_string;
-        let other_start = other & !((other << 1) | (self.prev_other >> 63));
+        let (mut b, numbers) = self.strings(classifier, bytes, m, n);
+        b.suspects |= self.scalar_suspects(&numbers, n, next);
+        b
+    }
+
+    /// [`Stage1::mixed`] but for the number suspects (`suspects` holds the name candidates
+    /// only), and the block's [`Numbers`].
+    #[inline(always)]
+    fn strings(
+        &mut self,
+        classifier: impl JsonBlocks,
+        bytes: &[u8; 64],
+        m: &Masks,
+        n: usize,
+    ) -> (Block, Numbers) {
+        let (s, quotes, in_string) = self.strings_only(classifier, bytes, m, n);
+        let other = s.other;
+        let other_start = run_starts(other, self.prev_other);
         self.prev_other = other << (64 - n);
         let names = self.name_candidates(quotes, m.underscore, n);
-        let suspects = self.scalar_suspects(m, other, other_start, n, next) | names;
-        Block {
+        let numbers = Numbers {
+            tokens: other,
+            starts: other_start,
+            digit: m.digit & other,
+            dot: m.dot & other,
+            minus: m.minus & other,
+            zero: m.zero & other,
+        };
+        let block = Block {
             structurals: (m.op & !in_string) | quotes | other_start,
-            ctrl_in_string,
-            escapes,
-            string_checks: ctrl_in_string | escape_checks,
-            hi: m.hi,
+            ctrl_in_string: s.ctrl_in_string,
+            escapes: s.escapes,
+            string_checks: s.string_checks,
+            hi: s.hi,
             other,
             starts: other_start,
-            suspects,
+            suspects: names,
             names,
-        }
+        };
+        (block, numbers)
     }
 
     /// [`Stage1::block`] of a block that a string spans from end to end (long strings, such as
@@ -216,53 +327,28 @@ impl Stage1 {
         }
     }
 
-    /// The token bytes (`tokens`, starting at `starts`) that are not part of a plain number;
-    /// `next` says what follows the block's `n` bytes.
+    /// The token bytes of `x` that are not part of a plain number; `next` says what follows
+    /// the block's `n` bytes.
     #[inline(always)]
-    fn scalar_suspects(
-        &mut self,
-        m: &Masks,
-        tokens: u64,
-        starts: u64,
-        n: usize,
-        next: Next<'_>,
-    ) -> u64 {
-        let digit = m.digit & tokens;
-        let dot = m.dot & tokens;
-        let minus = m.minus & tokens;
+    fn scalar_suspects(&mut self, x: &Numbers, n: usize, next: Next<'_>) -> u64 {
         let last = n - 1;
-        let prev_digit = (digit << 1) | (self.prev_digit >> 63);
-        // From each `.`, a carry runs up through the digits after it and lands on the first
-        // byte that is not one: a second `.` there means two in one token.
-        let after_dot = (dot << 1) | (self.prev_dot >> 63);
-        let (sum, carry) = after_dot.overflowing_add(digit);
+        let w = x.walk((self.prev_digit >> 63, self.prev_dot >> 63));
         let shift = 64 - n;
-        self.prev_digit = digit << shift;
-        self.prev_dot = (dot << shift) | (u64::from(carry) << 63);
-        // The suspects when bit `last` of `next_digit` says whether the byte after the block is
-        // a digit (a digit after a token byte continues the token), and that of `unknown`
-        // whether that byte is unknown.
-        let verdict = |next_digit: u64, unknown: u64| {
-            (tokens & !(digit | dot | minus))
-                | (minus & !(starts & next_digit))
-                | (dot & !(prev_digit & next_digit))
-                | (sum & !digit & dot)
-                // A leading zero before a digit: one after neither a digit nor a `.` (at the
-                // token's start, after its `-`, or after a byte that is a suspect already).
-                | (m.zero & tokens & !(prev_digit | after_dot) & (next_digit | unknown))
-        };
+        self.prev_digit = x.digit << shift;
+        self.prev_dot = (x.dot << shift) | (u64::from(w.carry) << 63);
         let byte = match next {
             // A digit after a token byte continues the token (outside strings, then).
-            Next::Digits(after) => return verdict(after, 0),
+            Next::Digits(after) => return x.verdict(&w, after, 0),
             Next::Byte(byte) => byte,
         };
         // First as if the byte after the block were unknown: it counts as not a digit in one
         // place and as a digit in the other, whichever makes a suspect, so only the last byte
         // can come out suspect where the byte would have cleared it; only then is it read.
-        let suspects = verdict(digit >> 1, 1 << last);
+        let suspects = x.verdict(&w, x.digit >> 1, 1 << last);
         match byte {
             Some(b) if (suspects >> last) & 1 == 1 => {
-                verdict((digit >> 1) | (u64::from(b.is_ascii_digit()) << last), 0)
+                let next_digit = (x.digit >> 1) | (u64::from(b.is_ascii_digit()) << last);
+                x.verdict(&w, next_digit, 0)
             }
             _ => suspects,
         }
@@ -272,9 +358,7 @@ impl Stage1 {
     /// `"process_name"` is.
     #[inline(always)]
     fn name_candidates(&mut self, quotes: u64, underscore: u64, n: usize) -> u64 {
-        let cand = quotes
-            & ((underscore << 5) | (self.prev_underscore >> (64 - 5)))
-            & ((quotes << 13) | (self.prev_quotes >> (64 - 13)));
+        let cand = name_candidates(quotes, underscore, &self.before());
         // Keep the previous block's bytes as if it were a whole block ending at byte `n - 1`.
         let shift = 64 - n;
         self.prev_quotes = quotes << shift;

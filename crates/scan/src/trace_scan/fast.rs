@@ -15,7 +15,7 @@ use super::tokens::{CLASS, Escape, SCALAR, ScalarDfa};
 use super::utf8::Utf8Stream;
 #[cfg(target_arch = "x86_64")]
 use crate::simd::{Avx2, Avx512, Kernels, Sse2};
-use crate::simd::{JsonBlocks, Portable, prefetch};
+use crate::simd::{Before, GroupIn, GroupLanes, GroupOut, JsonBlocks, Portable, prefetch};
 
 /// Bytes classified before stage 2 walks them.
 const PIECE: usize = 64 << 10;
@@ -425,18 +425,31 @@ impl Out<'_> {
         b: &Block,
         (mask_slot, other_slot, count_slot): Slots<'_>,
     ) -> bool {
-        // A piece has at most one kind per byte and the buffer 64 bytes to spare.
         let mask = b.kinds();
-        if mask != 0 {
-            let out = self.kinds[self.count..][..64].as_mut_array::<64>();
-            classifier.kinds(block, mask, b.starts, b.suspects, out.expect("64 bytes"));
-            self.count += mask.count_ones() as usize;
-        }
+        self.kinds(classifier, block, (mask, b.starts, b.suspects));
         *mask_slot = mask;
         *other_slot = b.other;
         *count_slot = self.count as u32;
         self.hi |= b.hi;
         b.string_checks != 0
+    }
+}
+
+impl Out<'_> {
+    /// Writes the kinds of the positions `mask` of `block` (with its token starts and suspects).
+    #[inline(always)]
+    fn kinds(
+        &mut self,
+        classifier: impl JsonBlocks,
+        block: &[u8; 64],
+        (mask, starts, suspects): (u64, u64, u64),
+    ) {
+        // A piece has at most one kind per byte and the buffer 64 bytes to spare.
+        if mask != 0 {
+            let out = self.kinds[self.count..][..64].as_mut_array::<64>();
+            classifier.kinds(block, mask, starts, suspects, out.expect("64 bytes"));
+            self.count += mask.count_ones() as usize;
+        }
     }
 }
 
@@ -472,6 +485,61 @@ impl Pass<'_> {
         if self.out.push(classifier, block, &b, slot) {
             let masks = (b.escapes, b.ctrl_in_string);
             string_errors(buf, index, masks, self.escape, &mut self.stop);
+        }
+    }
+
+    /// Stage 1 of the group of 8 blocks from block `k` of `buf` (`blocks`, a byte after them
+    /// in `buf`) inside strings, into `lanes` and `others` (the rest is for [`Pass::numbers`]).
+    #[inline(always)]
+    fn group(
+        &mut self,
+        classifier: impl JsonBlocks,
+        (buf, k, blocks): (&[u8], usize, &[u8; 512]),
+        lanes: &mut GroupLanes,
+        others: &mut [u64; 8],
+    ) {
+        // (In a local: the carries stay in registers from block to block.)
+        let mut stage1 = self.stage1;
+        let mut hi = 0;
+        let blocks = blocks.as_chunks::<64>().0;
+        for (j, (block, other)) in blocks.iter().zip(others).enumerate() {
+            let b = stage1.grouped(classifier, block, lanes, j);
+            *other = b.other;
+            hi |= b.hi;
+            if b.string_checks != 0 {
+                let masks = (b.escapes, b.ctrl_in_string);
+                string_errors(buf, 64 * (k + j), masks, self.escape, &mut self.stop);
+            }
+        }
+        self.out.hi |= hi;
+        self.stage1 = stage1;
+        lanes.after = u64::from(buf[64 * (k + 8)].is_ascii_digit());
+    }
+
+    /// The rest of stage 1 of a [`Pass::group`] from block `k` of `buf` (`blocks`, classified
+    /// as `group`: its lanes and token masks) after `before`: the group's kinds, structural masks
+    /// and counts.
+    #[inline(always)]
+    fn numbers(
+        &mut self,
+        classifier: impl JsonBlocks,
+        (buf, k, blocks): (&[u8], usize, &[u8; 512]),
+        group: GroupIn<'_>,
+        before: &mut Before,
+        (masks, counts): (&mut [u64; 8], &mut [u32; 8]),
+    ) {
+        let mut out = GroupOut::default();
+        *before = classifier.group(group, *before, &mut out);
+        for (j, block) in blocks.as_chunks::<64>().0.iter().enumerate() {
+            let mut suspects = out.suspects[j];
+            if out.names[j] != 0 {
+                suspects &= !not_process_names(buf, 64 * (k + j), out.names[j]);
+            }
+            let mask = out.mask[j];
+            self.out
+                .kinds(classifier, block, (mask, out.starts[j], suspects));
+            masks[j] = mask;
+            counts[j] = self.out.count as u32;
         }
     }
 }
@@ -630,7 +698,7 @@ impl BlockScanner {
     /// Classifies `buf` into `self.piece`; returns the first error inside a string and whether
     /// any byte is 0x80 or above.
     #[inline(always)]
-    fn stage1(&mut self, classifier: impl JsonBlocks, buf: &[u8]) -> (Option<Stop>, bool) {
+    fn stage1<C: JsonBlocks>(&mut self, classifier: C, buf: &[u8]) -> (Option<Stop>, bool) {
         let mut stop: Option<Stop> = None;
         if self.escape != Escape::None {
             match check_escape(buf, 0, self.escape) {
@@ -654,25 +722,54 @@ impl BlockScanner {
             count: 0,
             hi: 0,
         };
-        // One slot per block, zipped with the blocks: no index to check per block.
-        let mut slots = piece
-            .masks
-            .iter_mut()
-            .zip(piece.others.iter_mut())
-            .zip(piece.counts[1..].iter_mut())
-            .map(|((mask, other), count)| (mask, other, count));
         let mut pass = Pass {
             stage1: self.stage1,
             out,
             escape: &mut self.escape,
             stop,
         };
-        let mut chunks = buf.chunks_exact(64);
+        let mut k = 0;
+        if C::GROUPS {
+            // 8 blocks at a time while a byte after them is in `buf`;
+            // what carries from block to block outside strings in a group after the next
+            // group's strings, so that its vector loads do not wait for the lanes' stores (a
+            // percent or two, see BENCHMARKS.md).
+            let groups = buf.as_chunks::<512>().0;
+            let masks = piece.masks.as_chunks_mut::<8>().0;
+            let others = piece.others.as_chunks_mut::<8>().0;
+            let counts = piece.counts[1..].as_chunks_mut::<8>().0;
+            let mut before = pass.stage1.before();
+            let mut lanes = [GroupLanes::default(); 2];
+            let n = buf.len().saturating_sub(1) / 512;
+            for g in 0..=n {
+                if g < n {
+                    for j in 0..8 {
+                        prefetch(buf, 64 * (8 * g + j) + PREFETCH);
+                    }
+                    let at = (buf, 8 * g, &groups[g]);
+                    pass.group(classifier, at, &mut lanes[g % 2], &mut others[g]);
+                }
+                if let Some(p) = g.checked_sub(1) {
+                    let at = (buf, 8 * p, &groups[p]);
+                    let group = (&lanes[p % 2], &others[p]);
+                    let slots = (&mut masks[p], &mut counts[p]);
+                    pass.numbers(classifier, at, group, &mut before, slots);
+                }
+            }
+            k = 8 * n;
+            pass.stage1.set_before(before);
+        }
+        // One slot per block, zipped with the blocks: no index to check per block.
+        let mut slots = piece.masks[k..]
+            .iter_mut()
+            .zip(piece.others[k..].iter_mut())
+            .zip(piece.counts[1 + k..].iter_mut())
+            .map(|((mask, other), count)| (mask, other, count));
+        let mut chunks = buf[64 * k..].chunks_exact(64);
         // The blocks with 64 bytes after their first: the digits there are classified with
         // them, for the suspects of their last bytes. Then the last whole block, with the byte
         // after it, and the rest.
-        let afters = buf.get(1..).unwrap_or_default().chunks_exact(64);
-        let mut k = 0;
+        let afters = buf.get(64 * k + 1..).unwrap_or_default().chunks_exact(64);
         // (`afters` first: it ends first, and a zip polls its second side only after its first.)
         for ((after, chunk), slot) in afters.zip(&mut chunks).zip(&mut slots) {
             let block: &[u8; 64] = chunk.try_into().unwrap_or(&[b' '; 64]);
