@@ -166,11 +166,7 @@ fn an_unreadable_metadata_file_is_noted_not_fatal() {
     let tmp = real_copy(Layout::Flat);
     std::fs::create_dir(tmp.path().join("rank0_ascend_pt/profiler_metadata.json")).expect("dir");
     let advice = advice_of(tmp.path());
-    let rank0 = advice
-        .runs
-        .iter()
-        .find(|r| r.rank == Some(0))
-        .expect("rank 0");
+    let rank0 = support::run_of(&advice, 0);
     assert!(
         rank0
             .notes

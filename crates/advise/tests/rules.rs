@@ -4,22 +4,15 @@
 
 #[path = "../../summary/tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::path::Path;
 
 use common::{Layout, output_file, real_copy, real_run, rewrite_csv};
 use npuprof_advise::{Advice, Code, Finding, Options, advise};
 
-fn options() -> Options {
-    Options {
-        phase: None,
-        rank: None,
-        top: 5,
-    }
-}
-
 fn advice_of(path: &Path) -> Advice {
-    advise(path, &options()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    support::advised(path, None, 5)
 }
 
 /// The codes found for `rank` (`None`: the phase-wide ones).
@@ -692,11 +685,7 @@ fn a_cut_trace_view_names_what_came_before_the_cut_and_says_so() {
     let advice = advice_of(tmp.path());
     let idle = finding(&advice, Code::DeviceIdle, Some(0));
     check_gap_detail(idle, 1, "host meanwhile: Dequeue@Conv2D");
-    let run = advice
-        .runs
-        .iter()
-        .find(|r| r.rank == Some(0))
-        .expect("rank 0");
+    let run = support::run_of(&advice, 0);
     assert!(
         run.notes
             .iter()
@@ -742,11 +731,7 @@ fn kernel_figures_are_per_step_of_the_kernel_table_when_it_counts_other_steps() 
         finding(&twice, Code::DeviceIdle, Some(0)).at_stake_us,
         finding(&real, Code::DeviceIdle, Some(0)).at_stake_us
     );
-    let run = twice
-        .runs
-        .iter()
-        .find(|r| r.rank == Some(0))
-        .expect("rank 0");
+    let run = support::run_of(&twice, 0);
     assert!(
         run.notes.iter().any(|n| n.starts_with(
             "kernel_details.csv holds 2 step(s), step_trace_time.csv 1: kernel figures are per step"
