@@ -13,7 +13,7 @@ use std::path::Path;
 use npuprof_summary::columns::{self, Header, SkippedRow};
 use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
 use npuprof_summary::pipe::RatioValues;
-use npuprof_summary::step_ids::StepIds;
+use npuprof_summary::step_ids::{StepField, StepIds};
 use npuprof_summary::{SummaryError, db_export};
 use serde::Serialize;
 
@@ -495,8 +495,7 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
     let header = columns::read_header(&mut reader, path)?;
     let cols = Columns::new(&header, path)?;
     let seen = &mut RatioValues::default();
-    // The last step's field and value: rows come grouped by step, so a step is parsed once.
-    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
+    let mut step_field = StepField::default();
     let mut pass = Pass::new(KernelProfile {
         has_state: cols.state.is_some(),
         has_shapes: cols.shapes.is_some(),
@@ -525,15 +524,10 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
                 field(cols.duration),
             )
         })?;
-        let step = match cols.step.map(field) {
-            Some(bytes) if bytes == last_step.0.as_slice() => last_step.1,
-            Some(bytes) => {
-                let step = columns::text(bytes).parse::<u64>().ok();
-                last_step = (bytes.to_vec(), step);
-                step
-            }
-            None => None,
-        };
+        let step = cols
+            .step
+            .map(field)
+            .and_then(|bytes| step_field.read(bytes));
         let name = columns::name_key(field(cols.name));
         pass.add(&Row {
             name: &name,

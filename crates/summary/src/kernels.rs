@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::columns::{self, Header, SkippedRow};
 use crate::error::SummaryError;
 use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
-use crate::step_ids::StepIds;
+use crate::step_ids::{StepField, StepIds};
 
 /// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
 pub const MAX_GROUPS: usize = 100_000;
@@ -482,8 +482,7 @@ fn scan(
 ) -> Result<Option<Sums>, SummaryError> {
     let mut sums = Sums::default();
     let ratio_values = &mut RatioValues::default();
-    // The last step's field and value: rows come grouped by step, so a step is parsed once.
-    let mut last_step: (Vec<u8>, Option<u64>) = (Vec::new(), None);
+    let mut step_field = StepField::default();
     while let Some(record) = columns::next_columns(reader, path, &cols.picks)? {
         if let Some(stop) = stop {
             // Reading from the `\n` before `stop` (after a `\r`) skips it as a blank line.
@@ -515,10 +514,7 @@ fn scan(
             .and_then(|p| p.row(ratio_values, |i| record.get_word(i)));
         sums.add(&name, kind, core, duration, ratios);
         if let Some(bytes) = cols.step.and_then(|i| record.get(i)) {
-            if bytes != last_step.0.as_slice() {
-                last_step = (bytes.to_vec(), columns::text(bytes).parse::<u64>().ok());
-            }
-            sums.see_step(last_step.1);
+            sums.see_step(step_field.read(bytes));
         }
     }
     Ok(stop.is_none().then_some(sums))

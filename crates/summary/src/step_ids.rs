@@ -57,6 +57,27 @@ impl StepIds {
     }
 }
 
+/// A row's `Step Id` field read as a number, parsed once per run of equal fields (rows come
+/// grouped by step).
+#[derive(Debug, Clone, Default)]
+pub struct StepField {
+    bytes: Vec<u8>,
+    value: Option<u64>,
+}
+
+impl StepField {
+    /// The step of a row whose `Step Id` field is `bytes` (`None`: no number in it).
+    #[inline]
+    pub fn read(&mut self, bytes: &[u8]) -> Option<u64> {
+        if bytes != self.bytes.as_slice() {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(bytes);
+            self.value = crate::columns::text(bytes).parse().ok();
+        }
+        self.value
+    }
+}
+
 /// The note for a kernel table that counts other steps than `step_trace_time.csv` (`None`
 /// when they agree, or when either count is unknown).
 pub fn disagreement(kernel_steps: usize, trace_steps: usize) -> Option<String> {
