@@ -225,13 +225,20 @@ fn an_interrupt_stops_a_fast_writer() {
 
 /// Issue 32.11: what the launch leaves running in its group (`nohup … &`) is stopped when it
 /// returns, and named; one that ignores SIGTERM is killed.
+///
+/// The script returns only once both children have exec'd their `sleep` (the stubborn one after
+/// its trap), so what is named is the same on a slow machine: before, the launch could return
+/// while they were still `nohup` and `sh -c`.
 #[test]
 fn processes_left_behind_are_stopped_and_named() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (polite, stubborn) = (dir.path().join("polite"), dir.path().join("stubborn"));
     let script = format!(
-        "nohup sleep 1000 >/dev/null 2>&1 & echo $! > {}; \
-         (trap '' TERM; exec sleep 1001) >/dev/null 2>&1 & echo $! > {}; exit 0",
+        "nohup sleep 1000 >/dev/null 2>&1 & p=$!; echo $p > {}; \
+         (trap '' TERM; exec sleep 1001) >/dev/null 2>&1 & s=$!; echo $s > {}; \
+         execs() {{ tr '\\0' ' ' < /proc/$1/cmdline | grep -q \"^sleep $2\"; }}; \
+         i=0; until execs $p 1000 && execs $s 1001 || [ $i -ge 500 ]; do \
+         sleep 0.01; i=$((i+1)); done; exit 0",
         polite.display(),
         stubborn.display()
     );
