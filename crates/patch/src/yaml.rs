@@ -13,7 +13,7 @@ use yaml_serde::{Mapping, Value};
 use crate::edit::{Edit, Edits};
 use crate::error::PatchError;
 use crate::syntax::syntax_error;
-use crate::text::{indentation, line_end, line_start, newline};
+use crate::text::{indentation, line_end, newline};
 
 /// The largest token budget npuprof writes (far beyond any model's context): a larger one is
 /// refused, whoever asks.
@@ -242,9 +242,7 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
             }
             None => {
                 changes.push(format!("{budget_section}: added with {budget_key} {new}"));
-                let child_indent = doc
-                    .first(nested_indent(source))
-                    .unwrap_or_else(|| "  ".to_owned());
+                let child_indent = doc.first(nested_indent).unwrap_or_else(|| "  ".to_owned());
                 let at = content_end(source, doc.end());
                 insert_after(
                     &mut edits,
@@ -323,28 +321,22 @@ fn find_pair<'t>(source: &str, mapping: Node<'t>, key: &str) -> Option<Node<'t>>
 }
 
 /// The indentation of the first nested mapping's keys in a block's tree.
-fn nested_indent(source: &str) -> impl Fn(Node<'_>) -> Option<String> {
-    move |root| {
-        named_children(top_mapping(root)?)
-            .into_iter()
-            .filter_map(pair_mapping)
-            .find_map(|m| {
-                named_children(m)
-                    .into_iter()
-                    .find(|n| n.kind() == "block_mapping_pair")
-            })
-            .map(|pair| pair_indent(source, pair))
-    }
+fn nested_indent(root: Node<'_>) -> Option<String> {
+    named_children(top_mapping(root)?)
+        .into_iter()
+        .filter_map(pair_mapping)
+        .find_map(|m| {
+            named_children(m)
+                .into_iter()
+                .find(|n| n.kind() == "block_mapping_pair")
+        })
+        .map(pair_indent)
 }
 
-/// The whitespace before a pair on its line (spaces matching its column otherwise).
-fn pair_indent(source: &str, pair: Node<'_>) -> String {
-    let before = &source[line_start(source, pair.start_byte())..pair.start_byte()];
-    if before.chars().all(|c| c == ' ') {
-        before.to_owned()
-    } else {
-        " ".repeat(pair.start_position().column)
-    }
+/// The indentation of a pair: spaces to its column (YAML indents block mappings with spaces
+/// only, so this is also the text before a pair that starts its line).
+fn pair_indent(pair: Node<'_>) -> String {
+    " ".repeat(pair.start_position().column)
 }
 
 /// `key: value` as a new line after the mapping's last entry, at its siblings' indentation.
@@ -355,7 +347,7 @@ fn insert_pair(source: &str, mapping: Node<'_>, key: &str, value: &str, nl: &str
         .collect();
     let indent = pairs.first().map_or_else(
         || indentation(source, mapping.start_byte()).to_owned(),
-        |p| pair_indent(source, *p),
+        |p| pair_indent(*p),
     );
     let last_end = pairs.last().map_or(mapping.end_byte(), |p| p.end_byte());
     Edit::insert(
