@@ -31,6 +31,7 @@ use npuprof_summary::recorded::{Recorded, Source};
 use npuprof_summary::run::{
     COMMUNICATION, EnvSource, KERNEL_DETAILS, OUTPUT_DIR, RecordedEnv, STEP_TRACE,
 };
+use npuprof_summary::step_ids::kernel_divisor;
 use npuprof_summary::steps::{Step, read_steps};
 use npuprof_summary::warnings::{self, RunFacts, Warning};
 use npuprof_summary::{SummaryError, phase_order};
@@ -109,14 +110,9 @@ impl RunData {
         self.info.steps.max(1) as f64
     }
 
-    /// The steps the kernel table's sums are divided by: its own Step Ids when it has them
-    /// (kernel_details.csv and step_trace_time.csv may disagree: each is divided by its own
-    /// count), else [`RunData::steps`].
+    /// The steps the kernel table's sums are divided by (summary's [`kernel_divisor`]).
     pub(crate) fn kernel_steps(&self) -> f64 {
-        match self.kernels.as_ref().map(|k| k.steps) {
-            Some(n) if n > 0 => n as f64,
-            _ => self.steps(),
-        }
+        kernel_divisor(self.kernels.as_ref().map(|k| k.steps), self.info.steps) as f64
     }
 
     /// step_trace_time's free time per step (0 without its rows).

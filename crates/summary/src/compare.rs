@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use crate::run::RunSummary;
+use crate::step_ids::kernel_divisor;
 use crate::units;
 use crate::warnings::{self, Warning, WarningCode};
 use crate::{SCHEMA_VERSION, Summary};
@@ -196,10 +197,7 @@ impl PhaseTotals {
         let step_sum: f64 = runs.iter().flat_map(|r| &r.steps).map(|s| s.total_us).sum();
         let kernel_steps: usize = runs
             .iter()
-            .map(|r| match r.kernels.as_ref().map(|k| k.steps) {
-                Some(n) if n > 0 => n,
-                _ => r.steps.len().max(1),
-            })
+            .map(|r| kernel_divisor(r.kernels.as_ref().map(|k| k.steps), r.steps.len()))
             .sum();
         let mut totals = Self {
             kernel_steps,

@@ -78,6 +78,16 @@ impl StepField {
     }
 }
 
+/// The steps a kernel table's sums are divided by: its own count of steps when it has one
+/// (`kernel_details.csv` and `step_trace_time.csv` may disagree: each is divided by its own),
+/// else `trace_steps`; at least 1.
+pub fn kernel_divisor(kernel_steps: Option<usize>, trace_steps: usize) -> usize {
+    match kernel_steps {
+        Some(n) if n > 0 => n,
+        _ => trace_steps.max(1),
+    }
+}
+
 /// The note for a kernel table that counts other steps than `step_trace_time.csv` (`None`
 /// when they agree, or when either count is unknown).
 pub fn disagreement(kernel_steps: usize, trace_steps: usize) -> Option<String> {
@@ -93,7 +103,7 @@ pub fn disagreement(kernel_steps: usize, trace_steps: usize) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{StepIds, disagreement};
+    use super::{StepIds, disagreement, kernel_divisor};
 
     fn counted(segments: &[&[Option<u64>]]) -> usize {
         let mut all = StepIds::default();
@@ -103,6 +113,15 @@ mod tests {
             all.absorb(ids);
         }
         all.count()
+    }
+
+    #[test]
+    fn kernel_sums_are_divided_by_their_own_steps_else_step_traces_and_never_by_zero() {
+        assert_eq!(kernel_divisor(Some(2), 3), 2);
+        assert_eq!(kernel_divisor(Some(0), 3), 3);
+        assert_eq!(kernel_divisor(None, 3), 3);
+        assert_eq!(kernel_divisor(None, 0), 1);
+        assert_eq!(kernel_divisor(Some(0), 0), 1);
     }
 
     #[test]
