@@ -162,9 +162,9 @@ impl Stage1 {
         self.mixed(classifier, bytes, &m, n, next)
     }
 
-    /// Stage 1 of a whole block, lane `k` of a group of 8, as far as it goes inside strings: what carries from block to block
-    /// outside them is for [`JsonBlocks::group`] of `lanes` after [`Stage1::before`] (taken
-    /// before the group), then [`Stage1::set_before`].
+    /// Stage 1 of a whole block, lane `k` of a group of 8, as far as it goes inside strings:
+    /// what carries from block to block outside them is for [`JsonBlocks::group`] of `lanes`
+    /// after [`Stage1::before`] (taken before the group), then [`Stage1::set_before`].
     #[inline(always)]
     pub(super) fn grouped(
         &mut self,
@@ -180,16 +180,9 @@ impl Stage1 {
         lanes.minus[k] = m.minus;
         lanes.zero[k] = m.zero;
         if m.quote | !self.in_string == 0 {
-            let escapes = m.backslash & !self.escaped(m.backslash, 64);
             lanes.ops[k] = 0;
             lanes.quotes[k] = 0;
-            return InString {
-                other: 0,
-                ctrl_in_string: m.ctrl,
-                escapes,
-                string_checks: m.ctrl | escape_checks(classifier, bytes, escapes, 64),
-                hi: m.hi,
-            };
+            return self.spanned(classifier, bytes, &m, 64);
         }
         let (s, quotes, in_string) = self.strings_only(classifier, bytes, &m, 64);
         lanes.ops[k] = (m.op & !in_string) | quotes;
@@ -306,8 +299,7 @@ impl Stage1 {
         m: &Masks,
         n: usize,
     ) -> Block {
-        let escapes = m.backslash & !self.escaped(m.backslash, n);
-        let escape_checks = escape_checks(classifier, bytes, escapes, n);
+        let s = self.spanned(classifier, bytes, m, n);
         // The carries as the general path leaves them after such a block.
         self.prev_other = 0;
         self.prev_digit = 0;
@@ -316,14 +308,34 @@ impl Stage1 {
         self.prev_underscore = m.underscore << (64 - n);
         Block {
             structurals: 0,
-            ctrl_in_string: m.ctrl,
-            escapes,
-            string_checks: m.ctrl | escape_checks,
-            hi: m.hi,
+            ctrl_in_string: s.ctrl_in_string,
+            escapes: s.escapes,
+            string_checks: s.string_checks,
+            hi: s.hi,
             other: 0,
             starts: 0,
             suspects: 0,
             names: 0,
+        }
+    }
+
+    /// What a block that a string spans from end to end, classified as `m`, holds: its escapes
+    /// and control characters, all inside the string.
+    #[inline(always)]
+    fn spanned(
+        &mut self,
+        classifier: impl JsonBlocks,
+        bytes: &[u8; 64],
+        m: &Masks,
+        n: usize,
+    ) -> InString {
+        let escapes = m.backslash & !self.escaped(m.backslash, n);
+        InString {
+            other: 0,
+            ctrl_in_string: m.ctrl,
+            escapes,
+            string_checks: m.ctrl | escape_checks(classifier, bytes, escapes, n),
+            hi: m.hi,
         }
     }
 
