@@ -77,21 +77,22 @@ fn value(finder: &Finder<'_>, event: &[u8]) -> Option<f64> {
     let text = match rest.strip_prefix(b"\"") {
         Some(quoted) => {
             let end = memchr::memchr2(b'"', b'\\', quoted)?;
-            (quoted[end] == b'"').then(|| &quoted[..end])?
+            if quoted[end] != b'"' {
+                return None;
+            }
+            // Trimmed as the parser's `Number::Text` is.
+            std::str::from_utf8(&quoted[..end]).ok()?.trim()
         }
         None => {
             let end = rest
                 .iter()
                 .position(|b| !matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))?;
             let after = rest[end..].trim_ascii_start().first();
-            (end > 0 && matches!(after, Some(b',' | b'}'))).then(|| &rest[..end])?
+            if end == 0 || !matches!(after, Some(b',' | b'}')) {
+                return None;
+            }
+            std::str::from_utf8(&rest[..end]).ok()?
         }
-    };
-    let text = std::str::from_utf8(text).ok()?;
-    let text = if rest.starts_with(b"\"") {
-        text.trim()
-    } else {
-        text
     };
     text.parse().ok()
 }
