@@ -204,7 +204,13 @@ pub fn patch_run_config(source: &str, options: &YamlOptions<'_>) -> Result<YamlP
         set_value(&mut expected, section, switch_key, Value::Bool(true));
     }
 
-    let current = value_of(&old_value, budget_section, budget_key).and_then(Value::as_u64);
+    // The budget as the engine's loader (PyYAML) reads it: `040` is 32, so raising "at least
+    // 14" leaves it alone; a value it reads no count from is refused unless a budget is given.
+    let current = match npuprof_repository::config::budget(source, &old_value, options.budget) {
+        Ok(current) => current,
+        Err(_) if matches!(options.max_new_tokens, MaxNewTokens::Exactly(_)) => None,
+        Err(e) => return Err(PatchError::Refused(e.to_string())),
+    };
     let target = match options.max_new_tokens {
         MaxNewTokens::Keep => None,
         MaxNewTokens::AtLeast(min) => (current.is_none_or(|c| c < min)).then_some(min),

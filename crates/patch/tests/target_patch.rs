@@ -837,3 +837,71 @@ fn the_engine_prefill_is_pinned_where_each_value_lives() {
         "{err}"
     );
 }
+
+/// The token budget is read as the engine's loader (PyYAML's `safe_load`) reads it: `040` is 32
+/// and `3_2` is 32, so "raise to at least 14" leaves them alone (npuprof's YAML library reads
+/// both as strings, and the patch used to write `max_new_tokens: 14` over a budget of 32); what
+/// PyYAML reads as no count is refused by name, before anything is written.
+#[test]
+fn the_token_budget_is_read_as_pyyaml_reads_it_and_never_lowered() {
+    for written in ["040", "3_2", "0x20", "+32"] {
+        let dir = repo(Variant::Stock);
+        let path = dir.path().join(MTP_CONFIG);
+        let text = std::fs::read_to_string(&path).expect("config");
+        let new = text.replace("max_new_tokens: 32", &format!("max_new_tokens: {written}"));
+        assert_ne!(new, text);
+        std::fs::write(&path, new).expect("write");
+        let t = target(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+        let budget = t.profiled().map(|p| p.config.effective_budget);
+        assert_eq!(budget, Some(32), "{written}");
+        let patch = patch_target(
+            &t,
+            &sources(dir.path(), &t),
+            &request(PhaseSelection::Both, 10, None),
+        )
+        .unwrap_or_else(|e| panic!("{written}: {e}"));
+        assert_eq!(patch.plan.min_max_new_tokens, Some(14), "{written}");
+        let budget_changes: Vec<String> = change_lines(&patch)
+            .into_iter()
+            .filter(|c| c.contains("max_new_tokens"))
+            .collect();
+        assert!(budget_changes.is_empty(), "{written}: {budget_changes:?}");
+    }
+    for (written, reads) in [
+        ("\"32\"", "a string"),
+        ("'32'", "a string"),
+        ("32.0", "a float"),
+        ("-1", "the int -1"),
+        (".inf", "a float"),
+        ("null", "None"),
+        ("", "None"),
+        ("[32]", "a list"),
+        ("1e309", "a string"),
+        ("yes", "the bool True"),
+        ("*anchor_elsewhere", "an alias"),
+    ] {
+        let dir = repo(Variant::Stock);
+        let path = dir.path().join(MTP_CONFIG);
+        let text = std::fs::read_to_string(&path).expect("config");
+        let mut new = text.replace("max_new_tokens: 32", &format!("max_new_tokens: {written}"));
+        if written.starts_with('*') {
+            new = format!("anchors: &anchor_elsewhere 32\n{new}");
+        }
+        std::fs::write(&path, &new).expect("write");
+        let err = resolve(&Request {
+            repo: dir.path(),
+            model: "deepseek-mini",
+            yaml: "decode_mtp.yaml",
+            mode: None,
+        })
+        .err()
+        .unwrap_or_else(|| panic!("{written:?} resolves"));
+        let message = err.to_string();
+        assert!(
+            message.starts_with("scheduler_config.max_new_tokens is `")
+                && message.contains(reads)
+                && message.contains("write a plain integer, e.g. `max_new_tokens: 32`"),
+            "{written:?}: {message}"
+        );
+    }
+}

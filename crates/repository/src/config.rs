@@ -6,6 +6,7 @@ use yaml_serde::Value;
 
 use crate::definition::ConfigKeys;
 use crate::error::TargetError;
+use crate::pyyaml::{self, PyScalar};
 use crate::yaml_blocks;
 
 /// A YAML key path, printed `a.b.c`.
@@ -76,11 +77,18 @@ pub fn lookup<'v>(value: &'v Value, path: &[String]) -> Option<&'v Value> {
 
 /// Reads `text` with `keys`.
 pub fn read(text: &str, keys: &ConfigKeys) -> Result<RunConfig, TargetError> {
-    Ok(read_value(&parse_yaml(text)?, keys))
+    read_value(text, &parse_yaml(text)?, keys)
 }
 
-/// The run config's values at `keys`, from its parsed document (see [`parse_yaml`]).
-pub fn read_value(value: &Value, keys: &ConfigKeys) -> RunConfig {
+/// The run config's values at `keys`, from its text and its parsed document (see
+/// [`parse_yaml`]); a token budget the engine would read no count from is refused ([`budget`]).
+pub fn read_value(text: &str, value: &Value, keys: &ConfigKeys) -> Result<RunConfig, TargetError> {
+    let budget = budget(text, value, &keys.budget).map_err(TargetError::Budget)?;
+    Ok(read_unchecked(value, keys, budget))
+}
+
+/// [`read_value`] with the budget already read.
+fn read_unchecked(value: &Value, keys: &ConfigKeys, budget: Option<u64>) -> RunConfig {
     let parent = &keys.switch[..keys.switch.len().saturating_sub(1)];
     let has_switch_section = lookup(value, parent).is_some_and(Value::is_mapping);
     let switch = match lookup(value, &keys.switch) {
@@ -90,7 +98,6 @@ pub fn read_value(value: &Value, keys: &ConfigKeys) -> RunConfig {
             truthy: python_truthy(other),
         },
     };
-    let budget = lookup(value, &keys.budget).and_then(Value::as_u64);
     let draft_model = keys
         .draft
         .as_ref()
@@ -114,6 +121,153 @@ pub fn read_value(value: &Value, keys: &ConfigKeys) -> RunConfig {
         draft_model,
         world_size,
         model_name: model_name(value),
+    }
+}
+
+/// Why a run config's token budget gives the engine no count to run to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{key} is `{written}`, which the engine's YAML loader (PyYAML) reads as {reads}: {why}; write a plain integer, e.g. `{leaf}: 32`"
+)]
+pub struct BudgetError {
+    /// The key path, dotted.
+    pub key: String,
+    /// The value as written (its first line, at most 60 characters).
+    pub written: String,
+    /// What PyYAML makes of it.
+    pub reads: String,
+    /// Why that is no budget.
+    pub why: &'static str,
+    /// The key's last part.
+    pub leaf: String,
+}
+
+/// The token budget at `path` as the engine reads it: `Ok(None)` when the key is absent (the
+/// engine's default applies), `Ok(Some(n))` for an integer of 0 or more in any notation PyYAML
+/// reads as one (`040` is 32), else an error that says what PyYAML reads instead. The scalar is
+/// read as written (tree-sitter), since npuprof's YAML library follows YAML 1.2; a budget
+/// supplied by a merge key (`<<: *base`), whose scalar is elsewhere, is taken as that library
+/// reads it when that is an integer without a leading zero or an underscore.
+pub fn budget(text: &str, value: &Value, path: &[String]) -> Result<Option<u64>, BudgetError> {
+    let Some(found) = lookup(value, path) else {
+        return Ok(None);
+    };
+    let refuse = |written: String, reads: String, why: &'static str| BudgetError {
+        key: dotted(path),
+        written,
+        reads,
+        why,
+        leaf: path.last().cloned().unwrap_or_default(),
+    };
+    let Some(raw) = raw_value(text, path) else {
+        return match found {
+            Value::Number(n) if n.as_u64().is_some() => Ok(n.as_u64()),
+            other => Err(refuse(
+                short(&yaml_serde::to_string(other).unwrap_or_default()),
+                "something other than a plain integer".to_owned(),
+                "npuprof cannot see the scalar as written (a merge key supplies it)",
+            )),
+        };
+    };
+    let scalar = match &raw {
+        Raw::Plain(t) => pyyaml::resolve_plain(t),
+        Raw::Quoted(_) => PyScalar::Str,
+        Raw::Empty => PyScalar::Null,
+        Raw::Other(_) => {
+            return Err(refuse(
+                short(raw.text()),
+                "a list, a mapping, an alias or a tagged value".to_owned(),
+                "the engine compares the decode step count with it, which fails (or is not what \
+                 it looks like)",
+            ));
+        }
+    };
+    let why = match scalar {
+        PyScalar::Int(Some(n)) if n >= 0 => {
+            return u64::try_from(n).map(Some).map_err(|_| {
+                refuse(
+                    short(raw.text()),
+                    scalar.to_string(),
+                    "npuprof counts to 2^64 - 1",
+                )
+            });
+        }
+        PyScalar::Int(Some(_)) => "a negative budget is no count of tokens",
+        PyScalar::Int(None) => "npuprof counts to 2^64 - 1",
+        PyScalar::Float => {
+            "the engine uses the budget as a count (KV-cache sizes, step comparisons), and npuprof cannot prove a float works there"
+        }
+        PyScalar::Bool(_) => "a bool is no count of tokens",
+        PyScalar::Null | PyScalar::Str => {
+            "the engine compares its decode step count with it, which raises a TypeError at the first decode step"
+        }
+    };
+    Err(refuse(short(raw.text()), scalar.to_string(), why))
+}
+
+/// A value as written in the text.
+enum Raw {
+    /// A plain (unquoted) scalar, trimmed.
+    Plain(String),
+    /// A single- or double-quoted scalar.
+    Quoted(String),
+    /// No value (`key:` alone).
+    Empty,
+    /// A collection, an alias, a tagged value or a block scalar.
+    Other(String),
+}
+
+impl Raw {
+    fn text(&self) -> &str {
+        match self {
+            Raw::Plain(t) | Raw::Quoted(t) | Raw::Other(t) => t,
+            Raw::Empty => "",
+        }
+    }
+}
+
+/// The first line of `s`, at most 60 characters.
+fn short(s: &str) -> String {
+    let line = s.trim().lines().next().unwrap_or("");
+    let mut out: String = line.chars().take(60).collect();
+    if out.len() < line.len() || s.trim().lines().nth(1).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// The value at `path` as written (`None` when tree-sitter finds no such key: a merge key
+/// supplies it, or the text cannot be parsed).
+fn raw_value(text: &str, path: &[String]) -> Option<Raw> {
+    with_pair(text, path, |pair| raw_of(text, pair))
+}
+
+/// The value of mapping pair `pair` as written.
+fn raw_of(text: &str, pair: tree_sitter::Node<'_>) -> Raw {
+    let Some(value) = pair.child_by_field_name("value") else {
+        return Raw::Empty;
+    };
+    let written = npuprof_syntax::text(value, text).to_owned();
+    let kids: Vec<_> = npuprof_syntax::all_children(value)
+        .into_iter()
+        .filter(|k| k.kind() != "anchor" && k.kind() != "comment")
+        .collect();
+    match (value.kind(), kids.as_slice()) {
+        ("flow_node", [only]) if only.kind() == "plain_scalar" => {
+            let scalar = npuprof_syntax::text(*only, text).trim();
+            if scalar.contains('\n') {
+                // A multi-line plain scalar folds into a string with spaces.
+                Raw::Quoted(scalar.to_owned())
+            } else {
+                Raw::Plain(scalar.to_owned())
+            }
+        }
+        ("flow_node", [only])
+            if matches!(only.kind(), "double_quote_scalar" | "single_quote_scalar") =>
+        {
+            Raw::Quoted(written)
+        }
+        _ => Raw::Other(written),
     }
 }
 
@@ -144,6 +298,16 @@ fn python_truthy(value: &Value) -> bool {
 /// The 1-based line of the key at `path` in YAML `text`: the top-level block holding it is found
 /// by a line scan and parsed alone with tree-sitter-yaml (so the file may be of any length).
 pub fn key_line(text: &str, path: &[String]) -> Option<usize> {
+    with_pair(text, path, |pair| pair.start_position().row + 1)
+}
+
+/// `f` of the mapping pair at `path` in YAML `text` (`None` when there is none): the top-level
+/// block holding it is found by a line scan and parsed alone with tree-sitter-yaml.
+fn with_pair<R>(
+    text: &str,
+    path: &[String],
+    f: impl FnOnce(tree_sitter::Node<'_>) -> R,
+) -> Option<R> {
     let (first, _) = path.split_first()?;
     let blocks = yaml_blocks::blocks(text).ok()?;
     let block = yaml_blocks::find(&blocks, first)?;
@@ -155,7 +319,7 @@ pub fn key_line(text: &str, path: &[String]) -> Option<usize> {
         }
         node = find_pair(node, text, key)?;
     }
-    Some(node.start_position().row + 1)
+    Some(f(node))
 }
 
 /// The first mapping pair with key `key` below `node`, not looking inside other pairs.

@@ -106,6 +106,10 @@ pub enum TargetError {
     /// The run config is not valid YAML.
     #[error("the run config is not valid YAML: {0}")]
     Yaml(String),
+    /// The token budget is written so that the engine reads no count from it (see
+    /// [`crate::config::budget`]).
+    #[error("{0}")]
+    Budget(crate::config::BudgetError),
     /// A Python file has a syntax error.
     #[error("`{path}` has a syntax error at line {line}")]
     PythonSyntax {
@@ -161,6 +165,7 @@ impl npuprof_severity::Classify for TargetError {
             | TargetError::ConfigNotInLayout { .. }
             | TargetError::Definitions(_)
             | TargetError::Yaml(_)
+            | TargetError::Budget(_)
             | TargetError::PythonSyntax { .. } => Some(Classified::new(ErrorCode::InvalidInput)),
             _ => None,
         }

@@ -22,6 +22,7 @@ pub mod manual;
 pub mod named;
 pub mod nearby;
 pub mod python;
+pub mod pyyaml;
 mod resolve;
 pub mod results;
 pub mod yaml_blocks;

@@ -68,8 +68,9 @@ pub fn model_configs(repo: &Path, model: &str) -> Result<ModelConfigs, TargetErr
         .into_iter()
         .map(|yaml| {
             let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
-            let view = crate::config::parse_yaml(&text)
-                .and_then(|value| config_view(definitions, repo, model, &yaml, &value, None));
+            let view = crate::config::parse_yaml(&text).and_then(|value| {
+                config_view(definitions, repo, model, &yaml, &text, &value, None)
+            });
             ConfigEntry { yaml, view }
         })
         .collect();

@@ -260,12 +260,14 @@ pub struct ConfigView {
     pub notes: Vec<String>,
 }
 
-/// Reads run config `text` of `models/<model>/config/<yaml>` through its model's shape.
+/// Reads run config `text` (parsed: `value`) of `models/<model>/config/<yaml>` through its
+/// model's shape.
 pub fn config_view(
     definitions: &'static Definitions,
     repo: &Path,
     model: &str,
     yaml: &str,
+    text: &str,
     value: &yaml_serde::Value,
     mode: Option<RunMode>,
 ) -> Result<ConfigView, TargetError> {
@@ -293,7 +295,7 @@ pub fn config_view(
             "no target shape is defined for a {launcher:?} launcher"
         ))
     })?;
-    let config = config::read_value(value, &shape.config);
+    let config = config::read_value(text, value, &shape.config)?;
     let mut notes = Vec::new();
     let budget = budget(shape, model, mode, &config, &mut notes);
     if let Some(o) = shape.model_override(model) {
@@ -423,6 +425,7 @@ fn locate(
         repo,
         request.model,
         request.yaml,
+        &config_text,
         &value,
         request.mode,
     )?;
@@ -1133,17 +1136,15 @@ fn outside_config(
     } else {
         format!(" (its own launcher: {})", scripts.join(", "))
     };
-    let budget = files
-        .read(&path)
-        .ok()
-        .and_then(|text| config::parse_yaml(&text).ok())
-        .and_then(|value| {
-            definitions.shapes.iter().find_map(|shape| {
-                config::lookup(&value, &shape.config.budget)
-                    .and_then(yaml_serde::Value::as_u64)
-                    .map(|n| (dotted(&shape.config.budget), n))
-            })
-        });
+    let budget = files.read(&path).ok().and_then(|text| {
+        let value = config::parse_yaml(&text).ok()?;
+        definitions.shapes.iter().find_map(|shape| {
+            config::budget(&text, &value, &shape.config.budget)
+                .ok()
+                .flatten()
+                .map(|n| (dotted(&shape.config.budget), n))
+        })
+    });
     let why = match budget {
         Some((key, n)) if n <= 1 => format!(
             "; {key} {n} makes it a prefill benchmark: decode never runs, and raising the budget would change the benchmark"

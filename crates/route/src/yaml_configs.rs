@@ -111,6 +111,7 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
             &root.join(p.prefix),
             p.model,
             p.yaml,
+            src,
             &value,
             None,
         )
@@ -126,8 +127,9 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     let switch_value = npuprof_repository::config::lookup(&value, &keys.switch);
     let enable_profiler = switch_value.and_then(Value::as_bool);
     let enable_profiler_line = key_line(src, &keys.switch);
-    let max_new_tokens =
-        npuprof_repository::config::lookup(&value, &keys.budget).and_then(Value::as_u64);
+    // The budget as the engine's loader reads it; a value it reads no count from is said.
+    let budget = npuprof_repository::config::budget(src, &value, &keys.budget);
+    let max_new_tokens = budget.as_ref().ok().copied().flatten();
     let next_n = npuprof_repository::config::lookup(&value, &keys.next_n).and_then(Value::as_u64);
     let world_size = value
         .get("parallel_config")
@@ -151,6 +153,14 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
         match (&view, &view_error) {
             (Some(view), _) => decode_budget(view),
             (None, Some(e)) => (no(e), None),
+            (None, None) if budget.is_err() => (
+                no(&budget
+                    .as_ref()
+                    .err()
+                    .map(ToString::to_string)
+                    .unwrap_or_default()),
+                None,
+            ),
             (None, None) if max_new_tokens.is_some_and(|n| n <= 1) => (
                 no(&format!(
                     "not under {} (its own launcher runs it, not {} \
