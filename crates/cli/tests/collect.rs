@@ -1042,3 +1042,67 @@ fn collect_and_patch_give_a_shared_error_the_same_code() {
         check_restored(fixture.repo.path(), &before);
     }
 }
+
+/// A run whose profiler is not the one patched (here the run's environment rebinds
+/// `torch_npu.profiler.schedule` to a 3-step window, which no reading of the repository can
+/// see) records steps 3–5 where 3–12 were asked: collect says so as an error and exits 1, never
+/// "clean", and still restores the repository.
+#[test]
+fn a_run_that_records_another_window_than_the_one_patched_is_not_clean() {
+    let fixture = fixture("recipes-mini");
+    let site = fixture.tmp.path().join("site");
+    fs::create_dir_all(&site).unwrap();
+    fs::write(
+        site.join("sitecustomize.py"),
+        "import torch_npu.profiler as _p\n\
+         _orig = _p.schedule\n\
+         def _three(**kw):\n    kw['active'] = min(kw.get('active', 1), 3)\n    return _orig(**kw)\n\
+         _p.schedule = _three\n",
+    )
+    .unwrap();
+    let before = source_files(fixture.repo.path());
+    let pythonpath = format!(
+        "{}:{}",
+        workspace_root().join("tests/fake_torch_npu").display(),
+        site.display()
+    );
+    let output = fixture
+        .collect(&[&MTP[..], &["--phase", "decode", "--decode-active", "10", "--json"]].concat())
+        .env("PYTHONPATH", &pythonpath)
+        .output()
+        .unwrap();
+    let report = json(&output);
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_ne!(report["outcome"], "clean");
+    let findings: Vec<&Value> = report["verify"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "window-not-requested")
+        .collect();
+    assert_eq!(findings.len(), 1, "{:#}", report["verify"][0]["findings"]);
+    assert_eq!(findings[0]["severity"], "error");
+    let message = findings[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("it recorded step(s) 3, 4, 5 where steps 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 were asked for")
+            && message.contains("active=3")
+            && message.contains("active=10"),
+        "{message}"
+    );
+    check_restored(fixture.repo.path(), &before);
+    // The human summary says the same: no "ok" for that run.
+    let human = fixture
+        .collect(&[&MTP[..], &["--phase", "decode", "--decode-active", "10"]].concat())
+        .env("PYTHONPATH", &pythonpath)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&human.stdout);
+    assert!(!stdout.contains("collect: clean"), "{stdout}");
+    assert!(!stdout.contains("decode rank 0: ok"), "{stdout}");
+    assert!(stdout.contains("window-not-requested"), "{stdout}");
+}

@@ -167,6 +167,20 @@ pub struct PhasePlan {
     pub notes: Vec<String>,
 }
 
+impl PhasePlan {
+    /// The schedule this window is (the arguments torch_npu's profiler is built with).
+    pub fn schedule(&self) -> Schedule {
+        Schedule {
+            wait: self.wait,
+            warmup: self.warmup,
+            active: self.active,
+            repeat: self.repeat,
+            skip_first: self.skip_first,
+            skip_first_wait: self.skip_first_wait,
+        }
+    }
+}
+
 /// The token-budget view of a run config.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ConfigPlan {

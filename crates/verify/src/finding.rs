@@ -181,6 +181,9 @@ codes! {
     StepsMissing = ("steps-missing", Error, "Recorded steps missing",
         "Steps the schedule records are absent from kernel_details.csv.",
         "check that `step()` is called once per step inside the window, then run again");
+    WindowNotRequested = ("window-not-requested", Error, "Not the window asked for",
+        "`collect`: the run recorded another window than the one npuprof patched in (a shorter or shifted window, or another schedule): the profiler that ran is not the one patched.",
+        "find where the run builds or rebinds its profiler (a monkeypatch, a decorator, a conditional import, `__defaults__`) and patch that, or collect with path B (`npuprof inject`)");
     StepsUnexpected = ("steps-unexpected", Warning, "Unexpected steps",
         "Step Ids the schedule does not record.",
         "check the schedule passed to the profiler against the one expected (`npuprof plan`)");

@@ -56,6 +56,18 @@ pub struct Options {
     pub logs: Vec<PathBuf>,
     /// Whether the output is judged as a serving engine's ([`serving`]).
     pub serving: serving::Serving,
+    /// The windows that were asked for (`collect`: the schedules it patched in), per phase: a
+    /// run of that phase that recorded another window is an error (`window-not-requested`).
+    pub requested: Vec<Requested>,
+}
+
+/// A window asked for: the schedule npuprof patched into a phase's profiler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requested {
+    /// The phase.
+    pub phase: npuprof_schedule::Phase,
+    /// Its schedule.
+    pub schedule: npuprof_schedule::Schedule,
 }
 
 /// The most ranks a run may have (`--ranks`, profiler_info, merged reports).

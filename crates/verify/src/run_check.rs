@@ -338,6 +338,19 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             &step_trace_path,
         );
     }
+    let requested = opts
+        .requested
+        .iter()
+        .find(|r| run.phase.as_deref() == Some(r.phase.name()));
+    if let Some(requested) = requested {
+        step_checks::requested_window(
+            &mut ctx,
+            &requested.schedule,
+            info.and_then(|i| i.schedule),
+            &steps,
+            dir,
+        );
+    }
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
     if listing == Listing::Listed && !has("analyse.done") {
         check_analyse_done_missing(&mut ctx, &out_dir, &build);

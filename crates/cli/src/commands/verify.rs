@@ -104,6 +104,9 @@ pub fn execute(args: &Args) -> anyhow::Result<VerifyReport> {
                 .as_deref()
                 .and_then(npuprof_repository::engine::EngineDefinition::by_id),
         ),
+        // A window asked for is collect's to know; verify judges by what profiler_info records
+        // (and --decode-active).
+        requested: Vec::new(),
     };
     let bar = progress_bar();
     let report = npuprof_verify::verify(&opts, &bar);

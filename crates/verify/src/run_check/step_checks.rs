@@ -49,6 +49,70 @@ pub(super) fn expected_steps(schedule: &Schedule, cycles: &[u64]) -> Option<Vec<
     )
 }
 
+/// `collect`'s check that the run recorded the window it asked for: the schedule profiler_info
+/// records and the steps the run holds (kernel_details.csv's Step Ids, else step_trace_time.csv's)
+/// against the requested schedule's. A shorter, shifted or other window is an error, never "ok":
+/// the profiler that ran is not the one patched.
+pub(super) fn requested_window(
+    ctx: &mut Ctx<'_>,
+    requested: &Schedule,
+    recorded: Option<RecordedSchedule>,
+    steps: &StepsSummary,
+    dir: &Path,
+) {
+    let seen: &[u64] = if steps.kernel_details.is_empty() {
+        &steps.step_trace_time
+    } else {
+        &steps.kernel_details
+    };
+    let cycles = cycles_of(requested, seen);
+    let wanted = expected_steps(requested, &cycles);
+    let recorded_args = recorded.and_then(RecordedSchedule::args);
+    // skip_first_wait is left out: writers before torch_npu 2.7.1.post11 do not record it (its
+    // effect shows in the steps).
+    let same_arguments = |r: &Schedule| {
+        (r.wait, r.warmup, r.active, r.repeat, r.skip_first)
+            == (
+                requested.wait,
+                requested.warmup,
+                requested.active,
+                requested.repeat,
+                requested.skip_first,
+            )
+    };
+    let other_schedule = recorded_args.filter(|r| !same_arguments(r));
+    let other_steps = wanted
+        .as_ref()
+        .filter(|w| !seen.is_empty() && w.as_slice() != seen);
+    if other_schedule.is_none() && other_steps.is_none() {
+        return;
+    }
+    let mut what = Vec::new();
+    if let Some(wanted) = other_steps {
+        what.push(format!(
+            "it recorded step(s) {} where steps {} were asked for",
+            fmt_steps(seen),
+            fmt_steps(wanted)
+        ));
+    }
+    if let Some(r) = other_schedule {
+        what.push(format!(
+            "its profiler_info records schedule {} where {} was patched in",
+            describe_schedule(&r),
+            describe_schedule(requested)
+        ));
+    }
+    ctx.push(Finding::new(
+        Code::WindowNotRequested,
+        format!(
+            "not the window asked for: {}; the profiler that ran is not the one npuprof patched",
+            what.join(", and ")
+        ),
+        Evidence::path(disp(dir)),
+        Code::WindowNotRequested.info().next_action,
+    ));
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(super) fn step_findings(
     ctx: &mut Ctx<'_>,

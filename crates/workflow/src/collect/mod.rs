@@ -429,6 +429,17 @@ impl Run<'_, '_> {
                 world_size: None,
                 logs: captured,
                 serving: npuprof_verify::serving::Serving::Off,
+                // The windows patched in: a run that recorded another one is an error.
+                requested: self
+                    .report
+                    .patch
+                    .iter()
+                    .flat_map(|p| &p.plan.phases)
+                    .map(|phase| npuprof_verify::Requested {
+                        phase: phase.phase,
+                        schedule: phase.schedule(),
+                    })
+                    .collect(),
             },
             &npuprof_verify::NoProgress,
             &|dir| {
