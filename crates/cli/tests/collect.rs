@@ -1067,7 +1067,13 @@ fn a_run_that_records_another_window_than_the_one_patched_is_not_clean() {
         site.display()
     );
     let output = fixture
-        .collect(&[&MTP[..], &["--phase", "decode", "--decode-active", "10", "--json"]].concat())
+        .collect(
+            &[
+                &MTP[..],
+                &["--phase", "decode", "--decode-active", "10", "--json"],
+            ]
+            .concat(),
+        )
         .env("PYTHONPATH", &pythonpath)
         .output()
         .unwrap();
@@ -1089,8 +1095,9 @@ fn a_run_that_records_another_window_than_the_one_patched_is_not_clean() {
     assert_eq!(findings[0]["severity"], "error");
     let message = findings[0]["message"].as_str().unwrap();
     assert!(
-        message.contains("it recorded step(s) 3, 4, 5 where steps 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 were asked for")
-            && message.contains("active=3")
+        message.contains(
+            "it recorded step(s) 3, 4, 5 where steps 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 were asked for"
+        ) && message.contains("active=3")
             && message.contains("active=10"),
         "{message}"
     );

@@ -23,6 +23,7 @@ pub mod named;
 pub mod nearby;
 pub mod python;
 pub mod pyyaml;
+pub mod rebind;
 mod resolve;
 pub mod results;
 pub mod yaml_blocks;

@@ -561,6 +561,7 @@ fn resolve_files(
     }
     let (factory_path, factory, factory_tree, redefined) = find_factory(files, shape)?;
     notes.extend(redefined);
+    refuse_rebindings(definitions, files, request.model, &factory_path, &factory)?;
     evidence.push(Evidence {
         what: format!("profiler factory {}", qualified(&factory)),
         path: factory_path.clone(),
@@ -940,6 +941,78 @@ fn find_sites(
         )));
     }
     Ok(phases)
+}
+
+/// Refuses a target whose factory the run may not call as written ([`crate::rebind`]): every
+/// Python file of the factory's top-level package and of the model's directory that names it is
+/// read (test suites are not run by the launcher and are left out).
+fn refuse_rebindings(
+    definitions: &Definitions,
+    files: Files<'_>,
+    model: &str,
+    factory_path: &str,
+    factory: &Factory,
+) -> Result<(), TargetError> {
+    let package = factory_path.split('/').next().unwrap_or(factory_path);
+    let mut paths = if package == factory_path {
+        vec![factory_path.to_owned()]
+    } else {
+        python_files(definitions, files.repo, package)
+    };
+    paths.extend(python_files(
+        definitions,
+        files.repo,
+        &definitions.layout.model_dir(model),
+    ));
+    paths.sort();
+    paths.dedup();
+    let mut found = Vec::new();
+    for rel in paths
+        .iter()
+        .filter(|p| !p.split('/').any(|c| matches!(c, "tests" | "test")))
+    {
+        let Ok(source) = files.read(rel) else {
+            continue;
+        };
+        if !source.contains(factory.name.as_str()) {
+            continue;
+        }
+        let Some(tree) = python::parse(&source) else {
+            continue;
+        };
+        found.extend(crate::rebind::rebindings(
+            &tree,
+            &source,
+            rel,
+            factory,
+            factory_path,
+        ));
+    }
+    let Some(first) = found.first() else {
+        return Ok(());
+    };
+    let more = match found.len() {
+        1 => String::new(),
+        n => format!(
+            " (and {} more: {})",
+            n - 1,
+            found[1..]
+                .iter()
+                .map(|r| format!("{}:{}", r.path, r.line))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    Err(TargetError::Shape(format!(
+        "npuprof cannot prove that the run calls {} as written in {factory_path}:{}: {}:{}: {}{more}; \
+         a patch there could record another window than the one asked for. Remove the rebinding, \
+         or profile with path B (`npuprof inject`)",
+        qualified(factory),
+        factory.line,
+        first.path,
+        first.line,
+        first.what
+    )))
 }
 
 /// The `.py` files under `dir` (relative to `repo`), sorted; result and hidden directories skipped.

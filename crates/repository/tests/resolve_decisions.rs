@@ -582,9 +582,16 @@ fn a_models_own_entry_is_followed_only_for_a_config_with_the_switch_section() {
     let chain = |model: &str, yaml: &str, text: &str| {
         let value: yaml_serde::Value = yaml_serde::from_str(text).expect("config");
         let definitions = npuprof_repository::Definitions::builtin();
-        let view =
-            npuprof_repository::config_view(definitions, dir.path(), model, yaml, &value, None)
-                .unwrap_or_else(|e| panic!("{model} {yaml}: {e}"));
+        let view = npuprof_repository::config_view(
+            definitions,
+            dir.path(),
+            model,
+            yaml,
+            text,
+            &value,
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{model} {yaml}: {e}"));
         let chain: Vec<(String, String, usize)> = view
             .chain
             .into_iter()
@@ -633,4 +640,113 @@ fn the_whole_run_decode_window_is_the_budget_less_skip_first_and_the_margin() {
     assert_eq!(active("decode_mtp.yaml", Some(10)), Some(21));
     // max_new_tokens 1.
     assert_eq!(active("prefill_only.yaml", None), None);
+}
+
+/// A factory the run may not call as written is refused, naming the file and line that may
+/// rebind it (issue 39: collect said "clean" for a window such a run never recorded). Each case
+/// is one edit of the example; `@staticmethod` (the legacy runner's) binds the body as written.
+#[test]
+fn a_factory_the_run_may_not_call_as_written_is_refused_by_its_line() {
+    const CONTEXT: &str = "executor/utils/profiler_context.py";
+    const ENGINE: &str = "executor/core/engine/execution_engine.py";
+    const DEF: &str = "def create_profiler(";
+    let import = "from executor.utils.profiler_context import ProfilerManager\n";
+    // (file, text replaced, replacement, the reported line's start, what is said)
+    let cases: &[(&str, &str, String, &str, &str)] = &[
+        (
+            CONTEXT,
+            DEF,
+            format!("import functools\n@functools.lru_cache()\n{DEF}"),
+            "@functools",
+            "a decorator wraps create_profiler",
+        ),
+        (
+            ENGINE,
+            import,
+            format!(
+                "{import}import executor.utils.profiler_context as pc\n\
+                 pc.create_profiler = lambda *a, **k: None\n"
+            ),
+            "pc.create_profiler =",
+            "`pc.create_profiler = …` rebinds create_profiler (a monkeypatch)",
+        ),
+        (
+            ENGINE,
+            import,
+            format!(
+                "{import}import executor.utils.profiler_context as pc\n\
+                 setattr(pc, \"create_profiler\", print)\n"
+            ),
+            "setattr(",
+            "`setattr(pc, \"create_profiler\", print)` may rebind create_profiler",
+        ),
+        (
+            CONTEXT,
+            "class ProfilerManager:",
+            "create_profiler.__defaults__ = (True, \"prof\", 3, 1, 3)\n\n\nclass ProfilerManager:"
+                .to_owned(),
+            "create_profiler.__defaults__",
+            "`create_profiler.__defaults__ = …` changes what a call of create_profiler does",
+        ),
+        (
+            CONTEXT,
+            "class ProfilerManager:",
+            "exec(\"create_profiler = None\")\n\n\nclass ProfilerManager:".to_owned(),
+            "exec(",
+            "`exec(…)` in a file that names create_profiler",
+        ),
+        (
+            ENGINE,
+            import,
+            format!(
+                "{import}try:\n    from fast.profiling import create_profiler\n\
+                 except ImportError:\n    from executor.utils.profiler_context import create_profiler\n"
+            ),
+            "from fast",
+            "binds create_profiler to fast.profiling.create_profiler",
+        ),
+        (
+            ENGINE,
+            import,
+            format!(
+                "{import}if __debug__:\n    from executor.utils.profiler_context import create_profiler\n"
+            ),
+            "from executor.utils.profiler_context import create_profiler",
+            "is imported under a condition",
+        ),
+        (
+            CONTEXT,
+            "class ProfilerManager:",
+            "create_profiler = print\n\n\nclass ProfilerManager:".to_owned(),
+            "create_profiler = print",
+            "`create_profiler = …` rebinds create_profiler",
+        ),
+    ];
+    for (file, from, to, marker, said) in cases {
+        let dir = repo();
+        edit(dir.path(), file, from, to);
+        let err = check_refused(dir.path(), "deepseek-mini", "decode_mtp.yaml").to_string();
+        let line = std::fs::read_to_string(dir.path().join(file))
+            .expect("edited file")
+            .lines()
+            .position(|l| l.trim_start().starts_with(marker))
+            .expect("the construct's line")
+            + 1;
+        assert!(
+            err.starts_with("npuprof cannot prove that the run calls create_profiler")
+                && err.contains(&format!("{file}:{line}: "))
+                && err.contains(said),
+            "{file} {said}: {err}"
+        );
+    }
+    // The legacy runner's `@staticmethod` factory and an unconditional import resolve.
+    let dir = repo();
+    check_resolve(dir.path(), "kimi_k3", "kimi_mini_rank_1.yaml");
+    edit(
+        dir.path(),
+        ENGINE,
+        import,
+        &format!("{import}from executor.utils.profiler_context import create_profiler\n"),
+    );
+    check_resolve(dir.path(), "deepseek-mini", "decode_mtp.yaml");
 }
