@@ -1113,3 +1113,84 @@ fn a_run_that_records_another_window_than_the_one_patched_is_not_clean() {
     assert!(!stdout.contains("decode rank 0: ok"), "{stdout}");
     assert!(stdout.contains("window-not-requested"), "{stdout}");
 }
+
+/// kimi_k3 as upstream has it since 61193a74: decode alone (its prefill profiler is gone).
+/// "both" is every phase the target has: plan shows decode alone, patch and collect record
+/// decode alone (collect is clean, its verify asks for no prefill), and asking for prefill by
+/// name is refused naming the model's loop, not the shared factory's file.
+#[test]
+fn both_phases_of_a_decode_only_target_is_its_decode_phase() {
+    let fixture = fixture("recipes-mini");
+    let loop_file = fixture
+        .repo
+        .path()
+        .join("models/kimi_k3/models/model_infer.py");
+    let text = fs::read_to_string(&loop_file).unwrap();
+    let start = text
+        .find("        if profile_this_cycle:")
+        .expect("prefill block");
+    let end = text
+        .find("        self.model_runner.model_output_process(cycle_input, next_tokens)")
+        .expect("after the prefill block");
+    let decode_only = format!(
+        "{}        next_tokens = self._run_model(cycle_input, True, warm_up)\n{}",
+        &text[..start],
+        &text[end..]
+    );
+    fs::write(&loop_file, decode_only).unwrap();
+    let kimi = ["--model", "kimi_k3", "--yaml", "kimi_mini_rank_1.yaml"];
+    let npuprof = |args: &[&str]| {
+        Command::new(get_cargo_bin("npuprof"))
+            .current_dir(fixture.repo.path())
+            .args(args)
+            .args(kimi)
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let plan = npuprof(&["plan"]);
+    let stdout = String::from_utf8_lossy(&plan.stdout);
+    assert_eq!(plan.status.code(), Some(0), "{stdout}");
+    assert!(stdout.lines().any(|l| l.starts_with("decode ")), "{stdout}");
+    assert!(!stdout.contains("prefill"), "{stdout}");
+    for command in ["plan", "patch"] {
+        let dry_run: &[&str] = if command == "patch" {
+            &["--dry-run"]
+        } else {
+            &[]
+        };
+        let refused = npuprof(&[&[command, "--phase", "prefill"], dry_run].concat());
+        let stderr = String::from_utf8_lossy(&refused.stderr);
+        assert_eq!(refused.status.code(), Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains("kimi_k3` has no prefill profiler call (its phases: decode)")
+                || stderr.contains("kimi_k3 has no prefill profiler call (its phases: decode)"),
+            "{command}: {stderr}"
+        );
+        if command == "patch" {
+            assert!(
+                stderr.contains("`models/kimi_k3/models/model_infer.py`"),
+                "{stderr}"
+            );
+        }
+    }
+    let patch = npuprof(&["patch", "--phase", "both", "--dry-run"]);
+    // The diff on stdout, what it does on stderr.
+    let stdout = format!(
+        "{}{}",
+        String::from_utf8_lossy(&patch.stdout),
+        String::from_utf8_lossy(&patch.stderr)
+    );
+    assert_eq!(patch.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("decode: records steps 10–19"), "{stdout}");
+    assert!(!stdout.contains("prefill:"), "{stdout}");
+    let report = check_clean_collect_in(&fixture, &kimi);
+    assert_eq!(
+        verified_runs(&report),
+        vec![("decode".to_owned(), 0, (10..20).collect())]
+    );
+    assert_eq!(
+        report["verify"][0]["target"]["phases"],
+        serde_json::json!(["decode"])
+    );
+}

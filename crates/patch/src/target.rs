@@ -264,25 +264,29 @@ fn effective_phases(
             .map(|n| n.why.clone())
     };
     let has = |phase: Phase| profiled.phase(phase).is_some();
-    if let PhaseSelection::MmEncode = request.phases
-        && !has(Phase::MmEncode)
+    let present: Vec<&str> = profiled.phases.iter().map(|p| p.phase.name()).collect();
+    // One phase asked for that the target does not have: refused, naming the file that holds
+    // the target's phase calls (not the factory's, which every model shares).
+    if let [asked] = request.phases.phases().as_slice()
+        && !has(*asked)
     {
-        let present: Vec<&str> = profiled.phases.iter().map(|p| p.phase.name()).collect();
         return Err(TargetPatchError {
-            path: profiled.factory_path.clone(),
+            path: profiled
+                .phases
+                .first()
+                .map_or_else(|| profiled.factory_path.clone(), |p| p.path.clone()),
             error: PatchError::Refused(format!(
-                "this target has no mm_encode phase (its phases: {}); pass --phase with one of them or both",
+                "{} has no {} profiler call (its phases: {}); pass --phase with one of them, or both",
+                target.model,
+                asked.name(),
                 present.join(", ")
             )),
         });
     }
     let mut keep = Vec::new();
-    for phase in request
-        .phases
-        .phases()
-        .into_iter()
-        .filter(|p| *p != Phase::MmEncode || has(*p))
-    {
+    // "both" is every phase the target has (kimi_k3 has decode alone since upstream dropped its
+    // prefill profiler).
+    for phase in request.phases.phases().into_iter().filter(|p| has(*p)) {
         match never(phase) {
             Some(why) => warnings.push(format!("{} will not be captured: {why}", phase.name())),
             None => keep.push(phase),
@@ -298,7 +302,7 @@ fn effective_phases(
                     .phases
                     .phases()
                     .into_iter()
-                    .filter(|p| *p != Phase::MmEncode || has(*p))
+                    .filter(|p| has(*p))
                     .filter_map(never)
                     .collect::<Vec<_>>()
                     .join("; "),
@@ -934,6 +938,7 @@ pub fn plan_request(
     config: &config::RunConfig,
 ) -> Option<PlanRequest> {
     let decode = decode?;
+    let prefill_site = prefill;
     let prefill = match (profiled.shape.prefill, prefill) {
         (PrefillPolicy::Pinned, _) | (_, None) => PrefillWindow::ENGINE,
         (PrefillPolicy::AsWritten, Some(site)) => PrefillWindow {
@@ -957,6 +962,11 @@ pub fn plan_request(
     let mut never_recorded = profiled.never_recorded.clone();
     never_recorded.retain(|n| n.cause != NotRecordedCause::Budget);
     never_recorded.extend(npuprof_repository::no_decode_budget(config, budget));
+    // "both" is every phase the target has: without a prefill call, decode alone.
+    let phases = match (phases, prefill_site) {
+        (PhaseSelection::Both, None) => PhaseSelection::Decode,
+        (phases, _) => phases,
+    };
     Some(PlanRequest {
         phases,
         prefill,

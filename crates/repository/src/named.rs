@@ -77,12 +77,31 @@ pub fn split_config(
         Some(place) if place.prefix.is_empty() => {
             Ok((place.model.to_owned(), place.yaml.to_owned()))
         }
+        // In a model's directory but outside its run configs (qwen3_5's `benchmark/`): named
+        // relative to the config directory, so that resolving it says what `--model M --yaml
+        // ../…` says (which launcher runs it, and why decode may never run there).
+        _ if let Some((model, yaml)) = beside_configs(layout, &parts) => Ok((model, yaml)),
         _ => Err(TargetError::ConfigNotInLayout {
             config: rel.to_path_buf(),
             models: layout.models.clone(),
             configs: layout.configs.clone(),
         }),
     }
+}
+
+/// `(model, ../<path>)` for a file `<models>/<M>/<path>` of a model's directory that is not
+/// under its `<configs>/`.
+fn beside_configs(layout: &crate::layout::Layout, parts: &[&str]) -> Option<(String, String)> {
+    let models: Vec<&str> = layout.models.split('/').collect();
+    let rest = parts.strip_prefix(models.as_slice())?;
+    let [model, inside @ ..] = rest else {
+        return None;
+    };
+    if inside.is_empty() {
+        return None;
+    }
+    let up = "../".repeat(layout.configs.split('/').count());
+    Some(((*model).to_owned(), format!("{up}{}", inside.join("/"))))
 }
 
 #[cfg(test)]
@@ -146,6 +165,20 @@ mod tests {
             matches!(&stray, TargetError::ConfigNotInLayout { config, .. } if config == Path::new("notes.yaml")),
             "{stray:?}"
         );
+        // In a model's directory beside its configs (qwen3_5's benchmark YAML): named from the
+        // config directory, so that resolving it refuses it with its own launcher and budget.
+        std::fs::create_dir_all(repo.join("models/m/benchmark")).unwrap();
+        std::fs::write(repo.join("models/m/benchmark/mmlu.yaml"), "x: 4\n").unwrap();
+        std::fs::write(repo.join("models/m/top.yaml"), "x: 5\n").unwrap();
+        for (path, yaml) in [
+            ("models/m/benchmark/mmlu.yaml", "../benchmark/mmlu.yaml"),
+            ("models/m/top.yaml", "../top.yaml"),
+        ] {
+            assert_eq!(
+                split_config(&repo, Path::new(path), &repo).unwrap(),
+                ("m".to_owned(), yaml.to_owned())
+            );
+        }
         let other = tempfile::tempdir().unwrap();
         std::fs::write(other.path().join("x.yaml"), "x: 1\n").unwrap();
         let outside = split_config(&repo, &other.path().join("x.yaml"), &repo).unwrap_err();

@@ -51,6 +51,17 @@ pub fn plan_target(
         )));
     };
     let site = |phase| profiled.phase(phase).map(|p| &p.site);
+    if let [asked] = phases.phases().as_slice()
+        && site(*asked).is_none()
+    {
+        let present: Vec<&str> = profiled.phases.iter().map(|p| p.phase.name()).collect();
+        return Err(WorkflowError::NotPlannable(format!(
+            "model `{}` has no {} profiler call (its phases: {}); pass --phase with one of them, or both",
+            target.model,
+            asked.name(),
+            present.join(", ")
+        )));
+    }
     let Some(mut request) = npuprof_patch::target::plan_request(
         profiled,
         site(Phase::MmEncode),

@@ -19,6 +19,7 @@ use npuprof_journal::{self as journal, JournalError, Keepsake, RevertOutcome};
 use npuprof_patch::target::PatchRequest;
 use npuprof_repository::Target;
 use npuprof_route::Route;
+use npuprof_schedule::{Phase, PhaseSelection};
 use npuprof_verify::VerifyReport;
 use npuprof_verify::finding::Code;
 
@@ -424,7 +425,8 @@ impl Run<'_, '_> {
         let verdict = npuprof_verify::verify_runs(
             &npuprof_verify::Options {
                 path: result_dir,
-                phases: request.phases,
+                // The phases patched in ("both" is every phase the target has).
+                phases: self.patched_phases().unwrap_or(request.phases),
                 expect_active: None,
                 world_size: None,
                 logs: captured,
@@ -455,6 +457,24 @@ impl Run<'_, '_> {
         }
         self.check_interrupt()?;
         Ok(verdict)
+    }
+
+    /// The phases the patch switched on, as a selection (`None` before a patch).
+    fn patched_phases(&self) -> Option<PhaseSelection> {
+        let planned: Vec<Phase> = self
+            .report
+            .patch
+            .as_ref()?
+            .plan
+            .phases
+            .iter()
+            .map(|p| p.phase)
+            .collect();
+        match planned.as_slice() {
+            [one] => Some(PhaseSelection::only(*one)),
+            [] => None,
+            _ => Some(PhaseSelection::Both),
+        }
     }
 
     fn check_interrupt(&self) -> Result<(), Stop> {
