@@ -77,6 +77,25 @@ fn no_findings_exit_0_and_errors_exit_2() {
     let here = advise_in(tmp.path(), &[]).output().expect("run");
     assert_eq!(here.status.code(), Some(0), "{here:?}");
     assert_eq!(here.stdout, done.stdout);
+    // Information alone (a kernel bound by no pipe: `no-bound` is info) needs no action: exit 0.
+    std::fs::write(
+        out.join("kernel_details.csv"),
+        "Step Id,Name,Type,OP State,Accelerator Core,Start Time(us),Duration(us),aic_mac_ratio\n\
+         1,mm,MatMulV2,static,AI_CORE,100.0\t,1000,0.3\n",
+    )
+    .expect("write");
+    let info = advise_in(tmp.path(), &[".", "--json"])
+        .output()
+        .expect("run");
+    let advice: serde_json::Value = serde_json::from_slice(&info.stdout).expect("JSON");
+    let severities: Vec<&str> = advice["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["severity"].as_str())
+        .collect();
+    assert_eq!(severities, ["info"], "{advice}");
+    assert_eq!(info.status.code(), Some(0), "{info:?}");
     let findings = advise_in(&data_dir(), &["real-2rank"])
         .output()
         .expect("run");

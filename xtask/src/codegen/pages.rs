@@ -206,7 +206,7 @@ fn findings() -> String {
         "Every finding of `verify`, `advise` and `lint` has a stable `code` (its JSON spelling) and \
          a `severity` (`error`, `warning` or `info`), a message with the \
          evidence and a concrete next action. `verify` and `lint` exit 1 when a finding is an \
-         `error`, `advise` when it has any advice.\n\n\
+         `error`, `advise` when one is a `warning` or an `error` (information alone exits 0).\n\n\
          - [`npuprof verify`](#npuprof-verify)\n- [`npuprof advise`](#npuprof-advise)\n\
          - [`npuprof lint`](#npuprof-lint)\n\n",
     );
@@ -412,6 +412,10 @@ fn json(root: &Path) -> Result<String, String> {
          renamed or removed. The fields of each document are those of the type in the file named \
          (its doc comments describe them).\n\n| command | `schema_version` | defined in |\n|---|---|---|\n",
     );
+    let versions_note = "\n`plan` and `patch` are at version 2: when they came to work on a resolved target (one \
+         model and run config) their documents were reshaped (the patch names the model, its \
+         family and each file it considers; the plan is per phase of that target). Every other \
+         document has kept its first shape, version 1.\n";
     for (command, file, version) in json_documents() {
         let version = match version {
             Version::Constant(v) => v,
@@ -419,6 +423,7 @@ fn json(root: &Path) -> Result<String, String> {
         };
         let _ = writeln!(out, "| `npuprof {command} --json` | {version} | `{file}` |");
     }
+    out.push_str(versions_note);
     let error_version = source_version(root, "crates/cli/src/output.rs")?;
     let _ = write!(
         out,

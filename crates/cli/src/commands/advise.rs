@@ -3,7 +3,7 @@
 //! stake within each phase.
 //!
 //! Output: the terminal report (at most 100 columns; colour only on a terminal) or `--json` on
-//! stdout; `--html FILE` also writes one self-contained page (summary's style). Exit 0 when nothing was found, 1 with findings or skipped malformed rows, 2 when
+//! stdout; `--html FILE` also writes one self-contained page (summary's style). Exit 0 when nothing needs action (information alone), 1 with a warning or an error or skipped malformed rows, 2 when
 //! nothing could be read.
 
 use std::fmt::Write as _;
@@ -56,10 +56,15 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         crate::output::stdout().write_all(human(&advice).as_bytes())?;
     }
     let skipped = super::summary::warn_skipped(&advice.warnings);
-    Ok(if advice.findings.is_empty() && !skipped {
-        Exit::Ok
-    } else {
+    // Exit 1 for what needs action (a warning or an error); information alone is no finding.
+    let actionable = advice
+        .findings
+        .iter()
+        .any(|f| f.severity <= npuprof_severity::Severity::Warning);
+    Ok(if actionable || skipped {
         Exit::Findings
+    } else {
+        Exit::Ok
     })
 }
 
