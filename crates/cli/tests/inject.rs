@@ -331,3 +331,27 @@ fn printed_commands_are_shell_quoted_for_hostile_entry_names() {
         );
     }
 }
+
+/// One default phase across the commands that choose phases: both (the collection guide's
+/// ask-first default), as each command's help says.
+#[test]
+fn plan_patch_collect_and_inject_default_to_both_phases() {
+    for command in ["plan", "patch", "collect", "inject"] {
+        let help = std::process::Command::new(insta_cmd::get_cargo_bin("npuprof"))
+            .args([command, "--help"])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run");
+        let help = String::from_utf8_lossy(&help.stdout);
+        // The flag's entry: its line and every line up to the next flag.
+        let mut lines = help
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("--phase"));
+        let first = lines.next().unwrap_or_default();
+        let phase: String = std::iter::once(first)
+            .chain(lines.take_while(|l| !l.trim_start().starts_with("--")))
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(phase.contains("[default: both]"), "{command}: {phase:?}");
+    }
+}

@@ -267,3 +267,55 @@ fn verify_recognises_serving_output_by_the_definitions_names() {
         codes(&forced)
     );
 }
+
+/// plan's serving load is collect's when neither is told otherwise (one definition,
+/// `serve_plan::load_defaults`): the plan is of the capture collect makes, warm-up included.
+#[test]
+fn plan_server_defaults_are_collects() {
+    use npuprof_workflow::serve_plan::load_defaults as d;
+    let dir = tempfile::tempdir().expect("tmp");
+    env_era(&dir.path().join("vllm-ascend"));
+    let output = npuprof(
+        dir.path(),
+        &[
+            "plan",
+            "--engine",
+            "vllm-ascend",
+            "--repo",
+            "vllm-ascend",
+            "--json",
+        ],
+    )
+    .output()
+    .expect("run");
+    let plan: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    for (field, value) in [
+        ("requests", d::REQUESTS),
+        ("prompt_len", d::PROMPT_LEN),
+        ("output_len", d::OUTPUT_LEN),
+        ("concurrency", d::CONCURRENCY),
+        ("warmup_requests", d::WARMUP),
+    ] {
+        assert_eq!(plan[field], u64::from(value), "{field}: {plan}");
+    }
+    // collect's help states the same numbers.
+    let help = npuprof(dir.path(), &["collect", "--help"])
+        .output()
+        .expect("run");
+    let help = String::from_utf8_lossy(&help.stdout);
+    for (what, value) in [
+        ("Profiled requests", d::REQUESTS),
+        ("Requests in flight at once", d::CONCURRENCY),
+        ("Warm-up requests before the profiler starts", d::WARMUP),
+    ] {
+        let line = help
+            .lines()
+            .skip_while(|l| !l.contains(what))
+            .take(3)
+            .collect::<String>();
+        assert!(
+            line.contains(&format!("[default: {value}]")),
+            "{what}: {line}"
+        );
+    }
+}

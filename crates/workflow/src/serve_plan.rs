@@ -28,6 +28,21 @@ pub const BYTES_PER_KERNEL: u64 = 5_100;
 /// an earlier profile's kernel_details.csv).
 pub const DEFAULT_KERNELS_PER_STEP: u64 = 1_000;
 
+/// The load a server capture sends when not told otherwise: one definition for `plan --engine`
+/// and `collect --engine`, so that the plan is of the capture collect makes.
+pub mod load_defaults {
+    /// Profiled requests.
+    pub const REQUESTS: u32 = 32;
+    /// Prompt tokens per request.
+    pub const PROMPT_LEN: u32 = 128;
+    /// Output tokens per request (long outputs make a decode-dominated window).
+    pub const OUTPUT_LEN: u32 = 128;
+    /// Requests in flight at once.
+    pub const CONCURRENCY: u32 = 8;
+    /// Warm-up requests before the profiler starts (the same shape).
+    pub const WARMUP: u32 = 4;
+}
+
 /// The load and the capture asked for.
 #[derive(Debug, Clone, Copy)]
 pub struct ServeLoad {

@@ -49,8 +49,9 @@ pub struct Args {
     /// The inference entry script (relative to the repository, or a path inside it).
     #[arg(long, value_name = "FILE")]
     pub entry: PathBuf,
-    /// Phases to profile.
-    #[arg(long, value_enum, default_value = "decode")]
+    /// Phases to profile (both by default, as for plan, patch and collect: the collection
+    /// guide's default).
+    #[arg(long, value_enum, default_value = "both")]
     pub phase: PhaseArg,
     /// Decode steps to record.
     // `--decode-steps` is its older name, kept as a hidden alias.

@@ -27,10 +27,10 @@ pub struct Args {
     /// The window.
     #[command(flatten)]
     pub window: WindowArgs,
-    /// Decode `warmup` steps per cycle (without a run config); with --engine, warm-up requests
-    /// sent before profiling starts.
-    #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
-    pub warmup: i64,
+    /// Decode `warmup` steps per cycle (without a run config) [default: 0]; with --engine,
+    /// warm-up requests sent before profiling starts [default: 4, as collect's].
+    #[arg(long, allow_negative_numbers = true)]
+    pub warmup: Option<i64>,
     /// Decode `wait` steps per cycle (without a run config).
     #[arg(long, default_value_t = 0, allow_negative_numbers = true)]
     pub wait: i64,
@@ -61,17 +61,21 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ID", value_parser = crate::args::engine_id,
           conflicts_with_all = ["model", "yaml", "config", "pd_role", "phase", "decode_active", "decode_skip_first", "wait", "repeat", "skip_first_wait", "step_calls"])]
     pub engine: Option<String>,
-    /// Requests recorded (with --engine).
-    #[arg(long, value_name = "N", requires = "engine", default_value_t = 16)]
+    /// Requests recorded (with --engine) [default: 32, as collect's].
+    #[arg(long, value_name = "N", requires = "engine",
+          default_value_t = u64::from(npuprof_workflow::serve_plan::load_defaults::REQUESTS))]
     pub requests: u64,
-    /// Prompt tokens per request (with --engine).
-    #[arg(long, value_name = "P", requires = "engine", default_value_t = 128)]
+    /// Prompt tokens per request (with --engine) [default: 128, as collect's].
+    #[arg(long, value_name = "P", requires = "engine",
+          default_value_t = u64::from(npuprof_workflow::serve_plan::load_defaults::PROMPT_LEN))]
     pub prompt_len: u64,
-    /// Output tokens per request (with --engine).
-    #[arg(long, value_name = "O", requires = "engine", default_value_t = 128)]
+    /// Output tokens per request (with --engine) [default: 128, as collect's].
+    #[arg(long, value_name = "O", requires = "engine",
+          default_value_t = u64::from(npuprof_workflow::serve_plan::load_defaults::OUTPUT_LEN))]
     pub output_len: u64,
-    /// Requests in flight at once (with --engine).
-    #[arg(long, value_name = "C", requires = "engine", default_value_t = 4)]
+    /// Requests in flight at once (with --engine) [default: 8, as collect's].
+    #[arg(long, value_name = "C", requires = "engine",
+          default_value_t = u64::from(npuprof_workflow::serve_plan::load_defaults::CONCURRENCY))]
     pub concurrency: u64,
     /// Tensor-parallel size: the ranks writing output (with --engine).
     #[arg(long, value_name = "T", requires = "engine", default_value_t = 1)]
@@ -98,7 +102,7 @@ pub fn execute(args: &Args) -> anyhow::Result<PlanReport> {
     }
     let decode = Schedule::clamped(
         args.wait,
-        args.warmup,
+        args.warmup.unwrap_or(0),
         i64::try_from(args.window.decode_active()).unwrap_or(i64::MAX),
         args.repeat,
         args.window

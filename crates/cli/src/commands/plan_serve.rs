@@ -57,8 +57,11 @@ pub fn execute(engine: &str, args: &Args) -> anyhow::Result<ServePlan> {
             (definition.style_facts(newest.style), false)
         }
     };
-    let warmup = u64::try_from(args.warmup)
-        .map_err(|_| anyhow::anyhow!("--warmup must be 0 or more requests, not {}", args.warmup))?;
+    let asked = args.warmup.unwrap_or(i64::from(
+        npuprof_workflow::serve_plan::load_defaults::WARMUP,
+    ));
+    let warmup = u64::try_from(asked)
+        .map_err(|_| anyhow::anyhow!("--warmup must be 0 or more requests, not {asked}"))?;
     let s = &args.serve;
     let load = ServeLoad {
         requests: s.requests,

@@ -108,11 +108,10 @@ fn seconds(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
-const DEFAULT_REQUESTS: u32 = 32;
-const DEFAULT_PROMPT_LEN: u32 = 128;
-const DEFAULT_OUTPUT_LEN: u32 = 128;
-const DEFAULT_CONCURRENCY: u32 = 8;
-const DEFAULT_WARMUP: u32 = 4;
+use npuprof_workflow::serve_plan::load_defaults::{
+    CONCURRENCY as DEFAULT_CONCURRENCY, OUTPUT_LEN as DEFAULT_OUTPUT_LEN,
+    PROMPT_LEN as DEFAULT_PROMPT_LEN, REQUESTS as DEFAULT_REQUESTS, WARMUP as DEFAULT_WARMUP,
+};
 
 /// Runs `collect --engine ID` (`ID` a serving-engine definition's).
 pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
