@@ -234,13 +234,16 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         "completions",
         &[
             ex(
-                "bash, for this shell",
-                "npuprof completions bash > ~/.local/share/bash-completion/completions/npuprof",
+                "bash, for this shell (the directory may not exist on a fresh home)",
+                "mkdir -p ~/.local/share/bash-completion/completions && npuprof completions bash > ~/.local/share/bash-completion/completions/npuprof",
             ),
-            ex("zsh", "npuprof completions zsh > ~/.zfunc/_npuprof"),
+            ex(
+                "zsh (add ~/.zfunc to fpath before compinit)",
+                "mkdir -p ~/.zfunc && npuprof completions zsh > ~/.zfunc/_npuprof",
+            ),
             ex(
                 "fish",
-                "npuprof completions fish > ~/.config/fish/completions/npuprof.fish",
+                "mkdir -p ~/.config/fish/completions && npuprof completions fish > ~/.config/fish/completions/npuprof.fish",
             ),
         ],
     ),

@@ -6,7 +6,6 @@
 //! a user sees. They run in one workspace-like directory, in the order of the workflow (a patch
 //! before its revert, a collect before the verify and summary of its result).
 
-use std::fs;
 use std::path::Path;
 use std::process::Command;
 
@@ -36,7 +35,7 @@ const ORDER: &[&str] = &[
 ];
 
 /// The example command lines of `npuprof [sub] --help` (the lines under `Examples:` that start
-/// with `npuprof`).
+/// with `npuprof`, or make a directory first, as the completions' examples do on a fresh home).
 fn help_examples(sub: Option<&str>) -> Vec<String> {
     let mut cmd = Command::new(get_cargo_bin("npuprof"));
     cmd.args(sub).arg("--help").env("NO_COLOR", "1");
@@ -52,7 +51,9 @@ fn help_examples(sub: Option<&str>) -> Vec<String> {
             let last = commands.last_mut().expect("a command is open");
             last.push(' ');
             last.push_str(line);
-        } else if line.starts_with("npuprof ") {
+        } else if line.starts_with("npuprof ")
+            || line.starts_with("mkdir -p ") && line.contains(" && npuprof ")
+        {
             commands.push(line.to_owned());
         } else {
             continue;
@@ -96,15 +97,6 @@ fn free_port(line: &str) -> String {
     format!("{head}--port {port} {rest}")
 }
 
-/// The directory an example redirects its output into (`> ~/dir/file`) is the user's to have:
-/// it is made in the private HOME, as the README's line does with `mkdir -p`.
-fn make_redirect_dir(root: &Path, line: &str) {
-    if let Some((_, target)) = line.split_once(" > ~/") {
-        let target = root.join("../home").join(target.trim());
-        fs::create_dir_all(target.parent().expect("a file in a directory")).expect("mkdir");
-    }
-}
-
 /// Whether a program other than npuprof that the line pipes into is missing here.
 fn needs_missing_program(line: &str) -> Option<&'static str> {
     let has = |program: &str| {
@@ -140,7 +132,6 @@ fn run_lines(root: &Path, lines: &[String], failures: &mut Vec<String>) {
             }
             continue;
         }
-        make_redirect_dir(root, line);
         let (code, text) = run_line(root, line);
         // 0 ok, 1 findings or changes (a dry run's diff); 2 means npuprof could not run.
         if !matches!(code, 0 | 1) {
