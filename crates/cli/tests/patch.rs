@@ -483,3 +483,63 @@ fn with_two_top_level_create_profiler_definitions_patch_edits_the_last_one() {
         "-def create_profiler(enable_profiler=False, profile_save_path=\"prof\", active=7"
     ));
 }
+
+/// A patch of a file other models run too (the shared engine's profiler_context.py) says so:
+/// which models, and that revert restores it; a patch of a model's own loop names none.
+#[test]
+fn a_patch_names_the_other_models_that_run_the_file_it_edits() {
+    let dir = copy_example();
+    let output = patch(
+        dir.path(),
+        &[
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+            "--dry-run",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(
+        report["shared"],
+        serde_json::json!([{"path": "executor/utils/profiler_context.py", "models": ["qwen-mini"]}])
+    );
+    let human = patch(
+        dir.path(),
+        &[
+            "--model",
+            "deepseek-mini",
+            "--yaml",
+            "decode_mtp.yaml",
+            "--dry-run",
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&human.stderr);
+    assert!(
+        stderr.contains(
+            "note: executor/utils/profiler_context.py is run by 1 other model(s) too (qwen-mini): \
+             their runs record with this window until `npuprof revert` restores it"
+        ),
+        "{stderr}"
+    );
+    let own_loop = patch(
+        dir.path(),
+        &[
+            "--model",
+            "kimi_k3",
+            "--yaml",
+            "kimi_mini_rank_1.yaml",
+            "--dry-run",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&own_loop.stdout).unwrap();
+    assert_eq!(report["shared"], serde_json::json!([]), "{report}");
+}

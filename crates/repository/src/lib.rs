@@ -32,7 +32,7 @@ pub use budget::Budget;
 pub use catalog::{Catalog, DefinitionError, definitions_for, find_root};
 pub use definition::{BudgetRule, Definitions, Family, PhaseOff, PrefillPolicy, Shape};
 pub use error::{ConfigPlaces, TargetError};
-pub use listing::{ConfigEntry, ModelConfigs, model_configs};
+pub use listing::{ConfigEntry, ModelConfigs, model_configs, models_running};
 /// Shell quoting of printed commands (held in `npuprof-paths`, below every crate that prints one).
 pub use npuprof_paths::shell;
 pub use resolve::{

@@ -76,3 +76,25 @@ pub fn model_configs(repo: &Path, model: &str) -> Result<ModelConfigs, TargetErr
         .collect();
     Ok(ModelConfigs::Configs(entries))
 }
+
+/// The models of the repository at `repo` whose runs execute `file` (repository-relative, `/`):
+/// a run config of theirs resolves, through its shape, to a target whose profiler factory lives
+/// there (every shared-engine model runs `executor/utils/profiler_context.py`). Sorted; models
+/// whose configs cannot be read are left out.
+pub fn models_running(repo: &Path, file: &str) -> Vec<String> {
+    let Ok(definitions) = definitions_for(repo) else {
+        return Vec::new();
+    };
+    crate::resolve::list_models(repo, &definitions.layout.models)
+        .into_iter()
+        .filter(|model| match model_configs(repo, model) {
+            Ok(ModelConfigs::Configs(entries)) => entries.iter().any(|entry| {
+                entry.view.as_ref().is_ok_and(|v| {
+                    // A config of another pipeline (no switch section) runs none of it.
+                    v.config.has_switch_section && v.shape.factory_files.iter().any(|f| f == file)
+                })
+            }),
+            _ => false,
+        })
+        .collect()
+}

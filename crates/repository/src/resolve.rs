@@ -1132,7 +1132,8 @@ fn phase_path(shape: &Shape, site: &Site) -> String {
     }
 }
 
-fn list_models(repo: &Path, models: &str) -> Vec<String> {
+/// The model directories under `models`, sorted.
+pub(crate) fn list_models(repo: &Path, models: &str) -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(repo.join(models))
         .map(|e| {
             e.flatten()

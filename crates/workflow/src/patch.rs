@@ -73,6 +73,19 @@ pub struct PatchReport {
     pub written: bool,
     /// Things to know (a phase that will not be captured, a small budget).
     pub warnings: Vec<String>,
+    /// The changed files that other models' runs execute too (the shared engine's
+    /// `profiler_context.py`): until `npuprof revert` restores them, those models record with
+    /// this window too.
+    pub shared: Vec<SharedFile>,
+}
+
+/// A changed file that other models of the repository run too.
+#[derive(Debug, Serialize)]
+pub struct SharedFile {
+    /// Repository-relative path.
+    pub path: String,
+    /// The other models whose runs execute it, sorted.
+    pub models: Vec<String>,
 }
 
 /// Version of `patch --json`.
@@ -208,6 +221,11 @@ fn patch_in(
             "the earlier patch is replaced: the changes listed are from the original files (what `npuprof revert` restores), the diff from the files as they are now".to_owned(),
         );
     }
+    let shared = shared_files(
+        repo,
+        &base.model,
+        writes.iter().map(|(path, _)| path.as_str()),
+    );
     let changed = !writes.is_empty();
     let written = mode == Mode::Write && changed;
     if written {
@@ -226,7 +244,29 @@ fn patch_in(
         changed,
         written,
         warnings: patch.warnings,
+        shared,
     })
+}
+
+/// The changed `paths` that models other than `model` run too.
+fn shared_files<'p>(
+    repo: &Path,
+    model: &str,
+    paths: impl Iterator<Item = &'p str>,
+) -> Vec<SharedFile> {
+    paths
+        .filter(|p| p.ends_with(".py"))
+        .filter_map(|path| {
+            let models: Vec<String> = npuprof_repository::models_running(repo, path)
+                .into_iter()
+                .filter(|m| m != model)
+                .collect();
+            (!models.is_empty()).then(|| SharedFile {
+                path: path.to_owned(),
+                models,
+            })
+        })
+        .collect()
 }
 
 /// The true originals of the files earlier patches changed, as text, by `/`-separated path.

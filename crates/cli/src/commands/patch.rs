@@ -149,6 +149,20 @@ fn summary(report: &PatchReport, dry_run: bool) -> String {
     for warning in &report.warnings {
         let _ = writeln!(out, "npuprof: warning: {warning}");
     }
+    for shared in &report.shared {
+        const LISTED: usize = 6;
+        let mut names = shared.models[..shared.models.len().min(LISTED)].join(", ");
+        if shared.models.len() > LISTED {
+            names.push_str(", …");
+        }
+        let _ = writeln!(
+            out,
+            "note: {} is run by {} other model(s) too ({names}): their runs record with this \
+             window until `npuprof revert` restores it",
+            shared.path,
+            shared.models.len()
+        );
+    }
     let _ = match (dry_run, report.changed) {
         (_, false) => writeln!(
             out,
