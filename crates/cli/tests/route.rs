@@ -377,3 +377,50 @@ fn a_clone_root_skips_test_suites_and_examples_and_says_so() {
     let report: serde_json::Value = serde_json::from_slice(&example.stdout).expect("JSON");
     assert_eq!(report["route"], "framework", "{report}");
 }
+
+/// On a repository of 26 models (each with two run configs) the text view stays readable:
+/// one line per model instead of one per config, the next step names no model, and every
+/// config is still in --json.
+#[test]
+fn the_text_view_of_a_26_model_repository_is_one_line_per_model() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let repo = tmp.path().join("big");
+    support::copy_tree(&workspace_root().join("examples/recipes-mini"), &repo);
+    let models = repo.join("models");
+    for entry in fs::read_dir(&models).expect("models") {
+        let entry = entry.expect("entry");
+        if entry.file_name() != "qwen-mini" {
+            fs::remove_dir_all(entry.path()).expect("rm");
+        }
+    }
+    for i in 1..26 {
+        support::copy_tree(
+            &models.join("qwen-mini"),
+            &models.join(format!("model-{i:02}")),
+        );
+    }
+    let output = route_in(tmp.path(), &["big"]).output().expect("run");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains(
+            "configs (52 in 26 models; `npuprof route --model M` lists a model's, --json all):"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("\n  model-25  "), "{text}");
+    assert!(!text.contains("model-25/config/dense.yaml"), "{text}");
+    assert!(
+        text.lines().count() < 110,
+        "{} lines:\n{text}",
+        text.lines().count()
+    );
+    assert!(
+        text.contains("next:  npuprof route --repo big --model <MODEL>"),
+        "{text}"
+    );
+    let json = route_in(tmp.path(), &["big", "--json"])
+        .output()
+        .expect("run");
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    assert_eq!(report["configs"].as_array().map(Vec::len), Some(52));
+}

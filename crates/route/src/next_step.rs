@@ -121,6 +121,62 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
         .filter(|c| c.profilable.decode && c.model.is_some())
         .collect();
     usable.sort_by_key(|c| (c.world_size.unwrap_or(1), c.path.clone()));
+    // Which model to profile is the user's choice: with several, name none of them.
+    let mut models: Vec<(&str, &str)> = usable
+        .iter()
+        .filter_map(|c| {
+            let place = split_config_path(&c.path)?;
+            Some((place.prefix, c.model.as_deref()?))
+        })
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    match models.as_slice() {
+        [] => {}
+        [_] if usable.len() <= 1 => {}
+        [(prefix, model)] => {
+            let repo = nested(root, prefix);
+            return Next::run(
+                argv(&[
+                    ("route", None),
+                    ("--repo", Some(&repo)),
+                    ("--model", Some(model)),
+                ]),
+                format!(
+                    "{model} has {} run configs that record decode: list them with their windows and budgets, then patch the one you run",
+                    usable.len()
+                ),
+            );
+        }
+        many => {
+            let listed: Vec<&str> = many.iter().take(8).map(|(_, m)| *m).collect();
+            let more = if many.len() > listed.len() {
+                ", …"
+            } else {
+                ""
+            };
+            // Models of one repository nested below the root: name that repository.
+            let prefix = many[0].0;
+            let repo = if many.iter().all(|(p, _)| *p == prefix) {
+                nested(root, prefix)
+            } else {
+                root.to_owned()
+            };
+            return Next::text(
+                Some(format!(
+                    "npuprof route {} --model <MODEL>",
+                    npuprof_repository::shell::join(&npuprof_repository::shell::option(
+                        "--repo", &repo
+                    ))
+                )),
+                format!(
+                    "{} models have run configs that record decode ({}{more}): name the one you profile; `route --model` lists its configs and the patch command",
+                    many.len(),
+                    listed.join(", ")
+                ),
+            );
+        }
+    }
     let (config, note) = match usable.first() {
         Some(c) => (
             Some(*c),
@@ -142,12 +198,7 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
             let file = place.as_ref().map_or(c.path.as_str(), |p| p.yaml);
             let model = c.model.as_deref().unwrap_or_default();
             // A config of a repository nested below the scanned root: point --repo at it.
-            let repo = match &place {
-                Some(p) if !p.prefix.is_empty() => {
-                    format!("{}/{}", root.trim_end_matches('/'), p.prefix)
-                }
-                _ => root.to_owned(),
-            };
+            let repo = nested(root, place.as_ref().map_or("", |p| p.prefix));
             Next::run(
                 argv(&[
                     ("patch", None),
@@ -166,5 +217,14 @@ fn framework(root: &str, configs: &[RunConfig]) -> Next {
                 crate::yaml_configs::configs_place(Path::new(root)).replace("<model>", "*")
             ),
         ),
+    }
+}
+
+/// The repository at `prefix` below the scanned `root` (the root itself when empty).
+fn nested(root: &str, prefix: &str) -> String {
+    if prefix.is_empty() {
+        root.to_owned()
+    } else {
+        format!("{}/{prefix}", root.trim_end_matches('/'))
     }
 }

@@ -188,9 +188,7 @@ fn recipes_mini_is_framework_with_live_chain_dead_path_and_configs() {
     assert!(prefill_only.profilable.prefill && !prefill_only.profilable.decode);
     assert_eq!(
         report.next.command.as_deref(),
-        Some(
-            "npuprof patch --repo ../../examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --dry-run"
-        )
+        Some("npuprof route --repo ../../examples/recipes-mini --model <MODEL>")
     );
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 }
@@ -425,9 +423,27 @@ fn nested_repository_gets_its_own_repo_in_the_next_command() {
     assert_eq!(report.route, Route::Framework);
     assert_eq!(report.configs.len(), 15);
     assert_eq!(report.configs[0].model.as_deref(), Some("deepseek-mini"));
+    // Several models: the next step names the nested repository, and no model of it (which
+    // model to profile is the user's choice).
     let expected = format!(
-        "npuprof patch --repo {}/team/recipes --model deepseek-mini --yaml decode_mtp.yaml --dry-run",
+        "npuprof route --repo {}/team/recipes --model <MODEL>",
         root.display()
+    );
+    assert_eq!(report.next.command.as_deref(), Some(expected.as_str()));
+    // One model with one config that records decode: the patch of that config.
+    let single = tmp.path().join("single");
+    copy_tree(Path::new(RECIPES_MINI), &single, &|_, bytes| bytes);
+    for entry in std::fs::read_dir(single.join("models")).expect("models") {
+        let entry = entry.expect("entry");
+        if entry.file_name() != "qwen-mini" {
+            std::fs::remove_dir_all(entry.path()).expect("rm");
+        }
+    }
+    std::fs::remove_file(single.join("models/qwen-mini/config/long_decode.yaml")).expect("rm");
+    let report = scan(&single).expect("scan");
+    let expected = format!(
+        "npuprof patch --repo {} --model qwen-mini --yaml dense.yaml --dry-run",
+        single.display()
     );
     assert_eq!(report.next.command.as_deref(), Some(expected.as_str()));
 }

@@ -152,7 +152,7 @@ fn human(report: &RouteReport) -> String {
                 "  {} ({}) in {}",
                 m.id.as_str(),
                 m.description,
-                m.paths.join(", ")
+                listed(&m.paths, MAX_PATHS_SHOWN)
             );
             for knob in &m.knobs {
                 let _ = writeln!(s, "    knob: {knob}");
@@ -161,7 +161,7 @@ fn human(report: &RouteReport) -> String {
     }
     if !report.call_chain.is_empty() {
         let _ = writeln!(s, "\nlive call chain:");
-        for link in &report.call_chain {
+        for link in report.call_chain.iter().take(MAX_CHAIN_SHOWN) {
             let to = link.to.as_ref().map_or_else(
                 || "torch_npu".to_owned(),
                 |t| format!("{}:{} {}", t.path, t.line, t.function),
@@ -172,6 +172,10 @@ fn human(report: &RouteReport) -> String {
                 link.from.path, link.from.line, link.from.function, link.call
             );
         }
+    }
+    if report.call_chain.len() > MAX_CHAIN_SHOWN {
+        let more = report.call_chain.len() - MAX_CHAIN_SHOWN;
+        let _ = writeln!(s, "  ... {more} more (all in --json)");
     }
     if !report.dead_paths.is_empty() {
         let _ = writeln!(s, "\ndead (not live):");
@@ -313,9 +317,31 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
     }
 }
 
+/// Paths listed per mechanism in the text view (all in --json).
+const MAX_PATHS_SHOWN: usize = 3;
+/// Links of the live call chain in the text view (all in --json).
+const MAX_CHAIN_SHOWN: usize = 12;
+/// Run configs listed one per line; past this, one line per model (`route --model M` lists a
+/// model's, `--json` all of them).
+const MAX_CONFIG_ROWS: usize = 20;
+
+/// The first `shown` of `items`, joined, with the rest counted.
+fn listed(items: &[String], shown: usize) -> String {
+    let mut text = items[..items.len().min(shown)].join(", ");
+    if items.len() > shown {
+        let _ = write!(text, " and {} more (all in --json)", items.len() - shown);
+    }
+    text
+}
+
+/// The run configs: one line each, or one line per model when there are many.
 fn configs(s: &mut String, configs: &[RunConfig]) {
     if configs.is_empty() {
         let _ = writeln!(s, "\nconfigs: none found");
+        return;
+    }
+    if configs.len() > MAX_CONFIG_ROWS {
+        per_model(s, configs);
         return;
     }
     let width = configs.iter().map(|c| c.path.len()).max().unwrap_or(0);
@@ -342,6 +368,34 @@ fn configs(s: &mut String, configs: &[RunConfig]) {
             yes_no(c.profilable.decode),
             c.profilable.reason
         );
+    }
+}
+
+/// One line per model: how many of its run configs can record decode, prefill only, or
+/// nothing (`route --model M` shows them, `--json` all of them).
+fn per_model(s: &mut String, configs: &[RunConfig]) {
+    let mut models: std::collections::BTreeMap<&str, [usize; 3]> =
+        std::collections::BTreeMap::new();
+    for c in configs {
+        let model = c.model.as_deref().unwrap_or("(outside models/)");
+        let counts = models.entry(model).or_default();
+        let column = match (c.profilable.decode, c.profilable.prefill) {
+            (true, _) => 0,
+            (false, true) => 1,
+            (false, false) => 2,
+        };
+        counts[column] += 1;
+    }
+    let width = models.keys().map(|m| m.len()).max().unwrap_or(0).max(5);
+    let _ = writeln!(
+        s,
+        "\nconfigs ({} in {} models; `npuprof route --model M` lists a model's, --json all):",
+        configs.len(),
+        models.len()
+    );
+    let _ = writeln!(s, "  {:width$}  decode  prefill only  neither", "model");
+    for (model, [decode, prefill, neither]) in &models {
+        let _ = writeln!(s, "  {model:width$}  {decode:6}  {prefill:12}  {neither:7}");
     }
 }
 
