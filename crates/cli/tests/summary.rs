@@ -547,3 +547,51 @@ fn the_red_mark_and_the_straggler_only_past_the_threshold() {
     assert!(html.contains("<dt>straggler</dt><dd>rank 1 ("), "{html}");
     assert!(html.contains("<dt>waits most in collectives</dt><dd>rank 0</dd>"));
 }
+
+/// `--html FILE` never writes through a link: a repository that ships `summary.html ->
+/// <a file of the user's>` gets a refusal (exit 2) and the linked file keeps its bytes; a
+/// regular file is replaced whole (written beside it and renamed), with no temporary left.
+#[test]
+fn the_html_page_is_not_written_through_a_symlink() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let victim = tmp.path().join("bashrc");
+    std::fs::write(&victim, "export PATH=/usr/bin\n").expect("write");
+    std::os::unix::fs::symlink(&victim, tmp.path().join("summary.html")).expect("symlink");
+    let run = data_dir().join("real-2rank");
+    let run = run.to_str().expect("UTF-8 path");
+    for command in ["summary", "advise"] {
+        let output = Command::new(get_cargo_bin("npuprof"))
+            .current_dir(tmp.path())
+            .args([command, run, "--html", "summary.html"])
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains("symbolic link"), "{command}: {stderr}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).expect("read"),
+            "export PATH=/usr/bin\n"
+        );
+    }
+    std::fs::remove_file(tmp.path().join("summary.html")).expect("rm");
+    std::fs::write(tmp.path().join("summary.html"), "old page").expect("write");
+    let output = Command::new(get_cargo_bin("npuprof"))
+        .current_dir(tmp.path())
+        .args(["summary", run, "--html", "summary.html"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let page = std::fs::read_to_string(tmp.path().join("summary.html")).expect("page");
+    assert!(
+        page.starts_with("<!DOCTYPE html>") || page.starts_with("<!doctype html>"),
+        "{}",
+        &page[..40.min(page.len())]
+    );
+    let names: Vec<String> = std::fs::read_dir(tmp.path())
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+}
