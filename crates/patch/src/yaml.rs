@@ -72,6 +72,7 @@ impl<'s> Document<'s> {
     /// Cuts `source` into blocks; a top level that is no block mapping is refused (after a
     /// YAML syntax error, which is named first).
     fn read(source: &'s str) -> Result<Self, PatchError> {
+        yaml_blocks::check_depth(source).map_err(|e| PatchError::Refused(e.to_string()))?;
         match yaml_blocks::blocks(source) {
             Ok(blocks) if !blocks.is_empty() => Ok(Document { source, blocks }),
             Ok(_) => {
@@ -136,6 +137,7 @@ fn top_pair<'t>(source: &str, tree: &'t Tree, key: &str) -> Option<Node<'t>> {
 
 fn parse_value(source: &str) -> Result<Value, PatchError> {
     let source = source.strip_prefix('\u{feff}').unwrap_or(source);
+    yaml_blocks::check_depth(source).map_err(|e| PatchError::Refused(e.to_string()))?;
     yaml_serde::from_str(source).map_err(|e| {
         let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
         PatchError::Syntax {

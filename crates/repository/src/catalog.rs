@@ -92,6 +92,8 @@ impl Catalog {
                 key,
                 message,
             };
+            crate::yaml_blocks::check_depth(text)
+                .map_err(|e| error((String::new(), e.to_string())))?;
             let header: Header =
                 yaml_serde::from_str(text).map_err(|e| error(split_serde_error(&e.to_string())))?;
             let taken = catalog.get(&header.id).is_some() || catalog.engine(&header.id).is_some();

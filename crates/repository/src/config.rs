@@ -62,6 +62,7 @@ pub struct RunConfig {
 /// Parses YAML text into a value, with a BOM stripped and merge keys (`<<: *base`) applied.
 pub fn parse_yaml(text: &str) -> Result<Value, TargetError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    yaml_blocks::check_depth(text).map_err(|e| TargetError::Yaml(e.to_string()))?;
     let mut value: Value =
         yaml_serde::from_str(text).map_err(|e| TargetError::Yaml(e.to_string()))?;
     value

@@ -66,6 +66,18 @@ pub enum BlockError {
         /// 1-based line (counting LF line breaks).
         line: usize,
     },
+    /// Collections nest deeper than any run config or definition does (a YAML bomb of `[`):
+    /// refused before a parser sees it, since the parsers' time grows with the depth.
+    #[error(
+        "line {line} nests collections {depth} deep (flow `[`/`{{` and indented blocks \
+         together); npuprof reads YAML nested at most {MAX_DEPTH} deep"
+    )]
+    TooDeep {
+        /// 1-based line where the limit is passed.
+        line: usize,
+        /// The depth there.
+        depth: usize,
+    },
     /// The block is longer than tree-sitter-yaml can parse at once.
     #[error(
         "the top-level block `{key}` spans {lines} lines ({first_line}-{last_line}); \
@@ -82,6 +94,99 @@ pub enum BlockError {
         /// 1-based last line.
         last_line: usize,
     },
+}
+
+/// The deepest nesting of collections npuprof reads (run configs nest 3 or 4 deep,
+/// definitions 6).
+pub const MAX_DEPTH: usize = 64;
+
+/// Refuses `text` when its collections nest more than [`MAX_DEPTH`] deep, counting indented
+/// block levels and open flow brackets (`[`, `{`) outside quoted scalars, comments and block
+/// scalars. A linear scan, done before any parser sees the text: the YAML parsers take time
+/// that grows with the depth (200 KB of `[` took route 55 s).
+pub fn check_depth(text: &str) -> Result<(), BlockError> {
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    // Inside a block scalar (`|`, `>`): lines indented deeper than this are its text.
+    let mut scalar_of: Option<usize> = None;
+    let mut quote: Option<u8> = None;
+    for (row, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        if trimmed.is_empty() || (quote.is_none() && flow == 0 && trimmed.starts_with('#')) {
+            continue;
+        }
+        if let Some(key_indent) = scalar_of {
+            if indent > key_indent {
+                continue;
+            }
+            scalar_of = None;
+        }
+        if quote.is_none() && flow == 0 {
+            while indents.last().is_some_and(|&top| top >= indent) {
+                indents.pop();
+            }
+            indents.push(indent);
+        }
+        let bytes = trimmed.as_bytes();
+        let mut previous = b' ';
+        for (at, &b) in bytes.iter().enumerate() {
+            match quote {
+                Some(q) if b == q => {
+                    // `''` inside a single-quoted scalar is an escaped quote.
+                    let escaped = q == b'\'' && bytes.get(at + 1) == Some(&b'\'');
+                    let backslashed = q == b'"' && previous == b'\\';
+                    if !escaped && !backslashed {
+                        quote = None;
+                    }
+                }
+                Some(_) => {}
+                None => match b {
+                    b'#' if previous == b' ' || previous == b'\t' => break,
+                    b'\'' | b'"'
+                        if matches!(previous, b' ' | b'\t' | b'[' | b'{' | b',' | b':') =>
+                    {
+                        quote = Some(b);
+                    }
+                    b'[' | b'{' => {
+                        flow += 1;
+                        if indents.len() + flow > MAX_DEPTH {
+                            return Err(BlockError::TooDeep {
+                                line: row + 1,
+                                depth: indents.len() + flow,
+                            });
+                        }
+                    }
+                    b']' | b'}' => flow = flow.saturating_sub(1),
+                    _ => {}
+                },
+            }
+            previous = if quote.is_some() && previous == b'\\' {
+                b' '
+            } else {
+                b
+            };
+        }
+        let depth = indents.len() + flow;
+        if depth > MAX_DEPTH {
+            return Err(BlockError::TooDeep {
+                line: row + 1,
+                depth,
+            });
+        }
+        if quote.is_none() && flow == 0 {
+            let value = trimmed.split(" #").next().unwrap_or(trimmed).trim_end();
+            let indicator = value.rsplit(' ').next().unwrap_or(value);
+            if indicator.starts_with(['|', '>'])
+                && indicator[1..]
+                    .bytes()
+                    .all(|c| matches!(c, b'-' | b'+' | b'1'..=b'9'))
+            {
+                scalar_of = Some(indent);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The top-level blocks of the first document of `text`, in order; a lone carriage return

@@ -268,3 +268,58 @@ fn a_block_of_max_lines_parses_and_one_more_is_refused() {
             .has_error()
     );
 }
+
+/// Nesting past [`MAX_DEPTH`] is refused before a parser sees it, naming the line where the
+/// limit is passed (200 KB of `[` made route take 55 s and patch 100 s); block scalars' text,
+/// comments and quoted brackets do not count, and the bundled run configs pass.
+#[test]
+fn nesting_past_the_limit_is_refused_at_its_line() {
+    use npuprof_repository::yaml_blocks::{BlockError, MAX_DEPTH, check_depth};
+    let bomb = format!("model_config:\n  x: {}\n", "[".repeat(200_000));
+    let started = std::time::Instant::now();
+    assert_eq!(
+        check_depth(&bomb),
+        Err(BlockError::TooDeep {
+            line: 2,
+            depth: MAX_DEPTH + 1
+        })
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Deep indentation: each line one level deeper than the one before.
+    let deep: String = (0..200)
+        .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+        .collect();
+    assert_eq!(
+        check_depth(&deep),
+        Err(BlockError::TooDeep {
+            line: MAX_DEPTH + 1,
+            depth: MAX_DEPTH + 1
+        })
+    );
+    // What does not nest: a block scalar's text, brackets in quotes and comments.
+    let text: String = (0..200)
+        .map(|i| format!("{}line {i}\n", " ".repeat(i + 2)))
+        .collect();
+    let fine = format!(
+        "notes: |\n{text}model_config:\n  name: \"{}\"  # {}\n  list: [1, [2, {{a: 3}}]]\n",
+        "[".repeat(500),
+        "{".repeat(500)
+    );
+    assert_eq!(check_depth(&fine), Ok(()));
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut stack = vec![examples];
+    let mut checked = 0;
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).expect("dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml") {
+                let text = std::fs::read_to_string(&path).expect("yaml");
+                assert_eq!(check_depth(&text), Ok(()), "{}", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 10, "{checked}");
+}
