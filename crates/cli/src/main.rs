@@ -60,6 +60,10 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(err) => return clap_exit(&err, json),
     };
+    // Fault injection is honoured by every build: say so, since it breaks writes on purpose.
+    if let Some(notice) = npuprof_journal::failpoint::env_notice() {
+        errln!("npuprof: warning: {notice}");
+    }
     let code = match cli.command.run() {
         Ok(exit) => exit.into(),
         Err(err) => error_exit(&err, json),

@@ -659,3 +659,28 @@ fn a_failed_rollback_of_patch_keeps_the_journal_for_revert() {
     }
     assert!(kept > 0, "no write step left a failed rollback behind");
 }
+
+/// A set `NPUPROF_FAILPOINT` is said on stderr by every build (it breaks writes on purpose),
+/// with the specs it ignores; an unset or empty one says nothing.
+#[test]
+fn an_armed_failpoint_is_said_on_stderr() {
+    let run = |value: Option<&str>| {
+        let mut cmd = std::process::Command::new(insta_cmd::get_cargo_bin("npuprof"));
+        cmd.args(["status", "--json"])
+            .env_remove("NPUPROF_FAILPOINT");
+        if let Some(value) = value {
+            cmd.env("NPUPROF_FAILPOINT", value);
+        }
+        let out = cmd.output().expect("run");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let said = run(Some("rename:2:enospc,nonsense"));
+    assert!(
+        said.contains("npuprof: warning: NPUPROF_FAILPOINT=rename:2:enospc,nonsense is set")
+            && said.contains("at rename:2:enospc")
+            && said.contains("(ignored, not `<step>:<n>[:abort|enospc]`: nonsense)"),
+        "{said}"
+    );
+    assert!(!run(None).contains("NPUPROF_FAILPOINT"));
+    assert!(!run(Some("")).contains("NPUPROF_FAILPOINT"));
+}

@@ -83,6 +83,35 @@ fn parse_armed(spec: &str) -> Option<Armed> {
     })
 }
 
+/// What the environment failpoint does to this process, for a notice on stderr (`None` when
+/// `NPUPROF_FAILPOINT` is unset or empty): the steps armed, and the specs ignored as malformed.
+pub fn env_notice() -> Option<String> {
+    let value = std::env::var(FAILPOINT_ENV)
+        .ok()
+        .filter(|v| !v.trim().is_empty())?;
+    let (armed, ignored): (Vec<&str>, Vec<&str>) = value
+        .split(',')
+        .map(str::trim)
+        .partition(|spec| parse_armed(spec).is_some());
+    let mut notice = if armed.is_empty() {
+        format!("{FAILPOINT_ENV} is set but arms nothing")
+    } else {
+        format!(
+            "{FAILPOINT_ENV}={} is set: this process aborts or fails a write on purpose at {} \
+             (fault injection for tests); unset it for real work",
+            value.trim(),
+            armed.join(", ")
+        )
+    };
+    if !ignored.is_empty() {
+        notice.push_str(&format!(
+            " (ignored, not `<step>:<n>[:abort|enospc]`: {})",
+            ignored.join(", ")
+        ));
+    }
+    Some(notice)
+}
+
 fn armed() -> &'static [Armed] {
     static ARMED: OnceLock<Vec<Armed>> = OnceLock::new();
     ARMED.get_or_init(|| {
