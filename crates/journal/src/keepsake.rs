@@ -134,6 +134,7 @@ pub fn new_private_dir(parent: &Path) -> Result<PathBuf> {
         .mode(0o700)
         .create(parent)
         .map_err(io_err("create", parent))?;
+    check_private_chain(parent)?;
     let stem = format!("{}-{}", crate::now_compact(), std::process::id());
     for n in 0..100 {
         let dir = match n {
@@ -149,6 +150,78 @@ pub fn new_private_dir(parent: &Path) -> Result<PathBuf> {
     Err(io_err("create a new directory in", parent)(
         io::ErrorKind::AlreadyExists.into(),
     ))
+}
+
+/// Refuses a state directory another user could change under npuprof (as ssh refuses a
+/// `~/.ssh` others can write): `parent` and the directory above it are npuprof's own
+/// (`<state>/npuprof/collect`, `<state>/npuprof`): each must be a real directory, not a link,
+/// owned by this user and writable by nobody else; the directory that holds them (the
+/// `XDG_STATE_HOME`, which may be a shared `1777` one) must be owned by this user or root, and
+/// writable by others only with the sticky bit (so that nobody else can rename or replace what
+/// npuprof made in it). Checked after creation, so that a directory another user made first is
+/// refused, not used.
+pub fn check_private_chain(parent: &Path) -> Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let me = rustix::process::geteuid().as_raw();
+    let refuse = |path: &Path, why: String| {
+        JournalError::Refused(format!(
+            "refusing the state directory `{}`: {why}; npuprof keeps the originals of a \
+             running collect there, so it must be this user's alone (set XDG_STATE_HOME to a \
+             directory of yours)",
+            path.display()
+        ))
+    };
+    let ours = [Some(parent), parent.parent()];
+    for dir in ours.into_iter().flatten() {
+        let meta = std::fs::symlink_metadata(dir).map_err(io_err("inspect", dir))?;
+        if meta.file_type().is_symlink() {
+            return Err(refuse(dir, "it is a symbolic link".to_owned()));
+        }
+        if !meta.is_dir() {
+            return Err(refuse(dir, "it is not a directory".to_owned()));
+        }
+        if meta.uid() != me {
+            return Err(refuse(
+                dir,
+                format!(
+                    "it is owned by uid {}, not by this user (uid {me})",
+                    meta.uid()
+                ),
+            ));
+        }
+        if meta.permissions().mode() & 0o022 != 0 {
+            return Err(refuse(
+                dir,
+                format!(
+                    "others can write it (mode {:o})",
+                    meta.permissions().mode() & 0o7777
+                ),
+            ));
+        }
+    }
+    if let Some(container) = parent.parent().and_then(Path::parent) {
+        let meta = std::fs::metadata(container).map_err(io_err("inspect", container))?;
+        let mode = meta.permissions().mode();
+        if meta.uid() != me && meta.uid() != 0 {
+            return Err(refuse(
+                container,
+                format!(
+                    "it is owned by uid {}, who can rename what npuprof makes in it",
+                    meta.uid()
+                ),
+            ));
+        }
+        if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+            return Err(refuse(
+                container,
+                format!(
+                    "others can write it and it has no sticky bit (mode {:o})",
+                    mode & 0o7777
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Creates the new file `path` (mode 0600; an existing one is an error), for writing.
