@@ -624,3 +624,39 @@ fn kill_at_every_write_step_of_a_second_relocation_is_finished_by_rerunning_it()
         assert_eq!(tree(fixture.repo.path()), before, "{context}: not restored");
     }
 }
+
+/// A relocation that is refused after it chose its target leaves no directory behind: a
+/// journal it cannot read is refused before anything is made outside the repository, and a
+/// write that fails mid-commit (a full disk at the symlink) removes the directories it made.
+#[test]
+fn a_refused_relocation_leaves_no_target_directory() {
+    let fixture = fixture(&["20260101/run.txt"]);
+    let deep = fixture.local.path().canonicalize().unwrap().join("new/a/b");
+    // A full disk at the symlink: rolled back, the new directories removed again.
+    let failed = relocate_to(&fixture, &deep)
+        .env("NPUPROF_FAILPOINT", "symlink:1:enospc")
+        .output()
+        .unwrap();
+    assert_eq!(failed.status.code(), Some(2), "{failed:?}");
+    assert!(
+        !fixture.local.path().join("new").exists(),
+        "the target's directories were left"
+    );
+    assert!(
+        fixture
+            .repo
+            .path()
+            .join("models/tiny/res/20260101/run.txt")
+            .is_file()
+    );
+    // A journal that cannot be read: refused before the target is made.
+    let journal = fixture.repo.path().join(".npuprof");
+    fs::create_dir_all(&journal).unwrap();
+    fs::write(journal.join("journal.json"), "{ not json").unwrap();
+    let refused = relocate_to(&fixture, &deep).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    assert!(
+        !fixture.local.path().join("new").exists(),
+        "the target's directories were made"
+    );
+}
