@@ -407,3 +407,62 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
         .collect();
     assert!(changed.is_empty(), "collect left changes: {changed:?}");
 }
+
+/// A definition file is code npuprof trusts (its launcher runs): every path in it is checked
+/// as the layout's are — a root marker that is no name (`/` would claim every repository), a
+/// `..` or absolute path in a factory file, a working directory or a result path — and the
+/// error names the file and the key; a definitions path that is a device or a FIFO is refused
+/// at once, not read forever.
+#[test]
+fn hostile_definitions_are_refused_by_file_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(definition()).unwrap();
+    let cases = [
+        (
+            "root_markers",
+            "root_markers: [executor, recipes]",
+            "root_markers: [\"/\"]",
+            "layout.root_markers",
+        ),
+        (
+            "factory",
+            "factory_files: [executor/utils/profiler_context.py]",
+            "factory_files: [../../etc/profile.py]",
+            "factory_files[0]",
+        ),
+        (
+            "cwd",
+            "shared: \".\"",
+            "shared: \"/tmp\"",
+            "layout.launcher.cwd.shared",
+        ),
+    ];
+    for (name, from, to, key) in cases {
+        assert!(text.contains(from), "{name}: the fork's definition changed");
+        let hostile = text.replacen(from, to, 1);
+        assert_ne!(hostile, text, "{name}");
+        let file = tmp.path().join(format!("{name}.yaml"));
+        std::fs::write(&file, hostile).unwrap();
+        let out = npuprof_with(&file, tmp.path(), &["route", "."]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains(&file.display().to_string()) && stderr.contains(key),
+            "{name}: {stderr}"
+        );
+    }
+    let fifo = tmp.path().join("fifo.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    for (path, kind) in [
+        (Path::new("/dev/zero"), "character device"),
+        (fifo.as_path(), "named pipe"),
+    ] {
+        let started = std::time::Instant::now();
+        let out = npuprof_with(path, tmp.path(), &["route", "."]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains(kind), "{stderr}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+}

@@ -241,3 +241,46 @@ fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
         .and_then(|()| file.sync_all())
         .map_err(io_err("write", path))
 }
+
+/// Writes `bytes` at `file` without following a link there: an existing symlink (a repository
+/// may ship `summary.html -> ~/.bashrc`) or anything but a regular file is refused, and the
+/// page is written into a new file beside it (created exclusively, never through a link) and
+/// renamed over it, so a reader never sees half a page and no other file is touched.
+pub fn replace_file_unlinked(file: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write as _;
+    match std::fs::symlink_metadata(file) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it is a symbolic link; npuprof does not write through links: remove it or name another file",
+            ));
+        }
+        Ok(meta) if !meta.is_file() => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "it exists and is not a regular file",
+            ));
+        }
+        _ => {}
+    }
+    let name = file
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let mut temp_name = std::ffi::OsString::from(".");
+    temp_name.push(name);
+    temp_name.push(format!(".npuprof-{}.tmp", std::process::id()));
+    let temp = file.with_file_name(temp_name);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .and_then(|mut out| {
+            out.write_all(bytes)?;
+            out.sync_all()
+        })
+        .and_then(|()| std::fs::rename(&temp, file));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}

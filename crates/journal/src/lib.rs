@@ -43,7 +43,7 @@ use std::path::{Path, PathBuf};
 
 pub use error::{JournalError, Result};
 pub use inspect::{EntryStatus, State};
-pub use keepsake::{Keepsake, create_private_file, new_private_dir};
+pub use keepsake::{Keepsake, create_private_file, new_private_dir, replace_file_unlinked};
 pub use lock::RepoLock;
 pub use model::ChangeKind;
 pub use paths::JOURNAL_DIR;

@@ -99,8 +99,23 @@ pub fn remove_stale(dir: &Path) {
 }
 
 /// Creates the directory `path` and its missing parents, outside any repository (a relocation
-/// target: revert keeps it).
-pub fn create_dir_outside(path: &Path) -> io::Result<()> {
+/// target: revert keeps it). Returns the directories it made, deepest first, for
+/// [`remove_made_dirs`] when what they were made for then fails.
+pub fn create_dir_outside(path: &Path) -> io::Result<Vec<std::path::PathBuf>> {
+    let missing: Vec<std::path::PathBuf> = path
+        .ancestors()
+        .take_while(|dir| fs::symlink_metadata(dir).is_err())
+        .map(Path::to_path_buf)
+        .collect();
     failpoint::step("mkdir", path)?;
-    fs::create_dir_all(path)
+    fs::create_dir_all(path)?;
+    Ok(missing)
+}
+
+/// Removes the directories [`create_dir_outside`] made, deepest first, each only while empty
+/// (nothing anyone wrote there is removed); best effort.
+pub fn remove_made_dirs(dirs: &[std::path::PathBuf]) {
+    for dir in dirs {
+        let _ = fs::remove_dir(dir);
+    }
 }

@@ -227,8 +227,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         // The journal is known good (and locked) before anything is made outside the
         // repository; what this relocation made there is removed again when it then fails.
         let mut tx = Transaction::begin(&repo, "relocate")?;
-        let missing = missing_dirs(&chosen.resolved);
-        npuprof_journal::probe::create_dir_outside(&chosen.resolved)
+        let made = npuprof_journal::probe::create_dir_outside(&chosen.resolved)
             .map_err(io_err("create", &chosen.resolved))?;
         let changed = (|| {
             if move_aside {
@@ -238,10 +237,7 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
             tx.commit()
         })();
         if let Err(err) = changed {
-            for dir in &missing {
-                // Only empty directories go: nothing anyone wrote there is removed.
-                let _ = fs::remove_dir(dir);
-            }
+            npuprof_journal::probe::remove_made_dirs(&made);
             return Err(err.into());
         }
     }
@@ -271,14 +267,6 @@ pub fn relocate(request: &RelocateRequest) -> Result<RelocateReport, RelocateErr
         already_relocated: chosen.already_relocated,
         reparse,
     })
-}
-
-/// The directories of `path` (itself and its ancestors) that do not exist yet, deepest first.
-fn missing_dirs(path: &Path) -> Vec<PathBuf> {
-    path.ancestors()
-        .take_while(|dir| fs::symlink_metadata(dir).is_err())
-        .map(Path::to_path_buf)
-        .collect()
 }
 
 /// `path` (absolute) when nothing is there, else the first free `path-2`, `path-3`, ...: two

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use npuprof_runs::probe::{FileKind, FileProblem};
 use serde::{Deserialize, Serialize};
 
 use crate::definition::Definitions;
@@ -30,6 +31,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
 /// The environment variable naming extra definition files (a path list, like `PATH`); they are
 /// tried before the compiled-in ones.
 pub const ENV_VAR: &str = "NPUPROF_DEFINITIONS";
+
+/// The largest definition file read (the built-in ones are a few KiB).
+pub const DEFINITION_CAP: u64 = 1 << 20;
 
 /// A definition file that cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -146,11 +150,40 @@ impl Catalog {
         let mut texts = Vec::with_capacity(files.len());
         for path in files.iter().filter(|p| !p.as_os_str().is_empty()) {
             let file = path.display().to_string();
-            let text = std::fs::read_to_string(path).map_err(|e| DefinitionError {
+            let refuse = |message: String| DefinitionError {
                 file: file.clone(),
                 key: "(file)".to_owned(),
-                message: format!("cannot read it: {e}"),
-            })?;
+                message,
+            };
+            // A regular file of bounded size only: a FIFO would hang the read, a device
+            // (`/dev/zero`) would never end.
+            let bytes = match npuprof_runs::probe::read_capped(path, DEFINITION_CAP) {
+                Ok(Ok(bytes)) => bytes,
+                Ok(Err(size)) => {
+                    return Err(refuse(format!(
+                        "it is {size} bytes; a definition file is at most {DEFINITION_CAP} bytes"
+                    )));
+                }
+                Err(FileProblem::NotRegular(kind)) => {
+                    return Err(refuse(format!(
+                        "it is a {}, not a regular file",
+                        match kind {
+                            FileKind::Directory => "directory",
+                            FileKind::Fifo => "named pipe (FIFO)",
+                            FileKind::Socket => "socket",
+                            FileKind::CharDevice => "character device",
+                            FileKind::BlockDevice => "block device",
+                            FileKind::Other => "special file",
+                        }
+                    )));
+                }
+                Err(FileProblem::Missing) => return Err(refuse("it does not exist".to_owned())),
+                Err(FileProblem::Unreadable { message, .. }) => {
+                    return Err(refuse(format!("cannot read it: {message}")));
+                }
+            };
+            let text =
+                String::from_utf8(bytes).map_err(|_| refuse("it is not UTF-8 text".to_owned()))?;
             texts.push((file, text));
         }
         Catalog::load(

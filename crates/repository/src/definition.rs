@@ -339,7 +339,13 @@ impl Definitions {
                     format!("shape `{}` has an empty key path", shape.id),
                 ));
             }
+            for (f, file) in shape.factory_files.iter().enumerate() {
+                crate::layout::check_relative(&key(&format!("factory_files[{f}]")), file)?;
+            }
             let path = &shape.results.phase_path;
+            if path != "from-call" {
+                crate::layout::check_relative(&key("results.phase_path"), path)?;
+            }
             if path != "from-call" && !path.contains("{phase}") {
                 return Err((
                     key("results.phase_path"),
@@ -348,6 +354,27 @@ impl Definitions {
                         shape.id
                     ),
                 ));
+            }
+        }
+        for (i, manual) in self.manual.iter().enumerate() {
+            let key = |k: &str| format!("manual[{i}].{k}");
+            if !crate::layout::is_name(&manual.model) {
+                return Err((
+                    key("model"),
+                    format!("`{}` is not a model directory's name", manual.model),
+                ));
+            }
+            if let Some(launch) = &manual.launch {
+                crate::layout::check_relative(&key("launch.cwd"), &launch.cwd)?;
+            }
+            if let Some(results) = &manual.results {
+                crate::layout::check_relative(&key("results"), results)?;
+            }
+            for (e, evidence) in manual.evidence.iter().enumerate() {
+                crate::layout::check_relative(
+                    &key(&format!("evidence[{e}].file")),
+                    &evidence.file,
+                )?;
             }
         }
         Ok(())

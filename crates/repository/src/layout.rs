@@ -92,6 +92,24 @@ fn join(a: &str, b: &str) -> String {
     }
 }
 
+/// Whether `name` is one path component: not empty, no `/`, not `.` or `..`.
+pub(crate) fn is_name(name: &str) -> bool {
+    !name.is_empty() && !name.contains('/') && name != "." && name != ".."
+}
+
+/// Refuses a path template (`key`'s `value`) that could name a place outside the repository:
+/// empty, absolute, or with a `..` component. Placeholders (`{model_dir}`) are filled in with
+/// names that are checked where they come from.
+pub(crate) fn check_relative(key: &str, value: &str) -> Result<(), (String, String)> {
+    if value.is_empty() || value.starts_with('/') || value.split('/').any(|c| c == "..") {
+        return Err((
+            key.to_owned(),
+            format!("`{value}` must be a non-empty relative path without `..`"),
+        ));
+    }
+    Ok(())
+}
+
 impl Layout {
     /// Checks the layout; the error names the key.
     pub(crate) fn validate(&self) -> Result<(), (String, String)> {
@@ -99,25 +117,35 @@ impl Layout {
         if self.root_markers.is_empty() {
             return bad("root_markers", "names no marker");
         }
+        // A marker is a directory's name: `/` or `..` would make the definition claim every
+        // repository (and run its launcher there).
+        if let Some(marker) = self.root_markers.iter().find(|m| !is_name(m)) {
+            return bad(
+                "root_markers",
+                &format!("`{marker}` is not a directory name (no `/`, `.` or `..`)"),
+            );
+        }
         for (key, value) in [
             ("layout.models", &self.models),
             ("layout.configs", &self.configs),
             ("layout.model_entry", &self.model_entry),
             ("layout.results", &self.results),
             ("layout.launcher.script", &self.launcher.script),
+            ("layout.launcher.cwd.shared", &self.launcher.cwd.shared),
+            ("layout.launcher.cwd.model", &self.launcher.cwd.model),
+            ("layout.case", &self.case),
+            ("layout.output", &self.output),
         ] {
-            if value.is_empty() || value.starts_with('/') || value.split('/').any(|c| c == "..") {
-                return Err((
-                    key.to_owned(),
-                    "must be a non-empty relative path without `..`".to_owned(),
-                ));
-            }
+            check_relative(key, value)?;
+        }
+        if !self.role_dir.is_empty() {
+            check_relative("layout.role_dir", &self.role_dir)?;
         }
         if !self.case.contains("{stem}") {
             return bad("case", "must contain {stem}");
         }
-        if !self.output.contains("{model_dir}") || self.output.split('/').any(|c| c == "..") {
-            return bad("output", "must contain {model_dir} and no `..`");
+        if !self.output.contains("{model_dir}") {
+            return bad("output", "must contain {model_dir}");
         }
         let env_name = |k: &str| {
             k.bytes().next().is_some_and(|b| !b.is_ascii_digit())

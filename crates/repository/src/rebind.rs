@@ -7,6 +7,7 @@
 //!
 //! Pure functions of one file's text.
 
+use npuprof_syntax::semantic::imports::import_bindings;
 use npuprof_syntax::{callee, descendants, line, named_children, text};
 use tree_sitter::{Node, Tree};
 
@@ -169,33 +170,21 @@ fn rebinds(target: Node<'_>, source: &str, name: &str) -> Option<String> {
 }
 
 /// An import of `name` (or another name imported as it) that is conditional or comes from
-/// another module than the factory's file.
+/// another module than the factory's file (the import read by `semantic::imports`).
 fn foreign_import(node: Node<'_>, source: &str, name: &str, factory_path: &str) -> Option<String> {
-    let module = node
-        .child_by_field_name("module_name")
-        .map(|m| text(m, source))?;
-    let mut cursor = node.walk();
-    let imported = node
-        .children_by_field_name("name", &mut cursor)
-        .find(|child| {
-            let bound = match child.kind() {
-                "aliased_import" => child.child_by_field_name("alias"),
-                _ => Some(*child),
-            };
-            bound.is_some_and(|b| text(b, source) == name)
-        })?;
+    let binding = import_bindings(node, source)
+        .into_iter()
+        .find(|b| b.local == name)?;
+    let (module, original) = binding
+        .path
+        .rsplit_once('.')
+        .unwrap_or(("", binding.path.as_str()));
     let stem = factory_path
         .rsplit('/')
         .next()
         .and_then(|f| f.strip_suffix(".py"))
         .unwrap_or(factory_path);
     let from_factory_module = module.trim_start_matches('.').rsplit('.').next() == Some(stem);
-    let original = match imported.kind() {
-        "aliased_import" => imported
-            .child_by_field_name("name")
-            .map_or(name, |n| text(n, source)),
-        _ => name,
-    };
     let conditional = std::iter::successors(node.parent(), Node::parent).any(|a| {
         matches!(
             a.kind(),

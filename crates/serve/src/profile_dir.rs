@@ -8,10 +8,10 @@ pub fn make_profile_dir(request: &ServeRequest) -> Result<(), ServeError> {
     if !matches!(request.target, Target::Launch { .. }) {
         return Ok(());
     }
-    npuprof_journal::probe::create_dir_outside(&request.profile_dir).map_err(|source| {
-        ServeError::ProfileDir {
+    npuprof_journal::probe::create_dir_outside(&request.profile_dir)
+        .map(drop)
+        .map_err(|source| ServeError::ProfileDir {
             dir: request.profile_dir.display().to_string(),
             source,
-        }
-    })
+        })
 }

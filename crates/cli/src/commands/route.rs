@@ -377,7 +377,7 @@ fn per_model(s: &mut String, configs: &[RunConfig]) {
     let mut models: std::collections::BTreeMap<&str, [usize; 3]> =
         std::collections::BTreeMap::new();
     for c in configs {
-        let model = c.model.as_deref().unwrap_or("(outside models/)");
+        let model = c.model.as_deref().unwrap_or("(no model)");
         let counts = models.entry(model).or_default();
         let column = match (c.profilable.decode, c.profilable.prefill) {
             (true, _) => 0,
