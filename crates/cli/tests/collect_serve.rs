@@ -589,3 +589,61 @@ fn a_profile_dir_that_is_not_the_servers_gets_no_output() {
     assert_eq!(code, 2, "{json}");
     assert_eq!(json["error"]["kind"], "no-output", "{json}");
 }
+
+/// A SIGKILL of collect (no handler runs) still ends the server it started: its watchdog sees
+/// npuprof's pipe close and stops the server's group (SIGTERM, SIGKILL after 5 s), so no server
+/// holds the port, the profiler and the device after npuprof is gone.
+#[test]
+fn a_killed_collect_does_not_leave_its_server_running() {
+    let work = Workdir::new();
+    let port = free_port().to_string();
+    let mut child = Command::new(get_cargo_bin("npuprof"))
+        .args([
+            "collect",
+            "--engine",
+            "vllm-ascend",
+            "--json",
+            "--grace",
+            "1",
+        ])
+        .args(["--profile-dir", "prof", "--"])
+        .args([fake_vllm().as_str(), "serve", "fake-model", "--port", &port])
+        .current_dir(work.path())
+        .env("HOME", work.path().join("home"))
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("FAKE_VLLM_FAULT", "never-healthy")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run npuprof");
+    let log = work.path().join("prof/npuprof-server.log");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !log.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // The server is the group leader of the group npuprof made for it: a child of npuprof.
+    let npuprof = i64::from(child.id());
+    let server = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter_map(|stat| {
+            let (pid, rest) = stat.split_once(" (")?;
+            let fields: Vec<&str> = rest.rsplit_once(") ")?.1.split(' ').collect();
+            let pid: i64 = pid.parse().ok()?;
+            let parent: i64 = fields.get(1)?.parse().ok()?;
+            let group: i64 = fields.get(2)?.parse().ok()?;
+            (parent == npuprof && group == pid).then_some(pid)
+        })
+        .next()
+        .expect("the server's group leader, a child of npuprof");
+    child.kill().expect("SIGKILL");
+    let _ = child.wait();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while !group_members(server).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(group_members(server), Vec::<String>::new());
+}

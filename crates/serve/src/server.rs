@@ -19,6 +19,46 @@ pub struct Server {
     group: Pid,
     readers: Readers,
     exited: Option<std::process::ExitStatus>,
+    watchdog: Option<Watchdog>,
+}
+
+/// A small process that ends the server's group if npuprof dies without stopping it (SIGKILL,
+/// an abort): it blocks reading a pipe only npuprof holds the write end of (close-on-exec, so
+/// no other child has it); EOF without npuprof's "stopped" line means npuprof is gone, and it
+/// sends the group SIGTERM, then SIGKILL after the grace period. In its own process group, so a
+/// terminal's Ctrl-C (which npuprof handles) does not reach it.
+struct Watchdog {
+    child: Child,
+}
+
+/// The watchdog's script: `$1` the server's group, `$2` the grace period in seconds.
+/// (`kill -SIG -PGID` without `--`: dash, a common `sh`, reads `--` as a process id.)
+const WATCHDOG: &str = "if IFS= read -r _; then exit 0; fi; \
+     kill -TERM \"-$1\" 2>/dev/null || exit 0; sleep \"$2\"; kill -KILL \"-$1\" 2>/dev/null; exit 0";
+
+impl Watchdog {
+    fn start(group: Pid, grace: Duration) -> Option<Self> {
+        Command::new("sh")
+            .args(["-c", WATCHDOG, "npuprof-watchdog"])
+            .arg(group.as_raw_nonzero().get().to_string())
+            .arg(grace.as_secs().max(1).to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .ok()
+            .map(|child| Self { child })
+    }
+
+    /// The server was stopped by npuprof: the watchdog exits without a signal.
+    fn release(mut self) {
+        use std::io::Write as _;
+        if let Some(mut stdin) = self.child.stdin.take() {
+            let _ = stdin.write_all(b"stopped\n");
+        }
+        let _ = self.child.wait();
+    }
 }
 
 /// How the server ended.
@@ -39,6 +79,9 @@ pub struct Shutdown {
     /// Its output, head and tail.
     pub output: Capture,
 }
+
+/// How long the watchdog waits between SIGTERM and SIGKILL.
+const WATCHDOG_GRACE: Duration = Duration::from_secs(5);
 
 impl Server {
     /// Starts `argv` in `cwd` in a new process group, with `env` added, its output also to `log`.
@@ -65,8 +108,10 @@ impl Server {
                 source,
             })?;
         let readers = Readers::of_child(&mut child, log);
+        let group = Pid::from_child(&child);
         Ok(Self {
-            group: Pid::from_child(&child),
+            watchdog: Watchdog::start(group, WATCHDOG_GRACE),
+            group,
             child,
             readers,
             exited: None,
@@ -114,6 +159,9 @@ impl Server {
         }
         let status = self.child.wait().ok();
         let stragglers = end_group(self.group, grace, POLL);
+        if let Some(watchdog) = self.watchdog.take() {
+            watchdog.release();
+        }
         let deadline = Instant::now() + Duration::from_secs(2);
         while !self.readers.finished() && Instant::now() < deadline {
             std::thread::sleep(POLL / 5);
