@@ -647,3 +647,84 @@ fn a_killed_collect_does_not_leave_its_server_running() {
     }
     assert_eq!(group_members(server), Vec::<String>::new());
 }
+
+/// `--load-timeout` is a deadline: past it no request is sent (they are counted as unsent),
+/// instead of each being sent with a spent timeout (3 s asked took 45 s and 6000 connections).
+#[test]
+fn the_load_stops_sending_at_its_deadline() {
+    let work = Workdir::new();
+    let started = std::time::Instant::now();
+    // The helper's load (4 requests, 2 in flight, after one warm-up answered at once) at
+    // three seconds an answer, one second allowed: the first two time out, the rest unsent.
+    let run = collect(
+        &work,
+        &["--load-timeout", "1"],
+        &[],
+        &[
+            ("FAKE_VLLM_FAULT", "slow-answers"),
+            ("FAKE_VLLM_SLOW_SECONDS", "3"),
+        ],
+    );
+    let load = &run.json["load"];
+    let count = |field: &str| {
+        load[field]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no load.{field}: {}\n{}", run.json, run.stderr))
+    };
+    let (sent, unsent) = (count("sent"), count("unsent"));
+    assert_eq!((sent, unsent), (2, 2), "{load}");
+    assert!(load["secs"].as_f64().unwrap() < 2.5, "{load}");
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    check_nothing_left(&work, &run);
+}
+
+/// A `--url` whose health route answers 404 is not waited on for the health timeout: the
+/// answer is definitive (another program on the port), and collect says so at once.
+#[test]
+fn a_health_route_that_answers_404_ends_the_wait() {
+    let work = Workdir::new();
+    let port = free_port().to_string();
+    // Python's file server answers 404 for /health (no such file).
+    let mut other = Command::new("python3")
+        .args(["-m", "http.server", &port, "--bind", "127.0.0.1"])
+        .current_dir(work.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 -m http.server");
+    let url = format!("http://127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).is_err()
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let started = std::time::Instant::now();
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .args([
+            "collect",
+            "--engine",
+            "vllm-ascend",
+            "--url",
+            &url,
+            "--profile-dir",
+            "prof",
+            "--json",
+        ])
+        .current_dir(work.path())
+        .env("HOME", work.path().join("home"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run npuprof");
+    let _ = other.kill();
+    let _ = other.wait();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_ne!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("answers 404"), "{stdout}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+}

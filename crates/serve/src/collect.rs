@@ -279,7 +279,10 @@ pub fn collect(
                 .verify
                 .as_ref()
                 .map_or(0, |v| v.count(npuprof_verify::Severity::Error));
-            let failed = report.load.as_ref().is_some_and(|l| l.failed > 0);
+            let failed = report
+                .load
+                .as_ref()
+                .is_some_and(|l| l.failed > 0 || l.unsent > 0);
             u8::from(errors > 0 || failed)
         }
     };
@@ -513,6 +516,14 @@ impl Loop<'_> {
                     self.report.healthy_after_secs = Some(secs(start.elapsed()));
                     return Ok(());
                 }
+                // A definitive answer: the route is not there, and waiting will not add it.
+                Ok(response) if response.status == 404 => {
+                    return Err(ServeError::NoHealthRoute {
+                        secs: start.elapsed().as_secs(),
+                        url: self.endpoint.url(),
+                        path: settings.health_path.clone(),
+                    });
+                }
                 Ok(response) => format!("HTTP {}", response.status),
                 Err(e) => e.to_string(),
             };
@@ -572,6 +583,11 @@ impl Loop<'_> {
             load::run(self.endpoint.clone(), route, load.clone(), deadline),
         )?;
         self.observer.event(Event::Loaded(stage, &report));
+        // What the load did stays in the report, also when it failed.
+        match stage {
+            Stage::WarmUp => self.report.warmup = Some(report.clone()),
+            _ => self.report.load = Some(report.clone()),
+        }
         if report.succeeded == 0 && report.sent > 0 {
             if let Some(error) = self.gone(stage) {
                 return Err(error);

@@ -76,6 +76,19 @@ pub enum ServeError {
         /// What the last check got.
         last: String,
     },
+    /// The health route answers 404: whatever listens there is no server of this engine (or
+    /// the health route is another), and waiting longer cannot change that.
+    #[error(
+        "{url}{path} answers 404 after {secs} s: what listens there has no such health route (another program on the port, or a server without it); check --url and the command's --port"
+    )]
+    NoHealthRoute {
+        /// Seconds waited.
+        secs: u64,
+        /// The server.
+        url: String,
+        /// The health route.
+        path: String,
+    },
     /// The profile routes are missing: profiling is not configured on that server.
     #[error(
         "{url}{path} is 404: profiling is not configured on this server (start it with the profiler on, or let collect start it)"
@@ -177,7 +190,9 @@ impl ServeError {
             | ServeError::ProfileDir { .. } => ErrorKind::Refused,
             ServeError::Start { .. } | ServeError::Runtime(_) => ErrorKind::StartFailed,
             ServeError::ServerExited { .. } => ErrorKind::ServerExited,
-            ServeError::NeverHealthy { .. } => ErrorKind::NeverHealthy,
+            ServeError::NeverHealthy { .. } | ServeError::NoHealthRoute { .. } => {
+                ErrorKind::NeverHealthy
+            }
             ServeError::ProfilingNotEnabled { .. } => ErrorKind::ProfilingNotEnabled,
             ServeError::Profile { .. } => ErrorKind::ProfileFailed,
             ServeError::LoadFailed { .. } => ErrorKind::LoadFailed,

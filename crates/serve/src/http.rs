@@ -99,7 +99,8 @@ pub enum HttpError {
     Protocol(String),
 }
 
-/// Sends one request (`body` as JSON when given) and reads the whole response, within `timeout`.
+/// Sends one request (`body` as JSON when given) and reads the whole response (at most
+/// [`MAX_BODY`] bytes), within `timeout`.
 pub async fn request(
     endpoint: &Endpoint,
     method: Method,
@@ -107,7 +108,19 @@ pub async fn request(
     body: Option<Vec<u8>>,
     timeout: Duration,
 ) -> Result<Response, HttpError> {
-    tokio::time::timeout(timeout, send(endpoint, method, path, body))
+    request_capped(endpoint, method, path, body, timeout, MAX_BODY).await
+}
+
+/// [`request`] reading at most `cap` bytes of the answer (a longer one is an error).
+pub async fn request_capped(
+    endpoint: &Endpoint,
+    method: Method,
+    path: &str,
+    body: Option<Vec<u8>>,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Response, HttpError> {
+    tokio::time::timeout(timeout, send(endpoint, method, path, body, cap))
         .await
         .map_err(|_| HttpError::Timeout(timeout))?
 }
@@ -117,6 +130,7 @@ async fn send(
     method: Method,
     path: &str,
     body: Option<Vec<u8>>,
+    cap: usize,
 ) -> Result<Response, HttpError> {
     let stream = tokio::net::TcpStream::connect((endpoint.host.as_str(), endpoint.port))
         .await
@@ -138,7 +152,7 @@ async fn send(
         .map_err(|e| HttpError::Protocol(e.to_string()))?;
     let response = sender.send_request(request).await.map_err(protocol)?;
     let status = response.status().as_u16();
-    let body = Limited::new(response.into_body(), MAX_BODY)
+    let body = Limited::new(response.into_body(), cap.min(MAX_BODY))
         .collect()
         .await
         .map_err(|e| HttpError::Protocol(format!("reading the response: {e}")))?

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hyper::Method;
 use serde::Serialize;
@@ -47,6 +47,8 @@ pub struct LoadReport {
     pub succeeded: usize,
     /// Failed (status, transport or timeout).
     pub failed: usize,
+    /// Not sent: the load's deadline had passed (never sent with a deadline already spent).
+    pub unsent: usize,
     /// Prompt tokens the server counted (`usage.prompt_tokens`).
     pub prompt_tokens: u64,
     /// Output tokens it generated (`usage.completion_tokens`).
@@ -115,11 +117,19 @@ struct Tally {
     report: LoadReport,
 }
 
-/// Sends the load; every request must be answered before `deadline`.
+/// The bytes of answers the load holds at once, at most (split over the requests in flight).
+const LOAD_BODY_BUDGET: usize = 256 << 20;
+/// The least of an answer read, whatever the concurrency (a completion's JSON with its usage).
+const MIN_BODY_CAP: usize = 64 << 10;
+
+/// Sends the load; every request must be answered before `deadline`; none is sent after it.
 pub async fn run(endpoint: Endpoint, route: Route, load: Load, deadline: Instant) -> LoadReport {
     let start = Instant::now();
     let next = Arc::new(AtomicUsize::new(0));
     let concurrency = load.concurrency.clamp(1, load.requests.max(1));
+    // Only the usage counts are needed: each answer is read up to a share of a fixed budget,
+    // so the memory is bounded whatever the concurrency and the answers' size.
+    let body_cap = (LOAD_BODY_BUDGET / concurrency).clamp(MIN_BODY_CAP, http::MAX_BODY);
     let shared = Arc::new((endpoint, load, route));
     let workers: Vec<_> = (0..concurrency)
         .map(|_| {
@@ -133,12 +143,18 @@ pub async fn run(endpoint: Endpoint, route: Route, load: Load, deadline: Instant
                         break;
                     }
                     let left = deadline.saturating_duration_since(Instant::now());
-                    let answer = http::request(
+                    if left.is_zero() {
+                        // The deadline is a deadline: what is left is not sent at all.
+                        tally.report.unsent += 1;
+                        continue;
+                    }
+                    let answer = http::request_capped(
                         endpoint,
                         Method::POST,
                         &route.path,
                         Some(load.body(index, route)),
-                        left.max(Duration::from_millis(1)),
+                        left,
+                        body_cap,
                     )
                     .await;
                     tally.count(load, answer);
@@ -154,6 +170,12 @@ pub async fn run(endpoint: Endpoint, route: Route, load: Load, deadline: Instant
         }
     }
     report.secs = (start.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    if report.unsent > 0 {
+        report.first_error.get_or_insert(format!(
+            "the load's deadline passed with {} request(s) not sent",
+            report.unsent
+        ));
+    }
     report
 }
 
@@ -197,6 +219,7 @@ impl LoadReport {
         self.sent += other.sent;
         self.succeeded += other.succeeded;
         self.failed += other.failed;
+        self.unsent += other.unsent;
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.short_outputs += other.short_outputs;

@@ -10,6 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from fake_vllm.engine import EngineDead
 
+# Completions answered so far under the slow-answers fault.
+_SLOW_COUNT = [0]
+_SLOW_LOCK = threading.Lock()
+
 
 def _tokens(text):
     """The fake tokenizer: one token per whitespace-separated word."""
@@ -144,6 +148,13 @@ class Handler(BaseHTTPRequestHandler):
         body = self._request()
         if body is None:
             return
+        if self.app.settings.fault == "slow-answers":
+            # The first completion (a warm-up) at once, every later one slowly.
+            with _SLOW_LOCK:
+                _SLOW_COUNT[0] += 1
+                first = _SLOW_COUNT[0] == 1
+            if not first:
+                time.sleep(float(os.environ.get("FAKE_VLLM_SLOW_SECONDS", "2")))
         prompt = body.get("prompt", "")
         prompt_tokens = _tokens(prompt if isinstance(prompt, str) else " ".join(map(str, prompt)))
         generated = self.app.engine.generate(prompt_tokens, body.get("max_tokens", 16))
