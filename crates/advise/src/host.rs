@@ -9,7 +9,6 @@
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs::File;
 use std::path::Path;
 
 use npuprof_scan::trace_scan::{MAX_EVENT, TraceState, scan_events};
@@ -255,8 +254,8 @@ pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<S
         names: BTreeMap::new(),
         per_gap: vec![BTreeMap::new(); spans.len()],
     };
-    let note = match File::open(trace) {
-        Err(e) => Some(format!("{}: cannot read: {e}", trace.display())),
+    let note = match npuprof_runs::probe::open_regular(trace).map(|opened| opened.file) {
+        Err(problem) => Some(format!("{}: {}", trace.display(), problem.describe())),
         Ok(file) => {
             let mut unreadable = 0u64;
             let sieve = crate::sieve::Sieve::new(&spans);
@@ -402,7 +401,7 @@ mod tests {
     fn the_sieve_passes_over_only_events_that_cannot_be_listed() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/data/trace-view/rank0_trace_view.json");
-        let file = File::open(&path).expect("the vendored trace");
+        let file = std::fs::File::open(&path).expect("the vendored trace");
         let mut events: Vec<Vec<u8>> = Vec::new();
         scan_events(&file, |bytes| events.push(bytes.to_vec())).expect("read");
         let parsed: Vec<Option<Event<'_>>> = events

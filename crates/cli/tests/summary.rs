@@ -595,3 +595,52 @@ fn the_html_page_is_not_written_through_a_symlink() {
         .collect();
     assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
 }
+
+/// A run whose kernel_details.csv and op_statistic.csv are links to a file outside it (a
+/// secret) gets no byte of that file quoted by verify, summary or advise, in text or JSON.
+#[test]
+fn no_report_quotes_a_file_linked_from_outside_the_run() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let secret = tmp.path().join("secret.txt");
+    std::fs::write(&secret, "SECRET-TOKEN-LINE,abc\n").expect("write");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
+    let run = tmp.path().join("run/rank0_ascend_pt");
+    std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
+    let copied = Command::new("cp")
+        .arg("-r")
+        .arg(&source)
+        .arg(&run)
+        .status()
+        .expect("cp");
+    assert!(copied.success());
+    for name in ["kernel_details.csv", "op_statistic.csv"] {
+        let file = run.join("ASCEND_PROFILER_OUTPUT").join(name);
+        std::fs::remove_file(&file).expect("rm");
+        std::os::unix::fs::symlink(&secret, &file).expect("symlink");
+    }
+    for command in ["verify", "summary", "advise"] {
+        for json in [false, true] {
+            let mut args = vec![command, "run"];
+            if json {
+                args.push("--json");
+            }
+            let out = Command::new(get_cargo_bin("npuprof"))
+                .current_dir(tmp.path())
+                .args(&args)
+                .env("NO_COLOR", "1")
+                .output()
+                .expect("run");
+            let all = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(!all.contains("SECRET"), "{args:?}: {all}");
+            assert!(
+                all.contains("symbolic link out of its directory"),
+                "{args:?}: {all}"
+            );
+        }
+    }
+}

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use npuprof_runs::probe::{FileKind, FileProblem};
+use npuprof_runs::probe::FileProblem;
 use serde::{Deserialize, Serialize};
 
 use crate::definition::Definitions;
@@ -166,15 +166,8 @@ impl Catalog {
                 }
                 Err(FileProblem::NotRegular(kind)) => {
                     return Err(refuse(format!(
-                        "it is a {}, not a regular file",
-                        match kind {
-                            FileKind::Directory => "directory",
-                            FileKind::Fifo => "named pipe (FIFO)",
-                            FileKind::Socket => "socket",
-                            FileKind::CharDevice => "character device",
-                            FileKind::BlockDevice => "block device",
-                            FileKind::Other => "special file",
-                        }
+                        "it is {}, not a regular file",
+                        kind.describe()
                     )));
                 }
                 Err(FileProblem::Missing) => return Err(refuse("it does not exist".to_owned())),

@@ -36,6 +36,9 @@ pub enum FileKind {
     BlockDevice,
     /// Anything else.
     Other,
+    /// A symbolic link to something outside the directory that holds it (`kernel_details.csv ->
+    /// /etc/shadow`): not read, so that no report quotes bytes that are not the run's.
+    LinkOutside,
 }
 
 impl FileKind {
@@ -68,6 +71,7 @@ impl FileKind {
             FileKind::CharDevice => "a character device",
             FileKind::BlockDevice => "a block device",
             FileKind::Other => "not a regular file",
+            FileKind::LinkOutside => "a symbolic link out of its directory (not followed)",
         }
     }
 }
@@ -89,6 +93,18 @@ pub enum FileProblem {
 }
 
 impl FileProblem {
+    /// What the problem is, said plainly (`it is a FIFO (named pipe), not a regular file: not
+    /// read`).
+    pub fn describe(&self) -> String {
+        match self {
+            FileProblem::Missing => "it does not exist".to_owned(),
+            FileProblem::NotRegular(kind) => {
+                format!("it is {}, not a regular file: not read", kind.describe())
+            }
+            FileProblem::Unreadable { message, .. } => format!("cannot read: {message}"),
+        }
+    }
+
     /// Classifies an I/O error from `stat`, `open` or `read_dir`: only `NotFound` is "missing";
     /// every other error (permission denied above all) means "there, but unreadable".
     pub fn from_io(e: &io::Error) -> Self {
@@ -144,6 +160,9 @@ pub struct Opened {
 /// checked before opening (following symlinks) and again on the open file (so a path swapped
 /// for a FIFO in between is caught), and the open itself is non-blocking.
 pub fn open_regular(path: &Path) -> Result<Opened, FileProblem> {
+    if leaves_its_directory(path) {
+        return Err(FileProblem::NotRegular(FileKind::LinkOutside));
+    }
     let meta = std::fs::metadata(path).map_err(|e| FileProblem::from_io(&e))?;
     if let Some(kind) = FileKind::of(&meta) {
         return Err(FileProblem::NotRegular(kind));
@@ -170,6 +189,25 @@ pub fn open_regular(path: &Path) -> Result<Opened, FileProblem> {
         contents: Contents::sniff(&head),
         head,
     })
+}
+
+/// Whether `path` is a symbolic link whose target lies outside the directory holding it (a
+/// link within a run's directory, or a directory above it linked elsewhere, is followed: npuprof
+/// relocate links the output directory itself).
+fn leaves_its_directory(path: &Path) -> bool {
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if !is_link {
+        return false;
+    }
+    let parent = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    match (path.canonicalize(), parent.canonicalize()) {
+        (Ok(target), Ok(dir)) => !target.starts_with(dir),
+        // A dangling link is missing, said as such by the open.
+        _ => false,
+    }
 }
 
 fn rewound(mut file: File) -> io::Result<File> {

@@ -36,13 +36,7 @@ impl Input {
 
 /// Why a file of the run cannot be used, in words.
 fn problem(problem: &FileProblem) -> String {
-    match problem {
-        FileProblem::Missing => "it does not exist".to_owned(),
-        FileProblem::NotRegular(kind) => {
-            format!("it is {}, not a regular file: not read", kind.describe())
-        }
-        FileProblem::Unreadable { message, .. } => format!("cannot read: {message}"),
-    }
+    problem.describe()
 }
 
 fn unusable(path: &Path, reason: String) -> SummaryError {

@@ -293,3 +293,30 @@ fn profiler_info_that_is_not_one() {
         assert!(!report.ok);
     }
 }
+
+/// A file of a run that is a link out of its directory (`kernel_details.csv -> /etc/shadow`) is
+/// not read: the probe refuses it, so verify, summary and advise never quote its bytes; a link
+/// to a file in the same directory is followed as before.
+#[test]
+fn a_link_out_of_the_run_directory_is_not_followed() {
+    let tmp = tempdir();
+    let secret = tmp.path().join("secret.txt");
+    std::fs::write(&secret, "SECRET-LINE,1\n").unwrap();
+    let dir = tmp.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    let out = dir.join("kernel_details.csv");
+    std::os::unix::fs::symlink(&secret, &out).unwrap();
+    assert_eq!(
+        probe::open_regular(&out).err(),
+        Some(FileProblem::NotRegular(FileKind::LinkOutside))
+    );
+    assert_eq!(
+        probe::read_capped(&out, 1 << 20).err(),
+        Some(FileProblem::NotRegular(FileKind::LinkOutside))
+    );
+    let inside = dir.join("real.csv");
+    std::fs::write(&inside, "a,b\n").unwrap();
+    let alias = dir.join("alias.csv");
+    std::os::unix::fs::symlink("real.csv", &alias).unwrap();
+    assert!(probe::open_regular(&alias).is_ok());
+}

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::{Ctx, disp};
 use crate::finding::{Code, Evidence, Finding};
-use npuprof_runs::probe::{Contents, FileProblem};
+use npuprof_runs::probe::{Contents, FileKind, FileProblem};
 use npuprof_scan::kernel_csv::{Corruption, MAX_COLUMNS, MAX_RECORD_BYTES};
 
 /// One finding for a file (or directory) that could not be opened.
@@ -26,11 +26,16 @@ pub fn problem_finding(path: &Path, problem: &FileProblem) -> Finding {
         FileProblem::NotRegular(kind) => Finding::new(
             Code::FileNotRegular,
             format!(
-                "{} is {}, not a regular file: skipped without reading (reading it could block forever)",
+                "{} is {}, not a regular file: skipped without reading ({})",
                 path.file_name()
                     .map(|n| n.to_string_lossy())
                     .unwrap_or_default(),
-                kind.describe()
+                kind.describe(),
+                if *kind == FileKind::LinkOutside {
+                    "its contents are not this run's, and no report quotes them"
+                } else {
+                    "reading it could block forever"
+                }
             ),
             Evidence::path(p.clone()),
             format!(
