@@ -474,11 +474,36 @@ pub fn resolve_with(
     resolve_files(definitions, request, files)
 }
 
+/// `yaml` with its `.` and `..` components resolved, when it has some and stays inside the
+/// run-config directory (`sub/../x.yaml` is `x.yaml`); `None` otherwise (a path that leaves it
+/// is refused as outside the config directory, by what it names).
+fn inside_configs(yaml: &str) -> Option<String> {
+    if !yaml.split('/').any(|c| c == ".." || c == ".") {
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for part in yaml.split('/') {
+        match part {
+            "." | "" => {}
+            ".." => {
+                parts.pop()?;
+            }
+            other => parts.push(other),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
 fn resolve_files(
     definitions: &'static Definitions,
     request: &Request<'_>,
     files: Files<'_>,
 ) -> Result<Target, TargetError> {
+    let normalized = inside_configs(request.yaml);
+    let request = &Request {
+        yaml: normalized.as_deref().unwrap_or(request.yaml),
+        ..request.clone()
+    };
     let repo = request.repo;
     let Located {
         config_path,

@@ -750,3 +750,26 @@ fn a_factory_the_run_may_not_call_as_written_is_refused_by_its_line() {
     );
     check_resolve(dir.path(), "deepseek-mini", "decode_mtp.yaml");
 }
+
+/// `--yaml sub/../decode_mtp.yaml` names a run config inside config/ and resolves as
+/// `decode_mtp.yaml` does (it was refused as "outside config/"); one that leaves config/ is
+/// refused as outside.
+#[test]
+fn a_yaml_path_with_dot_dot_inside_config_resolves_as_the_file_it_names() {
+    let dir = repo();
+    let plain = check_resolve(dir.path(), "deepseek-mini", "decode_mtp.yaml");
+    for spelled in [
+        "sub/../decode_mtp.yaml",
+        "./decode_mtp.yaml",
+        "a/b/../../decode_mtp.yaml",
+    ] {
+        let target = check_resolve(dir.path(), "deepseek-mini", spelled);
+        assert_eq!(target.yaml, "decode_mtp.yaml", "{spelled}");
+        assert_eq!(target.config_path, plain.config_path, "{spelled}");
+    }
+    let outside = check_refused(dir.path(), "deepseek-mini", "sub/../../decode_mtp.yaml");
+    assert!(
+        matches!(outside, TargetError::OutsideConfig { .. }),
+        "{outside:?}"
+    );
+}
