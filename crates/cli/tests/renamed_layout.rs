@@ -361,6 +361,17 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
     let pair = pair();
     let before = support::source_files(&pair.fork);
     let state = tempfile::tempdir().unwrap();
+    // The fork's launcher also sets an environment variable: collect's "running" line says it.
+    let fork = std::fs::read_to_string(definition()).unwrap();
+    let argv = "    argv: [bash, \"{script}\", --model, \"{model}\"]\n";
+    assert!(fork.contains(argv));
+    let with_env = fork.replacen(
+        argv,
+        &format!("{argv}    env: {{FORK_RUN: \"{{model}} run\"}}\n"),
+        1,
+    );
+    let definitions = state.path().join("fork.yaml");
+    std::fs::write(&definitions, with_env).unwrap();
     let output = Command::new(get_cargo_bin("npuprof"))
         .args([
             "collect",
@@ -375,7 +386,7 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
             "--json",
         ])
         .current_dir(&pair.fork)
-        .env("NPUPROF_DEFINITIONS", definition())
+        .env("NPUPROF_DEFINITIONS", &definitions)
         .env("NO_COLOR", "1")
         .env("TMPDIR", state.path())
         .env("XDG_STATE_HOME", state.path().join("state"))
@@ -398,6 +409,10 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
     assert_eq!(
         report["config"],
         "recipes/deepseek-mini/yamls/decode_mtp.yaml"
+    );
+    assert!(
+        stderr.contains("running `FORK_RUN='deepseek-mini run' bash "),
+        "{stderr}"
     );
     let after = support::source_files(&pair.fork);
     let changed: Vec<_> = after

@@ -58,6 +58,8 @@ pub enum Event<'a> {
     Launching {
         /// The command.
         argv: &'a [String],
+        /// The environment the definition sets for it.
+        env: &'a BTreeMap<String, String>,
         /// Its working directory, relative to the repository.
         cwd: &'a Path,
     },
@@ -380,6 +382,7 @@ impl Run<'_, '_> {
         let before = outputs::list(target);
         self.observer.event(Event::Launching {
             argv: &launch.argv,
+            env: &launch.env,
             cwd: launch.cwd.strip_prefix(&target.repo).unwrap_or(&launch.cwd),
         });
         let launched = self.launcher.launch(&launch, self.interrupt);

@@ -145,8 +145,11 @@ impl Observer for Printer {
                     errln!("npuprof collect: warning: {warning}");
                 }
             }
-            Event::Launching { argv, cwd } => errln!(
-                "npuprof collect: running `{}` in {}",
+            Event::Launching { argv, env, cwd } => errln!(
+                "npuprof collect: running `{}{}` in {}",
+                env.iter()
+                    .map(|(k, v)| format!("{k}={} ", npuprof_repository::shell::quote(v)))
+                    .collect::<String>(),
                 npuprof_repository::shell::join(argv),
                 if cwd.as_os_str().is_empty() {
                     "the repository".to_owned()
