@@ -728,3 +728,35 @@ fn a_health_route_that_answers_404_ends_the_wait() {
         started.elapsed()
     );
 }
+
+/// A server child that left the server's process group (`setsid`) is found while the server
+/// runs, ended with it and named among the stragglers.
+#[test]
+fn a_server_child_in_its_own_session_is_ended_and_named() {
+    let work = Workdir::new();
+    let run = collect(&work, &[], &[], &[("FAKE_VLLM_FAULT", "setsid-child")]);
+    let stragglers = run.json["shutdown"]["stragglers"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{}", run.json));
+    let escaped: Vec<&serde_json::Value> = stragglers
+        .iter()
+        .filter(|s| {
+            s["command"].as_str().is_some_and(|c| {
+                c.starts_with("sleep 1000") && c.contains("left the server's process group")
+            })
+        })
+        .collect();
+    assert_eq!(escaped.len(), 1, "{}", run.json["shutdown"]);
+    let pid = escaped[0]["pid"].as_i64().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let alive = || {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+            && std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| !s.contains(") Z "))
+    };
+    while alive() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(!alive(), "the setsid child {pid} still runs");
+    check_nothing_left(&work, &run);
+}

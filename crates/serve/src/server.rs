@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use npuprof_workflow::collect::{Capture, POLL, Readers, Straggler, end_group};
+use npuprof_workflow::collect::{
+    Capture, POLL, Readers, Straggler, end_escaped, end_group, escaped,
+};
 use rustix::process::{Pid, Signal, kill_process_group};
 use serde::Serialize;
 
@@ -145,6 +147,13 @@ impl Server {
     /// ends whatever is left in the group (SIGTERM, SIGKILL after `grace`).
     pub fn shutdown(mut self, grace: Duration) -> Shutdown {
         let exited_early = self.exited().is_some();
+        // Its descendants that left its group (`setsid`), found while it still runs: ending
+        // the group does not reach them.
+        let escaped = if exited_early {
+            Vec::new()
+        } else {
+            escaped(self.group, self.group)
+        };
         let mut killed = false;
         if !exited_early {
             let _ = kill_process_group(self.group, Signal::TERM);
@@ -158,7 +167,8 @@ impl Server {
             }
         }
         let status = self.child.wait().ok();
-        let stragglers = end_group(self.group, grace, POLL);
+        let mut stragglers = end_group(self.group, grace, POLL);
+        stragglers.extend(end_escaped(&escaped, grace, POLL));
         if let Some(watchdog) = self.watchdog.take() {
             watchdog.release();
         }

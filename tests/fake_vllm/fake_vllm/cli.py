@@ -1,6 +1,7 @@
 """`vllm serve MODEL …`: parse, start the engine (then, and only then, open the port), serve
 until SIGTERM/SIGINT, acting out the fault FAKE_VLLM_FAULT names."""
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -28,6 +29,11 @@ def main(argv):
         print("INFO: Loading model weights took forever (fake fault: never healthy)", flush=True)
         while True:
             time.sleep(1)
+    if settings.fault == "setsid-child":
+        # A helper in a session of its own (as some servers start their workers): ending the
+        # server's process group does not reach it.
+        subprocess.Popen(["sleep", "1000"], start_new_session=True,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     engine = Engine(settings)
     app = App(settings, engine)
     stopping = threading.Event()

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 # which AI Core metrics the worker hard-codes, whether stop waits for the parse.
 ERAS = ("env", "profiler-config", "pipe", "async")
 DEFAULT_ERA = "async"
-FAULTS = ("none", "die", "never-healthy", "ignore-sigterm", "slow-stop", "slow-answers")
+FAULTS = ("none", "die", "never-healthy", "ignore-sigterm", "slow-stop", "slow-answers", "setsid-child")
 
 # vLLM's `ProfilerConfig` fields and defaults (vllm/config/profiler.py).
 PROFILER_DEFAULTS = {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use serde::Serialize;
 
 /// A process the launch left running in its group, stopped by collect.
@@ -77,6 +77,107 @@ pub fn end(group: Pid, grace: Duration, poll: Duration) -> Vec<Straggler> {
             killed: running.iter().any(|(p, _)| *p == pid),
             pid,
             command,
+        })
+        .collect()
+}
+
+/// A process that descends from a launch but left its process group (`setsid`, `setpgid`):
+/// ending the group does not reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escaped {
+    /// Its process id.
+    pub pid: i32,
+    /// Its start time (`/proc/<pid>/stat` field 22), so that a reused pid is not signalled.
+    pub start: u64,
+    /// Its command line.
+    pub command: String,
+}
+
+/// `(pid, ppid, pgrp, start)` of every live process.
+fn processes() -> Vec<(i32, i32, i32, u64)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (_, rest) = stat.rsplit_once(") ")?;
+            let fields: Vec<&str> = rest.split(' ').collect();
+            // After `comm`: state(0) ppid(1) pgrp(2) … starttime(19).
+            let state = *fields.first()?;
+            if state == "Z" || state == "X" {
+                return None;
+            }
+            Some((
+                pid,
+                fields.get(1)?.parse().ok()?,
+                fields.get(2)?.parse().ok()?,
+                fields.get(19)?.parse().ok()?,
+            ))
+        })
+        .collect()
+}
+
+/// The live descendants of `leader` that are not in group `group` (they called `setsid` or
+/// `setpgid`), read from `/proc` while `leader` still runs (an orphan's parent is init).
+pub fn escaped(leader: Pid, group: Pid) -> Vec<Escaped> {
+    let all = processes();
+    let (leader, group) = (leader.as_raw_nonzero().get(), group.as_raw_nonzero().get());
+    let mut tree = vec![leader];
+    let mut found = Vec::new();
+    // Breadth-first over parent links; bounded by the process table.
+    let mut i = 0;
+    while i < tree.len() && i < all.len() + 1 {
+        let parent = tree[i];
+        for &(pid, ppid, pgrp, start) in &all {
+            if ppid == parent && !tree.contains(&pid) {
+                tree.push(pid);
+                if pgrp != group {
+                    found.push(Escaped {
+                        pid,
+                        start,
+                        command: command_line(&std::path::Path::new("/proc").join(pid.to_string()))
+                            .unwrap_or_default(),
+                    });
+                }
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Ends the `escaped` processes still running (the same start time): SIGTERM, then SIGKILL
+/// after `grace`; returns them as stragglers.
+pub fn end_escaped(escaped: &[Escaped], grace: Duration, poll: Duration) -> Vec<Straggler> {
+    let alive = |e: &Escaped| {
+        processes()
+            .iter()
+            .any(|&(pid, _, _, start)| pid == e.pid && start == e.start)
+    };
+    let left: Vec<&Escaped> = escaped.iter().filter(|e| alive(e)).collect();
+    for e in &left {
+        if let Some(pid) = Pid::from_raw(e.pid) {
+            let _ = kill_process(pid, Signal::TERM);
+        }
+    }
+    let deadline = Instant::now() + grace;
+    while left.iter().any(|e| alive(e)) && Instant::now() < deadline {
+        std::thread::sleep(poll);
+    }
+    left.into_iter()
+        .map(|e| {
+            let still = alive(e);
+            if still && let Some(pid) = Pid::from_raw(e.pid) {
+                let _ = kill_process(pid, Signal::KILL);
+            }
+            Straggler {
+                pid: e.pid,
+                command: format!("{} (left the server's process group)", e.command),
+                killed: still,
+            }
         })
         .collect()
 }

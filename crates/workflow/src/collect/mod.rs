@@ -25,7 +25,9 @@ use npuprof_verify::finding::Code;
 
 pub use capture::{Capture, HEAD_LINES, MAX_LINE, Readers, StreamCapture, TAIL_LINES};
 pub use diagnose::{ErrorKind, LaunchError};
-pub use group::{Straggler, end as end_group, members as group_members};
+pub use group::{
+    Escaped, Straggler, end as end_group, end_escaped, escaped, members as group_members,
+};
 pub use launch::{Interrupt, Launch, Launcher, Output, POLL, ProcessLauncher, RunReport};
 pub use report::{CollectReport, Outcome, Restored, StopCode};
 
