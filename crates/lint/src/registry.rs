@@ -68,8 +68,10 @@ rules! {
     ProfilerLevel0 = ("NPL002", "profiler-level0", Warning,
         "`ProfilerLevel.Level0`/`Level_none`, or `_ExperimentalConfig()` without a level",
         "a level chosen at run time (`level2level[args.level]`, a config object)");
-    /// NPL003: `aic_metrics=AiCMetrics.AiCoreNone` at Level1/Level2 or an unresolved level.
-    AicMetricsNone = ("NPL003", "aic-metrics-none", Warning,
+    /// NPL003: `aic_metrics=AiCMetrics.AiCoreNone` at Level1/Level2 or an unresolved level:
+    /// information (the argument is written out, so it was chosen; the finding says what it
+    /// costs), not a warning.
+    AicMetricsNone = ("NPL003", "aic-metrics-none", Info,
         "`AiCMetrics.AiCoreNone` at Level1/Level2 (no pipe metrics on the 2026 builds) or an unresolved level",
         "which torch_npu build runs the code: the message names the builds that promote AiCoreNone and those that do not");
     /// NPL004: no `on_trace_ready`.
