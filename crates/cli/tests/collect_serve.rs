@@ -760,3 +760,32 @@ fn a_server_child_in_its_own_session_is_ended_and_named() {
     assert!(!alive(), "the setsid child {pid} still runs");
     check_nothing_left(&work, &run);
 }
+
+/// `--timeout` means for a server collect what it means for a repository's: a deadline for the
+/// whole collect, beside the per-stage limits (a never-healthy server is stopped after it, not
+/// after the 20-minute health limit), and the server is shut down.
+#[test]
+fn the_timeout_is_a_deadline_for_the_whole_server_collect() {
+    let work = Workdir::new();
+    let started = std::time::Instant::now();
+    let run = collect(
+        &work,
+        &["--timeout", "2"],
+        &[],
+        &[("FAKE_VLLM_FAULT", "never-healthy")],
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(run.json["error"]["kind"], "timed-out", "{}", run.json);
+    assert!(
+        run.json["error"]["message"].as_str().is_some_and(|m| m
+            .starts_with("--timeout 2 s passed while waiting for the server to become healthy")),
+        "{}",
+        run.json["error"]
+    );
+    assert_ne!(run.code, 0);
+    check_nothing_left(&work, &run);
+}

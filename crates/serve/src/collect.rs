@@ -48,6 +48,9 @@ pub struct Timing {
     pub quiet: Duration,
     /// From SIGTERM to SIGKILL.
     pub grace: Duration,
+    /// The whole collect, start to shutdown (`--timeout`), beside the per-stage limits: when it
+    /// passes, collect stops as on Ctrl-C and says so.
+    pub overall: Option<Duration>,
 }
 
 impl Default for Timing {
@@ -58,6 +61,7 @@ impl Default for Timing {
             output: Duration::from_secs(900),
             quiet: Duration::from_secs(5),
             grace: Duration::from_secs(15),
+            overall: None,
         }
     }
 }
@@ -154,6 +158,8 @@ struct Loop<'a> {
     request: &'a ServeRequest,
     observer: &'a mut dyn Observer,
     interrupt: &'a Interrupt,
+    /// When `--timeout` ends the whole collect.
+    deadline: Deadline,
     server: Option<Server>,
     endpoint: Endpoint,
     ranks: Option<usize>,
@@ -190,6 +196,7 @@ pub fn collect(
     interrupt: &Interrupt,
 ) -> Result<ServeReport, ServeError> {
     check(request)?;
+    let started = Instant::now();
     let settings = &request.settings;
     let (endpoint, ranks, command, env) = match &request.target {
         Target::Attach(endpoint) => (endpoint.clone(), None, None, Vec::new()),
@@ -260,6 +267,12 @@ pub fn collect(
         request,
         observer,
         interrupt,
+        deadline: Deadline(
+            request
+                .timing
+                .overall
+                .map(|limit| (started + limit, limit.as_secs())),
+        ),
         server,
         endpoint,
         ranks,
@@ -367,6 +380,7 @@ impl Loop<'_> {
         let settled = {
             let mut watch = watcher(
                 self.interrupt,
+                self.deadline,
                 &mut self.server,
                 &mut *self.observer,
                 Stage::Output,
@@ -434,6 +448,7 @@ impl Loop<'_> {
             let start = Instant::now();
             let mut watch = watcher(
                 self.interrupt,
+                self.deadline,
                 &mut self.server,
                 &mut *self.observer,
                 Stage::Parse,
@@ -497,6 +512,7 @@ impl Loop<'_> {
         loop {
             if let Some(error) = watcher(
                 self.interrupt,
+                self.deadline,
                 &mut self.server,
                 &mut *self.observer,
                 Stage::Health,
@@ -611,6 +627,7 @@ impl Loop<'_> {
         loop {
             if let Some(error) = watcher(
                 self.interrupt,
+                self.deadline,
                 &mut self.server,
                 &mut *self.observer,
                 stage,
@@ -634,6 +651,7 @@ impl Loop<'_> {
         let start = Instant::now();
         let mut watch = watcher(
             self.interrupt,
+            self.deadline,
             &mut self.server,
             &mut *self.observer,
             stage,
@@ -661,6 +679,7 @@ impl Loop<'_> {
 /// interrupt, or the server's exit).
 fn watcher<'w>(
     interrupt: &'w Interrupt,
+    deadline: Deadline,
     server: &'w mut Option<Server>,
     observer: &'w mut dyn Observer,
     stage: Stage,
@@ -678,6 +697,12 @@ fn watcher<'w>(
                 "while {}",
                 stage.describe()
             )));
+        }
+        if let Some(secs) = deadline.passed() {
+            return Some(ServeError::TimedOut {
+                secs,
+                when: format!("while {}", stage.describe()),
+            });
         }
         let server = server.as_mut()?;
         let status = server.exited()?;
@@ -717,4 +742,17 @@ fn runs_of(runs: &[PathBuf], offline: &[PathBuf]) -> Vec<RunOutput> {
             },
         })
         .collect()
+}
+
+/// The end of the whole collect (`--timeout`), with its length in seconds for the message.
+#[derive(Debug, Clone, Copy)]
+struct Deadline(Option<(Instant, u64)>);
+
+impl Deadline {
+    /// The limit's seconds, once it has passed.
+    fn passed(self) -> Option<u64> {
+        self.0
+            .filter(|(at, _)| Instant::now() >= *at)
+            .map(|(_, secs)| secs)
+    }
 }

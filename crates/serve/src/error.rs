@@ -76,6 +76,14 @@ pub enum ServeError {
         /// What the last check got.
         last: String,
     },
+    /// `--timeout` passed: the whole collect took longer than asked.
+    #[error("--timeout {secs} s passed {when}: stopped")]
+    TimedOut {
+        /// The limit.
+        secs: u64,
+        /// During which stage.
+        when: String,
+    },
     /// The health route answers 404: whatever listens there is no server of this engine (or
     /// the health route is another), and waiting longer cannot change that.
     #[error(
@@ -167,6 +175,8 @@ pub enum ErrorKind {
     OutputIncomplete,
     /// Interrupted.
     Interrupted,
+    /// `--timeout` passed.
+    TimedOut,
     /// Verify could not read the output.
     VerifyFailed,
 }
@@ -199,6 +209,7 @@ impl ServeError {
             ServeError::NoOutput { .. } => ErrorKind::NoOutput,
             ServeError::OutputStillChanging { .. } => ErrorKind::OutputIncomplete,
             ServeError::Interrupted(_) => ErrorKind::Interrupted,
+            ServeError::TimedOut { .. } => ErrorKind::TimedOut,
             ServeError::Verify(_) => ErrorKind::VerifyFailed,
         }
     }

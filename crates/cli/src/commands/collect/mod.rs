@@ -31,7 +31,8 @@ pub struct Args {
     /// Leave the patch (and any relocation) in place at the end; undo later with `npuprof revert`.
     #[arg(long)]
     pub keep_patch: bool,
-    /// Stop the launch command after this many seconds (each run).
+    /// Stop the launch command after this many seconds (each run); with --engine, the whole
+    /// collect (beside the per-stage limits).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
     /// Print one JSON document (route, patch, runs, verify, relocate, revert) on stdout.

@@ -202,6 +202,7 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
             health: serve.health_timeout.unwrap_or(defaults.health),
             load: serve.load_timeout.unwrap_or(defaults.load),
             output: serve.output_timeout.unwrap_or(defaults.output),
+            overall: args.timeout.map(Duration::from_secs),
             quiet: serve.quiet.unwrap_or(defaults.quiet),
             grace: serve.grace.unwrap_or(defaults.grace),
         },
@@ -238,7 +239,6 @@ fn refuse_repository_flags(args: &Args) -> anyhow::Result<()> {
         ("--config", t.config.is_some()),
         ("--pd-role", t.pd_role.is_some()),
         ("--keep-patch", args.keep_patch),
-        ("--timeout", args.timeout.is_some()),
         ("--decode-active", args.window.decode_active.is_some()),
         (
             "--decode-skip-first",
