@@ -162,6 +162,8 @@ fn check_nothing_left(work: &Workdir, run: &Run) {
 fn check_verified(run: &Run, ranks: usize, parsed_by: &str, frontend: usize) {
     assert_eq!(run.code, 0, "{}\n{}", run.json, run.stderr);
     assert_eq!(run.json["schema_version"], 1);
+    // The same outcome field as a repository collect's.
+    assert_eq!(run.json["outcome"], "clean", "{}", run.json);
     let runs = run.json["runs"].as_array().expect("runs");
     assert_eq!(runs.len(), ranks, "{}", run.json);
     assert!(
@@ -673,6 +675,13 @@ fn the_load_stops_sending_at_its_deadline() {
     };
     let (sent, unsent) = (count("sent"), count("unsent"));
     assert_eq!((sent, unsent), (2, 2), "{load}");
+    // Every request sent failed: the load failed (a load with some answers is "incomplete").
+    assert_eq!(run.json["outcome"], "failed", "{}", run.json["error"]);
+    assert_eq!(
+        run.json["error"]["kind"], "load-failed",
+        "{}",
+        run.json["error"]
+    );
     assert!(load["secs"].as_f64().unwrap() < 2.5, "{load}");
     assert_ne!(run.code, 0, "{}", run.stderr);
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
@@ -780,6 +789,7 @@ fn the_timeout_is_a_deadline_for_the_whole_server_collect() {
         started.elapsed()
     );
     assert_eq!(run.json["error"]["kind"], "timed-out", "{}", run.json);
+    assert_eq!(run.json["outcome"], "failed", "{}", run.json);
     assert!(
         run.json["error"]["message"].as_str().is_some_and(|m| m
             .starts_with("--timeout 2 s passed while waiting for the server to become healthy")),

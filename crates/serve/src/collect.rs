@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hyper::Method;
-use npuprof_workflow::collect::{Interrupt, POLL};
+use npuprof_workflow::collect::{Interrupt, Outcome, POLL};
 
 use crate::error::ServeError;
 use crate::http::{self, Endpoint};
@@ -247,6 +247,7 @@ pub fn collect(
         shutdown: None,
         server_log: None,
         error: None,
+        outcome: Outcome::Failed,
         exit_code: 0,
     };
     observer.event(Event::Settings(settings));
@@ -285,8 +286,8 @@ pub fn collect(
         run.report.shutdown = Some(server.shutdown(request.timing.grace));
     }
     let mut report = run.report;
-    report.exit_code = match &outcome {
-        Err(_) => 2,
+    report.outcome = match &outcome {
+        Err(_) => Outcome::Failed,
         Ok(()) => {
             let errors = report
                 .verify
@@ -296,9 +297,14 @@ pub fn collect(
                 .load
                 .as_ref()
                 .is_some_and(|l| l.failed > 0 || l.unsent > 0);
-            u8::from(errors > 0 || failed)
+            match (errors > 0, failed) {
+                (true, _) => Outcome::VerifyErrors,
+                (false, true) => Outcome::Incomplete,
+                (false, false) => Outcome::Clean,
+            }
         }
     };
+    report.exit_code = report.outcome.exit_code();
     if let Err(error) = outcome {
         report.error = Some(Stopped {
             kind: error.kind(),

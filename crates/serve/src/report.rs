@@ -98,6 +98,9 @@ pub struct ServeReport {
     pub server_log: Option<PathBuf>,
     /// Where it stopped, when it did not finish.
     pub error: Option<Stopped>,
+    /// How the collect ended, named as a repository collect's (`clean`, `verify_errors`,
+    /// `incomplete` for a load with failed or unsent requests, `failed`).
+    pub outcome: npuprof_workflow::collect::Outcome,
     /// 0 verified clean, 1 findings (errors) or a load with failures, 2 stopped by an error.
     pub exit_code: u8,
 }

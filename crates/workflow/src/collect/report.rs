@@ -19,6 +19,9 @@ pub enum Outcome {
     Clean,
     /// It ran, and verify found errors (exit 1).
     VerifyErrors,
+    /// It ran and verified, but not all it asked for happened: a server's load had failed or
+    /// unsent requests (exit 1).
+    Incomplete,
     /// The workflow could not run, or the repository could not be restored (exit 2).
     #[default]
     Failed,
@@ -29,7 +32,7 @@ impl Outcome {
     pub fn exit_code(self) -> u8 {
         match self {
             Outcome::Clean => 0,
-            Outcome::VerifyErrors => 1,
+            Outcome::VerifyErrors | Outcome::Incomplete => 1,
             Outcome::Failed => 2,
         }
     }
@@ -39,6 +42,7 @@ impl Outcome {
         match self {
             Outcome::Clean => "clean",
             Outcome::VerifyErrors => "verify errors",
+            Outcome::Incomplete => "incomplete",
             Outcome::Failed => "failed",
         }
     }
