@@ -799,3 +799,27 @@ fn the_timeout_is_a_deadline_for_the_whole_server_collect() {
     assert_ne!(run.code, 0);
     check_nothing_left(&work, &run);
 }
+
+/// A load some of whose requests failed ends "incomplete" (exit 1), never "clean".
+#[test]
+fn a_load_with_some_failed_requests_is_incomplete() {
+    let work = Workdir::new();
+    // Two answered after a second each, the next two sent with half a second left.
+    let run = collect(
+        &work,
+        &["--load-timeout", "1.5"],
+        &[],
+        &[
+            ("FAKE_VLLM_FAULT", "slow-answers"),
+            ("FAKE_VLLM_SLOW_SECONDS", "1"),
+        ],
+    );
+    let load = &run.json["load"];
+    assert!(
+        load["succeeded"].as_u64() > Some(0) && load["failed"].as_u64() > Some(0),
+        "{load}"
+    );
+    assert_eq!(run.json["outcome"], "incomplete", "{}", run.json["error"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    check_nothing_left(&work, &run);
+}
