@@ -747,7 +747,7 @@ fn a_server_child_in_its_own_session_is_ended_and_named() {
     let stragglers = run.json["shutdown"]["stragglers"]
         .as_array()
         .unwrap_or_else(|| panic!("{}", run.json));
-    let escaped: Vec<&serde_json::Value> = stragglers
+    let escaped: Vec<&Value> = stragglers
         .iter()
         .filter(|s| {
             s["command"].as_str().is_some_and(|c| {
@@ -759,7 +759,7 @@ fn a_server_child_in_its_own_session_is_ended_and_named() {
     let pid = escaped[0]["pid"].as_i64().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
     let alive = || {
-        std::path::Path::new(&format!("/proc/{pid}")).exists()
+        Path::new(&format!("/proc/{pid}")).exists()
             && std::fs::read_to_string(format!("/proc/{pid}/stat"))
                 .is_ok_and(|s| !s.contains(") Z "))
     };

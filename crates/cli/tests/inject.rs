@@ -337,7 +337,7 @@ fn printed_commands_are_shell_quoted_for_hostile_entry_names() {
 #[test]
 fn plan_patch_collect_and_inject_default_to_both_phases() {
     for command in ["plan", "patch", "collect", "inject"] {
-        let help = std::process::Command::new(insta_cmd::get_cargo_bin("npuprof"))
+        let help = Command::new(get_cargo_bin("npuprof"))
             .args([command, "--help"])
             .env("NO_COLOR", "1")
             .output()

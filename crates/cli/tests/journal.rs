@@ -665,7 +665,7 @@ fn a_failed_rollback_of_patch_keeps_the_journal_for_revert() {
 #[test]
 fn an_armed_failpoint_is_said_on_stderr() {
     let run = |value: Option<&str>| {
-        let mut cmd = std::process::Command::new(insta_cmd::get_cargo_bin("npuprof"));
+        let mut cmd = Command::new(get_cargo_bin("npuprof"));
         cmd.args(["status", "--json"])
             .env_remove("NPUPROF_FAILPOINT");
         if let Some(value) = value {

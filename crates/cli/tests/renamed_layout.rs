@@ -362,7 +362,7 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
     let before = support::source_files(&pair.fork);
     let state = tempfile::tempdir().unwrap();
     // The fork's launcher also sets an environment variable: collect's "running" line says it.
-    let fork = std::fs::read_to_string(definition()).unwrap();
+    let fork = fs::read_to_string(definition()).unwrap();
     let argv = "    argv: [bash, \"{script}\", --model, \"{model}\"]\n";
     assert!(fork.contains(argv));
     let with_env = fork.replacen(
@@ -371,7 +371,7 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
         1,
     );
     let definitions = state.path().join("fork.yaml");
-    std::fs::write(&definitions, with_env).unwrap();
+    fs::write(&definitions, with_env).unwrap();
     let output = Command::new(get_cargo_bin("npuprof"))
         .args([
             "collect",
@@ -431,7 +431,7 @@ fn collect_runs_the_forks_launcher_and_finds_its_results() {
 #[test]
 fn hostile_definitions_are_refused_by_file_and_key() {
     let tmp = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(definition()).unwrap();
+    let text = fs::read_to_string(definition()).unwrap();
     let cases = [
         (
             "root_markers",
@@ -457,7 +457,7 @@ fn hostile_definitions_are_refused_by_file_and_key() {
         let hostile = text.replacen(from, to, 1);
         assert_ne!(hostile, text, "{name}");
         let file = tmp.path().join(format!("{name}.yaml"));
-        std::fs::write(&file, hostile).unwrap();
+        fs::write(&file, hostile).unwrap();
         let out = npuprof_with(&file, tmp.path(), &["route", "."]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");

@@ -424,3 +424,42 @@ fn the_text_view_of_a_26_model_repository_is_one_line_per_model() {
     let report: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
     assert_eq!(report["configs"].as_array().map(Vec::len), Some(52));
 }
+
+/// `route --model M --json` is the repository route's document for one model: every config
+/// holds the same fields with the same values as in `route --json`, and it has a `next`.
+#[test]
+fn route_with_and_without_model_give_the_same_config_fields() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let out = route(args).output().expect("run");
+        serde_json::from_slice(&out.stdout).expect("JSON")
+    };
+    let repo = json(&["examples/recipes-mini", "--json"]);
+    let model = json(&[
+        "--repo",
+        "examples/recipes-mini",
+        "--model",
+        "qwen-mini",
+        "--json",
+    ]);
+    assert_eq!(model["schema_version"], 2);
+    let of_model: Vec<&serde_json::Value> = repo["configs"]
+        .as_array()
+        .expect("configs")
+        .iter()
+        .filter(|c| c["model"] == "qwen-mini")
+        .collect();
+    let listed: Vec<&serde_json::Value> = model["configs"]
+        .as_array()
+        .expect("configs")
+        .iter()
+        .collect();
+    assert_eq!(listed, of_model);
+    assert!(model["next"]["note"].is_string(), "{model}");
+    assert!(
+        model["next"]["command"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("--model qwen-mini --yaml <YAML>")),
+        "{}",
+        model["next"]
+    );
+}

@@ -306,7 +306,7 @@ fn nesting_past_the_limit_is_refused_at_its_line() {
         "{".repeat(500)
     );
     assert_eq!(check_depth(&fine), Ok(()));
-    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut stack = vec![examples];
     let mut checked = 0;
     while let Some(dir) = stack.pop() {

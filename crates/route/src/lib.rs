@@ -16,6 +16,7 @@ mod classify;
 mod engine;
 mod error;
 mod mechanisms;
+mod model;
 mod next_step;
 mod python;
 mod report;
@@ -28,6 +29,7 @@ use std::path::Path;
 
 pub use crate::engine::EngineRoute;
 pub use crate::error::RouteError;
+pub use crate::model::{MODEL_SCHEMA_VERSION, ModelRoute, model_route};
 pub use crate::report::{
     ChainLink, DeadPath, DecodeForwards, Evidence, Mechanism, Next, Profilable, Route, RouteReport,
     RunConfig, SCHEMA_VERSION, Site, Skipped, Stats, Warning, Wrapper,

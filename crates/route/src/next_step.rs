@@ -228,3 +228,42 @@ fn nested(root: &str, prefix: &str) -> String {
         format!("{}/{prefix}", root.trim_end_matches('/'))
     }
 }
+
+/// The next step for one model's configs: the patch preview of its one config that records
+/// decode; with several, the command that resolves the one the user picks (`<YAML>`).
+pub(crate) fn for_model(root: &str, model: &str, configs: &[RunConfig]) -> Next {
+    let usable: Vec<&RunConfig> = configs.iter().filter(|c| c.profilable.decode).collect();
+    match usable.as_slice() {
+        [] => Next::text(
+            None,
+            format!("no run config of {model} can record decode (see each one's reason)"),
+        ),
+        [one] => {
+            let file = split_config_path(&one.path).map_or(one.path.as_str(), |p| p.yaml);
+            Next::run(
+                argv(&[
+                    ("patch", None),
+                    ("--repo", Some(root)),
+                    ("--model", Some(model)),
+                    ("--yaml", Some(file)),
+                    ("--dry-run", None),
+                ]),
+                format!(
+                    "set the decode window and enable the profiler in its one config that records decode (preview): {}",
+                    one.path
+                ),
+            )
+        }
+        many => Next::text(
+            Some(format!(
+                "npuprof route {} --model {} --yaml <YAML>",
+                npuprof_repository::shell::join(&npuprof_repository::shell::option("--repo", root)),
+                npuprof_repository::shell::quote(model)
+            )),
+            format!(
+                "{} of its run configs record decode: name the one you run; `route --model --yaml` resolves its target and gives the patch command",
+                many.len()
+            ),
+        ),
+    }
+}

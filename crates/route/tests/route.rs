@@ -433,13 +433,13 @@ fn nested_repository_gets_its_own_repo_in_the_next_command() {
     // One model with one config that records decode: the patch of that config.
     let single = tmp.path().join("single");
     copy_tree(Path::new(RECIPES_MINI), &single, &|_, bytes| bytes);
-    for entry in std::fs::read_dir(single.join("models")).expect("models") {
+    for entry in fs::read_dir(single.join("models")).expect("models") {
         let entry = entry.expect("entry");
         if entry.file_name() != "qwen-mini" {
-            std::fs::remove_dir_all(entry.path()).expect("rm");
+            fs::remove_dir_all(entry.path()).expect("rm");
         }
     }
-    std::fs::remove_file(single.join("models/qwen-mini/config/long_decode.yaml")).expect("rm");
+    fs::remove_file(single.join("models/qwen-mini/config/long_decode.yaml")).expect("rm");
     let report = scan(&single).expect("scan");
     let expected = format!(
         "npuprof patch --repo {} --model qwen-mini --yaml dense.yaml --dry-run",

@@ -321,6 +321,11 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Constant(npuprof_route::SCHEMA_VERSION),
         ),
         (
+            "route --model M",
+            "crates/route/src/model.rs",
+            Constant(npuprof_route::MODEL_SCHEMA_VERSION),
+        ),
+        (
             "route --model M --yaml F",
             "crates/cli/src/commands/route_target.rs",
             Source("crates/cli/src/commands/route_target.rs"),
@@ -414,8 +419,9 @@ fn json(root: &Path) -> Result<String, String> {
     );
     let versions_note = "\n`plan` and `patch` are at version 2: when they came to work on a resolved target (one \
          model and run config) their documents were reshaped (the patch names the model, its \
-         family and each file it considers; the plan is per phase of that target). Every other \
-         document has kept its first shape, version 1.\n";
+         family and each file it considers; the plan is per phase of that target). `route --model M` \
+         is at version 2 since its configs are the repository route's (the same fields) with a \
+         `next`. Every other document has kept its first shape, version 1.\n";
     for (command, file, version) in json_documents() {
         let version = match version {
             Version::Constant(v) => v,

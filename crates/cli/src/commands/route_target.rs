@@ -78,7 +78,7 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
             // as the definitions say, with the lines of its files that show them.
             if json {
                 print_json(&serde_json::json!({
-                    "schema_version": SCHEMA_VERSION,
+                    "schema_version": npuprof_route::MODEL_SCHEMA_VERSION,
                     "model": model,
                     "family": m.family,
                     "toggle": m.toggle,
@@ -88,6 +88,11 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
                     "evidence": evidence,
                     "notes": m.notes,
                     "configs": [],
+                    "next": {
+                        "command": null,
+                        "argv": null,
+                        "note": format!("profile it by hand: {}", m.instruction),
+                    },
                 }))?;
             } else {
                 let mut s = format!(
@@ -138,10 +143,11 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
             },
         });
     }
+    // The configs as the repository-level route reads them, with its next step: one document
+    // shape for `route` and `route --model`.
+    let route = npuprof_route::model_route(repo, model)?;
     if json {
-        print_json(
-            &serde_json::json!({"schema_version": SCHEMA_VERSION, "model": model, "configs": lines}),
-        )?;
+        print_json(&route)?;
         return Ok(Exit::Ok);
     }
     let mut s = String::new();
@@ -164,10 +170,14 @@ fn list_configs(repo: &Path, model: &str, json: bool) -> anyhow::Result<Exit> {
             }
         }
     }
-    let _ = writeln!(
-        s,
-        "next: npuprof route --model {model} --yaml <one of them>"
-    );
+    match &route.next.command {
+        Some(command) => {
+            let _ = writeln!(s, "next: {command}\n      {}", route.next.note);
+        }
+        None => {
+            let _ = writeln!(s, "next: {}", route.next.note);
+        }
+    }
     crate::output::stdout().write_all(s.as_bytes())?;
     Ok(Exit::Ok)
 }
