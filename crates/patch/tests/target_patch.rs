@@ -688,8 +688,8 @@ fn mm_encode_alone_is_patched_where_the_target_has_it_and_refused_elsewhere() {
     assert_eq!(err.path, PROFILER_CONTEXT);
     assert_eq!(
         err.to_string(),
-        "this target has no mm_encode phase (its phases: prefill, decode); pass --phase with \
-         one of them or both"
+        "deepseek-mini has no mm_encode profiler call (its phases: prefill, decode); pass \
+         --phase with one of them, or both"
     );
 }
 

@@ -40,3 +40,5 @@ pub use resolve::{
     PdRole, PhaseTarget, Profiled, Request, RunMode, Target, config_view, list_configs,
     locate_results, no_decode_budget, resolve, resolve_over, resolve_with,
 };
+/// Reads a repository's source or run-config file, bounded (see [`resolve::SOURCE_CAP`]).
+pub use resolve::{SOURCE_CAP, read as read_source};

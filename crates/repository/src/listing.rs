@@ -67,8 +67,9 @@ pub fn model_configs(repo: &Path, model: &str) -> Result<ModelConfigs, TargetErr
     let entries = list_configs(&dir)
         .into_iter()
         .map(|yaml| {
-            let text = std::fs::read_to_string(dir.join(&yaml)).unwrap_or_default();
-            let view = crate::config::parse_yaml(&text).and_then(|value| {
+            let rel = format!("{}/{yaml}", layout.config_dir(model));
+            let view = crate::resolve::read(repo, &rel).and_then(|text| {
+                let value = crate::config::parse_yaml(&text)?;
                 config_view(definitions, repo, model, &yaml, &text, &value, None)
             });
             ConfigEntry { yaml, view }

@@ -641,12 +641,38 @@ fn resolve_files(
     })
 }
 
-pub(crate) fn read(repo: &Path, rel: &str) -> Result<String, TargetError> {
+/// The largest run config or Python file npuprof reads (real ones are a few KiB to a few
+/// hundred; a 100 MB run config took patch 1.9 GB of memory).
+pub const SOURCE_CAP: u64 = 16 << 20;
+
+/// Reads the repository file `rel` as UTF-8 text: a regular file of at most [`SOURCE_CAP`]
+/// bytes (a FIFO or device is refused without blocking).
+pub fn read(repo: &Path, rel: &str) -> Result<String, TargetError> {
+    use npuprof_runs::probe::{FileProblem, read_capped};
     let path = repo.join(rel);
-    let bytes = std::fs::read(&path).map_err(|source| TargetError::Read {
+    let failed = |kind: std::io::ErrorKind, why: String| TargetError::Read {
         path: path.clone(),
-        source,
-    })?;
+        source: std::io::Error::new(kind, why),
+    };
+    // A regular file of bounded size only: a FIFO would block, a huge file exhaust memory.
+    let bytes = match read_capped(&path, SOURCE_CAP) {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(size)) => {
+            return Err(failed(
+                std::io::ErrorKind::InvalidData,
+                format!(
+                    "it is {size} bytes; npuprof reads source and run-config files of at most {SOURCE_CAP} bytes"
+                ),
+            ));
+        }
+        Err(FileProblem::Missing) => {
+            return Err(failed(
+                std::io::ErrorKind::NotFound,
+                "no such file".to_owned(),
+            ));
+        }
+        Err(problem) => return Err(failed(std::io::ErrorKind::InvalidInput, problem.describe())),
+    };
     String::from_utf8(bytes).map_err(|_| TargetError::Read {
         path,
         source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8"),

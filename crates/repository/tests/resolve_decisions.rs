@@ -773,3 +773,30 @@ fn a_yaml_path_with_dot_dot_inside_config_resolves_as_the_file_it_names() {
         "{outside:?}"
     );
 }
+
+/// A run config over the size cap, or one that is a FIFO, is refused at once, naming why (a
+/// 100 MB run config took patch 100 s and 1.9 GB; a FIFO blocked the read).
+#[test]
+fn an_oversized_or_special_run_config_is_refused_at_once() {
+    let dir = repo();
+    let path = dir.path().join("models/qwen-mini/config/dense.yaml");
+    let text = std::fs::read_to_string(&path).expect("config");
+    let pad = "p: 0123456789012345678901234567890123456789\n"
+        .repeat(usize::try_from(npuprof_repository::SOURCE_CAP).expect("cap") / 40);
+    std::fs::write(&path, format!("{text}{pad}")).expect("write");
+    let started = std::time::Instant::now();
+    let err = check_refused(dir.path(), "qwen-mini", "dense.yaml").to_string();
+    assert!(
+        err.contains("npuprof reads source and run-config files of at most"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    std::fs::remove_file(&path).expect("rm");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&path)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let err = check_refused(dir.path(), "qwen-mini", "dense.yaml").to_string();
+    assert!(err.contains("FIFO"), "{err}");
+}

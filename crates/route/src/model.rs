@@ -49,8 +49,11 @@ pub fn model_route(
         .into_iter()
         .filter_map(|yaml| {
             let rel = format!("{config_dir}/{yaml}");
-            let text = std::fs::read_to_string(root.join(&rel)).unwrap_or_default();
-            yaml_configs::read(root, &rel, &text).map(|r| r.config)
+            match npuprof_repository::read_source(root, &rel) {
+                Ok(text) => yaml_configs::read(root, &rel, &text).map(|r| r.config),
+                // Unreadable (a FIFO, too large, not UTF-8): listed with its reason.
+                Err(e) => Some(yaml_configs::unreadable(&rel, &e.to_string())),
+            }
         })
         .collect();
     read.sort_by(|a, b| a.path.cmp(&b.path));

@@ -58,6 +58,27 @@ pub(crate) struct ConfigRead {
     pub switch: Option<Evidence>,
 }
 
+/// A run config that could not be read or parsed: every value `null`, the reason in `error`.
+pub(crate) fn unreadable(rel: &str, error: &str) -> RunConfig {
+    RunConfig {
+        path: rel.to_owned(),
+        model: split_config_path(rel).map(|p| p.model.to_owned()),
+        enable_profiler: None,
+        enable_profiler_line: None,
+        max_new_tokens: None,
+        max_new_tokens_line: None,
+        next_n: None,
+        world_size: None,
+        profilable: Profilable {
+            prefill: false,
+            decode: false,
+            reason: "the file cannot be read".to_owned(),
+        },
+        decode_forwards: None,
+        error: Some(error.to_owned()),
+    }
+}
+
 /// Reads one YAML file. Returns `None` for a YAML file outside `models/*/config/` that turns
 /// out to have no top-level `model_config`.
 pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
@@ -67,28 +88,17 @@ pub(crate) fn read(root: &Path, rel: &str, src: &str) -> Option<ConfigRead> {
     let value: Value = match npuprof_repository::config::parse_yaml(src) {
         Ok(value) => value,
         Err(err) => {
-            let config = RunConfig {
-                path: rel.to_owned(),
-                model,
-                enable_profiler: None,
-                enable_profiler_line: None,
-                max_new_tokens: None,
-                max_new_tokens_line: None,
-                next_n: None,
-                world_size: None,
-                profilable: Profilable {
-                    prefill: false,
-                    decode: false,
-                    reason: "the YAML does not parse".to_owned(),
-                },
-                decode_forwards: None,
-                error: Some(match err {
+            let mut config = unreadable(
+                rel,
+                &match err {
                     npuprof_repository::TargetError::Yaml(detail) => {
                         format!("invalid YAML: {detail}")
                     }
                     other => other.to_string(),
-                }),
-            };
+                },
+            );
+            config.model = model;
+            config.profilable.reason = "the YAML does not parse".to_owned();
             return Some(ConfigRead {
                 config,
                 switch: None,
