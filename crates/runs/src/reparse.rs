@@ -40,6 +40,33 @@ impl ReparseDir {
     }
 }
 
+/// Whether `dir` holds the raw data `analyse()` parses (`FRAMEWORK/` or a `PROF_*` directory).
+pub fn has_raw_data(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            (name == "FRAMEWORK" || name.starts_with("PROF_"))
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+    })
+}
+
+/// The advice for re-parsing the run directory `dir`: the [`analyse_command`] when its raw data
+/// is there, else what can be done instead (a copy made without the raw data cannot be
+/// re-parsed: the command would parse nothing).
+pub fn reparse_advice(dir: &Path) -> String {
+    if has_raw_data(dir) {
+        analyse_command(&[ReparseDir::run(dir)])
+    } else {
+        format!(
+            "(the raw data, `FRAMEWORK/` and `PROF_*`, is not in {}, so it cannot be re-parsed \
+             here: copy the whole run directory from where it was written, or collect again)",
+            quote(&dir.display().to_string())
+        )
+    }
+}
+
 /// `python3 -c "import torch_npu; torch_npu.profiler.profiler.analyse('<dir>')"`, one `analyse`
 /// per directory, every path quoted for Python inside the shell's quotes (spaces, quotes, `$`,
 /// backslashes, control and non-ASCII characters, bytes that are not UTF-8).
@@ -118,6 +145,29 @@ fn python_str(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The re-parse is offered only where the raw data is: a run directory without
+    /// `FRAMEWORK/` or `PROF_*` (only its `ASCEND_PROFILER_OUTPUT/` copied) gets what to do
+    /// instead, never a command that parses nothing.
+    #[test]
+    fn the_reparse_is_offered_only_with_the_raw_data() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let run = tmp.path().join("host_1_2_ascend_pt");
+        std::fs::create_dir_all(run.join("ASCEND_PROFILER_OUTPUT")).expect("mkdir");
+        let advice = reparse_advice(&run);
+        assert!(advice.contains("cannot be re-parsed here"), "{advice}");
+        assert!(!advice.contains("analyse("), "{advice}");
+        for raw in ["FRAMEWORK", "PROF_000001_20260725_abc"] {
+            let with = tmp.path().join(format!("{raw}_run"));
+            std::fs::create_dir_all(with.join(raw)).expect("mkdir");
+            let advice = reparse_advice(&with);
+            assert!(
+                advice.starts_with("python3 -c \"import torch_npu; "),
+                "{advice}"
+            );
+        }
+    }
+
     use std::path::Path;
 
     use super::*;

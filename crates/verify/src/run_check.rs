@@ -136,9 +136,10 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// The command that re-parses this run directory.
+    /// The command that re-parses this run directory, or, without its raw data, what to do
+    /// instead.
     fn reparse(&self) -> String {
-        reparse::analyse_command(&[ReparseDir::run(&self.run_dir)])
+        reparse::reparse_advice(&self.run_dir)
     }
 
     fn push(&mut self, f: Finding) {
