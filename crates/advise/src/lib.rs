@@ -22,7 +22,6 @@ mod rules;
 mod sieve;
 pub mod thresholds;
 mod transfers;
-pub mod units;
 
 use std::path::{Path, PathBuf};
 

@@ -11,11 +11,10 @@ use crate::finding::{Evidence, Finding};
 use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
-    BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
-    SMALL_PACKET_SHARE, VENDOR_MEMORY_BOUND,
+    DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD, SMALL_PACKET_SHARE,
 };
 use crate::transfers;
-use crate::units::{Unit, busiest};
+use npuprof_summary::pipe::{Bound, Pipe, busiest};
 
 /// The `Accelerator Core` of AI CPU kernels.
 const AI_CPU: &str = "AI_CPU";
@@ -173,22 +172,20 @@ fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
     Some(finding)
 }
 
-/// The kernels with pipe metrics, each with its busiest pipe and ratio.
-fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Unit, f64)> {
-    run.kernels.iter().flat_map(|k| &k.kernels).filter_map(|k| {
-        let (unit, ratio) = busiest(k.ratios.as_ref()?)?;
-        Some((k, unit, ratio))
-    })
-}
-
-/// The kernel's own `memory_bound` column when it marks the kernel memory-bound.
-fn vendor_memory_bound(kernel: &Kernel) -> Option<f64> {
-    kernel.memory_bound.filter(|b| *b > VENDOR_MEMORY_BOUND)
+/// The kernels with a verdict ([`Bound::of`], summary's), each with it.
+fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Bound)> {
+    run.kernels
+        .iter()
+        .flat_map(|k| &k.kernels)
+        .filter_map(|k| Some((k, k.bound?)))
 }
 
 fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
-    let unbound: Vec<_> = bounded(run)
-        .filter(|(k, _, r)| *r < BOUND_RATIO && vendor_memory_bound(k).is_none())
+    let unbound: Vec<(&Kernel, Pipe, f64)> = bounded(run)
+        .filter_map(|(k, b)| match b {
+            Bound::Nothing(pipe, ratio) => Some((k, pipe, ratio)),
+            Bound::Pipe(..) | Bound::Memory(_) => None,
+        })
         .collect();
     if unbound.is_empty() {
         return None;
@@ -213,30 +210,27 @@ fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
     finding.evidence = unbound
         .iter()
         .take(top)
-        .map(|(k, unit, ratio)| {
-            let detail = format!("busiest pipe {} at {}", unit.as_str(), percent(*ratio));
+        .map(|(k, pipe, ratio)| {
+            let detail = format!("busiest pipe {} at {}", pipe.as_str(), percent(*ratio));
             kernel_evidence(run, k, detail)
         })
         .collect();
     Some(finding)
 }
 
-/// Memory-bound: the busiest pipe, at [`BOUND_RATIO`] or more, moves data, or the profiler's
-/// own `memory_bound` column says so where it was written.
+/// Memory-bound: the verdict is a pipe that moves data (at
+/// [`BOUND_RATIO`](crate::thresholds::BOUND_RATIO) or more), or the profiler's own
+/// `memory_bound` column above [`VENDOR_MEMORY_BOUND`](crate::thresholds::VENDOR_MEMORY_BOUND)
+/// where it was written.
 fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
-    let by_memory = |k: &Kernel, u: Unit, r: f64| {
-        vendor_memory_bound(k).is_some() || (r >= BOUND_RATIO && u.moves_data())
-    };
-    let memory: Vec<_> = bounded(run)
-        .filter(|&(k, u, r)| by_memory(k, u, r))
-        .collect();
+    let memory: Vec<(&Kernel, Bound)> = bounded(run).filter(|(_, b)| b.by_memory()).collect();
     if memory.is_empty() {
         return None;
     }
-    let per_step = memory.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.kernel_steps();
+    let per_step = memory.iter().map(|(k, _)| k.total_us).sum::<f64>() / run.kernel_steps();
     let compute = bounded(run)
-        .filter(|&(k, u, r)| r >= BOUND_RATIO && !by_memory(k, u, r))
-        .map(|(k, _, _)| k.total_us)
+        .filter(|(_, b)| matches!(b, Bound::Pipe(..)) && !b.by_memory())
+        .map(|(k, _)| k.total_us)
         .sum::<f64>()
         / run.kernel_steps();
     let mut finding = Finding::new(
@@ -254,14 +248,19 @@ fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
     finding.evidence = memory
         .iter()
         .take(top)
-        .map(|(k, unit, ratio)| {
-            let detail = match vendor_memory_bound(k) {
-                Some(bound) => format!(
-                    "memory_bound {bound:.2} in the profiler's own column (busiest pipe {} at {})",
-                    unit.as_str(),
-                    percent(*ratio)
-                ),
-                None => format!("bound by {} at {}", unit.as_str(), percent(*ratio)),
+        .map(|(k, bound)| {
+            let busiest = k.ratios.as_ref().and_then(busiest).map_or_else(
+                || "no pipe metrics".to_owned(),
+                |(pipe, ratio)| format!("busiest pipe {} at {}", pipe.as_str(), percent(ratio)),
+            );
+            let detail = match bound {
+                Bound::Memory(value) => {
+                    format!("memory_bound {value:.2} in the profiler's own column ({busiest})")
+                }
+                Bound::Pipe(pipe, ratio) => {
+                    format!("bound by {} at {}", pipe.as_str(), percent(*ratio))
+                }
+                Bound::Nothing(..) => busiest,
             };
             kernel_evidence(run, k, detail)
         })

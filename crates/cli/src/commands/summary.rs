@@ -14,7 +14,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
-use npuprof_summary::pipe::Pipe;
+use npuprof_summary::pipe::{Bound, Pipe};
 use npuprof_summary::ranks::{RANK_SPREAD, rank_label};
 use npuprof_summary::units::{duration, fit, percent, wrap};
 use npuprof_summary::warnings::{Warning, WarningCode};
@@ -235,12 +235,16 @@ fn run_block(out: &mut String, run: &RunSummary) {
             .iter()
             .map(|p| format!("{} {}", p.as_str(), percent(pipe.ratios.get(*p))))
             .collect();
-        let _ = writeln!(
-            out,
-            "  pipes   {} (over {} of kernel time)",
+        let text = format!(
+            "{} (over {} of kernel time)",
             shares.join(", "),
             percent(pipe.measured_share)
         );
+        // Seven pipes: wrapped at spaces, continued under the text.
+        for (i, line) in wrap(&text, report_width() - 10).iter().enumerate() {
+            let lead = if i == 0 { "  pipes   " } else { "          " };
+            let _ = writeln!(out, "{lead}{line}");
+        }
     }
     kernel_table(out, run);
     type_table(out, run);
@@ -292,7 +296,7 @@ fn kernel_table(out: &mut String, run: &RunSummary) {
             duration(k.total_us),
             percent(k.share),
             k.count,
-            k.bound.map_or("-", Pipe::as_str),
+            k.bound.map_or("-", Bound::label),
             core(&k.core),
             fit(&k.kind, 16),
             fit(&k.name, name_width)

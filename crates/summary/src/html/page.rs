@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::chart::{Bar, Segment, Unit, chart};
 use super::escape;
 use crate::compare::{Change, Comparison, KernelDelta, PhaseComparison};
-use crate::pipe::Pipe;
+use crate::pipe::{Bound, Pipe};
 use crate::run::RunSummary;
 use crate::units::{duration, fit, percent, signed};
 use crate::warnings::Warning;
@@ -341,7 +341,7 @@ fn kernel_charts(out: &mut String, run: &RunSummary) {
             duration(k.total_us),
             duration(k.mean_us),
             percent(k.share),
-            k.bound.map_or("–", Pipe::as_str),
+            k.bound.map_or("–", Bound::label),
         );
     }
     out.push_str("</tbody></table></div>");
