@@ -12,8 +12,10 @@ use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
     DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD, SMALL_PACKET_SHARE,
+    WAIT_SHARE,
 };
 use crate::transfers;
+use npuprof_summary::comm::wait_phrase;
 use npuprof_summary::pipe::{Bound, Pipe, busiest};
 
 /// The `Accelerator Core` of AI CPU kernels.
@@ -409,9 +411,10 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
     if share < EXPOSED_COMM_SHARE {
         return None;
     }
-    let wait = run.comm.as_ref().and_then(|c| {
-        let moving = c.wait_us + c.transit_us;
-        (moving > 0.0).then(|| c.wait_us / moving)
+    // The wait per step, and the time in collectives it is a share of.
+    let wait = run.comm.as_ref().map(|c| {
+        let steps = c.steps.max(1) as f64;
+        (c.wait_us / steps, c.elapse_us / steps)
     });
     let mut finding = Finding::new(
         Code::CommunicationExposed,
@@ -419,10 +422,28 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
             "communication not overlapped: {} per step ({} of the step){}",
             duration(exposed),
             percent(share),
-            wait.map_or_else(String::new, |w| format!(", {} of it waiting", percent(w)))
+            wait.map_or_else(String::new, |(w, e)| format!(
+                "; per step the rank {}",
+                wait_phrase(w, e)
+            ))
         ),
         exposed,
     );
+    finding.action = match wait {
+        Some((w, _)) if run.share(w).is_some_and(|s| s >= WAIT_SHARE) => format!(
+            "the rank waits {} per step ({} of the step): fix the slow rank first (see slow-rank, \
+             stage-imbalance); then overlap collectives with compute (a second stream, async \
+             all-reduce) or fuse them (fewer, larger collectives)",
+            duration(w),
+            run.share(w).map_or_else(String::new, percent)
+        ),
+        Some((w, _)) => format!(
+            "the wait ({} per step) is not what costs: overlap collectives with compute (a second \
+             stream, async all-reduce) or fuse them (fewer, larger collectives)",
+            duration(w)
+        ),
+        None => Code::CommunicationExposed.def().action.to_owned(),
+    };
     finding.evidence = exposed_collectives(run, top);
     if let Some(comm) = &run.comm {
         let comm_steps = comm.steps.max(1) as f64;

@@ -10,6 +10,11 @@ pub const IDLE_SHARE: f64 = 0.10;
 /// Communication not hidden by computation worth a finding, as a share of the step.
 pub const EXPOSED_COMM_SHARE: f64 = 0.10;
 
+/// A rank's wait in collectives that is material, as a share of its step: the slow rank is fixed
+/// first only past it (the anchor's 5 % slow-rank spread: less wait than that is less than the
+/// spread a slow rank is named at).
+pub const WAIT_SHARE: f64 = 0.05;
+
 /// Ranks of a phase whose own time (computing + free) differs by more than this share of the
 /// shortest are imbalanced: the anchor's 5 % slow-rank spread (summary's, held once).
 pub use npuprof_summary::ranks::RANK_SPREAD;

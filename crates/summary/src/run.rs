@@ -122,6 +122,12 @@ pub fn summarize_run(
     } else {
         None
     };
+    if communication
+        .as_ref()
+        .is_some_and(|c| c.transit_from_bandwidth)
+    {
+        notes.push(crate::comm::TRANSIT_NOTE.to_owned());
+    }
     let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
     if !from_db.is_empty() {
         let names: Vec<String> = from_db

@@ -14,6 +14,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
+use npuprof_summary::comm::wait_phrase;
 use npuprof_summary::pipe::{Bound, Pipe};
 use npuprof_summary::ranks::{RANK_SPREAD, rank_label};
 use npuprof_summary::units::{duration, fit, percent, wrap};
@@ -218,16 +219,13 @@ fn run_block(out: &mut String, run: &RunSummary) {
         );
     }
     if let Some(comm) = &run.communication {
-        let ratio = comm
-            .wait_ratio
-            .map(|r| format!(", wait/(wait+transit) {}", percent(r)))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  comm    {} ops, {} elapsed, {} waiting{ratio}",
+            "  comm    {} ops, {}; {}; transit {}",
             comm.ops,
             duration(comm.elapse_us),
-            duration(comm.wait_us)
+            wait_phrase(comm.wait_us, comm.elapse_us),
+            duration(comm.transit_us)
         );
     }
     if let Some(pipe) = &run.pipe {

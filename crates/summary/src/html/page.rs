@@ -222,10 +222,20 @@ fn run_section(out: &mut String, index: usize, run: &RunSummary) {
         items.push(("free", percent(split.free)));
     }
     if let Some(comm) = &run.communication {
-        items.push(("communication wait", duration(comm.wait_us)));
-        if let Some(ratio) = comm.wait_ratio {
-            items.push(("wait / (wait + transit)", percent(ratio)));
-        }
+        items.push((
+            "communication",
+            format!(
+                "{} in collectives; {}",
+                duration(comm.elapse_us),
+                crate::comm::wait_phrase(comm.wait_us, comm.elapse_us)
+            ),
+        ));
+        let source = if comm.transit_from_bandwidth {
+            " (bandwidth section)"
+        } else {
+            ""
+        };
+        items.push(("transit", format!("{}{source}", duration(comm.transit_us))));
     }
     if let Some(k) = &run.kernels {
         items.push((
