@@ -193,7 +193,7 @@ fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) 
     ctx.rank = info
         .as_ref()
         .and_then(|i| i.rank)
-        .or(groups.and_then(|d| d.rank));
+        .or(groups.as_ref().and_then(|d| d.rank));
     let schedule = info.as_ref().and_then(|i| i.schedule);
     let effective_schedule = match (schedule, opts.expect_active) {
         (Some(RecordedSchedule::Args(s)), Some(a)) => {
@@ -293,7 +293,9 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             .map(trace_checks::device_timeline_empty),
     };
     let empty_window = listing == Listing::Listed && {
-        let world = opts.world_size.or(config.groups.and_then(|d| d.world_size));
+        let world = opts
+            .world_size
+            .or(config.groups.as_ref().and_then(|d| d.world_size));
         artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world, &window)
     };
     check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"), &build);
@@ -359,7 +361,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         schedule: evidence.schedule,
         step_ids: evidence.step_ids,
         cycles,
-        world_size: config.groups.and_then(|d| d.world_size),
+        world_size: config.groups.as_ref().and_then(|d| d.world_size),
         no_csv: listing != Listing::Unreadable
             && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
         trace_broken,

@@ -353,37 +353,15 @@ fn ranks_block(out: &mut String, ranks: &[PhaseRanks]) {
     out.push('\n');
 }
 
-/// Who makes the others wait: the straggler (most computing + free per step) and the rank
-/// that waits most, or that the ranks are within the threshold.
+/// Who makes the others wait, per group of ranks compared (summary's sentences): the
+/// straggler and the rank that waits most, or that the ranks are within the threshold; and the
+/// pipeline stages.
 fn straggler_line(out: &mut String, phase: &PhaseRanks) {
-    let Some(spread) = phase.own_spread else {
-        return;
-    };
-    let threshold = percent(RANK_SPREAD);
-    let text = match phase.straggler_rank {
-        Some(rank) => {
-            let waiter = phase.waiter_rank.map_or_else(String::new, |w| {
-                let wait = phase
-                    .per_rank
-                    .iter()
-                    .find(|r| r.rank == Some(w))
-                    .and_then(|r| r.wait_us)
-                    .map_or_else(String::new, |us| format!(" ({} per step)", duration(us)));
-                format!("; rank {w} waits most in collectives{wait}")
-            });
-            format!(
-                "straggler rank {rank}: {} more computing + free time than the least (past {threshold}){waiter}",
-                percent(spread)
-            )
+    for text in npuprof_summary::ranks::rank_sentences(phase) {
+        for (i, line) in wrap(&text, report_width() - 6).iter().enumerate() {
+            let lead = if i == 0 { "    " } else { "      " };
+            let _ = writeln!(out, "{lead}{line}");
         }
-        None => format!(
-            "no straggler: computing + free time within {} across ranks (threshold {threshold})",
-            percent(spread)
-        ),
-    };
-    for (i, line) in wrap(&text, report_width() - 6).iter().enumerate() {
-        let lead = if i == 0 { "    " } else { "      " };
-        let _ = writeln!(out, "{lead}{line}");
     }
 }
 

@@ -174,6 +174,14 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
         items.push(("waits most in collectives", format!("rank {rank}")));
     }
     facts(out, &items);
+    let sentences = crate::ranks::rank_sentences(ranks);
+    if !sentences.is_empty() {
+        out.push_str("<ul class=\"notes\">");
+        for sentence in sentences {
+            let _ = write!(out, "<li>{}</li>", escape(&sentence));
+        }
+        out.push_str("</ul>");
+    }
     let bars: Vec<Bar> = ranks
         .per_rank
         .iter()
