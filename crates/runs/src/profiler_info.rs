@@ -77,6 +77,8 @@ pub struct ProfilerInfo {
     pub profile_memory: Option<bool>,
     /// `experimental_config._l2_cache`.
     pub l2_cache: Option<bool>,
+    /// The recorded schedule's keys are the 2023 underscore spelling (`_wait`, `_active`, …).
+    pub underscore_schedule: bool,
 }
 
 impl ProfilerInfo {
@@ -141,6 +143,10 @@ impl ProfilerInfo {
             l2_cache: exp
                 .and_then(|e| either(e, "l2_cache"))
                 .and_then(Value::as_bool),
+            underscore_schedule: common
+                .and_then(|c| c.get("schedule"))
+                .and_then(Value::as_object)
+                .is_some_and(|o| o.keys().any(|k| k.starts_with('_'))),
         })
     }
 
@@ -164,6 +170,13 @@ impl ProfilerInfo {
         self.activities
             .as_ref()
             .map(|a| a.iter().any(|x| x.ends_with("CPU")))
+    }
+
+    /// Whether an old writer wrote the run: no `_export_type` (recorded since torch_npu
+    /// 2024-03, Ascend/pytorch bc9f579b5) and the underscore schedule keys. Files a newer writer
+    /// adds (`api_statistic.csv`, since 2024-05) are not demanded of it.
+    pub fn old_writer(&self) -> bool {
+        self.export_type.is_none() && self.underscore_schedule
     }
 
     /// Whether text export was requested (`true` when unknown: torch_npu's default).
@@ -253,8 +266,9 @@ pub struct ParallelGroups {
     /// The rank in the default group (`group_name` `default_group`), else `distributed_args`'
     /// `rank`: the global rank.
     pub rank: Option<u32>,
-    /// One more than the highest global rank of any group, else `distributed_args`'
-    /// `world_size`: the number of ranks of the run.
+    /// One more than the highest global rank of any group: the number of ranks of the run
+    /// (`distributed_args`' `world_size` is not taken for it: verify names missing ranks by
+    /// what HCCL recorded).
     pub world_size: Option<u32>,
     /// The parallel sizes of `distributed_args`, when written.
     pub sizes: Option<ParallelSizes>,
@@ -339,7 +353,6 @@ impl ParallelGroups {
         // Beyond MAX_RANKS it is no real run's size: unknown.
         let world_size = highest
             .and_then(|h| h.checked_add(1))
-            .or(arg("world_size"))
             .filter(|n| (1..=crate::MAX_RANKS).contains(n));
         Some(Self {
             rank: rank.or(arg("rank")),
@@ -478,6 +491,7 @@ mod tests {
             Some(RecordedSchedule::Args(Schedule::clamped(1, 0, 1, 1, 1, 0)))
         );
         assert_eq!(old.level, Some(Level::Level1));
+        assert!(old.old_writer(), "no _export_type and underscore keys");
         assert_eq!(old.aic_metrics.as_deref(), Some("ACL_AICORE_L0B_AND_WIDTH"));
         let partial = ProfilerInfo::parse(
             r#"{"config": {"common_config": {"schedule": {"wait": 0, "warmup": 1}}}}"#,
@@ -510,13 +524,13 @@ mod tests {
             Some(("tp", Some(1), vec![2, 3]))
         );
         assert_eq!(g.as_ref().and_then(ParallelGroups::stage), None);
-        // distributed_args alone (what a framework adds): its rank, world size and sizes.
+        // distributed_args alone (what a framework adds): its rank and sizes.
         let args = ParallelGroups::parse(
             r#"{"distributed_args": {"backend": "hccl", "rank": 3, "world_size": 16, "pipeline_model_parallel_size": 2}}"#,
         );
         assert_eq!(
             args.as_ref().map(|g| (g.rank, g.world_size)),
-            Some((Some(3), Some(16)))
+            Some((Some(3), None))
         );
         assert_eq!(args.and_then(|g| g.sizes).and_then(|s| s.pp), Some(2));
         assert_eq!(ParallelGroups::parse(r#"{"ENV_VARIABLES": {}}"#), None);

@@ -22,6 +22,7 @@ use npuprof_scan::trace_scan::{TraceScan, TraceState};
 use npuprof_schedule::Schedule;
 
 mod artifact_set;
+mod consistency;
 mod db_checks;
 mod file_findings;
 mod kernel_checks;
@@ -338,6 +339,15 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             &kernel_path,
             step_rows.as_deref(),
             &step_trace_path,
+        );
+    }
+    if !empty_window {
+        consistency::consistency_findings(
+            &mut ctx,
+            &out_dir,
+            kernel_scan.as_ref(),
+            step_rows.as_deref(),
+            &has,
         );
     }
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
