@@ -123,7 +123,7 @@ const RULES: &[Rule] = &[
         expect(
             "api_statistic.csv",
             Severity::Error,
-            "written at Level1 and Level2 (torch_npu 2024-05 and later)",
+            "written at Level1 and Level2",
         ),
     ),
     rule(
