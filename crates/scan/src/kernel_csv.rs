@@ -76,8 +76,17 @@ pub struct KernelScan {
     /// The other rows (computing: what op_statistic.csv and step_trace_time's `Computing`
     /// sum) and their summed duration; zero without an `Accelerator Core` column.
     pub computing: StepKernels,
-    /// Whether the header has an `Accelerator Core` column (the split above is known).
-    pub has_core: bool,
+    /// The earliest and latest `Start Time(us)` (µs), when the column holds numbers: when the
+    /// table's kernels ran, to tell whether another file is of the same run.
+    pub start_range: Option<(f64, f64)>,
+}
+
+/// Widens `range` to hold `low..=high`.
+pub fn widen(range: &mut Option<(f64, f64)>, low: f64, high: f64) {
+    *range = Some(match *range {
+        Some((a, b)) => (a.min(low), b.max(high)),
+        None => (low, high),
+    });
 }
 
 /// Whether an `Accelerator Core` field names a communication kernel.
@@ -251,6 +260,7 @@ struct RowScan {
     step_col: Option<usize>,
     dur_col: Option<usize>,
     core_col: Option<usize>,
+    start_col: Option<usize>,
     non_empty: Vec<bool>,
     pending_non_empty: usize,
     last_step: Option<(u64, StepKernels)>,
@@ -264,6 +274,7 @@ impl RowScan {
             step_col: header.iter().position(|h| h == "Step Id"),
             dur_col: header.iter().position(|h| h == "Duration(us)"),
             core_col: header.iter().position(|h| h == "Accelerator Core"),
+            start_col: header.iter().position(|h| h == "Start Time(us)"),
             non_empty: vec![false; width],
             pending_non_empty: width,
             last_step: None,
@@ -279,6 +290,7 @@ impl RowScan {
             self.step_col
                 .max(self.dur_col)
                 .max(self.core_col)
+                .max(self.start_col)
                 .map_or(1, |c| c + 1)
         }
     }
@@ -305,6 +317,15 @@ impl RowScan {
                 .and_then(|f| parse_f64(trim(f)))
                 .unwrap_or(0.0)
         };
+        // A ragged row's fields are not the header's: its start is no time.
+        if let Some(start) = self
+            .start_col
+            .filter(|_| record.len() == self.width)
+            .and_then(|c| record.get(c))
+            .and_then(|f| parse_f64(trim(f)))
+        {
+            widen(&mut scan.start_range, start, start);
+        }
         if let Some(core) = self.core_col {
             let by_core = if is_communication_core(record.get(core).unwrap_or_default()) {
                 &mut scan.communication

@@ -28,6 +28,7 @@ mod file_findings;
 mod kernel_checks;
 mod step_checks;
 mod trace_checks;
+mod trace_totals;
 
 pub use file_findings::problem_finding;
 use file_findings::{file_problem, special_contents};
@@ -339,6 +340,14 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             &kernel_path,
             step_rows.as_deref(),
             &step_trace_path,
+        );
+    }
+    if !empty_window && !trace_broken && has("trace_view.json") {
+        trace_totals::trace_totals_findings(
+            &mut ctx,
+            &out_dir,
+            step_rows.as_deref(),
+            kernel_scan.as_ref(),
         );
     }
     if !empty_window {

@@ -119,6 +119,36 @@ fn an_old_writer_is_not_asked_for_api_statistic() {
     check_codes(&report, &[]);
 }
 
+/// The offset just past each top-level event of a JSON array of events (strings and nesting
+/// respected).
+fn event_ends(json: &[u8]) -> Vec<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0_usize, false, false);
+    let mut ends = Vec::new();
+    for (at, &b) in json.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 1 && b == b'}' {
+                    ends.push(at + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    ends
+}
+
 /// The fields of a kernel_details.csv line (quoted fields with doubled quotes and commas).
 fn split_csv_line(line: &str) -> Vec<String> {
     let mut fields = vec![String::new()];
@@ -142,4 +172,53 @@ fn split_csv_line(line: &str) -> Vec<String> {
         }
     }
     fields
+}
+
+/// The 2-rank AlexNet run's rank 0 trace_view.json (2218825 bytes, 10112 events; its Overlap
+/// Analysis lane's `Computing` events sum to 8873.756 µs, step_trace_time's Computing),
+/// re-closed after its first 5056 events.
+#[test]
+fn a_trace_re_closed_after_half_its_events_is_caught_with_the_numbers() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let [r0, _] = copy_real_run(tmp.path());
+    let report = run_verify(tmp.path(), |_| {});
+    check_codes(&report, &[]);
+    let trace = fs::read(r0.out().join("trace_view.json")).unwrap_or_default();
+    let boundaries = event_ends(&trace);
+    assert_eq!(
+        boundaries.len(),
+        10112,
+        "the end of each of the 10112 events"
+    );
+    let cut = boundaries[boundaries.len() / 2 - 1];
+    let mut closed = trace[..cut].to_vec();
+    closed.push(b']');
+    // The lane's Computing the kept events hold, as the file's events write it.
+    let kept: serde_json::Value = serde_json::from_slice(&closed).expect("still JSON");
+    let events = kept.as_array().expect("an array");
+    let lane = events
+        .iter()
+        .find(|e| e["ph"] == "M" && e["args"]["name"] == "Overlap Analysis")
+        .map(|e| e["pid"].clone())
+        .expect("the lane's name is kept");
+    let computing: f64 = events
+        .iter()
+        .filter(|e| e["pid"] == lane && e["ph"] == "X" && e["name"] == "Computing")
+        .filter_map(|e| e["dur"].as_f64())
+        .sum();
+    assert!(computing > 0.0 && computing < 8873.756, "{computing}");
+    r0.write("trace_view.json", &closed);
+    let report = run_verify(tmp.path(), |_| {});
+    let dir = r0.out().display().to_string();
+    assert_eq!(
+        messages(&report, Code::TraceTotalsDisagree),
+        [(
+            Severity::Error,
+            format!(
+                "{dir}/trace_view.json's Overlap Analysis lane holds {computing:.3} µs of \
+                 Computing; {dir}/step_trace_time.csv records 8873.756 µs: the trace lost events \
+                 (cut and re-closed, or rewritten)"
+            )
+        )]
+    );
 }

@@ -24,6 +24,9 @@ impl Part {
         into.ragged_rows += more.ragged_rows;
         into.empty_step_id_rows += more.empty_step_id_rows;
         into.bad_step_id_rows += more.bad_step_id_rows;
+        if let Some((low, high)) = more.start_range {
+            super::widen(&mut into.start_range, low, high);
+        }
         for (sum, part) in [
             (&mut into.communication, more.communication),
             (&mut into.computing, more.computing),

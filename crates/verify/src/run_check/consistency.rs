@@ -26,8 +26,13 @@ const ABSOLUTE_US: f64 = 1.0;
 /// See [`ABSOLUTE_US`].
 const RELATIVE: f64 = 1e-4;
 
+/// How far apart two sums of the same durations (µs) may be.
+pub(super) fn tolerance(a: f64, b: f64) -> f64 {
+    ABSOLUTE_US + RELATIVE * a.abs().max(b.abs())
+}
+
 fn agree(a: f64, b: f64) -> bool {
-    (a - b).abs() <= ABSOLUTE_US + RELATIVE * a.abs().max(b.abs())
+    (a - b).abs() <= tolerance(a, b)
 }
 
 /// The computing rows and their time from op_statistic.csv: summed `Count` and `Total
