@@ -408,7 +408,10 @@ fn pipe_chart(out: &mut String, run: &RunSummary) {
 
 /// The comparison page.
 pub fn render_comparison(comparison: &Comparison) -> String {
-    let (base, new) = (comparison.base.display(), comparison.new.display());
+    let (base, new) = (
+        crate::compare::side_label(&comparison.base),
+        crate::compare::side_label(&comparison.new),
+    );
     document(&format!("npuprof compare: {base} → {new}"), |out| {
         header(
             out,
@@ -487,18 +490,26 @@ fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
         ));
     }
     let k = &phase.kernel_time;
-    bars.push(Bar::single(
-        "base kernels",
-        "kernel",
-        k.base_us,
-        duration(k.base_us),
-    ));
-    bars.push(Bar::single(
-        "new kernels",
-        "kernel",
-        k.new_us,
-        duration(k.new_us),
-    ));
+    if let Some(note) = &phase.kernel_time_note {
+        let _ = write!(
+            out,
+            "<p class=\"note\">kernel time unknown: {}</p>",
+            escape(note)
+        );
+    } else {
+        bars.push(Bar::single(
+            "base kernels",
+            "kernel",
+            k.base_us,
+            duration(k.base_us),
+        ));
+        bars.push(Bar::single(
+            "new kernels",
+            "kernel",
+            k.new_us,
+            duration(k.new_us),
+        ));
+    }
     chart(
         out,
         "step",
