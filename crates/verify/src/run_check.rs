@@ -322,8 +322,16 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         &mut steps,
     );
     let args = config.effective_schedule.and_then(RecordedSchedule::args);
+    if !has("kernel_details.csv") {
+        steps.db = db_checks::step_ids(&out_dir, &artifacts.files);
+    }
+    let seen = if steps.db.is_empty() {
+        &steps.kernel_details
+    } else {
+        &steps.db
+    };
     let cycles = args
-        .map(|s| step_checks::cycles_of(&s, &steps.kernel_details))
+        .map(|s| step_checks::cycles_of(&s, seen))
         .unwrap_or_default();
     steps.expected = args.and_then(|s| step_checks::expected_steps(&s, &cycles));
     let step_trace_path = out_dir.join("step_trace_time.csv");
@@ -360,6 +368,9 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         );
     }
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
+    if !empty_window && let Some(s) = args {
+        db_checks::db_step_findings(&mut ctx, &out_dir, &artifacts.files, &s, &steps);
+    }
     if listing == Listing::Listed && !has("analyse.done") {
         check_analyse_done_missing(&mut ctx, &out_dir, &build);
     }

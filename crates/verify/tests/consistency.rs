@@ -222,3 +222,47 @@ fn a_trace_re_closed_after_half_its_events_is_caught_with_the_numbers() {
         )]
     );
 }
+
+/// The real 2-rank AlexNet db export (`crates/summary/tests/data/db-level1`, schedule
+/// skip_first 40, warmup 10, active 1): STEP_TIME holds step 50, the step the schedule records;
+/// a profiler_info that says skip_first 41 records step 51 instead, which the database lacks.
+#[test]
+fn a_db_exports_step_ids_are_checked_against_the_schedule() {
+    let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let data =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/db-level1");
+    copy_tree_writable(&data, tmp.path());
+    let report = run_verify(tmp.path(), |_| {});
+    let info = (Severity::Info, Code::DbExport);
+    check_codes(&report, &[info, info]);
+    assert_eq!(report.runs[0].steps.db, [50]);
+    assert_eq!(report.runs[0].steps.expected, Some(vec![50]));
+    let run = Run {
+        dir: tmp.path().join("rank0_ascend_pt"),
+    };
+    run.edit_info(|v| v["config"]["common_config"]["schedule"]["skip_first"] = 41.into());
+    let report = run_verify(&run.dir, |_| {});
+    let found: Vec<(Code, String)> = report
+        .findings
+        .iter()
+        .filter(|f| f.code != Code::DbExport)
+        .map(|f| (f.code, f.message.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                Code::StepsMissing,
+                "recorded step(s) 51 (schedule wait=0 warmup=10 active=1 repeat=1 skip_first=41) \
+                 are not in ascend_pytorch_profiler_0.db's STEP_TIME (step ids found: 50)"
+                    .to_owned()
+            ),
+            (
+                Code::StepsUnexpected,
+                "ascend_pytorch_profiler_0.db's STEP_TIME has step(s) 50 that the schedule \
+                 wait=0 warmup=10 active=1 repeat=1 skip_first=41 does not record"
+                    .to_owned()
+            ),
+        ]
+    );
+}
