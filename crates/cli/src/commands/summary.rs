@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::comm::wait_phrase;
 use npuprof_summary::pipe::{Bound, Pipe};
-use npuprof_summary::ranks::{RANK_SPREAD, rank_label};
+use npuprof_summary::ranks::rank_label;
 use npuprof_summary::units::{duration, fit, percent, wrap};
 use npuprof_summary::warnings::{Warning, WarningCode};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};

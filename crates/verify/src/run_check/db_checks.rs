@@ -32,7 +32,7 @@ pub(super) fn check_databases(ctx: &mut Ctx<'_>, out_dir: &Path, files: &[String
 }
 
 /// The profiler database of the export (`ascend_pytorch_profiler*.db`), by name.
-fn profiler_db<'a>(files: &'a [String]) -> Option<&'a String> {
+fn profiler_db(files: &[String]) -> Option<&String> {
     files
         .iter()
         .find(|n| DbKind::of(n) == Some(DbKind::Profiler))
