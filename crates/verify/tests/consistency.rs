@@ -119,36 +119,6 @@ fn an_old_writer_is_not_asked_for_api_statistic() {
     check_codes(&report, &[]);
 }
 
-/// The offset just past each top-level event of a JSON array of events (strings and nesting
-/// respected).
-fn event_ends(json: &[u8]) -> Vec<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0_usize, false, false);
-    let mut ends = Vec::new();
-    for (at, &b) in json.iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => {
-                depth = depth.saturating_sub(1);
-                if depth == 1 && b == b'}' {
-                    ends.push(at + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    ends
-}
-
 /// The fields of a kernel_details.csv line (quoted fields with doubled quotes and commas).
 fn split_csv_line(line: &str) -> Vec<String> {
     let mut fields = vec![String::new()];
@@ -183,15 +153,24 @@ fn a_trace_re_closed_after_half_its_events_is_caught_with_the_numbers() {
     let [r0, _] = copy_real_run(tmp.path());
     let report = run_verify(tmp.path(), |_| {});
     check_codes(&report, &[]);
-    let trace = fs::read(r0.out().join("trace_view.json")).unwrap_or_default();
-    let boundaries = event_ends(&trace);
-    assert_eq!(
-        boundaries.len(),
-        10112,
-        "the end of each of the 10112 events"
-    );
-    let cut = boundaries[boundaries.len() / 2 - 1];
-    let mut closed = trace[..cut].to_vec();
+    // The events' bytes, as npuprof-scan's trace scanner passes them, found in the file in
+    // order: the file up to the end of the first half of them, and `]`.
+    let path = r0.out().join("trace_view.json");
+    let file = fs::File::open(&path).unwrap_or_else(|e| panic!("{e}"));
+    let mut events: Vec<Vec<u8>> = Vec::new();
+    npuprof_scan::trace_scan::scan_events(&file, |e| events.push(e.to_vec()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(events.len(), 10112);
+    let trace = fs::read(&path).unwrap_or_default();
+    let mut end = 0;
+    for event in &events[..events.len() / 2] {
+        let at = trace[end..]
+            .windows(event.len())
+            .position(|w| w == event.as_slice())
+            .expect("each event in order");
+        end += at + event.len();
+    }
+    let mut closed = trace[..end].to_vec();
     closed.push(b']');
     // The lane's Computing the kept events hold, as the file's events write it.
     let kept: serde_json::Value = serde_json::from_slice(&closed).expect("still JSON");

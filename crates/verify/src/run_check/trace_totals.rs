@@ -4,21 +4,19 @@
 //! boundary) passes every structural check and loses part of the lane.
 
 use std::collections::HashMap;
-use std::fmt;
-use std::io::BufReader;
 use std::path::Path;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 use super::{Ctx, disp};
 use crate::finding::{Code, Evidence, Finding};
 use npuprof_runs::probe;
 use npuprof_scan::kernel_csv::{KernelScan, StepTraceRow};
+use npuprof_scan::trace_scan::scan_events;
 
-/// The largest trace read for the check (a second, typed pass: the structural scan does not
-/// parse events).
+/// The largest trace read for the check (a second pass of the trace scanner: the structural
+/// scan does not parse events).
 const TRACE_CAP: u64 = 512 << 20;
 
 /// The lane's process name.
@@ -109,51 +107,31 @@ impl Sums {
     }
 }
 
-/// Reads the events of the array, or of an object's `traceEvents`, one at a time.
-struct Events<'a>(&'a mut Sums);
-
-impl<'de> DeserializeSeed<'de> for Events<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Events<'_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an array of trace events or an object with traceEvents")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(event) = seq.next_element::<Option<Event>>()? {
-            if let Some(event) = event {
-                self.0.add(event);
-            }
-        }
-        Ok(())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "traceEvents" {
-                map.next_value_seed(Events(&mut *self.0))?;
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(())
-    }
+/// Whether an event's bytes may be one the check reads: a `process_name` or a `Computing` event
+/// (the others are not parsed).
+fn wanted(event: &[u8]) -> bool {
+    let has = |needle: &[u8]| event.windows(needle.len()).any(|w| w == needle);
+    has(b"\"Computing\"") || has(b"\"process_name\"")
 }
 
 /// The lane's summed `Computing` (µs) of the trace at `path` and when its events start;
-/// `None` when the trace is not read (too large, unreadable, not JSON) or has no lane.
+/// `None` when the trace is not read (too large, unreadable) or has no lane. The events come
+/// from npuprof-scan's trace scanner (each event's bytes, as verify's structural check reads
+/// the file); only the events that may matter are parsed.
 fn lane_computing(path: &Path) -> Option<(f64, (f64, f64))> {
     let opened = probe::open_regular(path).ok()?;
     if opened.len > TRACE_CAP {
         return None;
     }
     let mut sums = Sums::default();
-    let mut reader = serde_json::Deserializer::from_reader(BufReader::new(opened.file));
-    Events(&mut sums).deserialize(&mut reader).ok()?;
+    scan_events(&opened.file, |event| {
+        if wanted(event)
+            && let Ok(event) = serde_json::from_slice::<Event>(event)
+        {
+            sums.add(event);
+        }
+    })
+    .ok()?;
     sums.lane()
 }
 
