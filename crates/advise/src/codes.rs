@@ -54,21 +54,35 @@ macro_rules! codes {
 }
 
 codes! {
-    /// Ranks of a phase differ in their own time (computing + free) by more than 5 %.
+    /// Ranks of one group differ in their own time (computing + free) by more than 5 %.
     SlowRank = "slow-rank", Warning,
     "one rank is the straggler, the others wait for it",
-    "the rank whose computing and free time is longest holds every collective up; the others' \
-     communication time is mostly waiting. At stake: its own time minus the fastest rank's, per step",
+    "the rank whose computing and free time is longest holds every collective of its group up; \
+     the others' communication time is mostly waiting. Ranks are compared within a data-parallel \
+     group (else a pipeline stage) where profiler_metadata.json records the parallel groups, all \
+     ranks as one group where it does not. At stake: its own time minus the group's fastest \
+     rank's, per step",
     "compare the straggler with the fastest rank: `npuprof compare <fastest rank dir> <straggler dir>`; \
      look for extra kernels, a longer host gap, or uneven data (sequence lengths, experts) on it";
+    /// Pipeline stages compute unequal time per step: the faster stages wait (the bubble).
+    StageImbalance = "stage-imbalance", Warning,
+    "pipeline stages compute unequal time per step",
+    "the ranks of one pipeline stage (profiler_metadata.json's `pp` groups) compute longer per step \
+     than another stage's, by more than 5 %: every step the faster stages wait for it, whichever \
+     rank is slowest; ranks of different stages are not compared for a straggler. At stake: the \
+     slowest stage's computing minus the fastest's, per step",
+    "move layers from the slowest stage to the others (an uneven layer split per stage, e.g. \
+     Megatron/MindSpeed's first- and last-stage layer counts), or use interleaved (virtual) \
+     pipeline stages; then compare the stages again";
     /// Communication not hidden by computation is a large share of the step.
     CommunicationExposed = "communication-exposed", Warning,
     "communication is not overlapped with computation",
     "step_trace_time's Communication(Not Overlapped): the device does nothing else while it runs. \
      The collectives are listed by their own time no computing kernel overlapped (kernel_details.csv). \
      At stake: that time per step",
-    "when the wait share is high, fix the slow rank first; otherwise overlap collectives with \
-     compute (a second stream, async all-reduce) or fuse them (fewer, larger collectives)";
+    "when the rank waits 5 % of its step or more in collectives, fix the slow rank first; otherwise \
+     overlap collectives with compute (a second stream, async all-reduce) or fuse them (fewer, \
+     larger collectives)";
     /// The device is idle for a large share of the step.
     DeviceIdle = "device-idle", Warning,
     "the device is idle between kernels",

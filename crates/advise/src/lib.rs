@@ -22,7 +22,6 @@ mod rules;
 mod sieve;
 pub mod thresholds;
 mod transfers;
-pub mod units;
 
 use std::path::{Path, PathBuf};
 
@@ -102,6 +101,8 @@ pub(crate) struct RunData {
     pub(crate) comm: Option<links::Comm>,
     /// The environment torch_npu recorded, and where it was read.
     pub(crate) env: Option<(RecordedEnv, EnvSource)>,
+    /// Where the rank sits in the run (profiler_metadata.json), when recorded.
+    pub(crate) parallel: Option<npuprof_summary::run::ParallelGroups>,
 }
 
 impl RunData {
@@ -209,6 +210,7 @@ fn read_run(
     if rank.is_some() && run_rank != rank {
         return Ok(None);
     }
+    let parallel = npuprof_summary::run::read_parallel(dir, &mut notes);
     let output = dir.join(OUTPUT_DIR);
     let steps_path = output.join(STEP_TRACE);
     let db = npuprof_summary::db_export::DbFiles::find(&output);
@@ -301,5 +303,6 @@ fn read_run(
         kernels,
         comm,
         env,
+        parallel,
     }))
 }

@@ -12,13 +12,12 @@ use std::path::Path;
 
 use npuprof_summary::columns::{self, Header, SkippedRow};
 use npuprof_summary::kernels::{MAX_GROUPS, OTHER, WordHash};
-use npuprof_summary::pipe::RatioValues;
+use npuprof_summary::pipe::{Bound, PIPES, Pipe, PipeColumns, PipeSums, RatioValues, db_row};
 use npuprof_summary::step_ids::{StepField, StepIds};
 use npuprof_summary::{SummaryError, db_export};
 use serde::Serialize;
 
 use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES};
-use crate::units::{UNITS, Unit, UnitColumns};
 
 /// One kernel name's sums.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,12 +34,14 @@ pub struct Kernel {
     pub total_us: f64,
     /// Rows whose `OP State` is `dynamic`.
     pub dynamic: u64,
-    /// Time-weighted pipe ratios (in [`crate::units::Unit::ALL`] order), over its rows with
-    /// metrics; `None` without.
-    pub ratios: Option<[f64; UNITS]>,
+    /// Time-weighted pipe ratios (in [`Pipe::ALL`] order), over its rows with metrics; `None`
+    /// without.
+    pub ratios: Option<[f64; PIPES]>,
     /// Time-weighted `memory_bound` (the profiler's own bound column), over its rows with a
     /// number there; `None` without.
     pub memory_bound: Option<f64>,
+    /// What bounds it: summary's verdict ([`Bound::of`]), from the same sums.
+    pub bound: Option<Bound>,
     /// A communication kernel's (core `HCCL`) time that no computing kernel overlapped (µs):
     /// its share of step_trace_time's `Communication(Not Overlapped)`. `None` for computing
     /// kernels and when the rows are not in start order.
@@ -124,7 +125,7 @@ struct Columns {
     duration: usize,
     shapes: Option<usize>,
     memory_bound: Option<usize>,
-    units: UnitColumns,
+    units: Option<PipeColumns>,
 }
 
 impl Columns {
@@ -138,7 +139,7 @@ impl Columns {
         let start = header.find(&["Start Time(us)", "Task Start Time(us)"]);
         let shapes = header.find(&["Input Shapes"]);
         let memory_bound = header.find(&["memory_bound"]);
-        let units = UnitColumns::new(header);
+        let units = PipeColumns::new(header);
         let mut picks: Vec<usize> = [
             Some(name),
             Some(duration),
@@ -152,7 +153,7 @@ impl Columns {
         ]
         .into_iter()
         .flatten()
-        .chain(units.0.iter().map(|&(c, _)| c))
+        .chain(units.iter().flat_map(PipeColumns::indices))
         .collect();
         picks.sort_unstable();
         picks.dedup();
@@ -167,7 +168,7 @@ impl Columns {
             duration: slot(duration),
             shapes: shapes.map(slot),
             memory_bound: memory_bound.map(slot),
-            units: UnitColumns(units.0.iter().map(|&(c, u)| (slot(c), u)).collect()),
+            units: units.map(|u| u.remap(slot)),
             picks,
         })
     }
@@ -180,10 +181,7 @@ struct NameAcc {
     count: u64,
     total_us: f64,
     dynamic: u64,
-    weighted: [f64; UNITS],
-    measured_us: f64,
-    bound_weighted: f64,
-    bound_us: f64,
+    pipe: PipeSums,
     kind_index: usize,
     comm: bool,
     exposed_us: f64,
@@ -234,7 +232,7 @@ struct Row<'a> {
     core: &'a [u8],
     duration: f64,
     dynamic: bool,
-    ratios: Option<[f64; UNITS]>,
+    ratios: Option<[f64; PIPES]>,
     memory_bound: Option<f64>,
     shape: Option<&'a [u8]>,
     step: Option<u64>,
@@ -381,14 +379,10 @@ impl Pass {
             acc.dynamic += 1;
         }
         if let Some(ratios) = row.ratios {
-            for (sum, r) in acc.weighted.iter_mut().zip(ratios) {
-                *sum += duration * r;
-            }
-            acc.measured_us += duration;
+            acc.pipe.add(duration, ratios);
         }
         if let Some(bound) = row.memory_bound {
-            acc.bound_weighted += duration * bound;
-            acc.bound_us += duration;
+            acc.pipe.add_memory_bound(duration, bound);
         }
         let kind = &mut kinds[acc.kind_index].1;
         kind.total_us += duration;
@@ -465,8 +459,9 @@ impl Pass {
                 count: acc.count,
                 total_us: acc.total_us,
                 dynamic: acc.dynamic,
-                ratios: (acc.measured_us > 0.0).then(|| acc.weighted.map(|w| w / acc.measured_us)),
-                memory_bound: (acc.bound_us > 0.0).then(|| acc.bound_weighted / acc.bound_us),
+                ratios: acc.pipe.ratios().map(|r| r.to_array()),
+                memory_bound: acc.pipe.memory_bound(),
+                bound: acc.pipe.bound(),
                 exposed_us: (acc.comm && profile.ordered).then_some(acc.exposed_us),
             })
             .collect();
@@ -499,7 +494,7 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
     let mut pass = Pass::new(KernelProfile {
         has_state: cols.state.is_some(),
         has_shapes: cols.shapes.is_some(),
-        has_metrics: !cols.units.0.is_empty(),
+        has_metrics: cols.units.is_some(),
         ordered: cols.start.is_some(),
         ..KernelProfile::default()
     });
@@ -537,7 +532,10 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
             dynamic: cols
                 .state
                 .is_some_and(|i| field(i).trim_ascii().eq_ignore_ascii_case(b"dynamic")),
-            ratios: cols.units.row(seen, |i| record.get_word(i)),
+            ratios: cols
+                .units
+                .as_ref()
+                .and_then(|u| u.row(seen, |i| record.get_word(i))),
             memory_bound: cols
                 .memory_bound
                 .and_then(|i| npuprof_scan::decimal::parse_f64(field(i).trim_ascii())),
@@ -555,7 +553,7 @@ pub fn read_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
 /// reads `kernel_details.csv` (the db records no `OP State`: dynamic shape is judged by the
 /// input shapes alone).
 pub fn read_db_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
-    let spellings: Vec<&[&str]> = Unit::ALL.iter().map(|u| u.spellings()).collect();
+    let spellings: Vec<&[&str]> = Pipe::ALL.iter().map(|u| u.spellings()).collect();
     let mut pass = Pass::new(KernelProfile {
         has_state: false,
         has_shapes: true,
@@ -563,15 +561,8 @@ pub fn read_db_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
         ..KernelProfile::default()
     });
     let pmu = db_export::each_kernel(path, &spellings, |k| {
-        let mut ratios = [0.0; UNITS];
-        let mut any = false;
-        for (ratio, value) in ratios.iter_mut().zip(k.metrics) {
-            // As a CSV row: a unit's largest column, and rows of zeros have no metrics.
-            if let Some(value) = value.filter(|v| *v > *ratio) {
-                *ratio = value;
-                any = true;
-            }
-        }
+        // As a CSV row: a pipe's largest column, and rows of zeros have no metrics.
+        let ratios = db_row(k.metrics);
         let name = columns::name_key(k.name);
         pass.add(&Row {
             name: &name,
@@ -579,7 +570,7 @@ pub fn read_db_kernels(path: &Path) -> Result<KernelProfile, SummaryError> {
             core: k.core,
             duration: k.duration_us,
             dynamic: false,
-            ratios: any.then_some(ratios),
+            ratios,
             memory_bound: None,
             shape: Some(k.input_shapes),
             step: k.step,

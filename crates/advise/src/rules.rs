@@ -11,11 +11,12 @@ use crate::finding::{Evidence, Finding};
 use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
-    BOUND_RATIO, DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
-    SMALL_PACKET_SHARE, VENDOR_MEMORY_BOUND,
+    DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, SMALL_PACKET_SHARE, WAIT_SHARE,
 };
 use crate::transfers;
-use crate::units::{Unit, busiest};
+use npuprof_summary::comm::wait_phrase;
+use npuprof_summary::pipe::{Bound, Pipe, busiest};
+use npuprof_summary::ranks::{Grouping, RankStep, comparison_groups, stage_imbalance, straggler};
 
 /// The `Accelerator Core` of AI CPU kernels.
 const AI_CPU: &str = "AI_CPU";
@@ -173,22 +174,20 @@ fn dynamic_shape(run: &RunData, top: usize) -> Option<Finding> {
     Some(finding)
 }
 
-/// The kernels with pipe metrics, each with its busiest pipe and ratio.
-fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Unit, f64)> {
-    run.kernels.iter().flat_map(|k| &k.kernels).filter_map(|k| {
-        let (unit, ratio) = busiest(k.ratios.as_ref()?)?;
-        Some((k, unit, ratio))
-    })
-}
-
-/// The kernel's own `memory_bound` column when it marks the kernel memory-bound.
-fn vendor_memory_bound(kernel: &Kernel) -> Option<f64> {
-    kernel.memory_bound.filter(|b| *b > VENDOR_MEMORY_BOUND)
+/// The kernels with a verdict ([`Bound::of`], summary's), each with it.
+fn bounded(run: &RunData) -> impl Iterator<Item = (&Kernel, Bound)> {
+    run.kernels
+        .iter()
+        .flat_map(|k| &k.kernels)
+        .filter_map(|k| Some((k, k.bound?)))
 }
 
 fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
-    let unbound: Vec<_> = bounded(run)
-        .filter(|(k, _, r)| *r < BOUND_RATIO && vendor_memory_bound(k).is_none())
+    let unbound: Vec<(&Kernel, Pipe, f64)> = bounded(run)
+        .filter_map(|(k, b)| match b {
+            Bound::Nothing(pipe, ratio) => Some((k, pipe, ratio)),
+            Bound::Pipe(..) | Bound::Memory(_) => None,
+        })
         .collect();
     if unbound.is_empty() {
         return None;
@@ -213,30 +212,27 @@ fn no_bound(run: &RunData, top: usize) -> Option<Finding> {
     finding.evidence = unbound
         .iter()
         .take(top)
-        .map(|(k, unit, ratio)| {
-            let detail = format!("busiest pipe {} at {}", unit.as_str(), percent(*ratio));
+        .map(|(k, pipe, ratio)| {
+            let detail = format!("busiest pipe {} at {}", pipe.as_str(), percent(*ratio));
             kernel_evidence(run, k, detail)
         })
         .collect();
     Some(finding)
 }
 
-/// Memory-bound: the busiest pipe, at [`BOUND_RATIO`] or more, moves data, or the profiler's
-/// own `memory_bound` column says so where it was written.
+/// Memory-bound: the verdict is a pipe that moves data (at
+/// [`BOUND_RATIO`](crate::thresholds::BOUND_RATIO) or more), or the profiler's own
+/// `memory_bound` column above [`VENDOR_MEMORY_BOUND`](crate::thresholds::VENDOR_MEMORY_BOUND)
+/// where it was written.
 fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
-    let by_memory = |k: &Kernel, u: Unit, r: f64| {
-        vendor_memory_bound(k).is_some() || (r >= BOUND_RATIO && u.moves_data())
-    };
-    let memory: Vec<_> = bounded(run)
-        .filter(|&(k, u, r)| by_memory(k, u, r))
-        .collect();
+    let memory: Vec<(&Kernel, Bound)> = bounded(run).filter(|(_, b)| b.by_memory()).collect();
     if memory.is_empty() {
         return None;
     }
-    let per_step = memory.iter().map(|(k, _, _)| k.total_us).sum::<f64>() / run.kernel_steps();
+    let per_step = memory.iter().map(|(k, _)| k.total_us).sum::<f64>() / run.kernel_steps();
     let compute = bounded(run)
-        .filter(|&(k, u, r)| r >= BOUND_RATIO && !by_memory(k, u, r))
-        .map(|(k, _, _)| k.total_us)
+        .filter(|(_, b)| matches!(b, Bound::Pipe(..)) && !b.by_memory())
+        .map(|(k, _)| k.total_us)
         .sum::<f64>()
         / run.kernel_steps();
     let mut finding = Finding::new(
@@ -254,14 +250,19 @@ fn memory_bound(run: &RunData, top: usize) -> Option<Finding> {
     finding.evidence = memory
         .iter()
         .take(top)
-        .map(|(k, unit, ratio)| {
-            let detail = match vendor_memory_bound(k) {
-                Some(bound) => format!(
-                    "memory_bound {bound:.2} in the profiler's own column (busiest pipe {} at {})",
-                    unit.as_str(),
-                    percent(*ratio)
-                ),
-                None => format!("bound by {} at {}", unit.as_str(), percent(*ratio)),
+        .map(|(k, bound)| {
+            let busiest = k.ratios.as_ref().and_then(busiest).map_or_else(
+                || "no pipe metrics".to_owned(),
+                |(pipe, ratio)| format!("busiest pipe {} at {}", pipe.as_str(), percent(ratio)),
+            );
+            let detail = match bound {
+                Bound::Memory(value) => {
+                    format!("memory_bound {value:.2} in the profiler's own column ({busiest})")
+                }
+                Bound::Pipe(pipe, ratio) => {
+                    format!("bound by {} at {}", pipe.as_str(), percent(*ratio))
+                }
+                Bound::Nothing(..) => busiest,
             };
             kernel_evidence(run, k, detail)
         })
@@ -410,9 +411,10 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
     if share < EXPOSED_COMM_SHARE {
         return None;
     }
-    let wait = run.comm.as_ref().and_then(|c| {
-        let moving = c.wait_us + c.transit_us;
-        (moving > 0.0).then(|| c.wait_us / moving)
+    // The wait per step, and the time in collectives it is a share of.
+    let wait = run.comm.as_ref().map(|c| {
+        let steps = c.steps.max(1) as f64;
+        (c.wait_us / steps, c.elapse_us / steps)
     });
     let mut finding = Finding::new(
         Code::CommunicationExposed,
@@ -420,10 +422,28 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
             "communication not overlapped: {} per step ({} of the step){}",
             duration(exposed),
             percent(share),
-            wait.map_or_else(String::new, |w| format!(", {} of it waiting", percent(w)))
+            wait.map_or_else(String::new, |(w, e)| format!(
+                "; per step the rank {}",
+                wait_phrase(w, e)
+            ))
         ),
         exposed,
     );
+    finding.action = match wait {
+        Some((w, _)) if run.share(w).is_some_and(|s| s >= WAIT_SHARE) => format!(
+            "the rank waits {} per step ({} of the step): fix the slow rank first (see slow-rank, \
+             stage-imbalance); then overlap collectives with compute (a second stream, async \
+             all-reduce) or fuse them (fewer, larger collectives)",
+            duration(w),
+            run.share(w).map_or_else(String::new, percent)
+        ),
+        Some((w, _)) => format!(
+            "the wait ({} per step) is not what costs: overlap collectives with compute (a second \
+             stream, async all-reduce) or fuse them (fewer, larger collectives)",
+            duration(w)
+        ),
+        None => Code::CommunicationExposed.def().action.to_owned(),
+    };
     finding.evidence = exposed_collectives(run, top);
     if let Some(comm) = &run.comm {
         let comm_steps = comm.steps.max(1) as f64;
@@ -539,95 +559,153 @@ fn small_packets(run: &RunData, _top: usize) -> Option<Finding> {
     Some(finding)
 }
 
-/// One rank's own time (computing + free) and its waiting, per step.
-struct RankTime<'a> {
-    run: &'a RunData,
-    computing_us: f64,
-    free_us: f64,
-    wait_us: Option<f64>,
-}
-
-impl RankTime<'_> {
-    fn own_us(&self) -> f64 {
-        self.computing_us + self.free_us
-    }
-}
-
-/// The straggler of one phase's runs, past the [`RANK_SPREAD`] threshold.
-pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Option<Finding> {
-    let ranks: Vec<RankTime> = runs
-        .iter()
+/// The ranks of one phase's runs as summary reads them (per step: own time, computing,
+/// waiting; stage and parallel groups), for summary's one straggler rule.
+fn rank_steps(runs: &[RunData]) -> Vec<RankStep> {
+    runs.iter()
         .filter(|r| r.info.rank.is_some() && !r.step_rows.is_empty())
         .map(|run| {
             let per_step = |f: fn(&npuprof_summary::steps::Step) -> f64| {
                 run.step_rows.iter().map(f).sum::<f64>() / run.steps()
             };
-            RankTime {
-                run,
+            RankStep {
+                rank: run.info.rank,
+                dir: run.info.dir.clone(),
+                steps: run.step_rows.len(),
+                mean_step_us: per_step(|s| s.total_us),
+                max_step_us: run.step_rows.iter().map(|s| s.total_us).fold(0.0, f64::max),
+                own_us: per_step(|s| s.computing_us + s.free_us),
                 computing_us: per_step(|s| s.computing_us),
-                free_us: per_step(|s| s.free_us),
                 wait_us: run.comm.as_ref().map(|c| c.wait_us / c.steps.max(1) as f64),
+                stage: run
+                    .parallel
+                    .as_ref()
+                    .and_then(|p| p.stage())
+                    .map(|(s, _)| s),
+                parallel: run.parallel.clone(),
             }
         })
-        .collect();
-    if ranks.len() < 2 {
-        return None;
-    }
-    let by_own = |a: &&RankTime, b: &&RankTime| a.own_us().total_cmp(&b.own_us());
-    let slow = ranks.iter().max_by(by_own)?;
-    let fast = ranks.iter().min_by(by_own)?;
-    let spread = slow.own_us() - fast.own_us();
-    if fast.own_us() <= 0.0 || spread <= RANK_SPREAD * fast.own_us() {
-        return None;
-    }
-    let rank = |t: &RankTime| t.run.info.rank.unwrap_or_default();
-    let waiter = ranks.iter().filter(|t| t.wait_us.is_some()).max_by(|a, b| {
-        a.wait_us
-            .unwrap_or(0.0)
-            .total_cmp(&b.wait_us.unwrap_or(0.0))
-    });
-    let mut finding = Finding::new(
-        Code::SlowRank,
-        format!(
-            "rank {} is the straggler: {} more computing and free time per step than rank {} ({} more){}",
-            rank(slow),
-            duration(spread),
-            rank(fast),
-            percent(spread / fast.own_us()),
-            waiter
-                .filter(|w| rank(w) != rank(slow))
-                .map_or_else(String::new, |w| format!("; rank {} waits most", rank(w)))
-        ),
-        spread,
-    );
-    finding.phase.clone_from(&slow.run.info.phase);
-    finding.at_stake_share = slow.run.share(spread);
-    finding.action = format!(
-        "`npuprof compare {} {}` to see what rank {} runs longer; {}",
-        fast.run.info.dir,
-        slow.run.info.dir,
-        rank(slow),
-        Code::SlowRank.def().action
-    );
-    let mut ordered: Vec<&RankTime> = ranks.iter().collect();
-    ordered.sort_by(|a, b| by_own(b, a).then(rank(a).cmp(&rank(b))));
-    finding.evidence = ordered
-        .iter()
-        .take(top.max(2))
-        .map(|t| Evidence {
-            label: format!("rank {}", rank(t)),
-            detail: format!(
-                "computing {}, free {}{}",
-                duration(t.computing_us),
-                duration(t.free_us),
-                t.wait_us.map_or_else(String::new, |w| format!(
-                    ", waiting in collectives {}",
-                    duration(w)
-                ))
+        .collect()
+}
+
+/// The straggler of each group of one phase's ranks (summary's [`straggler`] rule, within the
+/// groups summary compares), and the pipeline stages' imbalance.
+pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
+    let ranks = rank_steps(runs);
+    let (grouping, groups) = comparison_groups(&ranks);
+    let run_of = |step: &RankStep| runs.iter().find(|r| r.info.dir == step.dir);
+    let mut findings = Vec::new();
+    for (kind, members) in groups {
+        let group: Vec<&RankStep> = members.iter().filter_map(|&i| ranks.get(i)).collect();
+        let (Some(s), _) = straggler(&group) else {
+            continue;
+        };
+        let Some(slow) = group.iter().find(|r| r.dir == s.dir) else {
+            continue;
+        };
+        let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
+        let members: Vec<String> = group.iter().map(|r| label(r.rank)).collect();
+        let within = match grouping {
+            Grouping::Parallel => format!(" of its {kind} group (ranks {})", members.join(", ")),
+            Grouping::Flat => " (all ranks compared as one group: profiler_metadata.json records \
+                 no parallel groups for every rank)"
+                .to_owned(),
+        };
+        let mut finding = Finding::new(
+            Code::SlowRank,
+            format!(
+                "rank {} is the straggler{within}: {} more computing and free time per step than rank {} ({} more){}",
+                label(s.rank),
+                duration(s.spread_us),
+                label(s.fastest_rank),
+                percent(s.spread),
+                s.waiter_rank
+                    .map_or_else(String::new, |w| format!("; rank {w} waits most"))
             ),
-            time_us: Some(t.own_us()),
-            share: t.run.share(t.own_us()),
-            count: None,
+            s.spread_us,
+        );
+        let slow_run = run_of(slow);
+        finding.phase = slow_run.and_then(|r| r.info.phase.clone());
+        finding.rank = s.rank;
+        finding.at_stake_share = slow_run.and_then(|r| r.share(s.spread_us));
+        finding.action = format!(
+            "`npuprof compare {} {}` to see what rank {} runs longer; {}",
+            s.fastest_dir,
+            s.dir,
+            label(s.rank),
+            Code::SlowRank.def().action
+        );
+        let mut ordered = group.clone();
+        ordered.sort_by(|a, b| b.own_us.total_cmp(&a.own_us).then(a.rank.cmp(&b.rank)));
+        finding.evidence = ordered
+            .iter()
+            .take(top.max(2))
+            .map(|t| Evidence {
+                label: format!("rank {}", label(t.rank)),
+                detail: format!(
+                    "computing {}, free {}{}",
+                    duration(t.computing_us),
+                    duration(t.own_us - t.computing_us),
+                    t.wait_us.map_or_else(String::new, |w| format!(
+                        ", waiting in collectives {}",
+                        duration(w)
+                    ))
+                ),
+                time_us: Some(t.own_us),
+                share: run_of(t).and_then(|r| r.share(t.own_us)),
+                count: None,
+                step: None,
+                at_us: None,
+            })
+            .collect();
+        findings.push(finding);
+    }
+    findings.extend(stage_finding(runs, &ranks));
+    findings
+}
+
+/// The pipeline stages' imbalance (summary's [`stage_imbalance`]), past the threshold.
+fn stage_finding(runs: &[RunData], ranks: &[RankStep]) -> Option<Finding> {
+    let stages = stage_imbalance(ranks).filter(|s| s.imbalanced)?;
+    let stage = |n: u32| stages.stages.iter().find(|s| s.stage == n);
+    let (slow, fast) = (stage(stages.slowest_stage)?, stage(stages.fastest_stage)?);
+    let list = |ranks: &[Option<u32>]| {
+        let names: Vec<String> = ranks
+            .iter()
+            .map(|r| r.map_or_else(|| "?".to_owned(), |r| r.to_string()))
+            .collect();
+        names.join(", ")
+    };
+    let mut finding = Finding::new(
+        Code::StageImbalance,
+        format!(
+            "pipeline stage {} (ranks {}) computes {} per step, stage {} (ranks {}) {} ({:.2}×): \
+             stage {} waits about {} per step",
+            slow.stage,
+            list(&slow.ranks),
+            duration(slow.computing_us),
+            fast.stage,
+            list(&fast.ranks),
+            duration(fast.computing_us),
+            stages.ratio,
+            fast.stage,
+            duration(stages.bubble_us)
+        ),
+        stages.bubble_us,
+    );
+    let first = ranks.iter().find(|r| r.stage == Some(fast.stage));
+    let run = first.and_then(|f| runs.iter().find(|r| r.info.dir == f.dir));
+    finding.phase = run.and_then(|r| r.info.phase.clone());
+    finding.at_stake_share = run.and_then(|r| r.share(stages.bubble_us));
+    finding.evidence = stages
+        .stages
+        .iter()
+        .map(|s| Evidence {
+            label: format!("stage {}", s.stage),
+            detail: format!("ranks {}: mean computing per step", list(&s.ranks)),
+            time_us: Some(s.computing_us),
+            share: None,
+            count: Some(s.ranks.len() as u64),
             step: None,
             at_us: None,
         })

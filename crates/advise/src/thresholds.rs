@@ -1,19 +1,19 @@
 //! The limits the rules judge by, held once (the anchor's where it has one).
 
-/// A kernel whose busiest pipe is busy less than this share of its time is bound by nothing
-/// (latency, launch or synchronisation): msprof-analyze's "no bound" rule.
-pub const BOUND_RATIO: f64 = 0.8;
-
-/// A kernel whose own `memory_bound` column (the profiler's `mte2_ratio / max(mac_ratio,
-/// vec_ratio)`, written on chips without the AIC/AIV split) is above this is memory-bound: the
-/// CANN documentation's reading of that column (below 1, no memory bottleneck).
-pub const VENDOR_MEMORY_BOUND: f64 = 1.0;
+/// The no-bound threshold and the profiler's memory-bound column limit: summary's, held once
+/// (every bound verdict is [`npuprof_summary::pipe::Bound::of`]).
+pub use npuprof_summary::pipe::{BOUND_RATIO, VENDOR_MEMORY_BOUND};
 
 /// Device idle (step_trace_time's `Free`) worth a finding, as a share of the step.
 pub const IDLE_SHARE: f64 = 0.10;
 
 /// Communication not hidden by computation worth a finding, as a share of the step.
 pub const EXPOSED_COMM_SHARE: f64 = 0.10;
+
+/// A rank's wait in collectives that is material, as a share of its step: the slow rank is fixed
+/// first only past it (the anchor's 5 % slow-rank spread: less wait than that is less than the
+/// spread a slow rank is named at).
+pub const WAIT_SHARE: f64 = 0.05;
 
 /// Ranks of a phase whose own time (computing + free) differs by more than this share of the
 /// shortest are imbalanced: the anchor's 5 % slow-rank spread (summary's, held once).

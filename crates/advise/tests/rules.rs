@@ -295,7 +295,7 @@ fn a_straggler_rank_is_named_and_the_waiter_told_apart() {
         |_, _| true,
     );
     let advice = advice_of(tmp.path());
-    let slow = finding(&advice, Code::SlowRank, None);
+    let slow = finding(&advice, Code::SlowRank, Some(1));
     assert!(
         slow.title.starts_with("rank 1 is the straggler"),
         "{}",

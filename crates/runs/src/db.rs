@@ -104,6 +104,19 @@ pub fn check(path: &Path, head: &[u8], len: u64, kind: DbKind) -> Option<DbProbl
     tables_problem(&conn, kind)
 }
 
+/// The step ids of a profiler database's `STEP_TIME` table, in order (`None` without the table
+/// or when it cannot be read).
+pub fn step_ids(path: &Path) -> Option<Vec<u64>> {
+    let conn = open_read_only(path).ok()?;
+    let mut statement = conn.prepare("SELECT id FROM STEP_TIME ORDER BY id").ok()?;
+    let ids = statement
+        .query_map([], |row| row.get::<_, i64>(0))
+        .ok()?
+        .filter_map(|id| id.ok().and_then(|id| u64::try_from(id).ok()))
+        .collect();
+    Some(ids)
+}
+
 /// Opens a database read-only and immutable (nothing is ever written, not even a journal).
 pub fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
     let uri = format!("file:{}?mode=ro&immutable=1", uri_escape(path));

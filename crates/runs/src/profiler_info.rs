@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use serde::Serialize;
 use serde_json::Value;
 
 use npuprof_schedule::Schedule;
@@ -76,6 +77,8 @@ pub struct ProfilerInfo {
     pub profile_memory: Option<bool>,
     /// `experimental_config._l2_cache`.
     pub l2_cache: Option<bool>,
+    /// The recorded schedule's keys are the 2023 underscore spelling (`_wait`, `_active`, …).
+    pub underscore_schedule: bool,
 }
 
 impl ProfilerInfo {
@@ -140,6 +143,10 @@ impl ProfilerInfo {
             l2_cache: exp
                 .and_then(|e| either(e, "l2_cache"))
                 .and_then(Value::as_bool),
+            underscore_schedule: common
+                .and_then(|c| c.get("schedule"))
+                .and_then(Value::as_object)
+                .is_some_and(|o| o.keys().any(|k| k.starts_with('_'))),
         })
     }
 
@@ -163,6 +170,13 @@ impl ProfilerInfo {
         self.activities
             .as_ref()
             .map(|a| a.iter().any(|x| x.ends_with("CPU")))
+    }
+
+    /// Whether an old writer wrote the run: no `_export_type` (recorded since torch_npu
+    /// 2024-03, Ascend/pytorch bc9f579b5) and the underscore schedule keys. Files a newer writer
+    /// adds (`api_statistic.csv`, since 2024-05) are not demanded of it.
+    pub fn old_writer(&self) -> bool {
+        self.export_type.is_none() && self.underscore_schedule
     }
 
     /// Whether text export was requested (`true` when unknown: torch_npu's default).
@@ -242,22 +256,63 @@ fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<RecordedSchedule,
     )))
 }
 
-/// Where a rank sits in the whole run, from `profiler_metadata.json`'s `parallel_group_info`:
+/// Where a rank sits in the whole run, from `profiler_metadata.json`: `parallel_group_info`,
 /// the HCCL groups the rank belongs to, each with its `global_ranks` (written when
-/// torch.distributed is initialised with HCCL; no torch_npu build writes `distributed_args`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// torch.distributed is initialised with HCCL), and `distributed_args`, the job's parallel sizes
+/// (written by the framework through torch_npu's `add_metadata_json`: Megatron and MindSpeed
+/// do, plain PyTorch does not).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ParallelGroups {
-    /// The rank in the default group (`group_name` `default_group`): the global rank.
+    /// The rank in the default group (`group_name` `default_group`), else `distributed_args`'
+    /// `rank`: the global rank.
     pub rank: Option<u32>,
-    /// One more than the highest global rank of any group: the number of ranks of the run.
+    /// One more than the highest global rank of any group: the number of ranks of the run
+    /// (`distributed_args`' `world_size` is not taken for it: verify names missing ranks by
+    /// what HCCL recorded).
     pub world_size: Option<u32>,
+    /// The parallel sizes of `distributed_args`, when written.
+    pub sizes: Option<ParallelSizes>,
+    /// Every group of `parallel_group_info`, in the file's order.
+    pub groups: Vec<ParallelGroup>,
+}
+
+/// `distributed_args`' sizes (each `None` when absent).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ParallelSizes {
+    /// `tensor_model_parallel_size`.
+    pub tp: Option<u32>,
+    /// `pipeline_model_parallel_size`.
+    pub pp: Option<u32>,
+    /// `data_parallel_size`.
+    pub dp: Option<u32>,
+    /// `context_parallel_size`.
+    pub cp: Option<u32>,
+    /// `expert_model_parallel_size`.
+    pub ep: Option<u32>,
+}
+
+/// One HCCL group of `parallel_group_info`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ParallelGroup {
+    /// `group_name`: `default_group`, `dp`, `dp_cp`, `pp`, `tp`, `mp`, `embd`, … (the
+    /// framework's names; empty when absent).
+    pub kind: String,
+    /// `group_rank`: this rank's place in the group.
+    pub group_rank: Option<u32>,
+    /// `global_ranks`.
+    pub ranks: Vec<u32>,
 }
 
 impl ParallelGroups {
-    /// Reads `parallel_group_info` from profiler_metadata.json's text (`None` when absent).
+    /// Reads `parallel_group_info` and `distributed_args` from profiler_metadata.json's text
+    /// (`None` when it has neither).
     pub fn parse(text: &str) -> Option<Self> {
         let v: Value = serde_json::from_str(text).ok()?;
-        let groups = v.get("parallel_group_info")?.as_object()?;
+        let info = v.get("parallel_group_info").and_then(Value::as_object);
+        let args = v.get("distributed_args").and_then(Value::as_object);
+        if info.is_none() && args.is_none() {
+            return None;
+        }
         let num = |v: &Value| match v {
             Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
             Value::String(s) => s.trim().parse().ok(),
@@ -265,21 +320,61 @@ impl ParallelGroups {
         };
         let mut highest: Option<u32> = None;
         let mut rank = None;
-        for group in groups.values() {
-            if let Some(ranks) = group.get("global_ranks").and_then(Value::as_array) {
-                highest = ranks.iter().filter_map(num).chain(highest).max();
+        let mut groups = Vec::new();
+        for group in info.into_iter().flat_map(|g| g.values()) {
+            let ranks: Vec<u32> = group
+                .get("global_ranks")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(num).collect())
+                .unwrap_or_default();
+            highest = ranks.iter().copied().chain(highest).max();
+            let kind = group
+                .get("group_name")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            let group_rank = group.get("group_rank").and_then(num);
+            if kind == "default_group" {
+                rank = group_rank;
             }
-            if group.get("group_name").and_then(Value::as_str) == Some("default_group") {
-                rank = group.get("group_rank").and_then(num);
-            }
+            groups.push(ParallelGroup {
+                kind: kind.to_owned(),
+                group_rank,
+                ranks,
+            });
         }
+        let arg = |name: &str| args.and_then(|a| a.get(name)).and_then(num);
+        let sizes = args.map(|_| ParallelSizes {
+            tp: arg("tensor_model_parallel_size"),
+            pp: arg("pipeline_model_parallel_size"),
+            dp: arg("data_parallel_size"),
+            cp: arg("context_parallel_size"),
+            ep: arg("expert_model_parallel_size"),
+        });
+        // Beyond MAX_RANKS it is no real run's size: unknown.
+        let world_size = highest
+            .and_then(|h| h.checked_add(1))
+            .filter(|n| (1..=crate::MAX_RANKS).contains(n));
         Some(Self {
-            rank,
-            // Beyond MAX_RANKS it is no real run's size: unknown.
-            world_size: highest
-                .and_then(|h| h.checked_add(1))
-                .filter(|n| (1..=crate::MAX_RANKS).contains(n)),
+            rank: rank.or(arg("rank")),
+            world_size,
+            sizes,
+            groups,
         })
+    }
+
+    /// The first group of the first of `kinds` that this rank belongs to (by its kind name).
+    pub fn group(&self, kinds: &[&str]) -> Option<&ParallelGroup> {
+        kinds
+            .iter()
+            .find_map(|kind| self.groups.iter().find(|g| g.kind == *kind))
+    }
+
+    /// The pipeline stage of this rank (its place in its `pp` group) and the number of stages,
+    /// when the run has more than one stage.
+    pub fn stage(&self) -> Option<(u32, u32)> {
+        let pp = self.group(&["pp"])?;
+        let stages = u32::try_from(pp.ranks.len()).ok()?;
+        (stages > 1).then_some((pp.group_rank?, stages))
     }
 }
 
@@ -396,6 +491,7 @@ mod tests {
             Some(RecordedSchedule::Args(Schedule::clamped(1, 0, 1, 1, 1, 0)))
         );
         assert_eq!(old.level, Some(Level::Level1));
+        assert!(old.old_writer(), "no _export_type and underscore keys");
         assert_eq!(old.aic_metrics.as_deref(), Some("ACL_AICORE_L0B_AND_WIDTH"));
         let partial = ProfilerInfo::parse(
             r#"{"config": {"common_config": {"schedule": {"wait": 0, "warmup": 1}}}}"#,
@@ -419,19 +515,25 @@ mod tests {
             }, "trace_id": "x"}"#,
         );
         assert_eq!(
-            g,
-            Some(ParallelGroups {
-                rank: Some(3),
-                world_size: Some(8)
-            })
+            g.as_ref().map(|g| (g.rank, g.world_size)),
+            Some((Some(3), Some(8)))
         );
-        // distributed_args is written by no build: it is not read.
+        let tp = g.as_ref().and_then(|g| g.group(&["dp", "tp"]));
         assert_eq!(
-            ParallelGroups::parse(
-                r#"{"distributed_args": {"backend": "hccl", "rank": 3, "world_size": 16}}"#
-            ),
-            None
+            tp.map(|t| (t.kind.as_str(), t.group_rank, t.ranks.clone())),
+            Some(("tp", Some(1), vec![2, 3]))
         );
+        assert_eq!(g.as_ref().and_then(ParallelGroups::stage), None);
+        // distributed_args alone (what a framework adds): its rank and sizes.
+        let args = ParallelGroups::parse(
+            r#"{"distributed_args": {"backend": "hccl", "rank": 3, "world_size": 16, "pipeline_model_parallel_size": 2}}"#,
+        );
+        assert_eq!(
+            args.as_ref().map(|g| (g.rank, g.world_size)),
+            Some((Some(3), None))
+        );
+        assert_eq!(args.and_then(|g| g.sizes).and_then(|s| s.pp), Some(2));
+        assert_eq!(ParallelGroups::parse(r#"{"ENV_VARIABLES": {}}"#), None);
     }
 
     #[test]
@@ -440,7 +542,7 @@ mod tests {
             ParallelGroups::parse(&format!(
                 r#"{{"parallel_group_info": {{"g": {{"group_name": "default_group", "group_rank": 0, "global_ranks": [0, {highest}]}}}}}}"#
             ))
-            .unwrap()
+            .unwrap_or_default()
         };
         assert_eq!(groups(999_999_999).world_size, None);
         assert_eq!(groups(65_535).world_size, Some(65_536));

@@ -70,9 +70,38 @@ pub struct KernelScan {
     pub corruption: Option<Corruption>,
     /// More than [`MAX_DISTINCT_STEPS`] distinct Step Ids: the rest were counted, not kept.
     pub steps_capped: bool,
+    /// Rows of communication kernels (`Accelerator Core` `HCCL`, or `COMMUNICATION` since
+    /// torch_npu 2.7) and their summed duration, over all rows; zero without the column.
+    pub communication: StepKernels,
+    /// The other rows (computing: what op_statistic.csv and step_trace_time's `Computing`
+    /// sum) and their summed duration; zero without an `Accelerator Core` column.
+    pub computing: StepKernels,
+    /// The earliest and latest `Start Time(us)` (µs), when the column holds numbers: when the
+    /// table's kernels ran, to tell whether another file is of the same run.
+    pub start_range: Option<(f64, f64)>,
+}
+
+/// Widens `range` to hold `low..=high`.
+pub fn widen(range: &mut Option<(f64, f64)>, low: f64, high: f64) {
+    *range = Some(match *range {
+        Some((a, b)) => (a.min(low), b.max(high)),
+        None => (low, high),
+    });
+}
+
+/// Whether an `Accelerator Core` field names a communication kernel.
+pub fn is_communication_core(field: &[u8]) -> bool {
+    let field = trim(field);
+    field == b"HCCL" || field == b"COMMUNICATION"
 }
 
 impl KernelScan {
+    /// Whether the header has an `Accelerator Core` column (`communication` and `computing`
+    /// are known).
+    pub fn has_core(&self) -> bool {
+        self.has("Accelerator Core")
+    }
+
     /// Whether the header has a column (exact name after trimming).
     pub fn has(&self, name: &str) -> bool {
         self.header.iter().any(|h| h == name)
@@ -230,6 +259,8 @@ struct RowScan {
     width: usize,
     step_col: Option<usize>,
     dur_col: Option<usize>,
+    core_col: Option<usize>,
+    start_col: Option<usize>,
     non_empty: Vec<bool>,
     pending_non_empty: usize,
     last_step: Option<(u64, StepKernels)>,
@@ -242,6 +273,8 @@ impl RowScan {
             width,
             step_col: header.iter().position(|h| h == "Step Id"),
             dur_col: header.iter().position(|h| h == "Duration(us)"),
+            core_col: header.iter().position(|h| h == "Accelerator Core"),
+            start_col: header.iter().position(|h| h == "Start Time(us)"),
             non_empty: vec![false; width],
             pending_non_empty: width,
             last_step: None,
@@ -254,7 +287,11 @@ impl RowScan {
         if self.pending_non_empty > 0 {
             usize::MAX
         } else {
-            self.step_col.max(self.dur_col).map_or(1, |c| c + 1)
+            self.step_col
+                .max(self.dur_col)
+                .max(self.core_col)
+                .max(self.start_col)
+                .map_or(1, |c| c + 1)
         }
     }
 
@@ -274,6 +311,30 @@ impl RowScan {
                 }
             }
         }
+        let duration = || {
+            self.dur_col
+                .and_then(|d| record.get(d))
+                .and_then(|f| parse_f64(trim(f)))
+                .unwrap_or(0.0)
+        };
+        // A ragged row's fields are not the header's: its start is no time.
+        if let Some(start) = self
+            .start_col
+            .filter(|_| record.len() == self.width)
+            .and_then(|c| record.get(c))
+            .and_then(|f| parse_f64(trim(f)))
+        {
+            widen(&mut scan.start_range, start, start);
+        }
+        if let Some(core) = self.core_col {
+            let by_core = if is_communication_core(record.get(core).unwrap_or_default()) {
+                &mut scan.communication
+            } else {
+                &mut scan.computing
+            };
+            by_core.kernels += 1;
+            by_core.duration_us += duration();
+        }
         let Some(sc) = self.step_col else {
             return;
         };
@@ -286,11 +347,7 @@ impl RowScan {
             scan.bad_step_id_rows += 1;
             return;
         };
-        let dur = self
-            .dur_col
-            .and_then(|d| record.get(d))
-            .and_then(|f| parse_f64(trim(f)))
-            .unwrap_or(0.0);
+        let dur = duration();
         match &mut self.last_step {
             Some((s, agg)) if *s == step => {
                 agg.kernels += 1;
@@ -356,6 +413,8 @@ pub struct StepTraceRow {
     pub step: Option<u64>,
     /// The step's duration in µs: `Stage`, else `Computing + Communication(Not Overlapped) + Free`.
     pub duration_us: Option<f64>,
+    /// `Computing` (µs): the union of the step's computing kernels.
+    pub computing_us: Option<f64>,
 }
 
 /// Why step_trace_time.csv could not be read.
@@ -370,6 +429,43 @@ pub enum StepTraceError {
     /// More rows than [`MAX_DISTINCT_STEPS`]: not a step table.
     #[error("more than {MAX_DISTINCT_STEPS} rows: not torch_npu's one row per device and step")]
     TooManyRows,
+}
+
+/// Reads a small CSV table (`op_statistic.csv`: one row per operator type), in bounded
+/// memory: its header and each row's fields as text (trimmed).
+pub fn read_small_table<R: Read>(
+    reader: R,
+) -> Result<(Vec<String>, Vec<Vec<String>>), StepTraceError> {
+    let mut rdr = Bounded::new(reader);
+    let mut header = Vec::new();
+    let mut rows = Vec::new();
+    loop {
+        let record = match rdr.next(usize::MAX) {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(Ok(c)) => return Err(StepTraceError::Corrupt(c)),
+            Err(Err(e)) => return Err(StepTraceError::Io(e)),
+        };
+        if record.len() > MAX_COLUMNS {
+            return Err(StepTraceError::Corrupt(Corruption::TooManyColumns(
+                record.len(),
+            )));
+        }
+        if header.is_empty() {
+            header = header_names(record.iter());
+            continue;
+        }
+        if rows.len() >= MAX_DISTINCT_STEPS {
+            return Err(StepTraceError::TooManyRows);
+        }
+        rows.push(
+            record
+                .iter()
+                .map(|f| String::from_utf8_lossy(trim(f)).into_owned())
+                .collect(),
+        );
+    }
+    Ok((header, rows))
 }
 
 /// Reads `step_trace_time.csv` (one row per device and step; small), in bounded memory.
@@ -421,6 +517,7 @@ pub fn read_step_trace<R: Read>(
                 .and_then(|c| record.get(c))
                 .and_then(|f| parse_u64(trim(f))),
             duration_us,
+            computing_us: num(parts[0]),
         });
     }
     Ok((header, rows))

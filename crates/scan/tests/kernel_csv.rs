@@ -28,7 +28,8 @@ fn repeated(csv: &[u8], copies: usize) -> Vec<u8> {
 /// The scan with summed durations rounded off the last bits, which the order of the
 /// additions may change.
 fn rounded(mut scan: KernelScan) -> KernelScan {
-    for step in scan.steps.values_mut() {
+    let by_core = [&mut scan.communication, &mut scan.computing];
+    for step in scan.steps.values_mut().chain(by_core) {
         step.duration_us = format!("{:.12e}", step.duration_us)
             .parse()
             .unwrap_or(f64::NAN);

@@ -3,6 +3,11 @@
 //! The file is `{"step<N>": {"p2p"|"collective": {"<op>@<group>": {"Communication Time Info":
 //! {…(ms)}, "Communication Bandwidth Info": {…}}, "Total Op Info": {…}}}}`. The operators are
 //! summed (the vendor's `Total Op Info` entries are skipped, they repeat the sum).
+//!
+//! Waiting is said as time and as a share of the time in collectives ([`wait_phrase`]), never
+//! as `wait / (wait + transit)`: torch_npu 2.7.1 writes `Transit Time(ms)` 0 for every operator
+//! (the transit is only under `Communication Bandwidth Info`), so that ratio reads 98–100 %
+//! where a rank waits 0.84 ms of 261.5 ms.
 
 use std::marker::PhantomData;
 use std::path::Path;
@@ -12,6 +17,7 @@ use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
 
 use crate::error::SummaryError;
+use crate::units::{duration, percent};
 
 /// The vendor's per-category total, left out of the sums.
 const TOTAL_OP_INFO: &str = "Total Op Info";
@@ -23,7 +29,9 @@ pub struct Communication {
     pub ops: u64,
     /// Summed `Elapse Time`.
     pub elapse_us: f64,
-    /// Summed `Transit Time`: data actually moving.
+    /// Summed `Transit Time`: data actually moving. Where every operator's time section says 0
+    /// and the bandwidth section has transfers, the bandwidth section's transit time (RDMA and
+    /// the `SDMA` aggregate of HCCS, PCIe and SIO): see `transit_from_bandwidth`.
     pub transit_us: f64,
     /// Summed `Wait Time`: waiting for the other ranks.
     pub wait_us: f64,
@@ -31,14 +39,57 @@ pub struct Communication {
     pub synchronization_us: f64,
     /// Summed `Idle Time`.
     pub idle_us: f64,
-    /// `wait / (wait + transit)` (the vendor's `Wait Time Ratio`), when there is any.
+    /// `wait / (wait + transit)` (the vendor's `Wait Time Ratio`), when there is any. Kept for
+    /// the JSON's readers; reports say `wait_share` instead (this ratio ignores the idle time).
     pub wait_ratio: Option<f64>,
+    /// `wait / elapse`: the share of the time in collectives spent waiting for other ranks.
+    pub wait_share: Option<f64>,
+    /// Whether `transit_us` comes from the bandwidth section (the time section recorded none).
+    pub transit_from_bandwidth: bool,
+    /// Summed bandwidth-section transit time (µs), before the choice above.
+    #[serde(skip)]
+    pub(crate) bandwidth_transit_us: f64,
 }
+
+/// `"waits W, P of its time in collectives"`: a run's or an operator's wait in words, the one
+/// wording of summary, advise and the HTML pages (`wait_us` and `elapse_us` of the same span).
+pub fn wait_phrase(wait_us: f64, elapse_us: f64) -> String {
+    if elapse_us > 0.0 {
+        format!(
+            "waits {}, {} of its time in collectives",
+            duration(wait_us),
+            percent(wait_us / elapse_us)
+        )
+    } else {
+        format!("waits {}", duration(wait_us))
+    }
+}
+
+/// The note a report gives when the transit time came from the bandwidth section.
+pub const TRANSIT_NOTE: &str = "communication.json records no transit time per operator (torch_npu      2.7.1 writes 0); the transit shown is the bandwidth section's (RDMA and SDMA links)";
 
 #[derive(Deserialize)]
 struct OpEntry {
     #[serde(rename = "Communication Time Info")]
     time: Option<TimeInfo>,
+    #[serde(rename = "Communication Bandwidth Info", default)]
+    bandwidth: Option<std::collections::HashMap<String, LinkTime>>,
+}
+
+/// One link's transit time in the bandwidth section.
+#[derive(Deserialize, Default)]
+struct LinkTime {
+    #[serde(rename = "Transit Time(ms)", default)]
+    time_ms: f64,
+}
+
+/// The transit time (ms) of one operator's bandwidth section: RDMA and the `SDMA` aggregate
+/// (which sums HCCS, PCIe and SIO; those three where it is absent).
+fn bandwidth_transit_ms(links: &std::collections::HashMap<String, LinkTime>) -> f64 {
+    let time = |name: &str| links.get(name).map(|l| l.time_ms);
+    let sdma = time("SDMA")
+        .unwrap_or_else(|| ["HCCS", "PCIE", "SIO"].iter().filter_map(|l| time(l)).sum());
+    time("RDMA").unwrap_or(0.0) + sdma
 }
 
 /// One operator's times, in ms.
@@ -60,7 +111,11 @@ pub(crate) struct TimeInfo {
 /// read, so memory does not grow with the number of steps or operators.
 pub fn read_communication(path: &Path) -> Result<Communication, SummaryError> {
     let mut sum = Communication::default();
-    each_operator(path, |_, op: OpEntry| sum.add(op.time.as_ref()))?;
+    each_operator(path, |_, op: OpEntry| {
+        sum.add(op.time.as_ref());
+        sum.bandwidth_transit_us +=
+            op.bandwidth.as_ref().map_or(0.0, bandwidth_transit_ms) * 1000.0;
+    })?;
     Ok(sum.finished())
 }
 
@@ -94,6 +149,11 @@ where
 impl Communication {
     /// The sums with their wait ratio.
     pub(crate) fn finished(mut self) -> Self {
+        if self.transit_us <= 0.0 && self.bandwidth_transit_us > 0.0 {
+            self.transit_us = self.bandwidth_transit_us;
+            self.transit_from_bandwidth = true;
+        }
+        self.wait_share = (self.elapse_us > 0.0).then(|| self.wait_us / self.elapse_us);
         let moving = self.wait_us + self.transit_us;
         self.wait_ratio = (moving > 0.0).then(|| self.wait_us / moving);
         self
@@ -204,8 +264,28 @@ mod tests {
                         "Communication Bandwidth Info": {"HCCS": {"Bandwidth(GB/s)": 3}}},
                 "Total Op Info": {"Communication Time Info": {"Elapse Time(ms)": 3.0}}}}}"#,
         );
-        let comm = comm.map(|c| (c.ops, c.elapse_us, c.wait_us, c.wait_ratio));
-        assert_eq!(comm.ok(), Some((2, 3000.0, 1500.0, Some(0.6))));
+        let comm = comm.map(|c| (c.ops, c.elapse_us, c.wait_us, c.wait_ratio, c.wait_share));
+        assert_eq!(comm.ok(), Some((2, 3000.0, 1500.0, Some(0.6), Some(0.5))));
+    }
+
+    #[test]
+    fn a_transit_of_zero_is_taken_from_the_bandwidth_section() {
+        let op = |transit: f64| {
+            format!(
+                r#"{{"step1": {{"collective": {{"a@g": {{"Communication Time Info": {{"Elapse Time(ms)": 4.0, "Transit Time(ms)": {transit}, "Wait Time(ms)": 1.0}},
+                "Communication Bandwidth Info": {{"RDMA": {{"Transit Time(ms)": 0.5}}, "HCCS": {{"Transit Time(ms)": 2.0}}, "SDMA": {{"Transit Time(ms)": 2.0}}}}}}}}}}}}"#
+            )
+        };
+        let zero =
+            comm_of(&op(0.0)).map(|c| (c.transit_us, c.transit_from_bandwidth, c.wait_share));
+        assert_eq!(zero.ok(), Some((2500.0, true, Some(0.25))));
+        let recorded = comm_of(&op(1.0)).map(|c| (c.transit_us, c.transit_from_bandwidth));
+        assert_eq!(recorded.ok(), Some((1000.0, false)));
+        assert_eq!(
+            wait_phrase(5941.0, 105_992.0),
+            "waits 5.94 ms, 5.6% of its time in collectives"
+        );
+        assert_eq!(wait_phrase(0.0, 0.0), "waits 0.0 µs");
     }
 
     #[test]

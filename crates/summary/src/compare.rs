@@ -29,6 +29,22 @@ const VERDICT_WIDTH: usize = 100;
 /// step on (1 %): a kernel type that got slower stays visible when the step got faster.
 const OPPOSITE_EFFECT: f64 = 0.01;
 
+/// ... or, from [`OPPOSITE_FLOOR`] of the step on, when the type's own time changed by this
+/// factor or more (twice or half as long, added or removed): a 3× slower MatMul is named
+/// behind a faster all-reduce even when it is a small part of the step.
+const OPPOSITE_FACTOR: f64 = 2.0;
+
+/// See [`OPPOSITE_FACTOR`] (0.1 % of the step).
+const OPPOSITE_FLOOR: f64 = 0.001;
+
+/// Whether a change of the other sign is named in the verdict.
+fn named_opposite(d: &KernelDelta) -> bool {
+    let effect = d.effect.map_or(0.0, f64::abs);
+    let (low, high) = (d.base_us.min(d.new_us), d.base_us.max(d.new_us));
+    let factor = if low > 0.0 { high / low } else { f64::INFINITY };
+    effect >= OPPOSITE_EFFECT || (effect >= OPPOSITE_FLOOR && factor >= OPPOSITE_FACTOR)
+}
+
 /// How a kernel group changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -113,6 +129,9 @@ pub struct PhaseComparison {
     pub step: Option<Delta>,
     /// Summed kernel device time per step.
     pub kernel_time: Delta,
+    /// Why `kernel_time` is no measurement, when a side has no kernel table (its zeros are
+    /// then not a time).
+    pub kernel_time_note: Option<String>,
     /// Kernel groups by exact name that changed, largest effect first.
     pub by_name: Vec<KernelDelta>,
     /// Kernel groups by type that changed, largest effect first.
@@ -187,6 +206,8 @@ struct PhaseTotals {
     /// Pooled standard deviation of the step totals within each rank (2+ steps needed).
     spread_us: Option<f64>,
     kernel_us: f64,
+    /// Runs with a kernel table (kernel_details.csv or a db export's kernels).
+    kernel_tables: usize,
     by_name: HashMap<String, (f64, u64)>,
     by_type: HashMap<String, (f64, u64)>,
 }
@@ -204,6 +225,7 @@ impl PhaseTotals {
             step_time_us: (recorded > 0).then(|| step_sum / recorded as f64),
             spread_us: pooled_spread(runs),
             kernel_us: 0.0,
+            kernel_tables: runs.iter().filter(|r| r.kernels.is_some()).count(),
             by_name: HashMap::new(),
             by_type: HashMap::new(),
         };
@@ -247,6 +269,22 @@ fn add(map: &mut HashMap<String, (f64, u64)>, key: &str, us: f64, count: u64) {
     let entry = map.entry(key.to_owned()).or_default();
     entry.0 += us;
     entry.1 += count;
+}
+
+/// How a side of a comparison is named: the path as given, or, for `.`, `..` and the like,
+/// the directory's own name (a bare `.` names no run).
+pub fn side_label(path: &std::path::Path) -> String {
+    let named = path
+        .components()
+        .next_back()
+        .is_some_and(|c| matches!(c, std::path::Component::Normal(_)));
+    if named {
+        return path.display().to_string();
+    }
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 /// Compares `new` against `base`, phase by phase.
@@ -386,6 +424,19 @@ fn compare_phase(phase: Option<String>, base: &PhaseTotals, new: &PhaseTotals) -
         base.kernel_us / base.kernel_steps as f64,
         new.kernel_us / new.kernel_steps as f64,
     );
+    let kernel_time_note = match (base.kernel_tables, new.kernel_tables) {
+        (0, 0) => {
+            Some("neither run has a kernel table (kernel_details.csv or a db export's kernels)")
+        }
+        (0, _) => {
+            Some("the base run has no kernel table (kernel_details.csv or a db export's kernels)")
+        }
+        (_, 0) => {
+            Some("the new run has no kernel table (kernel_details.csv or a db export's kernels)")
+        }
+        _ => None,
+    }
+    .map(str::to_owned);
     let reference = step.as_ref().map_or(kernel_time.base_us, |s| s.base_us);
     let by_name = deltas(
         &base.by_name,
@@ -414,6 +465,7 @@ fn compare_phase(phase: Option<String>, base: &PhaseTotals, new: &PhaseTotals) -
         phase,
         step,
         kernel_time,
+        kernel_time_note,
         by_name,
         by_type,
         noise_us,
@@ -530,7 +582,7 @@ fn verdict(
     let opposite = by_type
         .iter()
         .filter(|d| d.delta_us.signum() == -delta.delta_us.signum())
-        .find(|d| d.effect.is_some_and(|e| e.abs() >= OPPOSITE_EFFECT));
+        .find(|d| named_opposite(d));
     if let Some(d) = opposite {
         let _ = write!(line, "; yet {} in {}", units::signed(d.delta_us), d.key);
     }
@@ -611,8 +663,8 @@ mod tests {
             KernelDelta {
                 key: "Cast".to_owned(),
                 change: Change::Faster,
-                base_us: 100.0,
-                new_us: 50.0,
+                base_us: 250.0,
+                new_us: 200.0,
                 delta_us: -50.0,
                 base_count: 1.0,
                 new_count: 1.0,

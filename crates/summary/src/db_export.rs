@@ -249,23 +249,17 @@ pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
     let mut sums = Sums::default();
     let mut has_metrics = false;
     let pmu = each_kernel(path, &spellings, |k| {
-        // A row's pipe ratios exist when any of its metrics holds a number (as a CSV field).
-        let mut ratios = [0.0; 4];
-        let mut any = false;
-        for (ratio, value) in ratios.iter_mut().zip(k.metrics) {
-            if let Some(value) = value {
-                *ratio = *value;
-                any = true;
-            }
-        }
-        has_metrics |= any;
+        // A row's pipe ratios exist when any of its metrics is above 0 (as a CSV row's).
+        let ratios = crate::pipe::db_row(k.metrics);
+        has_metrics |= ratios.is_some();
         let name = columns::name_key(k.name);
         sums.add(
             &name,
             columns::text_bytes(k.kind),
             k.core,
             k.duration_us,
-            any.then_some(ratios),
+            ratios,
+            None,
         );
         sums.see_step(k.step);
     })?;

@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use crate::columns::{self, Header, SkippedRow};
 use crate::error::SummaryError;
-use crate::pipe::{Pipe, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
+use crate::pipe::{Bound, PIPES, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
 use crate::step_ids::{StepField, StepIds};
 
 /// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
@@ -46,8 +46,9 @@ pub struct KernelGroup {
     pub share: f64,
     /// Time-weighted pipe ratios, when the rows carry pipe metrics.
     pub pipe: Option<PipeRatios>,
-    /// The busiest pipe, when known.
-    pub bound: Option<Pipe>,
+    /// What bounds it ([`Bound::of`]: the profiler's `memory_bound` column where it marks the
+    /// kernel, else its busiest pipe at 80 % or more, else `none`), when known.
+    pub bound: Option<Bound>,
 }
 
 /// Kernels sharing one `Type` (so per-call names such as `hcom_allReduce__…` add up).
@@ -112,6 +113,8 @@ struct KernelColumns {
     core: Option<usize>,
     step: Option<usize>,
     pipe: Option<PipeColumns>,
+    /// The profiler's own `memory_bound` column (chips without the AIC/AIV split).
+    memory_bound: Option<usize>,
 }
 
 impl KernelColumns {
@@ -122,11 +125,20 @@ impl KernelColumns {
         let core = header.find(&["Accelerator Core", "Core Type"]);
         let step = header.find(&["Step Id"]);
         let pipe = PipeColumns::new(header);
-        let mut picks: Vec<usize> = [Some(0), Some(name), Some(duration), kind, core, step]
-            .into_iter()
-            .flatten()
-            .chain(pipe.iter().flat_map(PipeColumns::indices))
-            .collect();
+        let memory_bound = header.find(&["memory_bound"]);
+        let mut picks: Vec<usize> = [
+            Some(0),
+            Some(name),
+            Some(duration),
+            kind,
+            core,
+            step,
+            memory_bound,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(pipe.iter().flat_map(PipeColumns::indices))
+        .collect();
         picks.sort_unstable();
         picks.dedup();
         let slot = |column: usize| picks.binary_search(&column).unwrap_or_default();
@@ -138,6 +150,7 @@ impl KernelColumns {
             core: core.map(slot),
             step: step.map(slot),
             pipe: pipe.map(|p| p.remap(slot)),
+            memory_bound: memory_bound.map(slot),
             picks,
         })
     }
@@ -352,7 +365,8 @@ pub(crate) struct Sums {
 
 impl Sums {
     /// Adds one kernel row: its name (trimmed), `Type` text, `Accelerator Core` field, duration
-    /// in µs and pipe ratios (in the order of [`Pipe::ALL`]), when it has them.
+    /// in µs, pipe ratios (in the order of [`Pipe::ALL`](crate::pipe::Pipe::ALL)) and
+    /// `memory_bound` column, when it has them.
     #[inline]
     pub(crate) fn add(
         &mut self,
@@ -360,7 +374,8 @@ impl Sums {
         kind: &[u8],
         core: &[u8],
         duration: f64,
-        ratios: Option<[f64; 4]>,
+        ratios: Option<[f64; PIPES]>,
+        memory_bound: Option<f64>,
     ) {
         let by_name = self.names.entry(name, kind, core);
         by_name.count += 1;
@@ -368,6 +383,9 @@ impl Sums {
         if let Some(ratios) = ratios {
             by_name.pipe.add(duration, ratios);
             self.pipe.add(duration, ratios);
+        }
+        if let Some(bound) = memory_bound {
+            by_name.pipe.add_memory_bound(duration, bound);
         }
         let same_kind = by_name.kind.as_bytes() == kind;
         let by_kind = match by_name.kind_group.filter(|_| same_kind) {
@@ -428,7 +446,7 @@ impl Sums {
                     total_us: acc.total_us,
                     mean_us: acc.total_us / acc.count as f64,
                     share: share(acc.total_us, total_us),
-                    bound: pipe.and_then(|p| p.bound()),
+                    bound: acc.pipe.bound(),
                     pipe,
                 }
             })
@@ -512,7 +530,11 @@ fn scan(
             .pipe
             .as_ref()
             .and_then(|p| p.row(ratio_values, |i| record.get_word(i)));
-        sums.add(&name, kind, core, duration, ratios);
+        let memory_bound = cols
+            .memory_bound
+            .and_then(|i| record.get(i))
+            .and_then(|f| npuprof_scan::decimal::parse_f64(f.trim_ascii()));
+        sums.add(&name, kind, core, duration, ratios, memory_bound);
         if let Some(bytes) = cols.step.and_then(|i| record.get(i)) {
             sums.see_step(step_field.read(bytes));
         }

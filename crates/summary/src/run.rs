@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use npuprof_runs::profiler_info::RecordedEnv;
+pub use npuprof_runs::profiler_info::{ParallelGroups, RecordedEnv};
 use npuprof_runs::profiler_info::{ProfilerInfo, rank_from_file_name};
 use serde::Serialize;
 
@@ -50,6 +50,9 @@ pub struct RunSummary {
     pub source: Option<Source>,
     /// What could not be summarised and why (missing optional files, db export…).
     pub notes: Vec<String>,
+    /// Where the rank sits in the run (profiler_metadata.json's `distributed_args` and
+    /// `parallel_group_info`), when recorded.
+    pub parallel: Option<ParallelGroups>,
     /// The run directory as a path (for commands to run next).
     #[serde(skip)]
     pub path: PathBuf,
@@ -83,6 +86,7 @@ pub fn summarize_run(
     let output = dir.join(OUTPUT_DIR);
     let mut notes = Vec::new();
     let (rank, recorded) = read_info(dir, &mut notes);
+    let parallel = read_parallel(dir, &mut notes);
     let db = DbFiles::find(&output);
     let mut skipped_rows = Vec::new();
     let mut from_db: Vec<&Path> = Vec::new();
@@ -122,6 +126,12 @@ pub fn summarize_run(
     } else {
         None
     };
+    if communication
+        .as_ref()
+        .is_some_and(|c| c.transit_from_bandwidth)
+    {
+        notes.push(crate::comm::TRANSIT_NOTE.to_owned());
+    }
     let source = Source::read_from(steps_path.is_file(), kernels_path.is_file(), &db);
     if !from_db.is_empty() {
         let names: Vec<String> = from_db
@@ -189,8 +199,26 @@ pub fn summarize_run(
         recorded,
         source,
         notes,
+        parallel,
         path: dir.to_path_buf(),
     })
+}
+
+/// Where the rank of the run in `dir` sits in the whole run: profiler_metadata.json's
+/// `distributed_args` and `parallel_group_info` (`None` without them); an unreadable file is
+/// noted.
+pub fn read_parallel(dir: &Path, notes: &mut Vec<String>) -> Option<ParallelGroups> {
+    let metadata = dir.join("profiler_metadata.json");
+    match crate::input::read(&metadata, crate::input::Input::SmallJson) {
+        Ok(bytes) => ParallelGroups::parse(&String::from_utf8_lossy(&bytes)),
+        Err(reason) if metadata.exists() => {
+            notes.push(format!(
+                "profiler_metadata.json: {reason}; parallel groups unknown"
+            ));
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 /// The rank from the run's `profiler_info*.json`; a note when it cannot be read.

@@ -1,8 +1,12 @@
 //! Durations and shares as people read them, for the terminal and HTML renderings.
 
-/// A duration in µs as `1.23 s`, `136.58 ms` or `53.7 µs`.
+/// A duration in µs as `1.23 s`, `136.58 ms` or `53.7 µs`; what rounds to zero is `0.0 µs`,
+/// never `-0.0 µs`.
 pub fn duration(us: f64) -> String {
     let abs = us.abs();
+    if abs < 0.05 {
+        return "0.0 µs".to_owned();
+    }
     if abs >= 1_000_000.0 {
         format!("{:.2} s", us / 1_000_000.0)
     } else if abs >= 1000.0 {
@@ -12,15 +16,29 @@ pub fn duration(us: f64) -> String {
     }
 }
 
-/// A signed duration: `+1.10 ms`, `-250.0 µs`.
+/// A signed duration: `+1.10 ms`, `-250.0 µs`; what rounds to zero is `+0.0 µs`.
 pub fn signed(us: f64) -> String {
-    let sign = if us < 0.0 { "-" } else { "+" };
+    let sign = if us <= -0.05 { "-" } else { "+" };
     format!("{sign}{}", duration(us.abs()))
 }
 
-/// A share (0–1) as `12.3%`.
+/// A share (0–1) as `12.3%`; what rounds to zero is `0.0%`, never `-0.0%`.
 pub fn percent(share: f64) -> String {
-    format!("{:.1}%", share * 100.0)
+    let pct = share * 100.0;
+    if pct.abs() < 0.05 {
+        return "0.0%".to_owned();
+    }
+    format!("{pct:.1}%")
+}
+
+/// A signed share (0–1) as `+12.3%` or `-0.4%`; what rounds to zero is `0.0%`, never
+/// `-0.0%`.
+pub fn signed_percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct.abs() < 0.05 {
+        return "0.0%".to_owned();
+    }
+    format!("{pct:+.1}%")
 }
 
 /// `text` cut to `width` characters (at least 2), the middle replaced by `…`: kernel names

@@ -6,7 +6,7 @@ mod common;
 use common::summary_all as summary;
 
 use common::{Layout, real_copy, remove_type, run_dirs, slow_down_type};
-use npuprof_summary::compare::Change;
+use npuprof_summary::compare::{Change, side_label};
 use npuprof_summary::{Options, compare, summarize};
 
 #[test]
@@ -295,5 +295,58 @@ fn kernel_times_are_per_step_of_the_kernel_tables_own_step_ids() {
         phase.by_type.is_empty() && phase.by_name.is_empty(),
         "{:?}",
         phase.by_type
+    );
+}
+
+/// A 3× slower MatMulV3 (76.262 µs per step on rank 0 of the real run, 0.1 % of its step)
+/// stays in the headline when a faster all-reduce makes the step faster; the kernel time
+/// of runs without kernel tables says why it is no time; no label is a bare `.`.
+#[test]
+fn the_largest_change_of_each_sign_stays_in_the_headline() {
+    let base = real_copy(Layout::Flat);
+    let new = real_copy(Layout::Flat);
+    let (mut slower, mut faster) = (0.0, 0.0);
+    for (_, dir) in run_dirs(new.path(), Layout::Flat) {
+        slower += slow_down_type(&dir, "MatMulV3", 3.0);
+        faster += slow_down_type(&dir, "hcom_allReduce_", 0.9);
+    }
+    assert!(slower > 0.0 && faster < 0.0);
+    let comparison = compare(&summary(base.path()), &summary(new.path()));
+    let phase = &comparison.phases[0];
+    // Two ranks of one step each: per step, per rank, half of each.
+    let verdict = &phase.verdict;
+    assert!(verdict.contains("faster"), "{verdict}");
+    let matmul = npuprof_summary::units::signed(slower / 2.0);
+    assert!(
+        verdict.ends_with(&format!("; yet {matmul} in MatMulV3")),
+        "{verdict}"
+    );
+    assert_eq!(phase.kernel_time_note, None);
+}
+
+#[test]
+fn kernel_time_without_kernel_tables_says_why_and_a_dot_is_named_by_its_directory() {
+    let pp = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/pp2-dp2");
+    let s = summary(&pp);
+    let comparison = compare(&s, &s);
+    assert_eq!(
+        comparison.phases[0].kernel_time_note.as_deref(),
+        Some("neither run has a kernel table (kernel_details.csv or a db export's kernels)")
+    );
+    // Tests run in the crate's directory, `crates/summary`.
+    assert_eq!(side_label(std::path::Path::new(".")), "summary");
+    assert_eq!(side_label(std::path::Path::new("a/run")), "a/run");
+    // Nothing reads "-0.0".
+    use npuprof_summary::units::{duration, percent, signed};
+    assert_eq!(
+        (duration(-0.01), signed(-0.01), percent(-0.000_01)),
+        ("0.0 µs".to_owned(), "+0.0 µs".to_owned(), "0.0%".to_owned())
+    );
+    assert_eq!(
+        (
+            npuprof_summary::units::signed_percent(-0.000_01),
+            npuprof_summary::units::signed_percent(-0.041)
+        ),
+        ("0.0%".to_owned(), "-4.1%".to_owned())
     );
 }

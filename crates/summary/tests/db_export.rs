@@ -218,13 +218,16 @@ fn metrics(db: &Connection) -> HashMap<i64, HashMap<String, f64>> {
 /// The text export the db's rows make (as torch_npu writes it: durations in µs with three
 /// decimals, the PipeUtilization ratio columns, `N/A` where a row has no metrics).
 fn write_text_export(rank: u32, into: &Path) {
-    const RATIOS: [&str; 6] = [
+    const RATIOS: [&str; 9] = [
         "aic_mac_ratio",
         "aic_scalar_ratio",
+        "aic_mte1_ratio",
         "aic_mte2_ratio",
+        "aic_fixpipe_ratio",
         "aiv_vec_ratio",
         "aiv_scalar_ratio",
         "aiv_mte2_ratio",
+        "aiv_mte3_ratio",
     ];
     let run = into.join(format!("rank{rank}_ascend_pt"));
     let out = run.join("ASCEND_PROFILER_OUTPUT");

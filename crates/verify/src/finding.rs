@@ -178,6 +178,15 @@ codes! {
     KernelNoRows = ("kernel-no-rows", Warning, "No kernel rows",
         "kernel_details.csv has a header but no rows.",
         "check the window recorded NPU work (`npuprof plan`), then run again");
+    KernelTotalsDisagree = ("kernel-totals-disagree", Error, "Kernel totals disagree",
+        "kernel_details.csv's computing rows or time differ from op_statistic.csv's total or step_trace_time's Computing (they agree on intact runs): the table lost rows or was rewritten.",
+        "re-parse the run directory (the raw data is intact when PROF_* is) and verify again");
+    TraceTotalsDisagree = ("trace-totals-disagree", Error, "Trace totals disagree",
+        "trace_view.json's Overlap Analysis lane holds less Computing than step_trace_time.csv records (they agree on intact runs): the trace lost events, e.g. cut and re-closed.",
+        "re-parse the run directory (the raw data is intact when PROF_* is) and verify again");
+    CommunicationCountDisagrees = ("communication-count-disagrees", Warning, "Communication count disagrees",
+        "kernel_details.csv's communication rows (HCCL / COMMUNICATION) differ in number from communication.json's operators (equal on intact runs).",
+        "re-parse the run directory and verify again; until then trust neither file's communication totals");
     StepsMissing = ("steps-missing", Error, "Recorded steps missing",
         "Steps the schedule records are absent from kernel_details.csv.",
         "check that `step()` is called once per step inside the window, then run again");

@@ -90,6 +90,9 @@ pub struct StepsSummary {
     pub kernel_details: Vec<u64>,
     /// Distinct `Step` values in step_trace_time.csv.
     pub step_trace_time: Vec<u64>,
+    /// Step ids of the profiler database's `STEP_TIME` (a db export without kernel_details.csv).
+    #[serde(default)]
+    pub db: Vec<u64>,
 }
 
 /// The artifacts of a run.

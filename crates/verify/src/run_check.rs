@@ -22,11 +22,13 @@ use npuprof_scan::trace_scan::{TraceScan, TraceState};
 use npuprof_schedule::Schedule;
 
 mod artifact_set;
+mod consistency;
 mod db_checks;
 mod file_findings;
 mod kernel_checks;
 mod step_checks;
 mod trace_checks;
+mod trace_totals;
 
 pub use file_findings::problem_finding;
 use file_findings::{file_problem, special_contents};
@@ -194,7 +196,7 @@ fn read_config(ctx: &mut Ctx<'_>, dir: &Path, names: &[String], opts: &Options) 
     ctx.rank = info
         .as_ref()
         .and_then(|i| i.rank)
-        .or(groups.and_then(|d| d.rank));
+        .or(groups.as_ref().and_then(|d| d.rank));
     let schedule = info.as_ref().and_then(|i| i.schedule);
     let effective_schedule = match (schedule, opts.expect_active) {
         (Some(RecordedSchedule::Args(s)), Some(a)) => {
@@ -294,7 +296,9 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             .map(trace_checks::device_timeline_empty),
     };
     let empty_window = listing == Listing::Listed && {
-        let world = opts.world_size.or(config.groups.and_then(|d| d.world_size));
+        let world = opts
+            .world_size
+            .or(config.groups.as_ref().and_then(|d| d.world_size));
         artifact_set::check_artifact_set(&mut ctx, info, &artifacts, &out_dir, world, &window)
     };
     check_temp_leftover(&mut ctx, dir, &out_dir, has("trace_view_temp.json"), &build);
@@ -319,8 +323,16 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         &mut steps,
     );
     let args = config.effective_schedule.and_then(RecordedSchedule::args);
+    if !has("kernel_details.csv") {
+        steps.db = db_checks::step_ids(&out_dir, &artifacts.files);
+    }
+    let seen = if steps.db.is_empty() {
+        &steps.kernel_details
+    } else {
+        &steps.db
+    };
     let cycles = args
-        .map(|s| step_checks::cycles_of(&s, &steps.kernel_details))
+        .map(|s| step_checks::cycles_of(&s, seen))
         .unwrap_or_default();
     steps.expected = args.and_then(|s| step_checks::expected_steps(&s, &cycles));
     let step_trace_path = out_dir.join("step_trace_time.csv");
@@ -352,7 +364,27 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
             dir,
         );
     }
+    if !empty_window && !trace_broken && has("trace_view.json") {
+        trace_totals::trace_totals_findings(
+            &mut ctx,
+            &out_dir,
+            step_rows.as_deref(),
+            kernel_scan.as_ref(),
+        );
+    }
+    if !empty_window {
+        consistency::consistency_findings(
+            &mut ctx,
+            &out_dir,
+            kernel_scan.as_ref(),
+            step_rows.as_deref(),
+            &has,
+        );
+    }
     db_checks::check_databases(&mut ctx, &out_dir, &artifacts.files);
+    if !empty_window && let Some(s) = args {
+        db_checks::db_step_findings(&mut ctx, &out_dir, &artifacts.files, &s, &steps);
+    }
     if listing == Listing::Listed && !has("analyse.done") {
         check_analyse_done_missing(&mut ctx, &out_dir, &build);
     }
@@ -373,7 +405,7 @@ pub fn check_run(run: &RunRef, opts: &Options, progress: &dyn Progress) -> RunOu
         schedule: evidence.schedule,
         step_ids: evidence.step_ids,
         cycles,
-        world_size: config.groups.and_then(|d| d.world_size),
+        world_size: config.groups.as_ref().and_then(|d| d.world_size),
         no_csv: listing != Listing::Unreadable
             && !artifacts.files.iter().any(|f| f.ends_with(".csv")),
         trace_broken,

@@ -64,7 +64,7 @@ fn one_rank_alone_is_ok_unless_the_whole_run_is_asked_for() {
 fn parallel_group_info_gives_the_run_size_and_a_subset_is_reported_not_failed() {
     let tmp = tempdir();
     let [r0, r1] = copy_real_run(tmp.path());
-    // No torch_npu build writes `distributed_args`: it says nothing about the run's size.
+    // `distributed_args` (a framework adds it) does not set the run's size: HCCL's groups do.
     for (run, rank) in [(&r0, 2), (&r1, 3)] {
         run.edit_info(|v| v["rank_id"] = serde_json::json!(rank));
         fs::write(

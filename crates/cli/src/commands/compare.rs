@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
 use npuprof_summary::compare::{Change, KernelDelta, PhaseComparison};
-use npuprof_summary::units::{duration, fit, signed};
+use npuprof_summary::units::{duration, fit, signed, signed_percent};
 use npuprof_summary::{Comparison, Options};
 
 use crate::args::{DEFAULT_TOP, ReportArgs};
@@ -106,13 +106,20 @@ fn phase_block(out: &mut String, phase: &PhaseComparison, top: usize) {
         );
     }
     let k = &phase.kernel_time;
-    let _ = writeln!(
-        out,
-        "  kernel time  {} → {} per step ({})",
-        duration(k.base_us),
-        duration(k.new_us),
-        signed(k.delta_us)
-    );
+    match &phase.kernel_time_note {
+        Some(note) => {
+            let _ = writeln!(out, "  kernel time  unknown: {note}");
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "  kernel time  {} → {} per step ({})",
+                duration(k.base_us),
+                duration(k.new_us),
+                signed(k.delta_us)
+            );
+        }
+    }
     if let Some(line) = phase.noise_line() {
         let _ = writeln!(out, "  noise        {line}");
     }
@@ -203,9 +210,7 @@ fn delta_table(out: &mut String, title: &str, deltas: &[KernelDelta], top: usize
             "  {:<10} {:>11} {:>7} {}{:<9}{} {:>13}  {}{}",
             "",
             signed(d.delta_us),
-            d.effect
-                .map(|e| format!("{:+.1}%", e * 100.0))
-                .unwrap_or_default(),
+            d.effect.map(signed_percent).unwrap_or_default(),
             style.render(),
             d.change.as_str(),
             style.render_reset(),

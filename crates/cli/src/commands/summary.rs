@@ -14,8 +14,9 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::{AnsiColor, Style};
-use npuprof_summary::pipe::Pipe;
-use npuprof_summary::ranks::{RANK_SPREAD, rank_label};
+use npuprof_summary::comm::wait_phrase;
+use npuprof_summary::pipe::{Bound, Pipe};
+use npuprof_summary::ranks::rank_label;
 use npuprof_summary::units::{duration, fit, percent, wrap};
 use npuprof_summary::warnings::{Warning, WarningCode};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
@@ -218,16 +219,13 @@ fn run_block(out: &mut String, run: &RunSummary) {
         );
     }
     if let Some(comm) = &run.communication {
-        let ratio = comm
-            .wait_ratio
-            .map(|r| format!(", wait/(wait+transit) {}", percent(r)))
-            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  comm    {} ops, {} elapsed, {} waiting{ratio}",
+            "  comm    {} ops, {}; {}; transit {}",
             comm.ops,
             duration(comm.elapse_us),
-            duration(comm.wait_us)
+            wait_phrase(comm.wait_us, comm.elapse_us),
+            duration(comm.transit_us)
         );
     }
     if let Some(pipe) = &run.pipe {
@@ -235,12 +233,16 @@ fn run_block(out: &mut String, run: &RunSummary) {
             .iter()
             .map(|p| format!("{} {}", p.as_str(), percent(pipe.ratios.get(*p))))
             .collect();
-        let _ = writeln!(
-            out,
-            "  pipes   {} (over {} of kernel time)",
+        let text = format!(
+            "{} (over {} of kernel time)",
             shares.join(", "),
             percent(pipe.measured_share)
         );
+        // Seven pipes: wrapped at spaces, continued under the text.
+        for (i, line) in wrap(&text, report_width() - 10).iter().enumerate() {
+            let lead = if i == 0 { "  pipes   " } else { "          " };
+            let _ = writeln!(out, "{lead}{line}");
+        }
     }
     kernel_table(out, run);
     type_table(out, run);
@@ -292,7 +294,7 @@ fn kernel_table(out: &mut String, run: &RunSummary) {
             duration(k.total_us),
             percent(k.share),
             k.count,
-            k.bound.map_or("-", Pipe::as_str),
+            k.bound.map_or("-", Bound::label),
             core(&k.core),
             fit(&k.kind, 16),
             fit(&k.name, name_width)
@@ -351,37 +353,15 @@ fn ranks_block(out: &mut String, ranks: &[PhaseRanks]) {
     out.push('\n');
 }
 
-/// Who makes the others wait: the straggler (most computing + free per step) and the rank
-/// that waits most, or that the ranks are within the threshold.
+/// Who makes the others wait, per group of ranks compared (summary's sentences): the
+/// straggler and the rank that waits most, or that the ranks are within the threshold; and the
+/// pipeline stages.
 fn straggler_line(out: &mut String, phase: &PhaseRanks) {
-    let Some(spread) = phase.own_spread else {
-        return;
-    };
-    let threshold = percent(RANK_SPREAD);
-    let text = match phase.straggler_rank {
-        Some(rank) => {
-            let waiter = phase.waiter_rank.map_or_else(String::new, |w| {
-                let wait = phase
-                    .per_rank
-                    .iter()
-                    .find(|r| r.rank == Some(w))
-                    .and_then(|r| r.wait_us)
-                    .map_or_else(String::new, |us| format!(" ({} per step)", duration(us)));
-                format!("; rank {w} waits most in collectives{wait}")
-            });
-            format!(
-                "straggler rank {rank}: {} more computing + free time than the least (past {threshold}){waiter}",
-                percent(spread)
-            )
+    for text in npuprof_summary::ranks::rank_sentences(phase) {
+        for (i, line) in wrap(&text, report_width() - 6).iter().enumerate() {
+            let lead = if i == 0 { "    " } else { "      " };
+            let _ = writeln!(out, "{lead}{line}");
         }
-        None => format!(
-            "no straggler: computing + free time within {} across ranks (threshold {threshold})",
-            percent(spread)
-        ),
-    };
-    for (i, line) in wrap(&text, report_width() - 6).iter().enumerate() {
-        let lead = if i == 0 { "    " } else { "      " };
-        let _ = writeln!(out, "{lead}{line}");
     }
 }
 

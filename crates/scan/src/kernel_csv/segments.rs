@@ -24,6 +24,16 @@ impl Part {
         into.ragged_rows += more.ragged_rows;
         into.empty_step_id_rows += more.empty_step_id_rows;
         into.bad_step_id_rows += more.bad_step_id_rows;
+        if let Some((low, high)) = more.start_range {
+            super::widen(&mut into.start_range, low, high);
+        }
+        for (sum, part) in [
+            (&mut into.communication, more.communication),
+            (&mut into.computing, more.computing),
+        ] {
+            sum.kernels += part.kernels;
+            sum.duration_us += part.duration_us;
+        }
         for (step, kernels) in more.steps {
             let sum = into.steps.entry(step).or_default();
             sum.kernels += kernels.kernels;

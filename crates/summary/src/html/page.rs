@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::chart::{Bar, Segment, Unit, chart};
 use super::escape;
 use crate::compare::{Change, Comparison, KernelDelta, PhaseComparison};
-use crate::pipe::Pipe;
+use crate::pipe::{Bound, Pipe};
 use crate::run::RunSummary;
 use crate::units::{duration, fit, percent, signed};
 use crate::warnings::Warning;
@@ -174,6 +174,14 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
         items.push(("waits most in collectives", format!("rank {rank}")));
     }
     facts(out, &items);
+    let sentences = crate::ranks::rank_sentences(ranks);
+    if !sentences.is_empty() {
+        out.push_str("<ul class=\"notes\">");
+        for sentence in sentences {
+            let _ = write!(out, "<li>{}</li>", escape(&sentence));
+        }
+        out.push_str("</ul>");
+    }
     let bars: Vec<Bar> = ranks
         .per_rank
         .iter()
@@ -222,10 +230,20 @@ fn run_section(out: &mut String, index: usize, run: &RunSummary) {
         items.push(("free", percent(split.free)));
     }
     if let Some(comm) = &run.communication {
-        items.push(("communication wait", duration(comm.wait_us)));
-        if let Some(ratio) = comm.wait_ratio {
-            items.push(("wait / (wait + transit)", percent(ratio)));
-        }
+        items.push((
+            "communication",
+            format!(
+                "{} in collectives; {}",
+                duration(comm.elapse_us),
+                crate::comm::wait_phrase(comm.wait_us, comm.elapse_us)
+            ),
+        ));
+        let source = if comm.transit_from_bandwidth {
+            " (bandwidth section)"
+        } else {
+            ""
+        };
+        items.push(("transit", format!("{}{source}", duration(comm.transit_us))));
     }
     if let Some(k) = &run.kernels {
         items.push((
@@ -341,7 +359,7 @@ fn kernel_charts(out: &mut String, run: &RunSummary) {
             duration(k.total_us),
             duration(k.mean_us),
             percent(k.share),
-            k.bound.map_or("–", Pipe::as_str),
+            k.bound.map_or("–", Bound::label),
         );
     }
     out.push_str("</tbody></table></div>");
@@ -390,7 +408,10 @@ fn pipe_chart(out: &mut String, run: &RunSummary) {
 
 /// The comparison page.
 pub fn render_comparison(comparison: &Comparison) -> String {
-    let (base, new) = (comparison.base.display(), comparison.new.display());
+    let (base, new) = (
+        crate::compare::side_label(&comparison.base),
+        crate::compare::side_label(&comparison.new),
+    );
     document(&format!("npuprof compare: {base} → {new}"), |out| {
         header(
             out,
@@ -469,18 +490,26 @@ fn phase_comparison(out: &mut String, phase: &PhaseComparison) {
         ));
     }
     let k = &phase.kernel_time;
-    bars.push(Bar::single(
-        "base kernels",
-        "kernel",
-        k.base_us,
-        duration(k.base_us),
-    ));
-    bars.push(Bar::single(
-        "new kernels",
-        "kernel",
-        k.new_us,
-        duration(k.new_us),
-    ));
+    if let Some(note) = &phase.kernel_time_note {
+        let _ = write!(
+            out,
+            "<p class=\"note\">kernel time unknown: {}</p>",
+            escape(note)
+        );
+    } else {
+        bars.push(Bar::single(
+            "base kernels",
+            "kernel",
+            k.base_us,
+            duration(k.base_us),
+        ));
+        bars.push(Bar::single(
+            "new kernels",
+            "kernel",
+            k.new_us,
+            duration(k.new_us),
+        ));
+    }
     chart(
         out,
         "step",

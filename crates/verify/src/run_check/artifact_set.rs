@@ -31,6 +31,9 @@ enum Needs {
     Always,
     /// ProfilerActivity.NPU.
     Npu,
+    /// ProfilerActivity.NPU, from a writer of 2024-05 or later (`api_statistic.csv`, Ascend/pytorch
+    /// 426e2921c): not demanded of an old writer ([`ProfilerInfo::old_writer`]).
+    NpuNewWriter,
     /// ProfilerActivity.CPU.
     Cpu,
     /// NPU activity and several ranks (written when they communicate).
@@ -115,7 +118,7 @@ const RULES: &[Rule] = &[
         ),
     ),
     rule(
-        Needs::Npu,
+        Needs::NpuNewWriter,
         From::Level1,
         expect(
             "api_statistic.csv",
@@ -206,7 +209,8 @@ fn text_artifacts(info: Option<&ProfilerInfo>, world_size: Option<u32>) -> Vec<E
         let e = &r.file;
         let item = match r.needs {
             Needs::Always => Some(expect(e.name, e.severity, e.why)),
-            Needs::Npu => match npu {
+            Needs::NpuNewWriter if info.is_some_and(ProfilerInfo::old_writer) => None,
+            Needs::Npu | Needs::NpuNewWriter => match npu {
                 Some(true) => Some(expect(e.name, e.severity, e.why)),
                 // Statistics need a known detailed level, which implies device data.
                 None if r.from == From::Level1 => Some(expect(e.name, e.severity, e.why)),

@@ -5,8 +5,10 @@ use std::path::Path;
 use super::file_findings::{file_problem, special_contents};
 use super::{Ctx, disp};
 use crate::finding::{Code, Evidence, Finding};
+use crate::report::StepsSummary;
 use npuprof_runs::db::{self, DbKind, DbProblem};
 use npuprof_runs::probe::{self, Contents};
+use npuprof_schedule::Schedule;
 
 /// Checks every `*.db` of the export in `ASCEND_PROFILER_OUTPUT/`: one finding per database.
 pub(super) fn check_databases(ctx: &mut Ctx<'_>, out_dir: &Path, files: &[String]) {
@@ -26,6 +28,80 @@ pub(super) fn check_databases(ctx: &mut Ctx<'_>, out_dir: &Path, files: &[String
         if let Some(problem) = db::check(&path, &opened.head, opened.len, kind) {
             db_finding(ctx, &path, &problem);
         }
+    }
+}
+
+/// The profiler database of the export (`ascend_pytorch_profiler*.db`), by name.
+fn profiler_db(files: &[String]) -> Option<&String> {
+    files
+        .iter()
+        .find(|n| DbKind::of(n) == Some(DbKind::Profiler))
+}
+
+/// The step ids of the export's profiler database (`STEP_TIME`), empty without one.
+pub(super) fn step_ids(out_dir: &Path, files: &[String]) -> Vec<u64> {
+    profiler_db(files)
+        .and_then(|name| db::step_ids(&out_dir.join(name)))
+        .unwrap_or_default()
+}
+
+/// A db export's steps against the schedule: the steps it records and has not, and the steps
+/// it has and the schedule does not record.
+pub(super) fn db_step_findings(
+    ctx: &mut Ctx<'_>,
+    out_dir: &Path,
+    files: &[String],
+    schedule: &Schedule,
+    steps: &StepsSummary,
+) {
+    let (Some(expected), Some(name)) = (&steps.expected, profiler_db(files)) else {
+        return;
+    };
+    if steps.db.is_empty() {
+        return;
+    }
+    let path = out_dir.join(name);
+    let missing: Vec<u64> = expected
+        .iter()
+        .copied()
+        .filter(|s| !steps.db.contains(s))
+        .collect();
+    let extra: Vec<u64> = steps
+        .db
+        .iter()
+        .copied()
+        .filter(|s| !expected.contains(s))
+        .collect();
+    let list = |steps: &[u64]| {
+        steps
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let schedule = super::describe_schedule(schedule);
+    if !missing.is_empty() {
+        ctx.push(Finding::new(
+            Code::StepsMissing,
+            format!(
+                "recorded step(s) {} (schedule {schedule}) are not in {name}'s STEP_TIME (step ids found: {})",
+                list(&missing),
+                list(&steps.db)
+            ),
+            Evidence::path(disp(&path)),
+            "make the run last at least skip_first + repeat*(wait+warmup+active) + 1 steps (npuprof plan shows the budget), then re-run",
+        ));
+    }
+    if !extra.is_empty() {
+        ctx.push(Finding::new(
+            Code::StepsUnexpected,
+            format!(
+                "{name}'s STEP_TIME has step(s) {} that the schedule {schedule} does not record",
+                list(&extra)
+            ),
+            Evidence::path(disp(&path)),
+            "check the schedule passed to the profiler against the one expected (`npuprof plan`)",
+        ));
     }
 }
 
