@@ -362,7 +362,13 @@ mod tests {
             .iter()
             .chain(SUBCOMMANDS.iter().flat_map(|(_, e)| e.iter()));
         for example in all {
-            let command = example.command.split(" | ").next().unwrap_or_default();
+            // A line that makes a directory first (`mkdir -p D && npuprof …`): its npuprof part.
+            let command = example
+                .command
+                .rsplit(" && ")
+                .next()
+                .unwrap_or_default();
+            let command = command.split(" | ").next().unwrap_or_default();
             let command = command.split(" > ").next().unwrap_or_default();
             let words: Vec<&str> = command.split_whitespace().collect();
             assert_eq!(words.first(), Some(&"npuprof"), "{}", example.command);
