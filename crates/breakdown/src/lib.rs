@@ -15,16 +15,20 @@
 //! events it keeps (module calls, operators, flows, device tasks; kernel rows in layer mode),
 //! never by the bytes of a file.
 
+pub mod classes;
+pub mod kernels;
+pub mod layers;
 pub mod modules;
 pub mod time;
 pub mod trace;
 
 use std::path::{Path, PathBuf};
 
-use npuprof_summary::run::OUTPUT_DIR;
+use npuprof_summary::run::{KERNEL_DETAILS, OUTPUT_DIR};
 use npuprof_summary::{SummaryError, phase_order};
 use serde::Serialize;
 
+pub use crate::layers::Layers;
 pub use crate::modules::{Ledger, LedgerLine, Module, ModuleTree, Unattributed};
 
 /// The version of the `--json` schema of `breakdown`.
@@ -86,6 +90,8 @@ pub struct RunBreakdown {
     pub modules: Vec<Module>,
     /// Exact mode's ledger.
     pub ledger: Option<Ledger>,
+    /// The layers inferred from `kernel_details.csv` (both modes, when it has an anchor).
+    pub layers: Option<Layers>,
     /// The `ProfilerStep#N` numbers of the trace (exact mode).
     pub steps: Vec<u64>,
     /// What could not be done, and why.
@@ -151,9 +157,31 @@ fn read_run(
         kernel_us: 0.0,
         modules: Vec::new(),
         ledger: None,
+        layers: None,
         steps: Vec::new(),
         notes,
     };
+    let kernels_path = output.join(KERNEL_DETAILS);
+    if kernels_path.is_file() {
+        let table = kernels::read(&kernels_path)?;
+        if !table.skipped.is_empty() {
+            run.notes.push(format!(
+                "{KERNEL_DETAILS}: {} row(s) with the wrong number of fields left out",
+                table.skipped.len()
+            ));
+        }
+        run.layers = layers::infer(&table);
+        if run.layers.is_none() && !table.rows.is_empty() {
+            run.notes.push(format!(
+                "{KERNEL_DETAILS}: no layer-defining kernel class (attention core, MoE gate, \
+                 norm) recurs with a dominant period: no layers inferred"
+            ));
+        }
+    } else {
+        run.notes.push(format!(
+            "no {OUTPUT_DIR}/{KERNEL_DETAILS}: layers not inferred"
+        ));
+    }
     let trace_path = output.join(trace::TRACE_VIEW);
     if trace_path.is_file() {
         let trace = trace::read(&trace_path)?;
@@ -191,7 +219,14 @@ fn read_run(
             trace::TRACE_VIEW
         ));
     } else {
-        run.notes.push(format!("no {OUTPUT_DIR}/{}", trace::TRACE_VIEW));
+        run.notes
+            .push(format!("no {OUTPUT_DIR}/{}", trace::TRACE_VIEW));
+    }
+    if let Some(layers) = &run.layers {
+        run.method = Method::Layers;
+        run.confidence = layers.confidence;
+        run.coverage = layers.coverage;
+        run.kernel_us = layers.kernel_us;
     }
     Ok(Some(run))
 }

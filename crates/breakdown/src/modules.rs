@@ -196,7 +196,10 @@ fn innermost(owners: &[&Owner], points: &[(u64, usize)], out: &mut [Option<usize
     for &(ts, slot) in points {
         while next < owners.len() && owners[next].span.start <= ts {
             let owner = owners[next];
-            while stack.last().is_some_and(|top| top.span.end < owner.span.start) {
+            while stack
+                .last()
+                .is_some_and(|top| top.span.end < owner.span.start)
+            {
                 stack.pop();
             }
             stack.push(owner);
@@ -340,7 +343,11 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
     // Launch points per thread: (ts, kernel slot).
     let mut launched: HashMap<Thread, Vec<(u64, usize)>> = HashMap::new();
     let mut kept: Vec<(u64, Option<usize>, u64)> = Vec::new(); // (dur, step, launch ts)
-    for task in trace.tasks.iter().filter(|t| device.contains(&t.at.thread.0)) {
+    for task in trace
+        .tasks
+        .iter()
+        .filter(|t| device.contains(&t.at.thread.0))
+    {
         let task_type = if task.task_type == u32::MAX {
             ""
         } else {
@@ -366,7 +373,7 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
                     .push((start.ts, slot));
             }
             None => {
-                let comm = COMMUNICATION_TASKS.iter().any(|c| task_type == *c)
+                let comm = COMMUNICATION_TASKS.contains(&task_type)
                     || trace.name(task.name).starts_with("hcom");
                 let reason = if comm {
                     Unattributed::CommunicationUnlinked

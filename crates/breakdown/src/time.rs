@@ -80,7 +80,10 @@ mod tests {
         assert_eq!(parse_ts_ns("12"), Some(12_000));
         assert_eq!(parse_ts_ns("1.0004"), Some(1_000));
         assert_eq!(parse_ts_ns("1.0005"), Some(1_001));
-        assert_eq!(parse_ts_ns("1736408883704643.212\t"), Some(1_736_408_883_704_643_212));
+        assert_eq!(
+            parse_ts_ns("1736408883704643.212\t"),
+            Some(1_736_408_883_704_643_212)
+        );
         assert_eq!(parse_ts_ns("-1"), None);
         assert_eq!(parse_ts_ns("1e3"), None);
         assert_eq!(parse_ts_ns(""), None);

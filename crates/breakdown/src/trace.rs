@@ -265,13 +265,25 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
         }
     })
     .map_err(io)?;
-    match &read.scan.state {
-        TraceState::Complete => Ok(trace),
-        other => Err(SummaryError::Unusable {
-            path: path.to_path_buf(),
-            reason: format!("not a complete JSON trace ({other:?}): cannot break it down"),
-        }),
-    }
+    let problem = match &read.scan.state {
+        TraceState::Complete => return Ok(trace),
+        TraceState::Empty => "empty".to_owned(),
+        TraceState::NotAnArray => "not torch_npu's JSON array of events".to_owned(),
+        TraceState::Unterminated { .. } => "the array is never closed (a cut file?)".to_owned(),
+        TraceState::CutMidEvent { event_start } => {
+            format!("the file ends inside an event (from byte {event_start}; a cut file?)")
+        }
+        TraceState::TrailingCommaClose { comma } => {
+            format!("a comma before the closing bracket (byte {comma})")
+        }
+        TraceState::Malformed { offset, reason } => {
+            format!("malformed JSON at byte {offset}: {reason}")
+        }
+    };
+    Err(SummaryError::Unusable {
+        path: path.to_path_buf(),
+        reason: format!("{problem}: cannot break it down"),
+    })
 }
 
 fn take(trace: &mut Trace, index: &mut HashMap<String, u32>, event: Event<'_>) {

@@ -16,56 +16,244 @@ use npuprof_breakdown::{Confidence, Method, Options, Unattributed, breakdown};
 /// (path, rank 0 device total ms, rank 1 device total ms) from msprof-analyze's
 /// `ModuleCompareStatistic` sheet, `[ TOTAL ]` rows.
 const ORACLE: &[(&str, f64, f64)] = &[
-    ("/DistributedDataParallel_0", 2.318946249999999, 2.33532653125),
-    ("/DistributedDataParallel_0/AlexNet_0", 2.318946249999999, 2.33532653125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0", 1.6876136875, 1.6847735),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_0", 0.401248, 0.400808),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_0", 0.0155003125, 0.01500028125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_0", 0.21100421875, 0.206624125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_1", 0.22082440625, 0.221384375),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_1", 0.01302028125, 0.01320025),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_1", 0.1955639375, 0.19514384375),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_2", 0.157863125, 0.159003125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_2", 0.0099601875, 0.01002021875),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_3", 0.1966239375, 0.1976839375),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_3", 0.006560125, 0.006660125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_4", 0.13988278125, 0.1389028125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_4", 0.008020187500000001, 0.00788015625),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_2", 0.1115421875, 0.11246225),
-    ("/DistributedDataParallel_0/AlexNet_0/AdaptiveAvgPool2d_0", 0.067741375, 0.06266125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1", 0.5635911875, 0.58789178125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_0", 0.02058040625, 0.0209204375),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_0", 0.34656690625, 0.357367125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_5", 0.00826015625, 0.008380156250000001),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_1", 0.01326021875, 0.01238028125),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_1", 0.1149223125, 0.1283425625),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_6", 0.0027600625, 0.0030400625),
-    ("/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_2", 0.057241125, 0.05746115625),
-    ("/CrossEntropyLoss_0", 0.05482109374999999, 0.05474103125000001),
+    (
+        "/DistributedDataParallel_0",
+        2.318946249999999,
+        2.33532653125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0",
+        2.318946249999999,
+        2.33532653125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0",
+        1.6876136875,
+        1.6847735,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_0",
+        0.401248,
+        0.400808,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_0",
+        0.0155003125,
+        0.01500028125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_0",
+        0.21100421875,
+        0.206624125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_1",
+        0.22082440625,
+        0.221384375,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_1",
+        0.01302028125,
+        0.01320025,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_1",
+        0.1955639375,
+        0.19514384375,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_2",
+        0.157863125,
+        0.159003125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_2",
+        0.0099601875,
+        0.01002021875,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_3",
+        0.1966239375,
+        0.1976839375,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_3",
+        0.006560125,
+        0.006660125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_4",
+        0.13988278125,
+        0.1389028125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_4",
+        0.008020187500000001,
+        0.00788015625,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_2",
+        0.1115421875,
+        0.11246225,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/AdaptiveAvgPool2d_0",
+        0.067741375,
+        0.06266125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1",
+        0.5635911875,
+        0.58789178125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_0",
+        0.02058040625,
+        0.0209204375,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_0",
+        0.34656690625,
+        0.357367125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_5",
+        0.00826015625,
+        0.008380156250000001,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_1",
+        0.01326021875,
+        0.01238028125,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_1",
+        0.1149223125,
+        0.1283425625,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_6",
+        0.0027600625,
+        0.0030400625,
+    ),
+    (
+        "/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_2",
+        0.057241125,
+        0.05746115625,
+    ),
+    (
+        "/CrossEntropyLoss_0",
+        0.05482109374999999,
+        0.05474103125000001,
+    ),
     ("/Optimizer.zero_grad#SGD.zero_grad", 0.0, 0.0),
     ("/[BACKWARD]/CrossEntropyLoss_0", 0.02196040625, 0.0250405),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_2", 0.0607611875, 0.05956118749999999),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_6", 0.00884015625, 0.0090201875),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_1", 0.11298221875, 0.1107821875),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_1", 0.01152021875, 0.01134025),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_5", 0.00816015625, 0.0085601875),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_0", 0.3736674375, 0.3750875),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_0", 0.01280025, 0.01284025),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_2",
+        0.0607611875,
+        0.05956118749999999,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_6",
+        0.00884015625,
+        0.0090201875,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_1",
+        0.11298221875,
+        0.1107821875,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_1",
+        0.01152021875,
+        0.01134025,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/ReLU_5",
+        0.00816015625,
+        0.0085601875,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Linear_0",
+        0.3736674375,
+        0.3750875,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_1/Dropout_0",
+        0.01280025,
+        0.01284025,
+    ),
     ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0", 0.0, 0.0),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/AdaptiveAvgPool2d_0", 0.06170128125000001, 0.059241125),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_2", 0.17644353125, 0.17750359375),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_4", 0.0163003125, 0.01430025),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_4", 0.32754653125, 0.3196663749999999),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_3", 0.0156003125, 0.0149803125),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_3", 0.4150483437499999, 0.4178684375),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_2", 0.01724034375, 0.0163803125),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_2", 0.3839276875000001, 0.37568759375),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_1", 0.18656375, 0.18570375),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_1", 0.02292046875, 0.0220604375),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_1", 0.42236834375, 0.42258859375),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_0", 0.191283875, 0.18932378125),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_0", 0.0264005625, 0.0261605),
-    ("/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_0", 0.46868940625, 0.47146940625),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/AdaptiveAvgPool2d_0",
+        0.06170128125000001,
+        0.059241125,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_2",
+        0.17644353125,
+        0.17750359375,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_4",
+        0.0163003125,
+        0.01430025,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_4",
+        0.32754653125,
+        0.3196663749999999,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_3",
+        0.0156003125,
+        0.0149803125,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_3",
+        0.4150483437499999,
+        0.4178684375,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_2",
+        0.01724034375,
+        0.0163803125,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_2",
+        0.3839276875000001,
+        0.37568759375,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_1",
+        0.18656375,
+        0.18570375,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_1",
+        0.02292046875,
+        0.0220604375,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_1",
+        0.42236834375,
+        0.42258859375,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/MaxPool2d_0",
+        0.191283875,
+        0.18932378125,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/ReLU_0",
+        0.0264005625,
+        0.0261605,
+    ),
+    (
+        "/[BACKWARD]/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_0",
+        0.46868940625,
+        0.47146940625,
+    ),
     ("/Optimizer.step#SGD.step", 2.26494525, 2.25804509375),
 ];
 
@@ -121,7 +309,12 @@ fn the_ledger_adds_up_exactly() {
             .expect("the all-reduce's tasks");
         assert!(comm.kernels > 0);
         // The roots' totals are the owned time.
-        let roots: f64 = run.modules.iter().filter(|m| m.depth == 1).map(|m| m.total_us).sum();
+        let roots: f64 = run
+            .modules
+            .iter()
+            .filter(|m| m.depth == 1)
+            .map(|m| m.total_us)
+            .sum();
         assert!((roots - ledger.owned_ps as f64 / 1e6).abs() < 1e-6);
         assert!((run.coverage - ledger.owned_ps as f64 / ledger.total_ps as f64).abs() < 1e-12);
     }
