@@ -182,6 +182,19 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "breakdown",
+        &[
+            ex(
+                "The nn.Module tree of a real 2-rank run in the clone, three levels deep",
+                "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1 --rank 0 --depth 3",
+            ),
+            ex(
+                "The newest decode profile, as JSON (module tree or inferred layers)",
+                "npuprof breakdown --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase decode --json",
+            ),
+        ],
+    ),
+    (
         "compare",
         &[
             ex(
