@@ -131,3 +131,21 @@ fn errors_exit_2_with_an_error_document() {
     assert!(stderr.contains("trace_view.json"), "{stderr}");
     assert!(stderr.contains("cannot break it down"), "{stderr}");
 }
+
+#[test]
+fn the_example_in_reports_md_is_what_the_command_prints() {
+    let page = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/reports.md"),
+    )
+    .expect("docs/reports.md");
+    let command = "npuprof breakdown msinsight-text-level1 --rank 0 --depth 2";
+    let start = page
+        .find(&format!("$ {command}\n"))
+        .expect("the example in docs/reports.md");
+    let body = &page[start + command.len() + 3..];
+    let shown = &body[..body.find("```").expect("closing fence")];
+    let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+    let out = breakdown_in(&runs_dir(), &args).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), shown.trim_end());
+}
