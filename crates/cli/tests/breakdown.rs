@@ -56,9 +56,12 @@ fn terminal_layers_of_the_real_pp_step() {
 
 #[test]
 fn json_follows_the_contract() {
-    let out = breakdown_in(&runs_dir(), &["msinsight-text-level1", "--rank", "1", "--json"])
-        .output()
-        .expect("runs");
+    let out = breakdown_in(
+        &runs_dir(),
+        &["msinsight-text-level1", "--rank", "1", "--json"],
+    )
+    .output()
+    .expect("runs");
     assert_eq!(out.status.code(), Some(0));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(json["schema_version"], 1);
@@ -147,5 +150,8 @@ fn the_example_in_reports_md_is_what_the_command_prints() {
     let args: Vec<&str> = command.split_whitespace().skip(2).collect();
     let out = breakdown_in(&runs_dir(), &args).output().expect("runs");
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), shown.trim_end());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        shown.trim_end()
+    );
 }

@@ -116,12 +116,7 @@ fn modules(out: &mut String, run: &RunBreakdown, depth: usize) {
     let _ = writeln!(
         out,
         "  {:<44} {:>10} {:>6} {:>10} {:>10} {:>10}",
-        "module",
-        "total",
-        "share",
-        "self",
-        "step med",
-        "step p95"
+        "module", "total", "share", "self", "step med", "step p95"
     );
     let name_width = 44usize.min(width.saturating_sub(52));
     for m in run.modules.iter().filter(|m| m.depth <= depth) {
