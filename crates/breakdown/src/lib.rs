@@ -25,7 +25,7 @@ pub mod trace;
 use std::path::{Path, PathBuf};
 
 use npuprof_summary::run::{KERNEL_DETAILS, OUTPUT_DIR};
-use npuprof_summary::{SummaryError, phase_order};
+use npuprof_summary::{SummaryError, run_key};
 use serde::Serialize;
 
 pub use crate::layers::Layers;
@@ -121,12 +121,7 @@ pub fn breakdown(path: &Path, options: &Options) -> Result<Breakdown, SummaryErr
             options.rank,
         ));
     }
-    runs.sort_by(|a, b| {
-        phase_order(&a.phase)
-            .cmp(&phase_order(&b.phase))
-            .then(a.rank.cmp(&b.rank))
-            .then(a.dir.cmp(&b.dir))
-    });
+    runs.sort_by(|a, b| run_key(&a.phase, a.rank, &a.dir).cmp(&run_key(&b.phase, b.rank, &b.dir)));
     Ok(Breakdown {
         schema_version: SCHEMA_VERSION,
         path: path.to_path_buf(),
