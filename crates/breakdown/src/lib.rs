@@ -18,6 +18,7 @@
 pub mod classes;
 pub mod kernels;
 pub mod layers;
+pub mod matrix;
 pub mod modules;
 pub mod time;
 pub mod trace;
@@ -107,6 +108,8 @@ pub struct Breakdown {
     pub path: PathBuf,
     /// One entry per run directory, by phase, then rank.
     pub runs: Vec<RunBreakdown>,
+    /// Per phase with two ranks or more: each node × rank and the slowest rank per node.
+    pub ranks: Vec<matrix::Matrix>,
 }
 
 /// Breaks down the run directories under `path` (any path `npuprof summary` accepts).
@@ -125,6 +128,7 @@ pub fn breakdown(path: &Path, options: &Options) -> Result<Breakdown, SummaryErr
     Ok(Breakdown {
         schema_version: SCHEMA_VERSION,
         path: path.to_path_buf(),
+        ranks: matrix::matrices(&runs),
         runs,
     })
 }

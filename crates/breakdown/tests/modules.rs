@@ -319,3 +319,28 @@ fn the_ledger_adds_up_exactly() {
         assert!((run.coverage - ledger.owned_ps as f64 / ledger.total_ps as f64).abs() < 1e-12);
     }
 }
+
+#[test]
+fn the_rank_matrix_names_the_slowest_rank_per_module() {
+    let result = breakdown(&run_dir(), &Options::default()).expect("breakdown");
+    assert_eq!(result.ranks.len(), 1);
+    let matrix = &result.ranks[0];
+    assert_eq!(matrix.method, Method::Modules);
+    assert_eq!(matrix.ranks, [Some(0), Some(1)]);
+    let row = |path: &str| {
+        matrix
+            .rows
+            .iter()
+            .find(|r| r.node == path)
+            .unwrap_or_else(|| panic!("no row {path}"))
+    };
+    // msprof-analyze's totals: rank 1 is slower on DistributedDataParallel_0 (2.3353 ms vs
+    // 2.3189 ms), rank 0 on Conv2d_0 (0.401248 ms vs 0.400808 ms).
+    let ddp = row("/DistributedDataParallel_0");
+    assert_eq!(ddp.slowest_rank, Some(1));
+    assert!((ddp.spread_us - (2335.32653125 - 2318.94625)).abs() < 0.001);
+    let conv = row("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_0");
+    assert_eq!(conv.slowest_rank, Some(0));
+    assert!(conv.us.iter().all(Option::is_some));
+    assert_eq!(matrix.rows.len(), result.runs[0].modules.len());
+}

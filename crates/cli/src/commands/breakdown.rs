@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use anstyle::Style;
 use npuprof_breakdown::layers::{Direction, Layers, Region, RegionRole};
+use npuprof_breakdown::matrix::Matrix;
 use npuprof_breakdown::{Breakdown, Confidence, Method, Options, RunBreakdown};
 use npuprof_summary::ranks::rank_label;
 use npuprof_summary::units::{duration, fit, percent, wrap};
@@ -108,7 +109,50 @@ pub fn human(result: &Breakdown, depth: usize) -> String {
         }
         out.push('\n');
     }
+    for matrix in &result.ranks {
+        rank_matrix(&mut out, matrix, depth);
+    }
     out
+}
+
+/// A phase's node × rank matrix, the slowest rank per node marked `*`.
+fn rank_matrix(out: &mut String, matrix: &Matrix, depth: usize) {
+    let _ = writeln!(
+        out,
+        "{}{} · ranks{}: time per node and rank, the slowest marked *",
+        bold().render(),
+        matrix.phase.as_deref().unwrap_or("run"),
+        bold().render_reset()
+    );
+    let columns = matrix.ranks.len();
+    let name_width = report_width()
+        .saturating_sub(2 + 11 * columns + 11)
+        .clamp(12, 44);
+    let mut head = format!("  {:<name_width$}", "node");
+    for rank in &matrix.ranks {
+        let _ = write!(
+            head,
+            " {:>10}",
+            rank.map_or_else(|| "?".to_owned(), |r| format!("rank {r}"))
+        );
+    }
+    let _ = writeln!(out, "{head} {:>10}", "spread");
+    for row in matrix.rows.iter().filter(|r| r.depth <= depth) {
+        let name = row.node.rsplit('/').next().unwrap_or(&row.node);
+        let name = format!("{}{name}", "  ".repeat(row.depth - 1));
+        let mut line = format!("  {:<name_width$}", fit(&name, name_width));
+        for (c, us) in row.us.iter().enumerate() {
+            let mark = if matrix.ranks[c] == row.slowest_rank && row.spread_us > 0.0 {
+                "*"
+            } else {
+                " "
+            };
+            let cell = us.map_or_else(|| "-".to_owned(), |us| format!("{}{mark}", duration(us)));
+            let _ = write!(line, " {cell:>10}");
+        }
+        let _ = writeln!(out, "{line} {:>10}", duration(row.spread_us));
+    }
+    out.push('\n');
 }
 
 fn modules(out: &mut String, run: &RunBreakdown, depth: usize) {
