@@ -344,3 +344,42 @@ fn the_rank_matrix_names_the_slowest_rank_per_module() {
     assert!(conv.us.iter().all(Option::is_some));
     assert_eq!(matrix.rows.len(), result.runs[0].modules.len());
 }
+
+#[test]
+fn the_page_draws_every_node_with_time_inside_its_parent() {
+    let result = breakdown(&run_dir(), &Options::default()).expect("breakdown");
+    let page = npuprof_breakdown::html::render(&result);
+    assert!(page.starts_with("<!doctype html>"));
+    // Every node with device time is one rect; read them back.
+    let rects: Vec<(String, f64, f64)> = page
+        .split("<rect")
+        .skip(1)
+        .filter_map(|r| {
+            let attr = |name: &str| {
+                let start = r.find(&format!(" {name}=\""))? + name.len() + 3;
+                Some(r[start..start + r[start..].find('"')?].to_owned())
+            };
+            Some((
+                attr("data-path")?,
+                attr("x")?.parse().ok()?,
+                attr("width")?.parse().ok()?,
+            ))
+        })
+        .collect();
+    let with_time = |run: usize| {
+        result.runs[run]
+            .modules
+            .iter()
+            .filter(|m| m.total_us > 0.0)
+            .count()
+    };
+    assert_eq!(rects.len(), with_time(0) + with_time(1));
+    let rank0 = &rects[..with_time(0)];
+    let find = |path: &str| rank0.iter().find(|r| r.0 == path).expect(path);
+    let (parent, child) = (
+        find("/DistributedDataParallel_0/AlexNet_0/Sequential_0"),
+        find("/DistributedDataParallel_0/AlexNet_0/Sequential_0/Conv2d_1"),
+    );
+    assert!(child.1 >= parent.1 - 0.01 && child.1 + child.2 <= parent.1 + parent.2 + 0.01);
+    assert!(page.contains("data-matrix=\"run\""));
+}

@@ -185,8 +185,8 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         "breakdown",
         &[
             ex(
-                "The nn.Module tree of a real 2-rank run in the clone, three levels deep",
-                "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1 --rank 0 --depth 3",
+                "The nn.Module tree of a real 2-rank run in the clone, three levels deep, and a page",
+                "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1 --depth 3 --html breakdown.html",
             ),
             ex(
                 "The newest decode profile, as JSON (module tree or inferred layers)",

@@ -155,3 +155,18 @@ fn the_example_in_reports_md_is_what_the_command_prints() {
         shown.trim_end()
     );
 }
+
+#[test]
+fn html_page_holds_the_layer_strip_with_its_outliers() {
+    let tmp = pp_run();
+    let page = tmp.path().join("breakdown.html");
+    let out = breakdown_in(tmp.path(), &[".", "--html", "breakdown.html"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("wrote breakdown.html"));
+    let html = std::fs::read_to_string(page).expect("the page");
+    assert_eq!(html.matches("data-layer=").count(), 56);
+    assert_eq!(html.matches("<rect class=\"outlier\"").count(), 2);
+    assert!(html.contains("data-layer=\"0\"") && !html.contains("<script"));
+}

@@ -3,7 +3,9 @@
 //! and a ledger of what no module owns), else the layers inferred from the kernel stream
 //! (method and confidence stated).
 //!
-//! Output: the terminal report (a tree; `--depth N` limits it) or `--json` on stdout. Exit 0
+//! Output: the terminal report (a tree; `--depth N` limits it) or `--json` on stdout; `--html
+//! FILE` also writes one self-contained page (an icicle of the tree, a strip of the layers, the
+//! rank matrices). Exit 0
 //! when broken down, 2 when nothing could be read (missing path, no run directory, a cut
 //! trace, a kernel table without a required column).
 
@@ -32,29 +34,28 @@ pub struct Args {
     /// The repository and run config whose newest result to break down.
     #[command(flatten)]
     pub target: crate::args::TargetArgs,
-    /// Only this phase (`prefill`, `decode`, …).
-    #[arg(long, value_name = "PHASE")]
-    pub phase: Option<String>,
     /// Only this rank.
     #[arg(long, value_name = "N")]
     pub rank: Option<u32>,
     /// Module tree levels shown in the terminal report [default: all].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: Option<u32>,
-    /// Print the breakdown as JSON on stdout (every level).
-    #[arg(long)]
-    pub json: bool,
+    /// The phase and the forms of the report (JSON: every level).
+    #[command(flatten)]
+    pub report: crate::args::ReportArgs,
 }
 
 /// Runs `npuprof breakdown`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
     let options = Options {
-        phase: args.phase.clone(),
+        phase: args.report.phase.clone(),
         rank: args.rank,
     };
     let path = args.target.profile(args.path.as_deref())?;
     let result = npuprof_breakdown::breakdown(&path, &options)?;
-    if args.json {
+    args.report
+        .write_html(|| npuprof_breakdown::html::render(&result))?;
+    if args.report.json {
         print_json(&result)?;
     } else {
         let depth = args.depth.map_or(usize::MAX, |d| d as usize);
