@@ -16,6 +16,7 @@
 //! never by the bytes of a file.
 
 pub mod classes;
+pub mod compare;
 pub mod html;
 pub mod kernels;
 pub mod layers;

@@ -383,3 +383,43 @@ fn the_page_draws_every_node_with_time_inside_its_parent() {
     assert!(child.1 >= parent.1 - 0.01 && child.1 + child.2 <= parent.1 + parent.2 + 0.01);
     assert!(page.contains("data-matrix=\"run\""));
 }
+
+#[test]
+fn the_waterfall_from_rank_0_to_rank_1_adds_up() {
+    let dir = run_dir();
+    let (r0, r1) = (dir.join("rank0_ascend_pt"), dir.join("rank1_ascend_pt"));
+    let compare = |a: &PathBuf, b: &PathBuf, depth| {
+        npuprof_breakdown::compare::compare(a, b, &Options::default(), depth).expect("compare")
+    };
+    let same = compare(&r0, &r0, 3);
+    assert_eq!(same.pairs.len(), 1);
+    assert!(same.pairs[0].rows.iter().all(|r| r.delta_us == 0.0));
+    // One run on each side: paired whatever their ranks.
+    let fall = compare(&r0, &r1, 2);
+    assert!(fall.notes.is_empty(), "{:?}", fall.notes);
+    let pair = &fall.pairs[0];
+    assert_eq!((pair.rank, pair.new_rank), (Some(0), Some(1)));
+    let runs = breakdown(&dir, &Options::default())
+        .expect("both ranks")
+        .runs;
+    // The rows add up to each run's kernel time per step (one step here).
+    let base: f64 = pair.rows.iter().filter_map(|r| r.base_us).sum();
+    let new: f64 = pair.rows.iter().filter_map(|r| r.new_us).sum();
+    assert!((base - runs[0].kernel_us).abs() < 1e-6 && (pair.base_us - base).abs() < 1e-9);
+    assert!((new - runs[1].kernel_us).abs() < 1e-6);
+    // Cut at depth 2: AlexNet_0 counts with its total, msprof-analyze's on each rank.
+    let alexnet = pair
+        .rows
+        .iter()
+        .find(|r| r.node == "/DistributedDataParallel_0/AlexNet_0")
+        .expect("AlexNet_0");
+    assert!((alexnet.delta_us - (2335.32653125 - 2318.94625)).abs() < 0.001);
+    // Largest change first.
+    assert!(
+        pair.rows
+            .windows(2)
+            .all(|w| w[0].delta_us.abs() >= w[1].delta_us.abs())
+    );
+    // Two ranks on each side: paired by rank.
+    assert_eq!(compare(&dir, &dir, 2).pairs.len(), 2);
+}

@@ -189,6 +189,10 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
                 "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1 --depth 3 --html breakdown.html",
             ),
             ex(
+                "Where the per-step time changed from one run to another, module by module",
+                "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt crates/verify/tests/data/runs/msinsight-text-level1/rank1_ascend_pt --depth 3",
+            ),
+            ex(
                 "The newest decode profile, as JSON (module tree or inferred layers)",
                 "npuprof breakdown --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase decode --json",
             ),

@@ -170,3 +170,40 @@ fn html_page_holds_the_layer_strip_with_its_outliers() {
     assert_eq!(html.matches("<rect class=\"outlier\"").count(), 2);
     assert!(html.contains("data-layer=\"0\"") && !html.contains("<script"));
 }
+
+#[test]
+fn terminal_waterfall_between_two_runs() {
+    assert_cmd_snapshot!(
+        "breakdown_waterfall_human",
+        breakdown_in(
+            &runs_dir().join("msinsight-text-level1"),
+            &["rank0_ascend_pt", "rank1_ascend_pt", "--depth", "3"]
+        )
+    );
+    let out = breakdown_in(
+        &runs_dir().join("msinsight-text-level1"),
+        &["rank0_ascend_pt", "rank1_ascend_pt", "--json"],
+    )
+    .output()
+    .expect("runs");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["schema_version"], 1);
+    let pair = &json["pairs"][0];
+    assert_eq!(
+        (pair["rank"].as_u64(), pair["new_rank"].as_u64()),
+        (Some(0), Some(1))
+    );
+    let sum: f64 = pair["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r["delta_us"].as_f64().expect("delta"))
+        .sum();
+    let total = pair["new_us"].as_f64().expect("new") - pair["base_us"].as_f64().expect("base");
+    assert!((sum - total).abs() < 1e-6);
+    // --html is for one profile.
+    let out = breakdown_in(&runs_dir(), &["a", "b", "--html", "x.html"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}

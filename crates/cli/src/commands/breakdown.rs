@@ -14,11 +14,12 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use anstyle::Style;
+use npuprof_breakdown::compare::Waterfall;
 use npuprof_breakdown::layers::{Direction, Layers, Region, RegionRole};
 use npuprof_breakdown::matrix::Matrix;
 use npuprof_breakdown::{Breakdown, Confidence, Method, Options, RunBreakdown};
 use npuprof_summary::ranks::rank_label;
-use npuprof_summary::units::{duration, fit, percent, wrap};
+use npuprof_summary::units::{duration, fit, percent, signed, wrap};
 
 use crate::exit::Exit;
 use crate::output::{print_json, report_width};
@@ -31,6 +32,10 @@ pub struct Args {
     /// run config's newest result directory].
     #[arg(conflicts_with_all = ["model", "config"])]
     pub path: Option<PathBuf>,
+    /// A second profile: print the waterfall of the per-step time from PATH (the base) to NEW,
+    /// node by node (module trees cut at --depth, default 2).
+    #[arg(value_name = "NEW", requires = "path", conflicts_with = "html")]
+    pub new: Option<PathBuf>,
     /// The repository and run config whose newest result to break down.
     #[command(flatten)]
     pub target: crate::args::TargetArgs,
@@ -51,6 +56,16 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         phase: args.report.phase.clone(),
         rank: args.rank,
     };
+    if let (Some(base), Some(new)) = (&args.path, &args.new) {
+        let depth = args.depth.map_or(2, |d| d as usize);
+        let fall = npuprof_breakdown::compare::compare(base, new, &options, depth)?;
+        if args.report.json {
+            print_json(&fall)?;
+        } else {
+            crate::output::stdout().write_all(waterfall(&fall).as_bytes())?;
+        }
+        return Ok(Exit::Ok);
+    }
     let path = args.target.profile(args.path.as_deref())?;
     let result = npuprof_breakdown::breakdown(&path, &options)?;
     args.report
@@ -112,6 +127,63 @@ pub fn human(result: &Breakdown, depth: usize) -> String {
     }
     for matrix in &result.ranks {
         rank_matrix(&mut out, matrix, depth);
+    }
+    out
+}
+
+/// Rows of a waterfall shown in the terminal (largest change first; `--json` has all).
+const WATERFALL_ROWS: usize = 15;
+
+/// The waterfall of each run pair: base time, the largest changes, new time.
+fn waterfall(fall: &Waterfall) -> String {
+    let mut out = String::new();
+    for pair in &fall.pairs {
+        let ranks = if pair.rank == pair.new_rank {
+            rank_label(pair.rank)
+        } else {
+            format!("{} → {}", rank_label(pair.rank), rank_label(pair.new_rank))
+        };
+        let _ = writeln!(
+            out,
+            "{}{} · {ranks}{}: {} → {} per step ({})",
+            bold().render(),
+            pair.phase.as_deref().unwrap_or("run"),
+            bold().render_reset(),
+            duration(pair.base_us),
+            duration(pair.new_us),
+            signed(pair.new_us - pair.base_us)
+        );
+        let name_width = report_width().saturating_sub(2 + 3 * 11).clamp(12, 60);
+        let _ = writeln!(
+            out,
+            "  {:<name_width$} {:>10} {:>10} {:>10}",
+            "node", "base", "new", "change"
+        );
+        for row in pair.rows.iter().take(WATERFALL_ROWS) {
+            let _ = writeln!(
+                out,
+                "  {:<name_width$} {:>10} {:>10} {:>10}",
+                fit(&row.node, name_width),
+                row.base_us.map_or_else(|| "-".to_owned(), duration),
+                row.new_us.map_or_else(|| "-".to_owned(), duration),
+                signed(row.delta_us)
+            );
+        }
+        if pair.rows.len() > WATERFALL_ROWS {
+            let rest: f64 = pair.rows[WATERFALL_ROWS..].iter().map(|r| r.delta_us).sum();
+            let _ = writeln!(
+                out,
+                "  {:<name_width$} {:>10} {:>10} {:>10}",
+                format!("{} more", pair.rows.len() - WATERFALL_ROWS),
+                "",
+                "",
+                signed(rest)
+            );
+        }
+        out.push('\n');
+    }
+    for note in &fall.notes {
+        wrapped(&mut out, "note: ", note);
     }
     out
 }
