@@ -223,6 +223,17 @@ fn read_run(
         run.notes
             .push(format!("no {OUTPUT_DIR}/{}", trace::TRACE_VIEW));
     }
+    if run.method == Method::None
+        && npuprof_summary::db_export::DbFiles::find(&output)
+            .profiler
+            .is_some()
+    {
+        run.notes.push(
+            "db export only: breakdown reads the text export (trace_view.json, \
+             kernel_details.csv); export_type Text, or both, for a breakdown"
+                .to_owned(),
+        );
+    }
     if let Some(layers) = &run.layers {
         run.method = Method::Layers;
         run.confidence = layers.confidence;

@@ -90,3 +90,18 @@ fn nothing_to_break_down_by_says_why() {
         run.notes
     );
 }
+
+#[test]
+fn a_db_export_says_breakdown_reads_the_text_export() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/db-level1");
+    let result = breakdown(&dir, &Options::default()).expect("breakdown");
+    assert_eq!(result.runs.len(), 2);
+    for run in &result.runs {
+        assert_eq!(run.method, Method::None);
+        assert!(
+            run.notes.iter().any(|n| n.contains("db export only")),
+            "{:?}",
+            run.notes
+        );
+    }
+}
