@@ -175,6 +175,7 @@ pub const TABLE: &[(&str, Match, Class)] = &[
     ("Greater", Match::Exact, Class::Other),
     ("GreaterEqual", Match::Exact, Class::Other),
     ("Index", Match::Exact, Class::Other),
+    ("IndexPutV2", Match::Exact, Class::Other),
     ("Less", Match::Exact, Class::Other),
     ("Log", Match::Exact, Class::Other),
     ("LogicalNot", Match::Exact, Class::Other),

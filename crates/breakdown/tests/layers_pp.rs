@@ -1,6 +1,6 @@
-//! Layer mode on a real run: rank 0 (pipeline stage 0) of MindStudio Insight's 4-rank PP2×DP2
-//! LLM training step (`test/st/level2`, vendored in crates/verify/tests/data/Ascend-msinsight/,
-//! Mulan PSL v2).
+//! Layer mode on a real run: ranks 0 and 2 (pipeline stages 0 and 1) of MindStudio Insight's
+//! 4-rank PP2×DP2 LLM training step (`test/st/level2`, vendored in
+//! crates/verify/tests/data/Ascend-msinsight/, Mulan PSL v2, see its NOTICE).
 
 use std::path::PathBuf;
 
@@ -115,4 +115,55 @@ fn the_pipeline_wait_lies_between_the_forward_and_the_backward_passes() {
     assert!((waits[0].3 - 158_553.28).abs() < 1e-6);
     assert_eq!(layers.items[28].first_kernel, 885);
     assert_eq!((waits[1].0, waits[1].1), (1397, Some(41)));
+}
+
+/// Rank 2 (pipeline stage 1, the last) of the same step.
+fn stage1_table() -> kernels::KernelTable {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(
+        "../verify/tests/data/Ascend-msinsight/\
+         test__st__level2__rank_2_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv",
+    );
+    kernels::read(&path).expect("the vendored table")
+}
+
+#[test]
+fn the_last_stage_has_the_same_layers_in_1f1b_order_and_the_head() {
+    let layers = infer(&stage1_table()).expect("layers");
+    assert_eq!(layers.count, 56);
+    assert_eq!(layers.confidence, Confidence::High);
+    // The last stage runs each micro-batch's backward right after its forward: F B F B.
+    let runs: Vec<(Direction, usize, usize)> = layers
+        .runs
+        .iter()
+        .map(|r| (r.direction, r.layers, r.occurrence))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (Direction::Forward, 14, 0),
+            (Direction::Backward, 14, 0),
+            (Direction::Forward, 14, 1),
+            (Direction::Backward, 14, 1),
+        ]
+    );
+    // It first waits for stage 0's activations (a receive before the first layer).
+    let before = &layers.regions[0];
+    assert_eq!(before.role, RegionRole::Before);
+    assert_eq!(before.waits.len(), 1);
+    assert_eq!(before.waits[0].kernel_type, "hcom_batchSendRecv_");
+    assert!(before.waits[0].us > 70_000.0);
+    // After each forward pass: the output head's large matmuls and the loss.
+    for after_forward in [13, 41] {
+        let region = layers
+            .regions
+            .iter()
+            .find(|r| r.after_layer == Some(after_forward))
+            .expect("a region after the forward pass");
+        let head = region
+            .classes
+            .iter()
+            .find(|c| c.class == Class::DenseMlp)
+            .expect("the head's matmuls");
+        assert!(head.us > 30_000.0, "{region:?}");
+    }
 }
