@@ -163,6 +163,8 @@ fn read_run(
         notes,
     };
     let kernels_path = output.join(KERNEL_DETAILS);
+    // Why layer mode had nothing: said only when the trace has no module calls either.
+    let mut no_layers = None;
     if kernels_path.is_file() {
         let table = kernels::read(&kernels_path)?;
         if !table.skipped.is_empty() {
@@ -173,13 +175,13 @@ fn read_run(
         }
         run.layers = layers::infer(&table);
         if run.layers.is_none() && !table.rows.is_empty() {
-            run.notes.push(format!(
+            no_layers = Some(format!(
                 "{KERNEL_DETAILS}: no layer-defining kernel class (attention core, MoE gate, \
                  norm) recurs with a dominant period: no layers inferred"
             ));
         }
     } else {
-        run.notes.push(format!(
+        no_layers = Some(format!(
             "no {OUTPUT_DIR}/{KERNEL_DETAILS}: layers not inferred"
         ));
     }
@@ -223,7 +225,9 @@ fn read_run(
         run.notes
             .push(format!("no {OUTPUT_DIR}/{}", trace::TRACE_VIEW));
     }
-    if run.method == Method::None
+    run.notes.extend(no_layers);
+    if !kernels_path.is_file()
+        && !trace_path.is_file()
         && npuprof_summary::db_export::DbFiles::find(&output)
             .profiler
             .is_some()
