@@ -220,6 +220,8 @@ pub struct Layers {
     pub steps: usize,
     /// Share of the table's kernel time inside layers (all steps).
     pub coverage: f64,
+    /// The same without communication kernels (of the computing time, the share in layers).
+    pub compute_coverage: f64,
     /// The table's kernel time (µs, all steps).
     pub kernel_us: f64,
     /// What the inference could not settle.
@@ -528,6 +530,15 @@ fn send_recv(ty: &str) -> bool {
     t.contains("send") || t.contains("recv") || t.contains("receive")
 }
 
+/// `part` of `whole`, 0 for an empty whole.
+fn share(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
 /// Infers the layers of a kernel table; `None` when no step has an anchor with a dominant
 /// period.
 pub fn infer(table: &KernelTable) -> Option<Layers> {
@@ -541,15 +552,23 @@ pub fn infer(table: &KernelTable) -> Option<Layers> {
     if found.is_empty() {
         return None;
     }
-    let in_layers: u64 = found
+    let comm_ps: u64 = steps
         .iter()
-        .map(|(i, l)| {
-            l.layers
-                .iter()
-                .map(|&(s, e, _)| steps[*i].1[s..e].iter().map(|k| k.dur_ps).sum::<u64>())
-                .sum::<u64>()
-        })
+        .flat_map(|(_, ks)| ks.iter())
+        .filter(|k| k.class == Class::Communication)
+        .map(|k| k.dur_ps)
         .sum();
+    let (mut in_layers, mut comm_in_layers) = (0u64, 0u64);
+    for (i, l) in &found {
+        for &(s, e, _) in &l.layers {
+            for k in &steps[*i].1[s..e] {
+                in_layers += k.dur_ps;
+                if k.class == Class::Communication {
+                    comm_in_layers += k.dur_ps;
+                }
+            }
+        }
+    }
     let mut counts: BTreeMap<usize, usize> = BTreeMap::new();
     for (_, l) in &found {
         *counts.entry(l.layers.len()).or_default() += 1;
@@ -734,11 +753,8 @@ pub fn infer(table: &KernelTable) -> Option<Layers> {
         outliers: outlier_list,
         regions,
         steps: used.len(),
-        coverage: if total_ps == 0 {
-            0.0
-        } else {
-            in_layers as f64 / total_ps as f64
-        },
+        coverage: share(in_layers, total_ps),
+        compute_coverage: share(in_layers - comm_in_layers, total_ps - comm_ps),
         kernel_us: ps_to_us(total_ps),
         notes,
     })

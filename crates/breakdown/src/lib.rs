@@ -87,6 +87,9 @@ pub struct RunBreakdown {
     pub confidence: Confidence,
     /// Share of the run's kernel time owned by a module (modules) or a layer (layers).
     pub coverage: f64,
+    /// The same of the kernel time outside communication (collectives have no launch flow and
+    /// mostly lie outside layers).
+    pub compute_coverage: f64,
     /// The run's kernel time (µs).
     pub kernel_us: f64,
     /// Exact mode's nodes, depth first (empty in layer mode).
@@ -155,6 +158,7 @@ fn read_run(
         method: Method::None,
         confidence: Confidence::None,
         coverage: 0.0,
+        compute_coverage: 0.0,
         kernel_us: 0.0,
         modules: Vec::new(),
         ledger: None,
@@ -212,6 +216,7 @@ fn read_run(
             } else {
                 tree.ledger.owned_ps as f64 / tree.ledger.total_ps as f64
             };
+            run.compute_coverage = tree.ledger.compute_coverage();
             run.modules = tree.modules;
             run.steps = tree.steps;
             run.ledger = Some(tree.ledger);
@@ -242,6 +247,7 @@ fn read_run(
         run.method = Method::Layers;
         run.confidence = layers.confidence;
         run.coverage = layers.coverage;
+        run.compute_coverage = layers.compute_coverage;
         run.kernel_us = layers.kernel_us;
     }
     Ok(Some(run))

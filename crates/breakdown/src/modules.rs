@@ -183,6 +183,24 @@ struct Owner {
     node: usize,
 }
 
+impl Ledger {
+    /// Of the kernel time outside communication, the share owned by a node.
+    pub fn compute_coverage(&self) -> f64 {
+        let comm: u64 = self
+            .unattributed
+            .iter()
+            .filter(|l| l.reason == Unattributed::CommunicationUnlinked)
+            .map(|l| l.ps)
+            .sum();
+        let compute = self.total_ps - comm;
+        if compute == 0 {
+            0.0
+        } else {
+            self.owned_ps as f64 / compute as f64
+        }
+    }
+}
+
 /// Whether the trace holds module calls to break down by.
 pub fn has_modules(trace: &Trace) -> bool {
     !trace.modules.is_empty()

@@ -91,6 +91,8 @@ fn the_optimizer_loop_is_not_a_layer() {
     assert_eq!(tail.role, RegionRole::After);
     assert!(loops.iter().all(|&i| i >= tail.first_kernel));
     assert!(layers.coverage > 0.0 && layers.coverage < 1.0);
+    // Most communication (gradient sync, pipeline waits) lies outside the layers.
+    assert!(layers.compute_coverage > layers.coverage && layers.compute_coverage < 1.0);
 }
 
 #[test]

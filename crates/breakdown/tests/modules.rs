@@ -317,6 +317,9 @@ fn the_ledger_adds_up_exactly() {
             .sum();
         assert!((roots - ledger.owned_ps as f64 / 1e6).abs() < 1e-6);
         assert!((run.coverage - ledger.owned_ps as f64 / ledger.total_ps as f64).abs() < 1e-12);
+        let compute = (ledger.total_ps - comm.ps) as f64;
+        assert!((run.compute_coverage - ledger.owned_ps as f64 / compute).abs() < 1e-12);
+        assert!(run.compute_coverage > run.coverage && run.compute_coverage <= 1.0);
     }
 }
 

@@ -106,12 +106,13 @@ pub fn human(result: &Breakdown, depth: usize) -> String {
             bold().render_reset(),
             run.dir,
         );
-        let _ = writeln!(
-            out,
-            "  {method}: {} of {} kernel time covered",
+        let covered = format!(
+            "{} of {} kernel time covered ({} without communication)",
             percent(run.coverage),
-            duration(run.kernel_us)
+            duration(run.kernel_us),
+            percent(run.compute_coverage)
         );
+        wrapped(&mut out, &format!("  {method}: "), &covered);
         if run.method == Method::Modules {
             modules(&mut out, run, depth);
         }
