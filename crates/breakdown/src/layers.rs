@@ -3,7 +3,8 @@
 //!
 //! 1. **Anchor.** The first of [`ANCHORS`] (attention core, then MoE gate, then norm) whose
 //!    occurrences in the step have a dominant gap: at least [`MIN_DOMINANCE`] of the gaps (in
-//!    kernels) between consecutive occurrences take a value that repeats. Never the most
+//!    kernels) between consecutive occurrences take a value that repeats, the most frequent of
+//!    them at least [`MIN_PERIOD`] kernels. Never the most
 //!    regular kernel as such: an optimizer's per-parameter loop is as regular as it gets.
 //! 2. **Blocks.** The kernels from one anchor to the next, grouped by their kernel-type
 //!    multiset (weighted Jaccard ≥ [`JACCARD`]); consecutive blocks of one group are a
@@ -37,6 +38,10 @@ use crate::time::{median_p95, ps_to_us};
 
 /// The layer-defining classes, in the order they are tried.
 pub const ANCHORS: [Class; 3] = [Class::AttentionCore, Class::MoeGate, Class::Norm];
+
+/// The fewest kernels between anchors (the dominant gap) that make a layer: attention alone,
+/// or attention and a norm, repeated back to back is not a layer of a model.
+pub const MIN_PERIOD: usize = 4;
 
 /// The share of anchor gaps that must take a repeated value.
 pub const MIN_DOMINANCE: f64 = 0.5;
@@ -300,6 +305,9 @@ fn anchor(kernels: &[Kernel], types: &[String]) -> Option<(Anchor, Vec<usize>)> 
             .iter()
             .max_by_key(|(gap, n)| (**n, std::cmp::Reverse(**gap)))
             .map_or(0, |(gap, _)| *gap);
+        if period < MIN_PERIOD {
+            continue;
+        }
         let mut seen: Vec<u32> = Vec::new();
         for &i in &at {
             if !seen.contains(&kernels[i].ty) {

@@ -169,8 +169,10 @@ fn read_run(
     let kernels_path = output.join(KERNEL_DETAILS);
     // Why layer mode had nothing: said only when the trace has no module calls either.
     let mut no_layers = None;
+    let mut table_us = 0.0;
     if kernels_path.is_file() {
         let table = kernels::read(&kernels_path)?;
+        table_us = time::ps_to_us(table.rows.iter().map(|r| r.dur_ps).sum());
         if !table.skipped.is_empty() {
             run.notes.push(format!(
                 "{KERNEL_DETAILS}: {} row(s) with the wrong number of fields left out",
@@ -243,6 +245,7 @@ fn read_run(
                 .to_owned(),
         );
     }
+    run.kernel_us = table_us;
     if let Some(layers) = &run.layers {
         run.method = Method::Layers;
         run.confidence = layers.confidence;

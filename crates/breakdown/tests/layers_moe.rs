@@ -173,6 +173,21 @@ fn sixty_two_layers_in_three_kinds_and_the_slow_one_found() {
 }
 
 #[test]
+fn attention_kernels_back_to_back_are_not_layers() {
+    let mut b = Builder {
+        table: KernelTable::default(),
+        now_ns: 0,
+        seed: 1,
+    };
+    b.kernels(1, &[("GatherV2", 1.0), ("MatMulV3", 1.0)], 1.0);
+    for _ in 0..6 {
+        b.kernels(1, &[("FlashAttentionScore", 5.0)], 1.0);
+    }
+    b.kernels(1, &[("Add", 1.0), ("Cast", 1.0)], 1.0);
+    assert!(infer(&b.table).is_none());
+}
+
+#[test]
 fn no_anchor_no_layers() {
     let mut b = Builder {
         table: KernelTable::default(),
