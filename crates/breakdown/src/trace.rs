@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fmt;
 use std::fs::File;
 use std::path::Path;
 
@@ -16,6 +17,7 @@ use memchr::memmem;
 use npuprof_scan::trace_scan::{TraceState, scan_events};
 use npuprof_summary::SummaryError;
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 
 use crate::time::{parse_ts_ns, us_f64_to_ns, us_to_ps};
 
@@ -143,14 +145,50 @@ impl Trace {
 }
 
 /// A JSON scalar id or number as written.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 enum Scalar<'a> {
     U(u64),
     I(i64),
     F(f64),
-    #[serde(borrow)]
     S(Cow<'a, str>),
+}
+
+/// Reads a [`Scalar`] straight from the token (an untagged enum would buffer every value
+/// first: a third of the time of a whole trace).
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number or a string")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Scalar::U(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Scalar::I(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Scalar::F(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::S(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::S(Cow::Owned(v.to_owned())))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor)
+    }
 }
 
 impl Scalar<'_> {
