@@ -17,6 +17,7 @@
 
 pub mod classes;
 pub mod compare;
+pub mod db;
 pub mod html;
 pub mod kernels;
 pub mod layers;
@@ -138,6 +139,23 @@ pub fn breakdown(path: &Path, options: &Options) -> Result<Breakdown, SummaryErr
     })
 }
 
+/// Exact mode's result on `run`.
+fn exact(run: &mut RunBreakdown, trace: &trace::Trace) {
+    let tree = modules::breakdown(trace);
+    run.method = Method::Modules;
+    run.confidence = Confidence::Exact;
+    run.kernel_us = time::ps_to_us(tree.ledger.total_ps);
+    run.coverage = if tree.ledger.total_ps == 0 {
+        0.0
+    } else {
+        tree.ledger.owned_ps as f64 / tree.ledger.total_ps as f64
+    };
+    run.compute_coverage = tree.ledger.compute_coverage();
+    run.modules = tree.modules;
+    run.steps = tree.steps;
+    run.ledger = Some(tree.ledger);
+}
+
 /// Breaks down one run directory; `None` when `rank` selects another.
 fn read_run(
     dir: &Path,
@@ -209,19 +227,7 @@ fn read_run(
             ));
         }
         if modules::has_modules(&trace) {
-            let tree = modules::breakdown(&trace);
-            run.method = Method::Modules;
-            run.confidence = Confidence::Exact;
-            run.kernel_us = time::ps_to_us(tree.ledger.total_ps);
-            run.coverage = if tree.ledger.total_ps == 0 {
-                0.0
-            } else {
-                tree.ledger.owned_ps as f64 / tree.ledger.total_ps as f64
-            };
-            run.compute_coverage = tree.ledger.compute_coverage();
-            run.modules = tree.modules;
-            run.steps = tree.steps;
-            run.ledger = Some(tree.ledger);
+            exact(&mut run, &trace);
             return Ok(Some(run));
         }
         run.notes.push(format!(
@@ -232,19 +238,23 @@ fn read_run(
         run.notes
             .push(format!("no {OUTPUT_DIR}/{}", trace::TRACE_VIEW));
     }
-    run.notes.extend(no_layers);
-    if !kernels_path.is_file()
-        && !trace_path.is_file()
-        && npuprof_summary::db_export::DbFiles::find(&output)
-            .profiler
-            .is_some()
-    {
-        run.notes.push(
-            "db export only: breakdown reads the text export (trace_view.json, \
-             kernel_details.csv); export_type Text, or both, for a breakdown"
-                .to_owned(),
-        );
+    if let Some(profiler) = npuprof_summary::db_export::DbFiles::find(&output).profiler {
+        if db::has_module_calls(&profiler)? {
+            exact(&mut run, &db::read(&profiler)?);
+            run.notes.push(
+                "db export: module calls, operators and tasks read from its database".to_owned(),
+            );
+            return Ok(Some(run));
+        }
+        if !kernels_path.is_file() {
+            run.notes.push(
+                "db export without nn.Module calls (record with with_modules=True); layers are \
+                 inferred from the text export's kernel_details.csv only"
+                    .to_owned(),
+            );
+        }
     }
+    run.notes.extend(no_layers);
     run.kernel_us = table_us;
     if let Some(layers) = &run.layers {
         run.method = Method::Layers;

@@ -49,6 +49,9 @@ pub enum Unattributed {
     /// Launched by an operator outside every module call, backward operator and optimizer
     /// call.
     OutsideModules,
+    /// A collective's device task launched outside every module (a db export links them to
+    /// the collective's operator, a DDP hook's all-reduce for one).
+    CommunicationOutsideModules,
 }
 
 impl Unattributed {
@@ -60,6 +63,9 @@ impl Unattributed {
             }
             Unattributed::NoFlow => "kernels without a launch flow",
             Unattributed::OutsideModules => "launched outside every module",
+            Unattributed::CommunicationOutsideModules => {
+                "communication tasks launched outside every module"
+            }
         }
     }
 }
@@ -189,7 +195,12 @@ impl Ledger {
         let comm: u64 = self
             .unattributed
             .iter()
-            .filter(|l| l.reason == Unattributed::CommunicationUnlinked)
+            .filter(|l| {
+                matches!(
+                    l.reason,
+                    Unattributed::CommunicationUnlinked | Unattributed::CommunicationOutsideModules
+                )
+            })
             .map(|l| l.ps)
             .sum();
         let compute = self.total_ps - comm;
@@ -360,7 +371,7 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
     let (mut total_ps, mut kernels, mut skipped, mut skipped_ps) = (0u64, 0u64, 0u64, 0u64);
     // Launch points per thread: (ts, kernel slot).
     let mut launched: HashMap<Thread, Vec<(u64, usize)>> = HashMap::new();
-    let mut kept: Vec<(u64, Option<usize>, u64)> = Vec::new(); // (dur, step, launch ts)
+    let mut kept: Vec<(u64, Option<usize>, bool)> = Vec::new(); // (dur, step, communication)
     for task in trace
         .tasks
         .iter()
@@ -381,18 +392,19 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
         let launch = landing
             .get(&task.at)
             .and_then(|id| trace.launches.starts.get(id));
+        let comm = task.communication
+            || COMMUNICATION_TASKS.contains(&task_type)
+            || trace.name(task.name).starts_with("hcom");
         match launch {
             Some(start) => {
                 let slot = kept.len();
-                kept.push((task.dur_ps, step_of(&steps, start.ts), start.ts));
+                kept.push((task.dur_ps, step_of(&steps, start.ts), comm));
                 launched
                     .entry(start.thread)
                     .or_default()
                     .push((start.ts, slot));
             }
             None => {
-                let comm = COMMUNICATION_TASKS.contains(&task_type)
-                    || trace.name(task.name).starts_with("hcom");
                 let reason = if comm {
                     Unattributed::CommunicationUnlinked
                 } else {
@@ -424,7 +436,7 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
         }
     }
     let mut owned_ps = 0u64;
-    for (slot, &(dur, step, _)) in kept.iter().enumerate() {
+    for (slot, &(dur, step, comm)) in kept.iter().enumerate() {
         match owner_of[slot] {
             Some(node) => {
                 owned_ps += dur;
@@ -436,7 +448,12 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
                 }
             }
             None => {
-                let line = ledger.entry(Unattributed::OutsideModules).or_default();
+                let reason = if comm {
+                    Unattributed::CommunicationOutsideModules
+                } else {
+                    Unattributed::OutsideModules
+                };
+                let line = ledger.entry(reason).or_default();
                 line.0 += 1;
                 line.1 += dur;
             }

@@ -103,6 +103,9 @@ pub struct Task {
     pub name: u32,
     /// `args["Task Type"]`, interned in [`Trace::names`] (`u32::MAX` when absent).
     pub task_type: u32,
+    /// A collective's task, known as such by its source (a db export's communication stream);
+    /// a text export's are known by their task type.
+    pub communication: bool,
 }
 
 /// Both ends of the flows of one category, by flow id.
@@ -399,6 +402,7 @@ fn take(trace: &mut Trace, index: &mut HashMap<String, u32>, event: Event<'_>) {
                         dur_ps,
                         name,
                         task_type,
+                        communication: false,
                     });
                 }
             }

@@ -92,14 +92,17 @@ fn nothing_to_break_down_by_says_why() {
 }
 
 #[test]
-fn a_db_export_says_breakdown_reads_the_text_export() {
+fn a_db_export_with_module_calls_is_broken_down_from_its_database() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/db-level1");
     let result = breakdown(&dir, &Options::default()).expect("breakdown");
     assert_eq!(result.runs.len(), 2);
     for run in &result.runs {
-        assert_eq!(run.method, Method::None);
+        assert_eq!(run.method, Method::Modules);
+        assert_eq!(run.confidence, Confidence::Exact);
         assert!(
-            run.notes.iter().any(|n| n.contains("db export only")),
+            run.notes
+                .iter()
+                .any(|n| n.starts_with("db export: module calls")),
             "{:?}",
             run.notes
         );
