@@ -15,8 +15,7 @@ use npuprof_summary::SummaryError;
 use rusqlite::Connection;
 
 use crate::trace::{
-    DEVICE_PROCESS, MODULE_PREFIX, ModuleCall, OPTIMIZER_PREFIX, Op, OpRole, Point, STEP_PREFIX,
-    Span, Task, Trace,
+    DEVICE_PROCESS, MODULE_PREFIX, ModuleCall, Op, OpRole, Point, Span, Task, Trace, intern,
 };
 
 /// `PYTORCH_API.type` of a Python call (module calls among them).
@@ -113,14 +112,10 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
                 },
             );
         }
-        let role = if let Some(n) = name.strip_prefix(STEP_PREFIX) {
-            n.trim().parse().map_or(OpRole::Other, OpRole::Step)
-        } else if name.starts_with(OPTIMIZER_PREFIX) {
-            OpRole::Optimizer(name.to_owned())
-        } else {
-            OpRole::Other
-        };
-        trace.ops.push(Op { span, role });
+        trace.ops.push(Op {
+            span,
+            role: OpRole::of(name),
+        });
     }
     // Connection → the operators linked by it.
     let mut linked: HashMap<i64, Vec<Point>> = HashMap::new();
@@ -141,15 +136,6 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
         }
     }
     let mut index: HashMap<String, u32> = HashMap::new();
-    let mut intern = |names: &mut Vec<String>, name: &str| -> u32 {
-        if let Some(&i) = index.get(name) {
-            return i;
-        }
-        let i = names.len() as u32;
-        names.push(name.to_owned());
-        index.insert(name.to_owned(), i);
-        i
-    };
     // Streams that carry a collective's tasks: their tasks without compute info are
     // communication (the reduce steps as well as the copies and notifies).
     let mut comm_streams: Vec<i64> = Vec::new();
@@ -201,8 +187,8 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
             trace.launches.ends.insert(next_flow, at);
             next_flow += 1;
         }
-        let name = intern(&mut trace.names, name);
-        let task_type = intern(&mut trace.names, task_type);
+        let name = intern(&mut trace.names, &mut index, name);
+        let task_type = intern(&mut trace.names, &mut index, task_type);
         trace.tasks.push(Task {
             at,
             dur_ps: (end - start).max(0) as u64 * 1000,

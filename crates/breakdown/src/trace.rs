@@ -74,6 +74,19 @@ pub enum OpRole {
     Other,
 }
 
+impl OpRole {
+    /// The role of an operator named `name`.
+    pub fn of(name: &str) -> Self {
+        if let Some(n) = name.strip_prefix(STEP_PREFIX) {
+            n.trim().parse().map_or(OpRole::Other, OpRole::Step)
+        } else if name.starts_with(OPTIMIZER_PREFIX) {
+            OpRole::Optimizer(name.to_owned())
+        } else {
+            OpRole::Other
+        }
+    }
+}
+
 /// A host operator (`cat: cpu_op`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {
@@ -276,8 +289,8 @@ fn skip(bytes: &[u8]) -> bool {
     counter || frame
 }
 
-/// Interns `name`.
-fn intern(names: &mut Vec<String>, index: &mut HashMap<String, u32>, name: &str) -> u32 {
+/// Interns `name` in `names` (`index` finds it again).
+pub(crate) fn intern(names: &mut Vec<String>, index: &mut HashMap<String, u32>, name: &str) -> u32 {
     if let Some(&i) = index.get(name) {
         return i;
     }
@@ -379,16 +392,10 @@ fn take(trace: &mut Trace, index: &mut HashMap<String, u32>, event: Event<'_>) {
                         });
                     }
                 }
-                "cpu_op" => {
-                    let role = if let Some(n) = name.strip_prefix(STEP_PREFIX) {
-                        n.trim().parse().map_or(OpRole::Other, OpRole::Step)
-                    } else if name.starts_with(OPTIMIZER_PREFIX) {
-                        OpRole::Optimizer(name.to_owned())
-                    } else {
-                        OpRole::Other
-                    };
-                    trace.ops.push(Op { span, role });
-                }
+                "cpu_op" => trace.ops.push(Op {
+                    span,
+                    role: OpRole::of(name),
+                }),
                 c if HOST_CATEGORIES.contains(&c) => {}
                 _ => {
                     let name = intern(&mut trace.names, index, name);
