@@ -3,6 +3,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench_advise;
+mod bench_breakdown;
 mod bench_host_gaps;
 mod bench_lint;
 mod bench_route;
@@ -43,6 +44,8 @@ enum Bench {
     Summary(bench_summary::Args),
     /// `npuprof advise` against `npuprof summary` on the same file, and msprof-analyze's advisor.
     Advise(bench_advise::Args),
+    /// `npuprof breakdown` on a generated multi-step trace and kernel table vs `npuprof verify`.
+    Breakdown(bench_breakdown::Args),
     /// `npuprof lint` on a generated file with 2000 windows vs the same with 200, and vs
     /// Python's `ast.parse`.
     Lint(bench_lint::Args),
@@ -54,6 +57,7 @@ fn main() -> anyhow::Result<std::process::ExitCode> {
         Task::Bench(Bench::Verify(args)) => bench_verify::run(&args),
         Task::Bench(Bench::Summary(args)) => bench_summary::run(&args),
         Task::Bench(Bench::Advise(args)) => bench_advise::run(&args),
+        Task::Bench(Bench::Breakdown(args)) => bench_breakdown::run(&args),
         Task::Bench(Bench::Lint(args)) => bench_lint::run(&args),
         // Exit 2 on an error, as 1 means a stale page (or drift).
         Task::Codegen(args) => {

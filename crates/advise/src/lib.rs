@@ -33,7 +33,7 @@ use npuprof_summary::run::{
 use npuprof_summary::step_ids::kernel_divisor;
 use npuprof_summary::steps::{Step, read_steps};
 use npuprof_summary::warnings::{self, RunFacts, Warning};
-use npuprof_summary::{SummaryError, phase_order};
+use npuprof_summary::{SummaryError, run_key};
 use serde::Serialize;
 
 pub use crate::codes::Code;
@@ -143,10 +143,8 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
         ));
     }
     runs.sort_by(|a, b| {
-        phase_order(&a.info.phase)
-            .cmp(&phase_order(&b.info.phase))
-            .then(a.info.rank.cmp(&b.info.rank))
-            .then(a.info.dir.cmp(&b.info.dir))
+        let (a, b) = (&a.info, &b.info);
+        run_key(&a.phase, a.rank, &a.dir).cmp(&run_key(&b.phase, b.rank, &b.dir))
     });
     let mut findings = Vec::new();
     let mut start = 0;

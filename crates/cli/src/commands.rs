@@ -1,6 +1,7 @@
 //! One module per subcommand; each has an `Args` struct and a `run` function.
 
 mod advise;
+mod breakdown;
 mod collect;
 mod compare;
 mod completions;
@@ -48,6 +49,8 @@ pub enum Command {
     Compare(compare::Args),
     /// What is wrong with a profile and what to do: findings with evidence, time at stake, next action.
     Advise(advise::Args),
+    /// Break a profile down to the model's structure: nn.Module tree (exact) or inferred layers.
+    Breakdown(breakdown::Args),
     /// List what npuprof has changed in a repository.
     Status(status::Args),
     /// Restore every file npuprof changed, byte for byte.
@@ -75,6 +78,7 @@ impl Command {
             Command::Summary(args) => summary::run(args),
             Command::Compare(args) => compare::run(args),
             Command::Advise(args) => advise::run(args),
+            Command::Breakdown(args) => breakdown::run(args),
             Command::Status(args) => status::run(args),
             Command::Revert(args) => revert::run(args),
             Command::Skill(args) => skill::run(args),

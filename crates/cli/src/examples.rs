@@ -182,6 +182,23 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
         ],
     ),
     (
+        "breakdown",
+        &[
+            ex(
+                "The nn.Module tree of a real 2-rank run in the clone, three levels deep, and a page",
+                "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1 --depth 3 --html breakdown.html",
+            ),
+            ex(
+                "Where the per-step time changed from one run to another, module by module",
+                "npuprof breakdown crates/verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt crates/verify/tests/data/runs/msinsight-text-level1/rank1_ascend_pt --depth 3",
+            ),
+            ex(
+                "The newest decode profile, as JSON (module tree or inferred layers)",
+                "npuprof breakdown --repo examples/recipes-mini --model deepseek-mini --yaml decode_mtp.yaml --phase decode --json",
+            ),
+        ],
+    ),
+    (
         "compare",
         &[
             ex(

@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "verify",
     "summary",
     "advise",
+    "breakdown",
     "compare",
     "relocate",
     "skill",
@@ -110,7 +111,7 @@ fn needs_missing_program(line: &str) -> Option<&'static str> {
 
 /// The commands whose examples read a collected result: a copy for them first runs the
 /// top-level help's `collect` example, as a user would have.
-const NEED_A_RESULT: &[&str] = &["verify", "summary", "advise", "relocate"];
+const NEED_A_RESULT: &[&str] = &["verify", "summary", "advise", "breakdown", "relocate"];
 
 /// Runs each line in `root`; a failure (exit other than 0 or 1) is added to `failures`.
 #[allow(clippy::print_stderr, reason = "says which pager half was not run")]

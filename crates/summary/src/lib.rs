@@ -90,12 +90,7 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
             options.rank,
         ));
     }
-    runs.sort_by(|a, b| {
-        phase_order(&a.phase)
-            .cmp(&phase_order(&b.phase))
-            .then(a.rank.cmp(&b.rank))
-            .then(a.dir.cmp(&b.dir))
-    });
+    runs.sort_by(|a, b| run_key(&a.phase, a.rank, &a.dir).cmp(&run_key(&b.phase, b.rank, &b.dir)));
     let ranks = ranks::phase_ranks(&runs);
     let next = next_steps::next_steps(path, &runs, &ranks);
     let mut summary = Summary {
@@ -250,6 +245,15 @@ fn phase_of(run: &RunRef, root: &Path) -> Option<String> {
                 .filter(|n| is_phase(n))
         })
         .map(str::to_owned)
+}
+
+/// The order reports list runs in: by phase ([`phase_order`]), then rank, then directory.
+pub fn run_key<'a>(
+    phase: &'a Option<String>,
+    rank: Option<u32>,
+    dir: &'a str,
+) -> ((u8, Option<&'a str>), Option<u32>, &'a str) {
+    (phase_order(phase), rank, dir)
 }
 
 /// mm_encode before prefill before decode before other phases before none.

@@ -396,6 +396,16 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Constant(npuprof_advise::SCHEMA_VERSION),
         ),
         (
+            "breakdown",
+            "crates/breakdown/src/lib.rs",
+            Constant(npuprof_breakdown::SCHEMA_VERSION),
+        ),
+        (
+            "breakdown BASE NEW",
+            "crates/breakdown/src/compare.rs",
+            Constant(npuprof_breakdown::compare::WATERFALL_SCHEMA_VERSION),
+        ),
+        (
             "status",
             "crates/cli/src/commands/status.rs",
             Source("crates/cli/src/commands/status.rs"),

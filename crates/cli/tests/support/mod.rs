@@ -118,7 +118,7 @@ pub fn shell_words(line: &str, cwd: &Path) -> Vec<String> {
 }
 
 /// A clone-like copy under `tmp/clone` of what the help examples and the README name:
-/// `examples/`, the fake torch_npu and the vendored real run; `tmp/home` is its private HOME.
+/// `examples/`, the fake torch_npu and the vendored real runs; `tmp/home` is its private HOME.
 pub fn clone_copy(tmp: &Path) -> PathBuf {
     let root = tmp.join("clone");
     for tree in [
@@ -127,6 +127,8 @@ pub fn clone_copy(tmp: &Path) -> PathBuf {
         // The fake vLLM server that `collect --engine`'s example starts.
         "tests/fake_vllm",
         "crates/summary/tests/data/real-2rank",
+        // The run recorded with module events that `breakdown`'s examples break down.
+        "crates/verify/tests/data/runs/msinsight-text-level1",
     ] {
         copy_tree(&workspace_root().join(tree), &root.join(tree));
     }

@@ -1,0 +1,441 @@
+//! What exact mode reads of `trace_view.json`: the `nn.Module` call events, the host operators
+//! (steps, optimizer calls, the backward operators), the `async_npu` launch flows, the
+//! `fwdbwd` forward → backward flows, the device tasks and the process names.
+//!
+//! One pass of npuprof-scan's trace scanner ([`scan_events`]: memory maps, SIMD structural
+//! scan), serde_json on each event's bytes only when a byte sieve cannot rule it out (counter
+//! events and Python call frames that are not modules are skipped unparsed). Memory holds the
+//! events kept (a few words each, names interned), never the file.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::fs::File;
+use std::path::Path;
+
+use memchr::memmem;
+use npuprof_scan::trace_scan::{TraceState, scan_events};
+use npuprof_summary::SummaryError;
+use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
+
+use crate::time::{parse_ts_ns, us_f64_to_ns, us_to_ps};
+
+/// The timeline file of a run's output directory.
+pub const TRACE_VIEW: &str = "trace_view.json";
+
+/// The name prefix of a module call event (`nn.Module: Conv2d_0`).
+pub const MODULE_PREFIX: &str = "nn.Module: ";
+
+/// The name prefix of a step range (`ProfilerStep#50`).
+pub const STEP_PREFIX: &str = "ProfilerStep#";
+
+/// The name prefix of an optimizer call (`Optimizer.step#SGD.step`), a top-level node as
+/// msprof-analyze makes it.
+pub const OPTIMIZER_PREFIX: &str = "Optimizer.";
+
+/// The device process whose tasks are the kernels.
+pub const DEVICE_PROCESS: &str = "Ascend Hardware";
+
+/// A process or thread id as written (a number, or a string hashed to one).
+pub type Id = u64;
+
+/// A host thread: (pid, tid).
+pub type Thread = (Id, Id);
+
+/// An interval on one thread, in ns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Span {
+    /// Its thread.
+    pub thread: Thread,
+    /// Start (ns).
+    pub start: u64,
+    /// End (ns, inclusive).
+    pub end: u64,
+}
+
+/// A module call: `nn.Module: <Class>_<n>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleCall {
+    /// When and where it ran.
+    pub span: Span,
+    /// `<Class>_<n>`.
+    pub name: String,
+}
+
+/// What a host operator is to the breakdown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpRole {
+    /// `ProfilerStep#N`.
+    Step(u64),
+    /// An optimizer call (its whole name).
+    Optimizer(String),
+    /// Any other operator (a backward operator when a `fwdbwd` flow ends at it).
+    Other,
+}
+
+impl OpRole {
+    /// The role of an operator named `name`.
+    pub fn of(name: &str) -> Self {
+        if let Some(n) = name.strip_prefix(STEP_PREFIX) {
+            n.trim().parse().map_or(OpRole::Other, OpRole::Step)
+        } else if name.starts_with(OPTIMIZER_PREFIX) {
+            OpRole::Optimizer(name.to_owned())
+        } else {
+            OpRole::Other
+        }
+    }
+}
+
+/// A host operator (`cat: cpu_op`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    /// When and where it ran.
+    pub span: Span,
+    /// What it is.
+    pub role: OpRole,
+}
+
+/// A point on a thread: one end of a flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Point {
+    /// Its process and thread.
+    pub thread: Thread,
+    /// Its time (ns).
+    pub ts: u64,
+}
+
+/// A device task (an `X` event of a device process).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Task {
+    /// Process (the device) and thread (the stream).
+    pub at: Point,
+    /// Duration (ps).
+    pub dur_ps: u64,
+    /// Name, interned in [`Trace::names`].
+    pub name: u32,
+    /// `args["Task Type"]`, interned in [`Trace::names`] (`u32::MAX` when absent).
+    pub task_type: u32,
+    /// A collective's task, known as such by its source (a db export's communication stream);
+    /// a text export's are known by their task type.
+    pub communication: bool,
+}
+
+/// Both ends of the flows of one category, by flow id.
+#[derive(Debug, Default, Clone)]
+pub struct Flows {
+    /// `ph: s` ends.
+    pub starts: HashMap<Id, Point>,
+    /// `ph: f` ends.
+    pub ends: HashMap<Id, Point>,
+}
+
+/// What exact mode read of one trace.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Process names by pid (`process_name` metadata).
+    pub processes: HashMap<Id, String>,
+    /// Module calls, in file order.
+    pub modules: Vec<ModuleCall>,
+    /// Host operators.
+    pub ops: Vec<Op>,
+    /// Device tasks (every process; [`DEVICE_PROCESS`]'s are the kernels).
+    pub tasks: Vec<Task>,
+    /// Kernel launches: `async_npu` flows (start at the launching operator, end at the kernel).
+    pub launches: Flows,
+    /// Forward → backward: `fwdbwd` flows (start at a forward operator, end at its backward).
+    pub backward: Flows,
+    /// Interned task names and types.
+    pub names: Vec<String>,
+    /// Events that could not be read (not JSON objects of the expected shape).
+    pub unreadable: u64,
+    /// Timestamps written as JSON numbers (exact only to an f64's digits).
+    pub numeric_ts: u64,
+}
+
+impl Trace {
+    /// An interned name.
+    pub fn name(&self, index: u32) -> &str {
+        self.names.get(index as usize).map_or("", String::as_str)
+    }
+}
+
+/// A JSON scalar id or number as written.
+#[derive(Debug)]
+enum Scalar<'a> {
+    U(u64),
+    I(i64),
+    F(f64),
+    S(Cow<'a, str>),
+}
+
+/// Reads a [`Scalar`] straight from the token (an untagged enum would buffer every value
+/// first: a third of the time of a whole trace).
+struct ScalarVisitor;
+
+impl<'de> Visitor<'de> for ScalarVisitor {
+    type Value = Scalar<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number or a string")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Scalar::U(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Scalar::I(v))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(Scalar::F(v))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Scalar::S(Cow::Borrowed(v)))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Scalar::S(Cow::Owned(v.to_owned())))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Scalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(ScalarVisitor)
+    }
+}
+
+impl Scalar<'_> {
+    /// As an id: integers as they are, strings parsed or hashed (FNV-1a).
+    fn id(&self) -> Id {
+        match self {
+            Scalar::U(u) => *u,
+            Scalar::I(i) => *i as u64,
+            Scalar::F(f) => f.to_bits(),
+            Scalar::S(s) => s.trim().parse::<u64>().unwrap_or_else(|_| {
+                s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+                })
+            }),
+        }
+    }
+
+    /// As a time in ns (strings exactly; numbers through an f64).
+    fn ns(&self, numeric: &mut u64) -> Option<u64> {
+        match self {
+            Scalar::S(s) => parse_ts_ns(s),
+            Scalar::U(u) => u.checked_mul(1000),
+            Scalar::I(i) => u64::try_from(*i).ok()?.checked_mul(1000),
+            Scalar::F(f) => {
+                *numeric += 1;
+                us_f64_to_ns(*f)
+            }
+        }
+    }
+
+    /// As a duration in ps.
+    fn ps(&self) -> Option<u64> {
+        match self {
+            Scalar::S(s) => s.trim().parse::<f64>().ok().and_then(us_to_ps),
+            Scalar::U(u) => us_to_ps(*u as f64),
+            Scalar::I(i) => us_to_ps(*i as f64),
+            Scalar::F(f) => us_to_ps(*f),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+struct Args<'a> {
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "Task Type")]
+    task_type: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Event<'a> {
+    #[serde(borrow, default)]
+    ph: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    cat: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pid: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    tid: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    ts: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    dur: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    id: Option<Scalar<'a>>,
+    #[serde(borrow, default)]
+    args: Option<Args<'a>>,
+}
+
+/// Host categories: their `X` events are not device tasks.
+const HOST_CATEGORIES: [&str; 4] = ["cpu_op", "python_function", "enqueue", "dequeue"];
+
+/// Whether the bytes of an event can be skipped unparsed: counters, and Python call frames
+/// that are not module calls.
+fn skip(bytes: &[u8]) -> bool {
+    let counter = memmem::find(bytes, b"\"ph\": \"C\"").is_some()
+        || memmem::find(bytes, b"\"ph\":\"C\"").is_some();
+    let frame = memmem::find(bytes, b"\"python_function\"").is_some()
+        && memmem::find(bytes, MODULE_PREFIX.trim_end().as_bytes()).is_none();
+    counter || frame
+}
+
+/// Interns `name` in `names` (`index` finds it again).
+pub(crate) fn intern(names: &mut Vec<String>, index: &mut HashMap<String, u32>, name: &str) -> u32 {
+    if let Some(&i) = index.get(name) {
+        return i;
+    }
+    let i = names.len() as u32;
+    names.push(name.to_owned());
+    index.insert(name.to_owned(), i);
+    i
+}
+
+/// Reads `path` in one pass.
+pub fn read(path: &Path) -> Result<Trace, SummaryError> {
+    let io = |source| SummaryError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let mut trace = Trace::default();
+    let mut index: HashMap<String, u32> = HashMap::new();
+    let read = scan_events(&file, |bytes| {
+        if skip(bytes) {
+            return;
+        }
+        match serde_json::from_slice::<Event<'_>>(bytes) {
+            Ok(event) => take(&mut trace, &mut index, event),
+            Err(_) => trace.unreadable += 1,
+        }
+    })
+    .map_err(io)?;
+    let problem = match &read.scan.state {
+        TraceState::Complete => return Ok(trace),
+        TraceState::Empty => "empty".to_owned(),
+        TraceState::NotAnArray => "not torch_npu's JSON array of events".to_owned(),
+        TraceState::Unterminated { .. } => "the array is never closed (a cut file?)".to_owned(),
+        TraceState::CutMidEvent { event_start } => {
+            format!("the file ends inside an event (from byte {event_start}; a cut file?)")
+        }
+        TraceState::TrailingCommaClose { comma } => {
+            format!("a comma before the closing bracket (byte {comma})")
+        }
+        TraceState::Malformed { offset, reason } => {
+            format!("malformed JSON at byte {offset}: {reason}")
+        }
+    };
+    Err(SummaryError::Unusable {
+        path: path.to_path_buf(),
+        reason: format!("{problem}: cannot break it down"),
+    })
+}
+
+fn take(trace: &mut Trace, index: &mut HashMap<String, u32>, event: Event<'_>) {
+    let numeric = &mut trace.numeric_ts;
+    let (Some(ph), Some(pid)) = (event.ph.as_deref(), event.pid.as_ref()) else {
+        return;
+    };
+    let pid = pid.id();
+    let tid = event.tid.as_ref().map_or(0, Scalar::id);
+    let thread = (pid, tid);
+    let name = event.name.as_deref().unwrap_or("");
+    let cat = event.cat.as_deref().unwrap_or("");
+    match ph {
+        "M" if name == "process_name" => {
+            if let Some(n) = event.args.as_ref().and_then(|a| a.name.as_deref()) {
+                trace.processes.insert(pid, n.to_owned());
+            }
+        }
+        "s" | "f" => {
+            let flows = match cat {
+                "async_npu" => &mut trace.launches,
+                "fwdbwd" => &mut trace.backward,
+                _ => return,
+            };
+            let (Some(id), Some(ts)) = (event.id.as_ref(), event.ts.as_ref()) else {
+                return;
+            };
+            let Some(ts) = ts.ns(numeric) else { return };
+            let point = Point { thread, ts };
+            if ph == "s" {
+                flows.starts.insert(id.id(), point);
+            } else {
+                flows.ends.insert(id.id(), point);
+            }
+        }
+        "X" => {
+            let Some(start) = event.ts.as_ref().and_then(|t| t.ns(numeric)) else {
+                return;
+            };
+            let dur_ps = event.dur.as_ref().and_then(Scalar::ps).unwrap_or(0);
+            let span = Span {
+                thread,
+                start,
+                end: start + dur_ps.div_ceil(1000),
+            };
+            match cat {
+                "python_function" => {
+                    if let Some(module) = name.strip_prefix(MODULE_PREFIX) {
+                        trace.modules.push(ModuleCall {
+                            span,
+                            name: module.trim().to_owned(),
+                        });
+                    }
+                }
+                "cpu_op" => trace.ops.push(Op {
+                    span,
+                    role: OpRole::of(name),
+                }),
+                c if HOST_CATEGORIES.contains(&c) => {}
+                _ => {
+                    let name = intern(&mut trace.names, index, name);
+                    let task_type = event
+                        .args
+                        .as_ref()
+                        .and_then(|a| a.task_type.as_deref())
+                        .map_or(u32::MAX, |t| intern(&mut trace.names, index, t));
+                    trace.tasks.push(Task {
+                        at: Point { thread, ts: start },
+                        dur_ps,
+                        name,
+                        task_type,
+                        communication: false,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sieve_skips_counters_and_frames_only() {
+        assert!(skip(br#"{"ph": "C", "name": "HBM"}"#));
+        assert!(skip(br#"{"ph":"X","cat":"python_function","name":"f"}"#));
+        assert!(!skip(
+            br#"{"ph":"X","cat":"python_function","name":"nn.Module: Conv2d_0"}"#
+        ));
+        assert!(!skip(br#"{"ph":"X","cat":"cpu_op","name":"aten::add"}"#));
+    }
+
+    #[test]
+    fn ids_from_numbers_and_strings() {
+        assert_eq!(Scalar::U(7).id(), 7);
+        assert_eq!(Scalar::S("12".into()).id(), 12);
+        assert_ne!(Scalar::S("a".into()).id(), Scalar::S("b".into()).id());
+    }
+}
