@@ -87,7 +87,7 @@ pub enum ServeError {
     /// The health route answers 404: whatever listens there is no server of this engine (or
     /// the health route is another), and waiting longer cannot change that.
     #[error(
-        "{url}{path} answers 404 after {secs} s: what listens there has no such health route (another program on the port, or a server without it); check --url and the command's --port"
+        "{url}{path} answers 404 after {secs} s: what listens there has no such health route (another program on the port, or a server without it); check --url and the port the command listens on"
     )]
     NoHealthRoute {
         /// Seconds waited.
