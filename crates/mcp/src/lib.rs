@@ -23,6 +23,7 @@ mod tool;
 use std::path::PathBuf;
 
 use rmcp::ServiceExt as _;
+use rmcp::service::ServerInitializeError;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 pub use process::INTERRUPT_GRACE;
@@ -108,6 +109,11 @@ where
                 .await
                 .map(|_| ())
                 .map_err(|e| McpError::Connection(e.to_string())),
+            // The input ended before the protocol started: nothing was asked.
+            Err(
+                ServerInitializeError::ConnectionClosed(_)
+                | ServerInitializeError::ExpectedInitializeRequest(None),
+            ) => Ok(()),
             Err(e) => Err(McpError::Initialize(e.to_string())),
         };
         groups.stop_all(INTERRUPT_GRACE).await;

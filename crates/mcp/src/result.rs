@@ -31,11 +31,19 @@ pub fn error_document(
 
 /// A tool error whose structured content is `document`.
 pub fn tool_error(summary: String, document: Value) -> CallToolResult {
-    with_summary(CallToolResult::structured_error(document), summary)
+    with_summary(CallToolResult::structured_error(document), summary, None)
 }
 
-/// `result` with `summary` as its first text block.
-fn with_summary(mut result: CallToolResult, summary: String) -> CallToolResult {
+/// `result` with `summary` as its first text block, and the document's text as the command
+/// printed it (`schema_version` first) when there is one.
+fn with_summary(
+    mut result: CallToolResult,
+    summary: String,
+    printed: Option<&[u8]>,
+) -> CallToolResult {
+    if let (Some(printed), Some(block)) = (printed, result.content.first_mut()) {
+        *block = ContentBlock::text(String::from_utf8_lossy(printed).trim_end().to_owned());
+    }
     result.content.insert(0, ContentBlock::text(summary));
     result
 }
@@ -84,16 +92,22 @@ pub fn of_finished(tool: &Tool, finished: Finished, schema_version: u32) -> Call
         (Some(0), Some(document)) => with_summary(
             CallToolResult::structured(document),
             said(format!("npuprof {name}: ok")),
+            Some(&finished.stdout),
         ),
         (Some(1), Some(document)) => with_summary(
             CallToolResult::structured(document),
             said(format!(
                 "npuprof {name}: exit 1 (findings, or changes a dry run would make)"
             )),
+            Some(&finished.stdout),
         ),
         (_, Some(document)) => {
             let summary = error_summary(name, code, &document);
-            tool_error(said(summary), document)
+            with_summary(
+                CallToolResult::structured_error(document),
+                said(summary),
+                Some(&finished.stdout),
+            )
         }
         (_, None) => {
             let message = format!(
@@ -192,7 +206,7 @@ mod tests {
         assert_eq!(ok.structured_content, Some(json!({"schema_version": 3})));
         assert!(text(&ok, 0).starts_with("npuprof verify: exit 1"));
         assert!(text(&ok, 0).ends_with("npuprof: note"));
-        assert_eq!(text(&ok, 1), r#"{"schema_version":3}"#);
+        assert_eq!(text(&ok, 1), r#"{"schema_version": 3}"#);
 
         let doc = r#"{"schema_version": 1, "ok": false, "error": {"code": "not_found", "message": "no such run", "hint": "look"}}"#;
         let err = of_finished(&verify(), finished(Some(2), doc), 1);
