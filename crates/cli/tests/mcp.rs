@@ -359,3 +359,109 @@ async fn a_cancelled_collect_restores_the_repository() {
     assert_eq!(document(&status)["patched"], false);
     server.client.cancel().await.unwrap();
 }
+
+/// Whether process `pid` runs (exists and is not a zombie).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+/// How the test stops the server while a collect runs.
+enum Stop {
+    /// The client closes the connection (the server's stdin ends).
+    Close,
+    /// The host sends SIGTERM.
+    Terminate,
+}
+
+/// A collect whose launch sleeps is running when the server is stopped: the server interrupts
+/// it as Ctrl-C does, waits for the repository's restore, and exits; the launch is gone.
+async fn stopping_the_server_restores_the_repository(stop: Stop) {
+    let repo = copy_example("recipes-mini");
+    let before = source_files(repo.path());
+    let tmp = tempfile::tempdir().unwrap();
+    let mut server = tokio::process::Command::new(get_cargo_bin("npuprof"))
+        .arg("mcp")
+        .current_dir(repo.path())
+        .env("NO_COLOR", "1")
+        .env("TMPDIR", tmp.path())
+        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let io = (server.stdout.take().unwrap(), server.stdin.take().unwrap());
+    let (tx, mut progress) = mpsc::unbounded_channel();
+    let client = Client { progress: tx }.serve(io).await.unwrap();
+    let pid_file = tmp.path().join("launch.pid");
+    let script = format!("echo $$ > '{}'; exec sleep 60", pid_file.display());
+    let args = arguments(json!({
+        "repo": repo.path(), "model": "deepseek-mini", "yaml": "decode_mtp.yaml",
+        "phase": "decode", "decode_active": 10, "launch": ["bash", "-c", script],
+    }));
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("collect").with_arguments(args),
+            )),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap();
+    let started = Instant::now();
+    while !pid_file.exists() && started.elapsed() < Duration::from_secs(60) {
+        let _ = tokio::time::timeout(Duration::from_millis(50), progress.recv()).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let launch = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(alive(&launch), "the launch does not run");
+    assert!(repo.path().join(".npuprof/journal.json").exists());
+
+    match stop {
+        Stop::Close => {
+            drop(handle);
+            client.cancel().await.unwrap();
+        }
+        Stop::Terminate => {
+            let pid = server.id().unwrap().to_string();
+            let killed = std::process::Command::new("kill")
+                .args(["-TERM", &pid])
+                .status()
+                .unwrap();
+            assert!(killed.success());
+        }
+    }
+    let status = tokio::time::timeout(Duration::from_secs(40), server.wait())
+        .await
+        .expect("the server did not exit")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!alive(&launch), "the launch outlived the server");
+    assert_eq!(
+        source_files(repo.path()),
+        before,
+        "not restored byte for byte"
+    );
+    assert!(
+        !repo.path().join(".npuprof").exists(),
+        "journal left behind"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn closing_the_connection_during_a_collect_restores_the_repository() {
+    stopping_the_server_restores_the_repository(Stop::Close).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_collect_restores_the_repository() {
+    stopping_the_server_restores_the_repository(Stop::Terminate).await;
+}

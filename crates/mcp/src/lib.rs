@@ -88,9 +88,25 @@ impl npuprof_severity::Classify for McpError {
     }
 }
 
+/// Completes at the first SIGINT, SIGTERM or SIGHUP the server gets.
+fn stop_signals() -> std::io::Result<impl Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+            _ = hangup.recv() => {}
+        }
+    })
+}
+
 /// Serves `server` over the stream `io` makes (called inside the server's runtime: the
-/// binary's stdin and stdout) until the input ends; then interrupts the commands still running
-/// and waits for them (at most [`INTERRUPT_GRACE`], then kills them).
+/// binary's stdin and stdout) until the input ends or the server gets SIGINT, SIGTERM or SIGHUP;
+/// then interrupts the commands still running and waits for them (at most
+/// [`INTERRUPT_GRACE`], then kills them), so that none outlives the server.
 pub fn run<R, W>(server: Server, io: impl FnOnce() -> (R, W)) -> Result<(), McpError>
 where
     R: AsyncRead + Send + Unpin + 'static,
@@ -103,12 +119,15 @@ where
     let groups = process::Groups::default();
     let handler = server::Handler::new(server, groups.clone());
     let served = runtime.block_on(async {
+        // A host that stops the server with a signal gets what the end of the input gets.
+        let stop = stop_signals().map_err(McpError::Runtime)?;
         let served = match handler.serve(io()).await {
-            Ok(running) => running
-                .waiting()
-                .await
-                .map(|_| ())
-                .map_err(|e| McpError::Connection(e.to_string())),
+            Ok(running) => tokio::select! {
+                ended = running.waiting() => ended
+                    .map(|_| ())
+                    .map_err(|e| McpError::Connection(e.to_string())),
+                () = stop => Ok(()),
+            },
             // The input ended before the protocol started: nothing was asked.
             Err(
                 ServerInitializeError::ConnectionClosed(_)
