@@ -23,6 +23,10 @@ pub const INTERRUPT_GRACE: Duration = Duration::from_secs(30);
 /// hold them open).
 const DRAIN: Duration = Duration::from_secs(2);
 
+/// How often a command that says nothing is reported as still running (a progress
+/// notification also keeps a client's request timeout from running out).
+pub const HEARTBEAT: Duration = Duration::from_secs(5);
+
 /// The stderr lines kept for the result's text summary.
 const TAIL_LINES: usize = 5;
 
@@ -91,12 +95,14 @@ pub struct Finished {
 }
 
 /// Runs `program` with `args` in its own process group, with stdin closed; `on_line` gets each
-/// stderr line as it comes; when `cancelled` completes the group gets SIGINT, and SIGKILL
-/// [`INTERRUPT_GRACE`] later if it still runs.
+/// stderr line as it comes, and `still running after N s` after each `heartbeat` without one;
+/// when `cancelled` completes the group gets SIGINT, and SIGKILL [`INTERRUPT_GRACE`] later if it
+/// still runs.
 pub async fn run<C, L, F>(
     program: &Path,
     args: &[String],
     groups: &Groups,
+    heartbeat: Duration,
     cancelled: C,
     mut on_line: L,
 ) -> io::Result<Finished>
@@ -151,6 +157,10 @@ where
     tokio::pin!(kill_at);
     let drained = tokio::time::sleep_until(far);
     tokio::pin!(drained);
+    let started = Instant::now();
+    let every = heartbeat;
+    let heartbeat = tokio::time::sleep(every);
+    tokio::pin!(heartbeat);
     let mut status = None;
     while status.is_none() || stderr_open {
         tokio::select! {
@@ -162,11 +172,16 @@ where
                 Ok(Some(line)) => {
                     let line = keep(line, &mut tail);
                     if !line.trim().is_empty() {
+                        heartbeat.as_mut().reset(Instant::now() + every);
                         on_line(line).await;
                     }
                 }
                 _ => stderr_open = false,
             },
+            () = &mut heartbeat, if status.is_none() => {
+                heartbeat.as_mut().reset(Instant::now() + every);
+                on_line(format!("still running after {} s", started.elapsed().as_secs())).await;
+            }
             () = &mut cancelled, if !interrupted => {
                 interrupted = true;
                 if let Some(pid) = group_pid {
@@ -236,6 +251,7 @@ mod tests {
                 Path::new("sh"),
                 &sh("echo one >&2; echo '{\"a\": 1}'; echo two >&2; exit 1"),
                 &groups,
+                HEARTBEAT,
                 std::future::pending(),
                 |line| {
                     seen.push(line);
@@ -264,6 +280,7 @@ mod tests {
                     Path::new("sh"),
                     &sh(script),
                     &groups,
+                    HEARTBEAT,
                     async {
                         let _ = rx.await;
                     },
@@ -280,6 +297,27 @@ mod tests {
         assert!(finished.cancelled);
         assert_eq!(finished.code, Some(2));
         assert_eq!(finished.stdout, b"restored\n");
+    }
+
+    #[test]
+    fn a_quiet_command_is_reported_as_still_running() {
+        let mut seen = Vec::new();
+        runtime()
+            .block_on(run(
+                Path::new("sh"),
+                &sh("sleep 0.35; echo done >&2"),
+                &Groups::default(),
+                Duration::from_millis(100),
+                std::future::pending(),
+                |line| {
+                    seen.push(line);
+                    async {}
+                },
+            ))
+            .unwrap();
+        assert!(seen.len() >= 3, "{seen:?}");
+        assert!(seen[0].starts_with("still running after"), "{seen:?}");
+        assert_eq!(seen.last().map(String::as_str), Some("done"));
     }
 
     #[test]

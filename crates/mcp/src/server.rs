@@ -151,6 +151,7 @@ impl ServerHandler for Handler {
             &self.server.program,
             &args,
             &self.groups,
+            process::HEARTBEAT,
             context.ct.cancelled(),
             |line| {
                 let progress = progress.clone();
