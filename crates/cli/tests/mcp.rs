@@ -10,7 +10,9 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientRequest, ProgressNotificationParam,
     ReadResourceRequestParams, Request,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::service::{
+    NotificationContext, PeerRequestOptions, RequestHandle, RoleClient, RunningService,
+};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, ServiceExt as _};
 use serde_json::{Map, Value, json};
@@ -44,19 +46,25 @@ struct Server {
     _tmp: tempfile::TempDir,
 }
 
-/// Starts `npuprof mcp` in `dir` (the fake torch_npu importable, as in collect's tests) and
-/// initialises the protocol.
-async fn start(dir: &Path) -> Server {
-    let tmp = tempfile::tempdir().unwrap();
+/// `npuprof mcp` in `dir`, the fake torch_npu importable and TMPDIR and XDG_STATE_HOME in
+/// `tmp`, as in collect's tests.
+fn server_command(dir: &Path, tmp: &Path) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(get_cargo_bin("npuprof"));
     command
         .arg("mcp")
         .current_dir(dir)
         .env("NO_COLOR", "1")
-        .env("TMPDIR", tmp.path())
-        .env("XDG_STATE_HOME", tmp.path().join("state"))
+        .env("TMPDIR", tmp)
+        .env("XDG_STATE_HOME", tmp.join("state"))
         .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
         .env("PYTHONDONTWRITEBYTECODE", "1");
+    command
+}
+
+/// Starts `npuprof mcp` in `dir` and initialises the protocol.
+async fn start(dir: &Path) -> Server {
+    let tmp = tempfile::tempdir().unwrap();
+    let command = server_command(dir, tmp.path());
     let (transport, _stderr) = TokioChildProcess::builder(command)
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -72,6 +80,27 @@ async fn start(dir: &Path) -> Server {
 
 fn arguments(value: Value) -> Map<String, Value> {
     value.as_object().cloned().unwrap()
+}
+
+/// Sends a collect of `repo`'s decode_mtp run config with `launch`, without waiting for it.
+async fn send_collect(
+    client: &RunningService<RoleClient, Client>,
+    repo: &Path,
+    launch: &[&str],
+) -> RequestHandle<RoleClient> {
+    let args = arguments(json!({
+        "repo": repo, "model": "deepseek-mini", "yaml": "decode_mtp.yaml",
+        "phase": "decode", "decode_active": 10, "launch": launch,
+    }));
+    client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("collect").with_arguments(args),
+            )),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .unwrap()
 }
 
 impl Server {
@@ -298,21 +327,8 @@ async fn a_cancelled_collect_restores_the_repository() {
     let repo = copy_example("recipes-mini");
     let before = source_files(repo.path());
     let mut server = start(repo.path()).await;
-    let args = arguments(json!({
-        "repo": repo.path(), "model": "deepseek-mini", "yaml": "decode_mtp.yaml",
-        "phase": "decode", "decode_active": 10, "launch": ["sleep", "60"],
-    }));
     let started = Instant::now();
-    let handle = server
-        .client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(
-                CallToolRequestParams::new("collect").with_arguments(args),
-            )),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let handle = send_collect(&server.client, repo.path(), &["sleep", "60"]).await;
     // Progress: the command line first, then collect's own lines until the launch runs.
     let mut seen = Vec::new();
     while !seen
@@ -382,14 +398,7 @@ async fn stopping_the_server_restores_the_repository(stop: Stop) {
     let repo = copy_example("recipes-mini");
     let before = source_files(repo.path());
     let tmp = tempfile::tempdir().unwrap();
-    let mut server = tokio::process::Command::new(get_cargo_bin("npuprof"))
-        .arg("mcp")
-        .current_dir(repo.path())
-        .env("NO_COLOR", "1")
-        .env("TMPDIR", tmp.path())
-        .env("XDG_STATE_HOME", tmp.path().join("state"))
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
+    let mut server = server_command(repo.path(), tmp.path())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -400,19 +409,7 @@ async fn stopping_the_server_restores_the_repository(stop: Stop) {
     let client = Client { progress: tx }.serve(io).await.unwrap();
     let pid_file = tmp.path().join("launch.pid");
     let script = format!("echo $$ > '{}'; exec sleep 60", pid_file.display());
-    let args = arguments(json!({
-        "repo": repo.path(), "model": "deepseek-mini", "yaml": "decode_mtp.yaml",
-        "phase": "decode", "decode_active": 10, "launch": ["bash", "-c", script],
-    }));
-    let handle = client
-        .send_cancellable_request(
-            ClientRequest::CallToolRequest(Request::new(
-                CallToolRequestParams::new("collect").with_arguments(args),
-            )),
-            PeerRequestOptions::no_options(),
-        )
-        .await
-        .unwrap();
+    let handle = send_collect(&client, repo.path(), &["bash", "-c", &script]).await;
     let started = Instant::now();
     while !pid_file.exists() && started.elapsed() < Duration::from_secs(60) {
         let _ = tokio::time::timeout(Duration::from_millis(50), progress.recv()).await;

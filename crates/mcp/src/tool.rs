@@ -262,6 +262,15 @@ mod tests {
         }
     }
 
+    /// A `--flag` argument named after its flag.
+    fn flag(name: &str, kind: Kind) -> Param {
+        param(
+            name,
+            kind,
+            Place::Flag(format!("--{}", name.replace('_', "-"))),
+        )
+    }
+
     fn tool(params: Vec<Param>) -> Tool {
         Tool {
             name: "collect".into(),
@@ -281,17 +290,9 @@ mod tests {
         let mut launch = param("launch", Kind::Text, Place::Trailing);
         launch.multiple = true;
         let tool = tool(vec![
-            param("dry_run", Kind::Switch, Place::Flag("--dry-run".into())),
-            param(
-                "decode_active",
-                Kind::Integer,
-                Place::Flag("--decode-active".into()),
-            ),
-            param(
-                "phase",
-                Kind::Choice(vec!["both".into(), "decode".into()]),
-                Place::Flag("--phase".into()),
-            ),
+            flag("dry_run", Kind::Switch),
+            flag("decode_active", Kind::Integer),
+            flag("phase", Kind::Choice(vec!["both".into(), "decode".into()])),
             launch,
         ]);
         let line = tool
@@ -330,21 +331,13 @@ mod tests {
 
     #[test]
     fn wrong_arguments_are_named() {
-        let mut required = param("model", Kind::Text, Place::Flag("--model".into()));
+        let mut required = flag("model", Kind::Text);
         required.required = true;
         let tool = tool(vec![
             required,
-            param(
-                "decode_active",
-                Kind::Integer,
-                Place::Flag("--decode-active".into()),
-            ),
-            param(
-                "phase",
-                Kind::Choice(vec!["decode".into()]),
-                Place::Flag("--phase".into()),
-            ),
-            param("dry_run", Kind::Switch, Place::Flag("--dry-run".into())),
+            flag("decode_active", Kind::Integer),
+            flag("phase", Kind::Choice(vec!["decode".into()])),
+            flag("dry_run", Kind::Switch),
         ]);
         let error = |value| tool.command_line(&args(value)).unwrap_err();
         assert!(error(json!({ "model": "m", "bogus": 1 })).contains("no argument `bogus`"));
@@ -357,9 +350,9 @@ mod tests {
 
     #[test]
     fn the_schema_lists_every_argument_with_its_type() {
-        let mut required = param("model", Kind::Text, Place::Flag("--model".into()));
+        let mut required = flag("model", Kind::Text);
         required.required = true;
-        let mut top = param("top", Kind::Integer, Place::Flag("--top".into()));
+        let mut top = flag("top", Kind::Integer);
         top.default = Some("15".into());
         top.help = "Kernel rows.".into();
         let schema = Value::Object(tool(vec![required, top]).input_schema());
