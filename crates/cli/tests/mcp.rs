@@ -2,7 +2,8 @@
 //! stdin/stdout: the tool list and its schemas, calls on a vendored real run and on copies of
 //! the example repository, errors, concurrent calls and a cancelled collect.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use insta_cmd::get_cargo_bin;
@@ -358,15 +359,7 @@ async fn a_cancelled_collect_restores_the_repository() {
     {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(
-        source_files(repo.path()),
-        before,
-        "not restored byte for byte"
-    );
-    assert!(
-        !repo.path().join(".npuprof").exists(),
-        "journal left behind"
-    );
+    check_restored(repo.path(), &before);
     assert!(
         started.elapsed() < Duration::from_secs(55),
         "the launch ran to its end: the cancel was not honoured"
@@ -374,6 +367,12 @@ async fn a_cancelled_collect_restores_the_repository() {
     let status = server.call("status", json!({ "repo": repo.path() })).await;
     assert_eq!(document(&status)["patched"], false);
     server.client.cancel().await.unwrap();
+}
+
+/// Checks the repository's sources are byte-identical to `before` and no journal is left.
+fn check_restored(repo: &Path, before: &BTreeMap<PathBuf, Vec<u8>>) {
+    assert_eq!(&source_files(repo), before, "not restored byte for byte");
+    assert!(!repo.join(".npuprof").exists(), "journal left behind");
 }
 
 /// Whether process `pid` runs (exists and is not a zombie).
@@ -442,15 +441,7 @@ async fn stopping_the_server_restores_the_repository(stop: Stop) {
         .unwrap();
     assert!(status.success(), "{status:?}");
     assert!(!alive(&launch), "the launch outlived the server");
-    assert_eq!(
-        source_files(repo.path()),
-        before,
-        "not restored byte for byte"
-    );
-    assert!(
-        !repo.path().join(".npuprof").exists(),
-        "journal left behind"
-    );
+    check_restored(repo.path(), &before);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
