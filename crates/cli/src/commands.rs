@@ -8,6 +8,7 @@ mod completions;
 mod inject;
 mod lint;
 mod man;
+mod mcp;
 mod patch;
 mod plan;
 mod plan_serve;
@@ -61,6 +62,8 @@ pub enum Command {
     Completions(completions::Args),
     /// Print the manual page (roff), of npuprof or of one command.
     Man(man::Args),
+    /// Serve every command as a tool for coding agents: a Model Context Protocol server on stdin/stdout.
+    Mcp(mcp::Args),
 }
 
 impl Command {
@@ -84,6 +87,7 @@ impl Command {
             Command::Skill(args) => skill::run(args),
             Command::Completions(args) => completions::run(args),
             Command::Man(args) => man::run(args),
+            Command::Mcp(args) => mcp::run(args),
         }
     }
 }

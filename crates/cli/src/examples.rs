@@ -271,6 +271,19 @@ const SUBCOMMANDS: &[(&str, &[Example])] = &[
             ex("One command's page", "npuprof man verify | man -l -"),
         ],
     ),
+    (
+        "mcp",
+        &[
+            ex(
+                "Serve every command as a tool on stdin/stdout (what an MCP host starts)",
+                "npuprof mcp",
+            ),
+            ex(
+                "The JSON that registers the server with a host",
+                "npuprof skill | grep -A 4 mcpServers",
+            ),
+        ],
+    ),
 ];
 
 /// The examples of a subcommand (`None`: the top-level command); empty when it has none.

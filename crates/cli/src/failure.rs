@@ -11,6 +11,7 @@ use std::io;
 
 use npuprof_journal::JournalError;
 use npuprof_lint::LintError;
+use npuprof_mcp::McpError;
 use npuprof_patch::PatchError;
 use npuprof_patch::inject::InjectError;
 use npuprof_relocate::RelocateError;
@@ -137,6 +138,7 @@ const KNOWN: &[KnownType] = &[
     known::<WorkflowError>,
     known::<TargetError>,
     known::<ServeError>,
+    known::<McpError>,
 ];
 
 /// The code and hint of one cause of an error, if its type is known; a [`Failure`] keeps its

@@ -33,6 +33,7 @@ const ORDER: &[&str] = &[
     "skill",
     "completions",
     "man",
+    "mcp",
 ];
 
 /// The example command lines of `npuprof [sub] --help` (the lines under `Examples:` that start

@@ -99,7 +99,7 @@ const INDEX: &[(&str, &str)] = &[
     (
         "conventions.md",
         "what every command shares: output streams, exit codes, the JSON error document, the \
-         agent skill, testing without an NPU (written by hand)",
+         agent skill, the MCP server, testing without an NPU (written by hand)",
     ),
     (
         "repositories-and-route.md",
