@@ -393,11 +393,7 @@ mod tests {
             .chain(SUBCOMMANDS.iter().flat_map(|(_, e)| e.iter()));
         for example in all {
             // A line that makes a directory first (`mkdir -p D && npuprof …`): its npuprof part.
-            let command = example
-                .command
-                .rsplit(" && ")
-                .next()
-                .unwrap_or_default();
+            let command = example.command.rsplit(" && ").next().unwrap_or_default();
             let command = command.split(" | ").next().unwrap_or_default();
             let command = command.split(" > ").next().unwrap_or_default();
             let words: Vec<&str> = command.split_whitespace().collect();

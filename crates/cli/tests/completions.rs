@@ -247,7 +247,8 @@ fn every_help_ends_with_examples() {
             .filter(|l| {
                 let l = l.trim_start();
                 // `mkdir -p D && npuprof …` (the completions' lines) counts as an example too.
-                l.starts_with("npuprof ") || l.starts_with("mkdir -p ") && l.contains(" && npuprof ")
+                l.starts_with("npuprof ")
+                    || l.starts_with("mkdir -p ") && l.contains(" && npuprof ")
             })
             .count();
         assert!(

@@ -644,3 +644,74 @@ fn no_report_quotes_a_file_linked_from_outside_the_run() {
         }
     }
 }
+
+/// A duration that is no finite number of 0 or more (`inf`, `1e309`, `-1e300`) is named by its
+/// line: verify reports it as an error (counted as 0, never summed), summary refuses the row
+/// like text; no report prints `inf` or `NaN`.
+#[test]
+fn non_finite_or_negative_durations_are_named_by_their_line() {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
+    for bad in ["inf", "1e309", "-1e300"] {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let run = tmp.path().join("run/rank0_ascend_pt");
+        std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
+        assert!(
+            Command::new("cp")
+                .arg("-r")
+                .arg(&source)
+                .arg(&run)
+                .status()
+                .expect("cp")
+                .success()
+        );
+        let csv = run.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+        let text = std::fs::read_to_string(&csv).expect("csv");
+        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let header: Vec<&str> = lines[0].split(',').collect();
+        let column = header
+            .iter()
+            .position(|h| *h == "Duration(us)")
+            .expect("a Duration(us) column");
+        let mut fields: Vec<String> = lines[3].split(',').map(str::to_owned).collect();
+        fields[column] = bad.to_owned();
+        lines[3] = fields.join(",");
+        std::fs::write(&csv, lines.join("\n") + "\n").expect("write");
+        let run_cmd = |command: &str| {
+            let out = Command::new(get_cargo_bin("npuprof"))
+                .current_dir(tmp.path())
+                .args([command, "run", "--json"])
+                .env("NO_COLOR", "1")
+                .output()
+                .expect("run");
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (code, verify) = run_cmd("verify");
+        assert_eq!(code, Some(1), "{bad}: {verify}");
+        let report: serde_json::Value = serde_json::from_str(&verify).expect("JSON");
+        let finding = report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .find(|f| f["code"] == "kernel-duration-invalid")
+            .unwrap_or_else(|| panic!("{bad}: {verify}"));
+        let message = finding["message"].as_str().expect("message");
+        assert!(
+            message.contains("line 4") && message.contains(bad),
+            "{message}"
+        );
+        let (code, summary) = run_cmd("summary");
+        assert_eq!(code, Some(2), "{bad}: {summary}");
+        assert!(summary.contains("line 4"), "{bad}: {summary}");
+        for output in [&verify, &summary] {
+            let lower = output.to_lowercase();
+            assert!(
+                !lower.contains("nan%") && !lower.contains("inf s"),
+                "{output}"
+            );
+        }
+    }
+}

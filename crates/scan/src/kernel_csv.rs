@@ -70,6 +70,10 @@ pub struct KernelScan {
     pub corruption: Option<Corruption>,
     /// More than [`MAX_DISTINCT_STEPS`] distinct Step Ids: the rest were counted, not kept.
     pub steps_capped: bool,
+    /// Rows whose duration is a number but not a finite one of 0 or more (counted as 0).
+    pub invalid_durations: u64,
+    /// The first of them: its line and its text.
+    pub first_invalid_duration: Option<(u64, String)>,
     /// Rows of communication kernels (`Accelerator Core` `HCCL`, or `COMMUNICATION` since
     /// torch_npu 2.7) and their summed duration, over all rows; zero without the column.
     pub communication: StepKernels,
@@ -311,12 +315,23 @@ impl RowScan {
                 }
             }
         }
-        let duration = || {
-            self.dur_col
-                .and_then(|d| record.get(d))
-                .and_then(|f| parse_f64(trim(f)))
-                .unwrap_or(0.0)
+        // A duration that is not a finite number of 0 or more (`inf`, `1e309`, `-1e300`) counts
+        // as 0 in the sums and is named by its line, so that no report adds or prints it.
+        let (dur_field, parsed) = match self.dur_col.and_then(|d| record.get(d)) {
+            Some(f) => (trim(f), parse_f64(trim(f))),
+            None => (&[][..], None),
         };
+        let valid = parsed.filter(|d| d.is_finite() && *d >= 0.0);
+        if parsed.is_some() && valid.is_none() {
+            scan.invalid_durations += 1;
+            if scan.first_invalid_duration.is_none() {
+                scan.first_invalid_duration = Some((
+                    record.line(),
+                    String::from_utf8_lossy(&dur_field[..dur_field.len().min(40)]).into_owned(),
+                ));
+            }
+        }
+        let duration = || valid.unwrap_or(0.0);
         // A ragged row's fields are not the header's: its start is no time.
         if let Some(start) = self
             .start_col
@@ -501,9 +516,11 @@ pub fn read_step_trace<R: Read>(
         if rows.len() >= MAX_DISTINCT_STEPS {
             return Err(StepTraceError::TooManyRows);
         }
+        // A time that is not a finite number of 0 or more is no time (left out, not summed).
         let num = |c: Option<usize>| {
             c.and_then(|c| record.get(c))
                 .and_then(|f| parse_f64(trim(f)))
+                .filter(|v| v.is_finite() && *v >= 0.0)
         };
         let duration_us = num(stage).filter(|v| *v > 0.0).or_else(|| {
             let vals: Option<Vec<f64>> = parts.iter().map(|c| num(*c)).collect();

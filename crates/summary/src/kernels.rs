@@ -517,9 +517,12 @@ fn scan(
         }
         let field = |i: Option<usize>| i.and_then(|i| record.get(i)).unwrap_or_default();
         let duration_field = record.get(cols.duration).unwrap_or_default();
+        // A duration must be a finite number of 0 or more: `inf`, `1e309` or `-1e300` is
+        // refused by its line like text, so that no report sums or prints it.
         let duration = columns::number(duration_field)
             .ok()
             .flatten()
+            .filter(|d| d.is_finite() && *d >= 0.0)
             .ok_or_else(|| {
                 let column = cols.picks[cols.duration];
                 columns::bad_number(path, &record, header, column, duration_field)

@@ -145,8 +145,16 @@ pub fn read_steps(path: &Path, skipped: &mut Vec<SkippedRow>) -> Result<Vec<Step
         let optional = |index: Option<usize>| -> Result<Option<f64>, SummaryError> {
             let Some(i) = index else { return Ok(None) };
             let field = record.get(i).unwrap_or_default();
-            columns::number(field)
-                .map_err(|()| columns::bad_number(path, &record, &header, i, field))
+            // A time must be a finite number of 0 or more (`inf`, `1e309`, `-1e300` are
+            // refused by their line, so that no report prints "inf s" or "NaN %").
+            match columns::number(field) {
+                Ok(Some(v)) if !(v.is_finite() && v >= 0.0) => {
+                    Err(columns::bad_number(path, &record, &header, i, field))
+                }
+                parsed => {
+                    parsed.map_err(|()| columns::bad_number(path, &record, &header, i, field))
+                }
+            }
         };
         let required = |i: usize| -> Result<f64, SummaryError> {
             optional(Some(i))?.ok_or_else(|| {

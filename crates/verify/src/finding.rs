@@ -169,6 +169,9 @@ codes! {
     KernelColumnsMissing = ("kernel-columns-missing", Error, "Kernel columns missing",
         "kernel_details.csv lacks columns expected for the recorded level or metric group.",
         "re-parse the run directory with the CANN that recorded it");
+    KernelDurationInvalid = ("kernel-duration-invalid", Error, "Kernel durations invalid",
+        "Rows of kernel_details.csv whose `Duration(us)` is not a finite number of 0 or more (`inf`, `1e309`, a negative value): counted as 0, never summed or printed.",
+        "re-parse the run (a writer never produces such values: the file was edited or damaged), or collect again");
     KernelRowsMalformed = ("kernel-rows-malformed", Error, "Kernel rows malformed",
         "kernel_details.csv rows whose field count differs from the header.",
         "the file is damaged at the reported line: re-parse the run directory");

@@ -58,6 +58,7 @@ const TOOLS: &[(&str, Option<&str>)] = &[
     ("summary", None),
     ("compare", None),
     ("advise", None),
+    ("breakdown", None),
     ("status", None),
     (
         "revert",
@@ -101,6 +102,11 @@ pub const LEFT_OUT: &[(&str, &str, &str)] = &[
     ),
     (
         "advise",
+        "html",
+        "a page for people written to a file; the tool is read-only and returns the JSON",
+    ),
+    (
+        "breakdown",
         "html",
         "a page for people written to a file; the tool is read-only and returns the JSON",
     ),

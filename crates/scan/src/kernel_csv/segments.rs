@@ -24,6 +24,11 @@ impl Part {
         into.ragged_rows += more.ragged_rows;
         into.empty_step_id_rows += more.empty_step_id_rows;
         into.bad_step_id_rows += more.bad_step_id_rows;
+        into.invalid_durations += more.invalid_durations;
+        if into.first_invalid_duration.is_none() {
+            // A later segment counts its lines from its own start: the line is not known (0).
+            into.first_invalid_duration = more.first_invalid_duration.map(|(_, text)| (0, text));
+        }
         if let Some((low, high)) = more.start_range {
             super::widen(&mut into.start_range, low, high);
         }

@@ -260,6 +260,22 @@ fn rows_findings(ctx: &mut Ctx<'_>, p: &str, scan: &KernelScan, info: Option<&Pr
     if scan.ragged_rows > 0 {
         rows_malformed(ctx, p, scan);
     }
+    if let Some((line, text)) = &scan.first_invalid_duration {
+        ctx.push(Finding::new(
+            Code::KernelDurationInvalid,
+            format!(
+                "{} row(s) have a Duration(us) that is not a finite number of 0 or more (the first{}: `{text}`); they count as 0",
+                scan.invalid_durations,
+                if *line > 0 { format!(", line {line}") } else { String::new() }
+            ),
+            if *line > 0 {
+                Evidence::line(p.to_owned(), *line)
+            } else {
+                Evidence::path(p.to_owned())
+            },
+            Code::KernelDurationInvalid.info().next_action,
+        ));
+    }
     if scan.rows == 0 {
         ctx.push(Finding::new(
             Code::KernelNoRows,
