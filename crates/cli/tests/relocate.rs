@@ -660,3 +660,20 @@ fn a_refused_relocation_leaves_no_target_directory() {
         "the target's directories were made"
     );
 }
+
+/// A `--to` that is a symbolic link loop is said as such, not as "File exists".
+#[test]
+fn a_target_that_is_a_link_loop_is_named() {
+    let fixture = fixture(&["20260101/run.txt"]);
+    let local = fixture.local.path().canonicalize().unwrap();
+    std::os::unix::fs::symlink(local.join("loop"), local.join("loop")).unwrap();
+    let out = relocate_to(&fixture, &local.join("loop")).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("File exists"), "{stderr}");
+    assert!(
+        stderr.contains("loop")
+            && (stderr.contains("resolves to no directory") || stderr.contains("symbolic link")),
+        "{stderr}"
+    );
+}

@@ -108,7 +108,23 @@ pub fn create_dir_outside(path: &Path) -> io::Result<Vec<std::path::PathBuf>> {
         .map(Path::to_path_buf)
         .collect();
     failpoint::step("mkdir", path)?;
-    fs::create_dir_all(path)?;
+    if let Err(err) = fs::create_dir_all(path) {
+        // A link that resolves to no directory (a loop, a dangling link) makes `create_dir_all`
+        // say "File exists": say what it is instead.
+        let link = path.ancestors().find(|p| {
+            fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) && !p.is_dir()
+        });
+        return Err(match (err.kind(), link) {
+            (io::ErrorKind::AlreadyExists, Some(link)) => io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "`{}` is a symbolic link that resolves to no directory (a loop, or a dangling link)",
+                    link.display()
+                ),
+            ),
+            _ => err,
+        });
+    }
     Ok(missing)
 }
 

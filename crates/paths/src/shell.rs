@@ -24,10 +24,13 @@ pub fn join(argv: &[String]) -> String {
 }
 
 /// A path as an argument that no program reads as an option: a relative path starting with
-/// `-` gets `./` in front (quoting alone cannot stop `python3 -c…` from being an option).
+/// `-` gets `./` in front (quoting alone cannot stop `python3 -c…` from being an option), and
+/// the empty path is `.` (a command never gets an empty argument).
 pub fn path_arg(path: &str) -> String {
     if path.starts_with('-') {
         format!("./{path}")
+    } else if path.is_empty() {
+        ".".to_owned()
     } else {
         path.to_owned()
     }
@@ -80,6 +83,13 @@ mod tests {
         "a|b&c>d<e.py",
         "",
     ];
+
+    #[test]
+    fn an_empty_path_is_the_current_directory_never_an_empty_argument() {
+        assert_eq!(path_arg(""), ".");
+        assert_eq!(join(&[path_arg("")]), ".");
+        assert_eq!(path_arg("-x"), "./-x");
+    }
 
     #[test]
     fn a_shell_reads_every_hostile_name_back_as_one_word() {

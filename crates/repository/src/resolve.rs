@@ -656,20 +656,20 @@ pub fn read(repo: &Path, rel: &str) -> Result<String, TargetError> {
     };
     // A link is followed within the repository only (its target is read, itself no link).
     let mut target = path.clone();
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-        if let (Ok(real), Ok(root)) = (path.canonicalize(), repo.canonicalize()) {
-            if !real.starts_with(&root) {
-                return Err(failed(
-                    std::io::ErrorKind::InvalidInput,
-                    format!(
-                        "`{rel}` resolves to `{}`, outside the repository `{}`",
-                        real.display(),
-                        root.display()
-                    ),
-                ));
-            }
-            target = real;
+    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+        && let (Ok(real), Ok(root)) = (path.canonicalize(), repo.canonicalize())
+    {
+        if !real.starts_with(&root) {
+            return Err(failed(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "`{rel}` resolves to `{}`, outside the repository `{}`",
+                    real.display(),
+                    root.display()
+                ),
+            ));
         }
+        target = real;
     }
     // A regular file of bounded size only: a FIFO would block, a huge file exhaust memory.
     let bytes = match read_capped(&target, SOURCE_CAP) {

@@ -516,11 +516,11 @@ pub fn read_step_trace<R: Read>(
         if rows.len() >= MAX_DISTINCT_STEPS {
             return Err(StepTraceError::TooManyRows);
         }
-        // A time that is not a finite number of 0 or more is no time (left out, not summed).
+        // A time that is not a finite number is no time (left out, not summed).
         let num = |c: Option<usize>| {
             c.and_then(|c| record.get(c))
                 .and_then(|f| parse_f64(trim(f)))
-                .filter(|v| v.is_finite() && *v >= 0.0)
+                .filter(|v| v.is_finite())
         };
         let duration_us = num(stage).filter(|v| *v > 0.0).or_else(|| {
             let vals: Option<Vec<f64>> = parts.iter().map(|c| num(*c)).collect();

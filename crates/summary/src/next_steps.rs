@@ -101,7 +101,11 @@ fn common_parent(dirs: &[&Path]) -> Option<PathBuf> {
 
 /// `path` quoted for a POSIX shell when it needs it.
 fn quote(path: &Path) -> String {
-    let text = path.display().to_string();
+    // An empty path is the current directory: no command gets an empty argument (`''`).
+    let text = match path.display().to_string() {
+        t if t.is_empty() => ".".to_owned(),
+        t => t,
+    };
     let safe = |c: char| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c);
     if !text.is_empty() && text.chars().all(safe) {
         text
@@ -117,6 +121,8 @@ mod tests {
     #[test]
     fn quotes_only_when_needed() {
         assert_eq!(quote(Path::new("res/prof/decode")), "res/prof/decode");
+        // The current directory, never an empty argument (`tensorboard --logdir ''`).
+        assert_eq!(quote(Path::new("")), ".");
         assert_eq!(quote(Path::new("my run/it's")), r"'my run/it'\''s'");
     }
 

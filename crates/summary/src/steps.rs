@@ -145,10 +145,11 @@ pub fn read_steps(path: &Path, skipped: &mut Vec<SkippedRow>) -> Result<Vec<Step
         let optional = |index: Option<usize>| -> Result<Option<f64>, SummaryError> {
             let Some(i) = index else { return Ok(None) };
             let field = record.get(i).unwrap_or_default();
-            // A time must be a finite number of 0 or more (`inf`, `1e309`, `-1e300` are
-            // refused by their line, so that no report prints "inf s" or "NaN %").
+            // A time must be a finite number (`inf`, `1e309` are refused by their line, so
+            // that no report prints "inf s" or "NaN %"); a slightly negative one is a
+            // writer's rounding of a difference and is kept.
             match columns::number(field) {
-                Ok(Some(v)) if !(v.is_finite() && v >= 0.0) => {
+                Ok(Some(v)) if !v.is_finite() => {
                     Err(columns::bad_number(path, &record, &header, i, field))
                 }
                 parsed => {
