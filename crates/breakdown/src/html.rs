@@ -33,15 +33,21 @@ td.slow{color:var(--slow);font-weight:600}
 pub fn render(result: &Breakdown) -> String {
     let path = result.path.display().to_string();
     document("npuprof breakdown", |out| {
-        out.push_str(STYLE);
         header(out, "breakdown", &[&path]);
-        for run in &result.runs {
-            run_section(out, run);
-        }
-        for matrix in &result.ranks {
-            matrix_section(out, matrix);
-        }
+        sections(out, result);
     })
+}
+
+/// The breakdown's sections (each run's tree or layers, the node × rank matrices), for a page
+/// of its own or summary's page.
+pub fn sections(out: &mut String, result: &Breakdown) {
+    out.push_str(STYLE);
+    for run in &result.runs {
+        run_section(out, run);
+    }
+    for matrix in &result.ranks {
+        matrix_section(out, matrix);
+    }
 }
 
 fn run_section(out: &mut String, run: &RunBreakdown) {

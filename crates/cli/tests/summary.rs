@@ -715,3 +715,29 @@ fn non_finite_or_negative_durations_are_named_by_their_line() {
         }
     }
 }
+
+/// summary's page holds breakdown's sections for the same runs: on the AlexNet run, the
+/// nn.Module tree (exact) of each rank as an icicle, and the node × rank matrix.
+#[test]
+fn the_summary_page_has_a_breakdown_section() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let run = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1");
+    let page = tmp.path().join("summary.html");
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .arg("summary")
+        .arg(&run)
+        .arg("--html")
+        .arg(&page)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run");
+    assert!(out.status.code().is_some_and(|c| c < 2), "{out:?}");
+    let html = std::fs::read_to_string(&page).expect("page");
+    assert_eq!(
+        html.matches("<svg class=\"icicle\"").count(),
+        2,
+        "one tree per rank"
+    );
+    assert!(html.contains("nn.Module tree (exact)"));
+}

@@ -70,8 +70,8 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     })
 }
 
-/// The summary page with advise's findings on the same runs (the same phase and rank) before
-/// the ranks and runs; when advise cannot read them, a note says why.
+/// The summary page with advise's findings and breakdown's tree or layers on the same runs (the
+/// same phase and rank) before the ranks and runs; when either cannot read them, a note says why.
 fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options) -> String {
     let advice = npuprof_advise::advise(
         path,
@@ -81,14 +81,34 @@ fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options
             top: crate::args::DEFAULT_EVIDENCE,
         },
     );
-    npuprof_summary::html::render_summary_with(summary, |out| match &advice {
-        Ok(advice) => npuprof_advise::html::sections(out, advice),
-        Err(err) => {
-            let _ = write!(
-                out,
-                "<p class=\"note\">no advice: {}</p>",
-                npuprof_summary::html::escape(&format!("{err:#}"))
-            );
+    let breakdown = npuprof_breakdown::breakdown(
+        path,
+        &npuprof_breakdown::Options {
+            phase: options.phase.clone(),
+            rank: options.rank,
+        },
+    );
+    npuprof_summary::html::render_summary_with(summary, |out| {
+        match &advice {
+            Ok(advice) => npuprof_advise::html::sections(out, advice),
+            Err(err) => {
+                let _ = write!(
+                    out,
+                    "<p class=\"note\">no advice: {}</p>",
+                    npuprof_summary::html::escape(&format!("{err:#}"))
+                );
+            }
+        }
+        // Where in the model the time goes (`npuprof breakdown`), on the same runs.
+        match &breakdown {
+            Ok(breakdown) => npuprof_breakdown::html::sections(out, breakdown),
+            Err(err) => {
+                let _ = write!(
+                    out,
+                    "<p class=\"note\">no breakdown: {}</p>",
+                    npuprof_summary::html::escape(&format!("{err:#}"))
+                );
+            }
         }
     })
 }
