@@ -403,3 +403,56 @@ fn ranks_beyond_the_maximum_are_refused_before_anything_is_allocated() {
         "{stderr}"
     );
 }
+
+/// One cycle's run directory of a `repeat=2` run, verified alone, is judged as that cycle (ok);
+/// the directory holding it is still a run missing its other cycle.
+#[test]
+fn one_cycles_directory_is_judged_as_that_cycle() {
+    let tmp = tempdir();
+    let run = tmp.path().join("prof/rank0_ascend_pt");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
+    fs::create_dir_all(run.parent().unwrap()).unwrap();
+    assert!(
+        Command::new("cp")
+            .arg("-r")
+            .arg(&source)
+            .arg(&run)
+            .status()
+            .unwrap()
+            .success()
+    );
+    // Its schedule recorded twice (steps 50 and 61); this directory holds the second cycle.
+    let info = run.join("profiler_info_0.json");
+    let mut value: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(&info).unwrap()).unwrap();
+    value["config"]["common_config"]["schedule"]["repeat"] = serde_json::json!(2);
+    fs::write(&info, value.to_string()).unwrap();
+    for name in ["kernel_details.csv", "step_trace_time.csv"] {
+        let path = run.join("ASCEND_PROFILER_OUTPUT").join(name);
+        let text = fs::read_to_string(&path).unwrap();
+        let moved: Vec<String> = text
+            .lines()
+            .map(|l| {
+                l.strip_prefix("50,")
+                    .map_or_else(|| l.to_owned(), |rest| format!("61,{rest}"))
+            })
+            .collect();
+        fs::write(&path, moved.join("\n") + "\n").unwrap();
+    }
+    let alone = verify_in(tmp.path(), &["prof/rank0_ascend_pt", "--json"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&alone.stdout).unwrap();
+    assert_eq!(alone.status.code(), Some(0), "{report}");
+    let phase_dir = verify_in(tmp.path(), &["prof", "--json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&phase_dir.stdout).unwrap();
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["code"] == "cycle-missing"),
+        "{report}"
+    );
+}
