@@ -390,15 +390,21 @@ fn html_page_renders_in_chromium_with_the_real_numbers() {
     assert_eq!(types[0][0].label, "hcom_allReduce_ ×4");
     check_close("type bar", types[0][0].value, hccl.unwrap_or_default());
 
-    // Pipes: four ratios on a 0–1 scale.
+    // Pipes: the seven ratios of the one bound rule on a 0–1 scale; MTE2 (the memory pipe)
+    // is the independent computation's `memory`.
     let pipes = chart(&charts, "pipes");
     let labels: Vec<&str> = pipes[0].iter().map(|r| r.label.as_str()).collect();
-    assert_eq!(labels, ["cube", "vector", "memory", "scalar"]);
+    assert_eq!(
+        labels,
+        [
+            "cube", "vector", "scalar", "mte1", "mte2", "mte3", "fixpipe"
+        ]
+    );
     let memory = want["runs"]["0"]["kernels"]["pipe"]["memory"]
         .as_f64()
         .unwrap_or_default();
-    check_close("memory ratio", pipes[0][2].value, memory);
-    check_width("memory width", pipes[0][2].rects[0].2, 1000.0 * memory);
+    check_close("mte2 ratio", pipes[0][4].value, memory);
+    check_width("mte2 width", pipes[0][4].rects[0].2, 1000.0 * memory);
     assert!(dom.contains("msprof-analyze advisor all -d"));
 }
 
