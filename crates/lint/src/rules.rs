@@ -414,7 +414,15 @@ fn check_attribute_never_stepped<'t>(
     let Some(attribute) = key.rsplit_once('.').map(|(_, a)| a) else {
         return;
     };
-    if ctx.source.contains(&format!(".{attribute}.step")) {
+    // A call of `<...>.<attribute>.step()` in the code (a comment such as `# self.prof.step()`
+    // steps nothing).
+    let suffix = format!(".{attribute}.step");
+    let stepped = npuprof_syntax::descendants(ctx.semantic.root())
+        .into_iter()
+        .filter(|n| n.kind() == "call")
+        .filter_map(|n| callee(n, ctx.source))
+        .any(|name| name.ends_with(&suffix));
+    if stepped {
         return;
     }
     out.push(raw(

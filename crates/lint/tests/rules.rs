@@ -237,3 +237,13 @@ fn noqa_suppresses_the_named_codes_on_its_line() {
     assert_eq!(findings[0].line, 14);
     insta::assert_snapshot!("noqa.py", rendered);
 }
+
+/// A profiler kept in an attribute, whose only `self.prof.step()` is in a comment, is said
+/// (NPL019: nothing in the file steps it; another file may), not passed over.
+#[test]
+fn npl019_an_attribute_profiler_stepped_only_in_a_comment_is_said() {
+    assert_triggers(
+        "npl019_attribute_stepped_only_in_a_comment.py",
+        Code::WindowUnresolved,
+    );
+}
