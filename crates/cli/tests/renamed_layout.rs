@@ -481,3 +481,21 @@ fn hostile_definitions_are_refused_by_file_and_key() {
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
 }
+
+/// route says which definition file applies and why: the fork's file, by its root markers.
+#[test]
+fn route_names_the_definition_file_that_matched_and_why() {
+    let pair = pair();
+    let out = npuprof(&pair.fork, &["route", ".", "--json"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["definition"]["source"],
+        definition().display().to_string(),
+        "{}",
+        report["definition"]
+    );
+    assert_eq!(
+        report["definition"]["why"],
+        "its root markers (executor/, recipes/) are here"
+    );
+}

@@ -109,7 +109,12 @@ impl Catalog {
             }
             match header.kind {
                 Kind::Recipes => {
-                    let definitions = Definitions::parse(text).map_err(error)?;
+                    let mut definitions = Definitions::parse(text).map_err(error)?;
+                    definitions.source = if BUILTIN.iter().any(|(name, _)| *name == file) {
+                        format!("built in ({file})")
+                    } else {
+                        file.to_owned()
+                    };
                     catalog.recipes.push(definitions);
                 }
                 Kind::ServingEngine => {
@@ -217,6 +222,30 @@ impl Catalog {
 
     /// The definition of the repository at `repo`: the first whose root markers it holds, else
     /// the compiled-in default (a directory that only holds models is read the default way).
+    /// Which definition applies to the repository at `repo`, and why: the first whose root
+    /// markers it holds, else the compiled-in default.
+    pub fn for_repo_why(&self, repo: &Path) -> (&Definitions, String) {
+        match self.recipes.iter().find(|d| d.layout.is_root(repo)) {
+            Some(d) => (
+                d,
+                format!(
+                    "its root markers ({}) are here",
+                    d.layout
+                        .root_markers
+                        .iter()
+                        .map(|m| format!("{m}/"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+            None => (
+                self.for_repo(repo),
+                "no definition's root markers are here: the default applies".to_owned(),
+            ),
+        }
+    }
+
+    /// The definition of the repository at `repo` (see [`Catalog::for_repo_why`]).
     pub fn for_repo(&self, repo: &Path) -> &Definitions {
         self.recipes
             .iter()

@@ -298,6 +298,9 @@ pub struct Definitions {
     pub shapes: Vec<Shape>,
     /// Models profiled by hand.
     pub manual: Vec<Manual>,
+    /// The file it was read from (a built-in one's name, or the `NPUPROF_DEFINITIONS` path).
+    #[serde(skip)]
+    pub source: String,
 }
 
 impl Definitions {

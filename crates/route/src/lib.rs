@@ -112,7 +112,13 @@ pub fn scan(root: &Path) -> Result<RouteReport, RouteError> {
             (classified.route, classified.reason, next)
         }
     };
+    let (used, why) = npuprof_repository::Catalog::global()?.for_repo_why(root);
     Ok(RouteReport {
+        definition: report::DefinitionUsed {
+            id: used.id.clone(),
+            source: used.source.clone(),
+            why,
+        },
         schema_version: SCHEMA_VERSION,
         root: root.display().to_string(),
         route,

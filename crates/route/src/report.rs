@@ -23,6 +23,8 @@ pub struct RouteReport {
     pub reason: String,
     /// What to do next.
     pub next: Next,
+    /// The repository definition that applies: its id, the file it was read from and why.
+    pub definition: DefinitionUsed,
     /// The serving engine whose checkout or installed package the root is, when a definition
     /// recognises it (then it decides the route and the next step).
     pub engine: Option<crate::engine::EngineRoute>,
@@ -365,4 +367,15 @@ pub struct Stats {
     pub yaml_files: usize,
     /// Shell scripts read.
     pub shell_files: usize,
+}
+
+/// The repository definition a route used.
+#[derive(Debug, Clone, Serialize)]
+pub struct DefinitionUsed {
+    /// Its id.
+    pub id: String,
+    /// Where it was read from: `built in (<name>)` or a `NPUPROF_DEFINITIONS` file.
+    pub source: String,
+    /// Why it applies.
+    pub why: String,
 }

@@ -120,6 +120,11 @@ fn human(report: &RouteReport) -> String {
         report.path
     );
     let _ = writeln!(s, "why:   {}", report.reason);
+    let _ = writeln!(
+        s,
+        "definition: {} from {}: {}",
+        report.definition.id, report.definition.source, report.definition.why
+    );
     match &report.next.command {
         Some(command) => {
             let _ = writeln!(s, "next:  {bold}{command}{bold:#}");
