@@ -328,3 +328,48 @@ fn the_db_export_is_compared_with_summarys_numbers() {
         assert!((got - want).abs() <= 1e-6 * want, "{side}: {got} vs {want}");
     }
 }
+
+/// A side whose profiler_info is a FIFO is compared without blocking, and compare says what it
+/// could not read (`run-note`), as summary does, instead of nothing.
+#[test]
+fn compare_says_what_a_side_could_not_read() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
+    let run = tmp.path().join("run/rank0_ascend_pt");
+    std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
+    assert!(
+        Command::new("cp")
+            .arg("-r")
+            .arg(&source)
+            .arg(&run)
+            .status()
+            .expect("cp")
+            .success()
+    );
+    let info = run.join("profiler_info_0.json");
+    std::fs::remove_file(&info).expect("rm");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&info)
+            .status()
+            .expect("mkfifo")
+            .success()
+    );
+    let out = Command::new(get_cargo_bin("npuprof"))
+        .current_dir(tmp.path())
+        .args(["compare", "run", "run", "--json"])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let notes: Vec<&str> = report["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter(|w| w["code"] == "run-note")
+        .filter_map(|w| w["message"].as_str())
+        .collect();
+    assert_eq!(notes.len(), 2, "{}", report["warnings"]);
+    assert!(notes.iter().all(|n| n.contains("FIFO")), "{notes:?}");
+}

@@ -357,14 +357,22 @@ pub fn compare(base: &Summary, new: &Summary) -> Comparison {
 
 /// The warnings within one side, each message prefixed with the side.
 fn side_warnings(side: &str, summary: &Summary) -> Vec<Warning> {
-    summary
-        .warnings
-        .iter()
-        .map(|w| Warning {
-            message: format!("{side}: {}", w.message),
-            ..w.clone()
+    let warnings = summary.warnings.iter().map(|w| Warning {
+        message: format!("{side}: {}", w.message),
+        ..w.clone()
+    });
+    // What a side's runs could not read (a profiler_info that is a FIFO, a link out of the
+    // run): compare says it too, not only summary.
+    let notes = summary.runs.iter().flat_map(|run| {
+        run.notes.iter().map(move |note| {
+            Warning::new(
+                WarningCode::RunNote,
+                run.phase.clone(),
+                &format!("{side}: {}: {note}", run.dir),
+            )
         })
-        .collect()
+    });
+    warnings.chain(notes).collect()
 }
 
 fn phase_list(phases: &[Option<String>]) -> String {

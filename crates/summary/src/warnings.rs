@@ -34,6 +34,9 @@ pub enum WarningCode {
     StepCount,
     /// Rows of a CSV that could not be read were skipped.
     SkippedRows,
+    /// A run's summary noted something it could not read or had to assume (a file not read, a
+    /// rank taken from a file name).
+    RunNote,
 }
 
 impl WarningCode {
@@ -48,6 +51,7 @@ impl WarningCode {
             WarningCode::RankSet => "rank-set",
             WarningCode::StepCount => "step-count",
             WarningCode::SkippedRows => "skipped-rows",
+            WarningCode::RunNote => "run-note",
         }
     }
 
@@ -85,6 +89,10 @@ impl WarningCode {
             WarningCode::SkippedRows => (
                 "rows were skipped",
                 "the totals leave out the rows that could not be read",
+            ),
+            WarningCode::RunNote => (
+                "a run's summary noted",
+                "what depends on it is unknown or assumed on that side",
             ),
         }
     }
