@@ -361,16 +361,19 @@ fn side_warnings(side: &str, summary: &Summary) -> Vec<Warning> {
         message: format!("{side}: {}", w.message),
         ..w.clone()
     });
-    // What a side's runs could not read (a profiler_info that is a FIFO, a link out of the
-    // run): compare says it too, not only summary.
+    // A side's profiler_info that could not be used (a FIFO, a link out of the run, not
+    // JSON): what it records is then not compared, and compare says so, not only summary.
     let notes = summary.runs.iter().flat_map(|run| {
-        run.notes.iter().map(move |note| {
-            Warning::new(
-                WarningCode::RunNote,
-                run.phase.clone(),
-                &format!("{side}: {}: {note}", run.dir),
-            )
-        })
+        run.notes
+            .iter()
+            .filter(|note| note.ends_with(crate::run::INFO_UNREAD))
+            .map(move |note| {
+                Warning::new(
+                    WarningCode::RunNote,
+                    run.phase.clone(),
+                    &format!("{side}: {}: {note}", run.dir),
+                )
+            })
     });
     warnings.chain(notes).collect()
 }

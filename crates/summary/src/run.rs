@@ -267,6 +267,10 @@ pub fn read_env(
     }
 }
 
+/// The end of the note [`read_info`] writes when the run's profiler_info cannot be used: what
+/// it records (build, level, metrics) is then unknown, so compare does not judge it.
+pub const INFO_UNREAD: &str = "rank taken from its name";
+
 /// The rank and the recording from the run's `profiler_info*.json` (the first by name); a
 /// note when it cannot be read.
 pub fn read_info(dir: &Path, notes: &mut Vec<String>) -> (Option<u32>, Option<Recorded>) {
@@ -294,11 +298,11 @@ pub fn read_info(dir: &Path, notes: &mut Vec<String>) -> (Option<u32>, Option<Re
     match parsed {
         Ok(Ok(parsed)) => (parsed.rank, Some(Recorded::of(&parsed))),
         Ok(Err(_)) => {
-            notes.push(format!("{shown} is not JSON: rank taken from its name"));
+            notes.push(format!("{shown} is not JSON: {INFO_UNREAD}"));
             (file_rank, None)
         }
         Err(reason) => {
-            notes.push(format!("{shown}: {reason}; rank taken from its name"));
+            notes.push(format!("{shown}: {reason}; {INFO_UNREAD}"));
             (file_rank, None)
         }
     }

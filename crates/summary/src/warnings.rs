@@ -34,8 +34,8 @@ pub enum WarningCode {
     StepCount,
     /// Rows of a CSV that could not be read were skipped.
     SkippedRows,
-    /// A run's summary noted something it could not read or had to assume (a file not read, a
-    /// rank taken from a file name).
+    /// A run's profiler_info could not be used (a FIFO, a link out of the run, not JSON): what
+    /// it records is not compared.
     RunNote,
 }
 
@@ -91,8 +91,8 @@ impl WarningCode {
                 "the totals leave out the rows that could not be read",
             ),
             WarningCode::RunNote => (
-                "a run's summary noted",
-                "what depends on it is unknown or assumed on that side",
+                "a run's profiler_info could not be used",
+                "its build, level and metrics are not compared",
             ),
         }
     }
