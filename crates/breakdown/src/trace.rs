@@ -10,7 +10,6 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::fs::File;
 use std::path::Path;
 
 use memchr::memmem;
@@ -306,7 +305,14 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
         path: path.to_path_buf(),
         source,
     };
-    let file = File::open(path).map_err(io)?;
+    // Through the probe: a FIFO or a device is refused without blocking, a link out of the
+    // run directory is not followed.
+    let file = npuprof_runs::probe::open_regular(path)
+        .map(|opened| opened.file)
+        .map_err(|problem| SummaryError::Unusable {
+            path: path.to_path_buf(),
+            reason: problem.describe(),
+        })?;
     let mut trace = Trace::default();
     let mut index: HashMap<String, u32> = HashMap::new();
     let read = scan_events(&file, |bytes| {
