@@ -334,19 +334,8 @@ fn the_db_export_is_compared_with_summarys_numbers() {
 #[test]
 fn compare_says_what_a_side_could_not_read() {
     let tmp = tempfile::tempdir().expect("tmp");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
     let run = tmp.path().join("run/rank0_ascend_pt");
-    std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
-    assert!(
-        Command::new("cp")
-            .arg("-r")
-            .arg(&source)
-            .arg(&run)
-            .status()
-            .expect("cp")
-            .success()
-    );
+    common::alexnet_rank0_copy(&run);
     let info = run.join("profiler_info_0.json");
     std::fs::remove_file(&info).expect("rm");
     assert!(

@@ -609,17 +609,8 @@ fn no_report_quotes_a_file_linked_from_outside_the_run() {
     let tmp = tempfile::tempdir().expect("tmp");
     let secret = tmp.path().join("secret.txt");
     std::fs::write(&secret, "SECRET-TOKEN-LINE,abc\n").expect("write");
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
     let run = tmp.path().join("run/rank0_ascend_pt");
-    std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
-    let copied = Command::new("cp")
-        .arg("-r")
-        .arg(&source)
-        .arg(&run)
-        .status()
-        .expect("cp");
-    assert!(copied.success());
+    common::alexnet_rank0_copy(&run);
     for name in ["kernel_details.csv", "op_statistic.csv"] {
         let file = run.join("ASCEND_PROFILER_OUTPUT").join(name);
         std::fs::remove_file(&file).expect("rm");
@@ -656,21 +647,10 @@ fn no_report_quotes_a_file_linked_from_outside_the_run() {
 /// like text; no report prints `inf` or `NaN`.
 #[test]
 fn non_finite_or_negative_durations_are_named_by_their_line() {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
     for bad in ["inf", "1e309", "-1e300"] {
         let tmp = tempfile::tempdir().expect("tmp");
         let run = tmp.path().join("run/rank0_ascend_pt");
-        std::fs::create_dir_all(run.parent().expect("parent")).expect("mkdir");
-        assert!(
-            Command::new("cp")
-                .arg("-r")
-                .arg(&source)
-                .arg(&run)
-                .status()
-                .expect("cp")
-                .success()
-        );
+        common::alexnet_rank0_copy(&run);
         let csv = run.join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
         let text = std::fs::read_to_string(&csv).expect("csv");
         let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();

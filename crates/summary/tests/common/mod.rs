@@ -13,6 +13,14 @@ pub fn real_run() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/real-2rank")
 }
 
+/// Copies rank 0 of the vendored AlexNet run with module events (`msinsight-text-level1`, the
+/// verify crate's test data) to `to`, for tests that change one of its files.
+pub fn alexnet_rank0_copy(to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
+    copy_tree(&from, to);
+}
+
 /// The vendored real 2-rank db export (`data/db-level1/`, see its NOTICE.md): the same
 /// workload as [`real_run`], recorded again with `export_type=db`.
 pub fn db_run() -> PathBuf {
