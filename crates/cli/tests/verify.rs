@@ -412,7 +412,7 @@ fn one_cycles_directory_is_judged_as_that_cycle() {
     let run = tmp.path().join("prof/rank0_ascend_pt");
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt");
-    common::copy_tree_writable(&source, &run);
+    copy_tree_writable(&source, &run);
     // Its schedule recorded twice (steps 50 and 61); this directory holds the second cycle.
     let info = run.join("profiler_info_0.json");
     let mut value: serde_json::Value =
