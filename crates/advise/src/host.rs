@@ -258,7 +258,7 @@ pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<S
         Err(problem) => Some(format!("{}: {}", trace.display(), problem.describe())),
         Ok(file) => {
             let mut unreadable = 0u64;
-            let sieve = crate::sieve::Sieve::new(&spans);
+            let mut sieve = crate::sieve::Sieve::new(&spans);
             let read = scan_events(&file, |bytes| {
                 if !sieve.must_parse(bytes) {
                     return;
@@ -418,7 +418,7 @@ mod tests {
             .map(|(start, dur)| (start + dur / 2.0, start + dur / 2.0 + 50.0))
             .collect();
         assert!(gaps.len() > 20, "{} gaps", gaps.len());
-        let sieve = crate::sieve::Sieve::new(&gaps);
+        let mut sieve = crate::sieve::Sieve::new(&gaps);
         let mut passed_over = 0;
         for (bytes, event) in events.iter().zip(&parsed) {
             if sieve.must_parse(bytes) {

@@ -80,12 +80,30 @@ impl Structure {
     fn len(&self) -> usize {
         self.counts.last().map_or(0, |&n| n as usize)
     }
+}
 
-    /// The byte index of structural position `q` (which exists).
-    fn position(&self, q: usize) -> usize {
-        let mut cur = Cursor::new(self, 0, usize::MAX);
-        cur.seek(q);
-        cur.peek().expect("an existing structural position")
+/// Finds the byte index of structural positions asked for in increasing order (the events a
+/// recording walk takes): it moves on from the block of the last answer rather than searching
+/// the piece's blocks again.
+#[derive(Debug, Default)]
+struct Locator {
+    /// The block the last answer was in.
+    k: usize,
+}
+
+impl Locator {
+    /// The byte index of structural position `q` (which exists, at or after the last one asked
+    /// for).
+    #[inline(always)]
+    fn position(&mut self, s: &Structure, q: usize) -> usize {
+        while s.counts[self.k + 1] as usize <= q {
+            self.k += 1;
+        }
+        let mut bits = s.masks[self.k];
+        for _ in s.counts[self.k] as usize..q {
+            bits &= bits - 1;
+        }
+        self.k * 64 + bits.trailing_zeros() as usize
     }
 }
 
@@ -228,6 +246,7 @@ struct Walk<'a> {
     shapes: &'a mut Shapes,
     /// The index of the `{` of the top-level event the grammar is reading.
     event: Option<usize>,
+    locator: Locator,
 }
 
 impl Walk<'_> {
@@ -279,6 +298,12 @@ impl Walk<'_> {
         flow(self.grammar.open(at, true))
     }
 
+    /// The offset in the file of structural position `q` (asked for in increasing order).
+    #[inline(always)]
+    fn at(&mut self, q: usize) -> u64 {
+        self.base + self.locator.position(self.structure, q) as u64
+    }
+
     /// Takes the run of events with known shapes from the `{` with index `q`, each with the `,`
     /// after it when an event follows; returns the index of the first position not taken.
     #[inline(always)]
@@ -291,8 +316,8 @@ impl Walk<'_> {
             events += 1;
             last = next + len - 1;
             if self.grammar.recording() {
-                let at = |q| self.base + self.structure.position(q) as u64;
-                let (start, end) = (at(next), at(last) + 1);
+                let start = self.at(next);
+                let end = self.at(last) + 1;
                 self.grammar.record(start, end);
             }
             next += len;
@@ -304,8 +329,9 @@ impl Walk<'_> {
             next += 1;
         }
         if events > 0 {
-            let at = |q| self.base + self.structure.position(q) as u64;
-            self.grammar.skip_events(events, at(last), comma.map(at));
+            let last = self.at(last);
+            let comma = comma.map(|q| self.at(q));
+            self.grammar.skip_events(events, last, comma);
         }
         next
     }
@@ -835,6 +861,7 @@ impl BlockScanner {
             kinds_len,
             shapes: &mut self.shapes,
             event: None,
+            locator: Locator::default(),
         };
         if *w.lex == Lex::String {
             // A string that started in an earlier piece: its closing quote comes first.

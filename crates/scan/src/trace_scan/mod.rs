@@ -29,7 +29,7 @@ mod shapes;
 mod tokens;
 mod utf8;
 
-pub use events::{MAX_EVENT, TraceEvents, scan_events};
+pub use events::{EventQuotes, MAX_EVENT, TraceEvents, scan_events};
 use fast::BlockScanner;
 use reference::ReferenceScanner;
 
