@@ -261,7 +261,7 @@ fn read_schedule(o: &serde_json::Map<String, Value>) -> Result<RecordedSchedule,
 /// torch.distributed is initialised with HCCL), and `distributed_args`, the job's parallel sizes
 /// (written by the framework through torch_npu's `add_metadata_json`: Megatron and MindSpeed
 /// do, plain PyTorch does not).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ParallelGroups {
     /// The rank in the default group (`group_name` `default_group`), else `distributed_args`'
     /// `rank`: the global rank.
@@ -277,7 +277,7 @@ pub struct ParallelGroups {
 }
 
 /// `distributed_args`' sizes (each `None` when absent).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ParallelSizes {
     /// `tensor_model_parallel_size`.
     pub tp: Option<u32>,
@@ -292,7 +292,7 @@ pub struct ParallelSizes {
 }
 
 /// One HCCL group of `parallel_group_info`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct ParallelGroup {
     /// `group_name`: `default_group`, `dp`, `dp_cp`, `pp`, `tp`, `mp`, `embd`, … (the
     /// framework's names; empty when absent).

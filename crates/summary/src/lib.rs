@@ -19,6 +19,7 @@ pub mod error;
 pub mod html;
 mod input;
 pub mod kernels;
+pub mod merge;
 pub mod next_steps;
 pub mod pipe;
 pub mod ranks;

@@ -34,7 +34,7 @@ pub fn rank_label(rank: Option<u32>) -> String {
 pub const RANK_SPREAD: f64 = 0.05;
 
 /// One rank's step time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct RankStep {
     /// The rank, when known.
     pub rank: Option<u32>,
@@ -54,7 +54,7 @@ pub struct RankStep {
     pub wait_us: Option<f64>,
     /// Its pipeline stage (its place in its `pp` group), when the run has stages.
     pub stage: Option<u32>,
-    /// Its parallel groups (profiler_metadata.json), when recorded.
+    /// Its parallel groups (profiler_metadata.json), when recorded (in `runs[].parallel`).
     #[serde(skip)]
     pub parallel: Option<ParallelGroups>,
 }
@@ -321,7 +321,7 @@ pub fn phase_ranks(runs: &[RunSummary]) -> Vec<PhaseRanks> {
     phases
         .into_iter()
         .map(|phase| {
-            let mut per_rank: Vec<RankStep> = runs
+            let per_rank: Vec<RankStep> = runs
                 .iter()
                 .filter(|r| r.phase == phase)
                 .filter_map(|r| {
@@ -343,44 +343,50 @@ pub fn phase_ranks(runs: &[RunSummary]) -> Vec<PhaseRanks> {
                     })
                 })
                 .collect();
-            per_rank.sort_by(|a, b| a.rank.cmp(&b.rank).then(a.dir.cmp(&b.dir)));
-            let several = per_rank.len() > 1;
-            let all: Vec<&RankStep> = per_rank.iter().collect();
-            let slowest = extreme(&all, |r| r.mean_step_us, true);
-            let fastest = extreme(&all, |r| r.mean_step_us, false);
-            let imbalance_ratio = match (slowest, fastest) {
-                (Some(s), Some(f)) if several && f.mean_step_us > 0.0 => {
-                    Some(s.mean_step_us / f.mean_step_us)
-                }
-                _ => None,
-            };
-            let (slowest_rank, fastest_rank) =
-                (slowest.and_then(|s| s.rank), fastest.and_then(|f| f.rank));
-            let (grouping, groups, stages) = rank_layout(&per_rank);
-            let own_spread = groups
-                .iter()
-                .filter_map(|g| g.own_spread)
-                .max_by(f64::total_cmp);
-            let lead = groups
-                .iter()
-                .filter_map(|g| g.straggler.as_ref())
-                .max_by(|a, b| a.spread.total_cmp(&b.spread));
-            PhaseRanks {
-                slowest_rank,
-                fastest_rank,
-                imbalanced: imbalance_ratio.is_some_and(|r| r > 1.0 + RANK_SPREAD),
-                imbalance_ratio,
-                straggler_rank: lead.and_then(|s| s.rank),
-                own_spread,
-                waiter_rank: lead.and_then(|s| s.waiter_rank),
-                grouping,
-                phase,
-                per_rank,
-                groups,
-                stages,
-            }
+            phase_view(phase, per_rank)
         })
         .collect()
+}
+
+/// The rank view of one phase from its ranks' step times (a summary's, or the per-node
+/// summaries a merge joins): the slowest and fastest rank, the groups compared with their
+/// stragglers, and the pipeline stages.
+pub fn phase_view(phase: Option<String>, mut per_rank: Vec<RankStep>) -> PhaseRanks {
+    per_rank.sort_by(|a, b| a.rank.cmp(&b.rank).then(a.dir.cmp(&b.dir)));
+    let several = per_rank.len() > 1;
+    let all: Vec<&RankStep> = per_rank.iter().collect();
+    let slowest = extreme(&all, |r| r.mean_step_us, true);
+    let fastest = extreme(&all, |r| r.mean_step_us, false);
+    let imbalance_ratio = match (slowest, fastest) {
+        (Some(s), Some(f)) if several && f.mean_step_us > 0.0 => {
+            Some(s.mean_step_us / f.mean_step_us)
+        }
+        _ => None,
+    };
+    let (slowest_rank, fastest_rank) = (slowest.and_then(|s| s.rank), fastest.and_then(|f| f.rank));
+    let (grouping, groups, stages) = rank_layout(&per_rank);
+    let own_spread = groups
+        .iter()
+        .filter_map(|g| g.own_spread)
+        .max_by(f64::total_cmp);
+    let lead = groups
+        .iter()
+        .filter_map(|g| g.straggler.as_ref())
+        .max_by(|a, b| a.spread.total_cmp(&b.spread));
+    PhaseRanks {
+        slowest_rank,
+        fastest_rank,
+        imbalanced: imbalance_ratio.is_some_and(|r| r > 1.0 + RANK_SPREAD),
+        imbalance_ratio,
+        straggler_rank: lead.and_then(|s| s.rank),
+        own_spread,
+        waiter_rank: lead.and_then(|s| s.waiter_rank),
+        grouping,
+        phase,
+        per_rank,
+        groups,
+        stages,
+    }
 }
 
 /// `ranks 0, 1`.

@@ -386,6 +386,11 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Constant(npuprof_summary::SCHEMA_VERSION),
         ),
         (
+            "summary --merge SUMMARY...",
+            "crates/summary/src/merge.rs",
+            Constant(npuprof_summary::SCHEMA_VERSION),
+        ),
+        (
             "compare",
             "crates/summary/src/compare.rs",
             Constant(npuprof_summary::SCHEMA_VERSION),

@@ -8,6 +8,10 @@
 //! advise's findings on the same runs.
 //! Exit 0 when summarised, 1 when malformed rows were skipped (named on stderr too), 2 when
 //! nothing could be (missing path, no run directory, a file without a required column).
+//!
+//! `--merge A.json B.json ...` joins the `--json` summaries of several nodes into the whole
+//! run's rank view (the ranks compared within their parallel groups, the pipeline stages, the
+//! ranks missing or reported twice); exit 1 when a rank is missing or reported twice.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -42,6 +46,14 @@ pub struct Args {
     /// Kernel groups to keep per run, by name and by type.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_TOP)]
     pub top: usize,
+    /// Join the `summary --json` documents of several nodes into the whole run's rank view.
+    #[arg(
+        long,
+        value_name = "SUMMARY",
+        num_args = 1..,
+        conflicts_with_all = ["path", "model", "config", "rank", "html"]
+    )]
+    pub merge: Vec<PathBuf>,
     /// The phase and the forms of the report.
     #[command(flatten)]
     pub report: crate::args::ReportArgs,
@@ -49,6 +61,9 @@ pub struct Args {
 
 /// Runs `npuprof summary`.
 pub fn run(args: Args) -> anyhow::Result<Exit> {
+    if !args.merge.is_empty() {
+        return run_merge(&args);
+    }
     let options = Options {
         phase: args.report.phase.clone(),
         rank: args.rank,
@@ -68,6 +83,98 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     } else {
         Exit::Ok
     })
+}
+
+/// `npuprof summary --merge`: every document read first (any unreadable one is an error),
+/// then joined.
+fn run_merge(args: &Args) -> anyhow::Result<Exit> {
+    let nodes = args
+        .merge
+        .iter()
+        .map(|p| npuprof_summary::merge::read_node(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut merged = npuprof_summary::merge::merge(&nodes);
+    if let Some(phase) = &args.report.phase {
+        merged.ranks.retain(|r| r.phase.as_ref() == Some(phase));
+        merged.coverage.retain(|c| c.phase.as_ref() == Some(phase));
+        anyhow::ensure!(
+            !merged.ranks.is_empty(),
+            "no document has the phase {phase:?}"
+        );
+    }
+    if args.report.json {
+        print_json(&merged)?;
+    } else {
+        crate::output::stdout().write_all(human_merged(&merged).as_bytes())?;
+    }
+    Ok(if merged.incomplete() {
+        Exit::Findings
+    } else {
+        Exit::Ok
+    })
+}
+
+/// Rank sentences printed per phase of a merge; the rest are in `--json`.
+const MERGED_LINES: usize = 24;
+
+/// The terminal report of a merge: the nodes, then per phase the coverage and the rank
+/// sentences (stragglers first).
+fn human_merged(merged: &npuprof_summary::merge::MergedSummary) -> String {
+    use npuprof_summary::merge::rank_ranges;
+    let mut out = String::new();
+    let _ = writeln!(out, "merged {} node summaries", merged.nodes.len());
+    for node in &merged.nodes {
+        let _ = writeln!(
+            out,
+            "  {}: ranks {} ({})",
+            node.report,
+            rank_ranges(&node.ranks),
+            node.path
+        );
+    }
+    for (phase, coverage) in merged.ranks.iter().zip(&merged.coverage) {
+        let name = phase.phase.as_deref().unwrap_or("(no phase)");
+        let world = coverage
+            .world_size
+            .map_or_else(String::new, |n| format!(" of {n}"));
+        let _ = writeln!(
+            out,
+            "\n{}phase {name}{}: {} ranks{world} present ({})",
+            bold().render(),
+            bold().render_reset(),
+            coverage.ranks_present.len(),
+            rank_ranges(&coverage.ranks_present)
+        );
+        if !coverage.ranks_missing.is_empty() {
+            let _ = writeln!(
+                out,
+                "    missing: ranks {} (no document reports them)",
+                rank_ranges(&coverage.ranks_missing)
+            );
+        }
+        if !coverage.ranks_duplicated.is_empty() {
+            let _ = writeln!(
+                out,
+                "    reported twice: ranks {} (the first document's are compared)",
+                rank_ranges(&coverage.ranks_duplicated)
+            );
+        }
+        let mut sentences = npuprof_summary::ranks::rank_sentences(phase);
+        // Stragglers and stages before the balanced groups.
+        sentences.sort_by_key(|s| s.contains("no straggler"));
+        let more = sentences.len().saturating_sub(MERGED_LINES);
+        sentences.truncate(MERGED_LINES);
+        for text in sentences {
+            for (i, line) in wrap(&text, report_width() - 6).iter().enumerate() {
+                let lead = if i == 0 { "    " } else { "      " };
+                let _ = writeln!(out, "{lead}{line}");
+            }
+        }
+        if more > 0 {
+            let _ = writeln!(out, "    … {more} more groups (see --json)");
+        }
+    }
+    out
 }
 
 /// The summary page with advise's findings and breakdown's tree or layers on the same runs (the
