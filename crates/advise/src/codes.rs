@@ -74,6 +74,17 @@ codes! {
     "move layers from the slowest stage to the others (an uneven layer split per stage, e.g. \
      Megatron/MindSpeed's first- and last-stage layer counts), or use interleaved (virtual) \
      pipeline stages; then compare the stages again";
+    /// The MoE experts' kernels take unequal time on the ranks of one expert-parallel group.
+    ExpertImbalance = "expert-imbalance", Warning,
+    "MoE experts run longer on some ranks than on others",
+    "the grouped-matmul kernels (the experts' GEMMs: `GroupedMatmul*`) take more time per step \
+     on one rank than on another of its expert-parallel group (profiler_metadata.json's `ep` or \
+     `exp` group; all ranks of the phase where none is recorded), by more than 5 %: tokens are \
+     routed unevenly, and every rank waits for the busiest in the combine. At stake: the busiest \
+     rank's expert time minus the least busy one's, per step",
+    "check the router's balance (auxiliary loss, capacity factor, expert placement or \
+     redundant experts for hot ones); `npuprof breakdown` on both ranks shows the MoE blocks \
+     layer by layer";
     /// Communication not hidden by computation is a large share of the step.
     CommunicationExposed = "communication-exposed", Warning,
     "communication is not overlapped with computation",

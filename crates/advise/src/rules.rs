@@ -11,7 +11,8 @@ use crate::finding::{Evidence, Finding};
 use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
-    DYNAMIC_SHAPES, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, SMALL_PACKET_SHARE, WAIT_SHARE,
+    DYNAMIC_SHAPES, EXPERT_GROUPS, EXPERT_KERNELS, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE,
+    RANK_SPREAD, SMALL_PACKET_SHARE, WAIT_SHARE,
 };
 use crate::transfers;
 use npuprof_summary::comm::wait_phrase;
@@ -661,6 +662,103 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
         findings.push(finding);
     }
     findings.extend(stage_finding(runs, &ranks));
+    findings.extend(expert_imbalance(runs, top));
+    findings
+}
+
+/// A rank's MoE experts' kernel time per step ([`EXPERT_KERNELS`]), when it ran any.
+fn experts_per_step(run: &RunData) -> Option<f64> {
+    let expert = |k: &&Kernel| {
+        EXPERT_KERNELS
+            .iter()
+            .any(|p| k.name.starts_with(p) || k.kind.starts_with(p))
+    };
+    let total: f64 = run
+        .kernels
+        .as_ref()?
+        .kernels
+        .iter()
+        .filter(expert)
+        .map(|k| k.total_us)
+        .sum();
+    (total > 0.0).then(|| total / run.kernel_steps())
+}
+
+/// The MoE experts' balance across the ranks of one phase: within each expert-parallel group
+/// ([`EXPERT_GROUPS`]) when every rank running experts records one, else all of them as one
+/// group; past [`RANK_SPREAD`] of the least busy rank, a finding.
+fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
+    let busy: Vec<(&RunData, f64)> = runs
+        .iter()
+        .filter_map(|r| Some((r, experts_per_step(r)?)))
+        .collect();
+    if busy.len() < 2 {
+        return Vec::new();
+    }
+    let group_of = |run: &RunData| {
+        let group = run.parallel.as_ref()?.group(&EXPERT_GROUPS)?;
+        Some((group.kind.clone(), group.ranks.clone()))
+    };
+    let recorded = busy.iter().all(|(r, _)| group_of(r).is_some());
+    let mut groups: Vec<(Option<(String, Vec<u32>)>, Vec<(&RunData, f64)>)> = Vec::new();
+    for &(run, us) in &busy {
+        let key = if recorded { group_of(run) } else { None };
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, members)) => members.push((run, us)),
+            None => groups.push((key, vec![(run, us)])),
+        }
+    }
+    let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
+    let mut findings = Vec::new();
+    for (key, mut members) in groups {
+        members.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.info.rank.cmp(&b.0.info.rank)));
+        let (Some(&(most, most_us)), Some(&(least, least_us))) = (members.first(), members.last())
+        else {
+            continue;
+        };
+        if members.len() < 2 || least_us <= 0.0 || (most_us - least_us) / least_us <= RANK_SPREAD {
+            continue;
+        }
+        let within = match &key {
+            Some((kind, ranks)) => {
+                let ranks: Vec<String> = ranks.iter().map(u32::to_string).collect();
+                format!(" of its {kind} group (ranks {})", ranks.join(", "))
+            }
+            None => " (the ranks running experts compared as one group: profiler_metadata.json \
+                 records no expert-parallel group for each)"
+                .to_owned(),
+        };
+        let spread_us = most_us - least_us;
+        let mut finding = Finding::new(
+            Code::ExpertImbalance,
+            format!(
+                "rank {}'s MoE experts run {} per step{within}, rank {}'s {} ({} more)",
+                label(most.info.rank),
+                duration(most_us),
+                label(least.info.rank),
+                duration(least_us),
+                percent(spread_us / least_us)
+            ),
+            spread_us,
+        );
+        finding.phase = most.info.phase.clone();
+        finding.rank = most.info.rank;
+        finding.at_stake_share = most.share(spread_us);
+        finding.evidence = members
+            .iter()
+            .take(top.max(2))
+            .map(|&(run, us)| Evidence {
+                label: format!("rank {}", label(run.info.rank)),
+                detail: "grouped-matmul (experts) time per step".to_owned(),
+                time_us: Some(us),
+                share: run.share(us),
+                count: None,
+                step: None,
+                at_us: None,
+            })
+            .collect();
+        findings.push(finding);
+    }
     findings
 }
 

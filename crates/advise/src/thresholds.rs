@@ -19,6 +19,14 @@ pub const WAIT_SHARE: f64 = 0.05;
 /// shortest are imbalanced: the anchor's 5 % slow-rank spread (summary's, held once).
 pub use npuprof_summary::ranks::RANK_SPREAD;
 
+/// The kernel names (and types) of MoE experts' GEMMs, by prefix: `GroupedMatmul`,
+/// `GroupedMatmulSwigluQuant`, `GroupedMatmulFinalizeRouting`, … (breakdown's kernel classes
+/// put them in `moe_experts`).
+pub const EXPERT_KERNELS: [&str; 1] = ["GroupedMatmul"];
+
+/// The parallel groups of profiler_metadata.json that hold the ranks sharing experts.
+pub const EXPERT_GROUPS: [&str; 2] = ["ep", "exp"];
+
 /// A gap between kernels on the device timeline that is listed as a bubble (µs).
 pub const GAP_US: f64 = 10.0;
 

@@ -77,3 +77,115 @@ fn the_slow_rank_is_fixed_first_only_where_the_wait_is_material() {
     );
     assert!(!rank3.action.contains("slow rank"), "{}", rank3.action);
 }
+
+/// The vendored real 2-rank run (`crates/summary/tests/data/real-2rank`) copied to `dir` with
+/// its `MatMulV2` kernels made MoE experts' (`Type` `GroupedMatmul`), rank 0's durations
+/// times `scale`; returns each rank's expert time per step, computed from the rows written.
+fn with_experts(dir: &Path, scale: f64) -> [f64; 2] {
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/real-2rank");
+    let mut per_step = [0.0; 2];
+    for rank in 0..2 {
+        let run = format!("rank{rank}_ascend_pt");
+        let out = dir.join(&run).join("ASCEND_PROFILER_OUTPUT");
+        std::fs::create_dir_all(&out).expect("mkdir");
+        for file in [
+            "step_trace_time.csv",
+            "communication.json",
+            "op_statistic.csv",
+        ] {
+            let from = real.join(&run).join("ASCEND_PROFILER_OUTPUT").join(file);
+            std::fs::copy(from, out.join(file)).expect("copy");
+        }
+        let info = format!("profiler_info_{rank}.json");
+        std::fs::copy(real.join(&run).join(&info), dir.join(&run).join(&info)).expect("copy");
+        let csv_path = real
+            .join(&run)
+            .join("ASCEND_PROFILER_OUTPUT/kernel_details.csv");
+        let mut reader = csv::Reader::from_path(&csv_path).expect("the vendored table");
+        let header = reader.headers().expect("header").clone();
+        let col = |name: &str| header.iter().position(|h| h == name).expect(name);
+        let (kind, duration, step) = (col("Type"), col("Duration(us)"), col("Step Id"));
+        let mut writer = csv::Writer::from_path(out.join("kernel_details.csv")).expect("write");
+        writer.write_record(&header).expect("header");
+        let (mut total, mut steps) = (0.0, std::collections::BTreeSet::new());
+        for record in reader.records() {
+            let mut fields: Vec<String> = record.expect("row").iter().map(str::to_owned).collect();
+            steps.insert(fields[step].clone());
+            if fields[kind] == "MatMulV2" {
+                fields[kind] = "GroupedMatmul".to_owned();
+                if rank == 0 {
+                    let us: f64 = fields[duration].parse().expect("a duration");
+                    fields[duration] = format!("{:.3}", us * scale);
+                }
+                total += fields[duration].parse::<f64>().expect("a duration");
+            }
+            writer.write_record(&fields).expect("row");
+        }
+        writer.flush().expect("flush");
+        per_step[rank] = total / steps.len() as f64;
+    }
+    per_step
+}
+
+#[test]
+fn the_experts_are_compared_across_ranks_and_an_uneven_load_is_a_finding() {
+    // As recorded: rank 0's grouped matmuls 921.498 µs, rank 1's 947.559 µs: 2.8 % apart, even.
+    let even = tempfile::tempdir().expect("tmp");
+    let [r0, r1] = with_experts(even.path(), 1.0);
+    assert!((r1 - r0) / r0 < 0.05, "{r0} {r1}");
+    let advice = support::advised(even.path(), None, 10);
+    assert!(of(&advice, Code::ExpertImbalance).is_empty());
+
+    // Rank 0's experts made 1.5× slower: rank 0 is named, the spread is at stake.
+    let uneven = tempfile::tempdir().expect("tmp");
+    let [r0, r1] = with_experts(uneven.path(), 1.5);
+    let advice = support::advised(uneven.path(), None, 10);
+    let found = of(&advice, Code::ExpertImbalance);
+    assert_eq!(found.len(), 1, "{:?}", advice.findings);
+    assert_eq!(found[0].rank, Some(0));
+    assert!(
+        (found[0].at_stake_us - (r0 - r1)).abs() < 1e-6,
+        "{} vs {}",
+        found[0].at_stake_us,
+        r0 - r1
+    );
+    assert!(
+        found[0].title.contains(
+            "compared as one group: profiler_metadata.json records no expert-parallel group"
+        ),
+        "{}",
+        found[0].title
+    );
+    let evidence: Vec<f64> = found[0].evidence.iter().filter_map(|e| e.time_us).collect();
+    assert_eq!(evidence.len(), 2);
+    assert!(
+        (evidence[0] - r0).abs() < 1e-6 && (evidence[1] - r1).abs() < 1e-6,
+        "{evidence:?}"
+    );
+
+    // With expert-parallel groups recorded: within the group; ranks of different groups are
+    // not compared.
+    let metadata = |groups: [&str; 2]| {
+        for (rank, ranks) in groups.iter().enumerate() {
+            let text = format!(
+                r#"{{"parallel_group_info": {{"group_name_1": {{"group_name": "ep", "group_rank": 0, "global_ranks": {ranks}}}}}}}"#
+            );
+            let file = uneven
+                .path()
+                .join(format!("rank{rank}_ascend_pt/profiler_metadata.json"));
+            std::fs::write(file, text).expect("write");
+        }
+    };
+    metadata(["[0, 1]", "[0, 1]"]);
+    let advice = support::advised(uneven.path(), None, 10);
+    let found = of(&advice, Code::ExpertImbalance);
+    assert_eq!(found.len(), 1);
+    assert!(
+        found[0].title.contains("of its ep group (ranks 0, 1)"),
+        "{}",
+        found[0].title
+    );
+    metadata(["[0]", "[1]"]);
+    let advice = support::advised(uneven.path(), None, 10);
+    assert!(of(&advice, Code::ExpertImbalance).is_empty());
+}
