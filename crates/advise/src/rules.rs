@@ -666,6 +666,9 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
     findings
 }
 
+/// An expert-parallel group: its kind (`ep`, `exp`) and its global ranks.
+type ExpertGroup = (String, Vec<u32>);
+
 /// A rank's MoE experts' kernel time per step ([`EXPERT_KERNELS`]), when it ran any.
 fn experts_per_step(run: &RunData) -> Option<f64> {
     let expert = |k: &&Kernel| {
@@ -700,7 +703,7 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
         Some((group.kind.clone(), group.ranks.clone()))
     };
     let recorded = busy.iter().all(|(r, _)| group_of(r).is_some());
-    let mut groups: Vec<(Option<(String, Vec<u32>)>, Vec<(&RunData, f64)>)> = Vec::new();
+    let mut groups: Vec<(Option<ExpertGroup>, Vec<(&RunData, f64)>)> = Vec::new();
     for &(run, us) in &busy {
         let key = if recorded { group_of(run) } else { None };
         match groups.iter_mut().find(|(k, _)| *k == key) {
