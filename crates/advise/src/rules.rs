@@ -669,6 +669,9 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
 /// An expert-parallel group: its kind (`ep`, `exp`) and its global ranks.
 type ExpertGroup = (String, Vec<u32>);
 
+/// A rank running experts and its experts' time per step.
+type Busy<'r> = (&'r RunData, f64);
+
 /// A rank's MoE experts' kernel time per step ([`EXPERT_KERNELS`]), when it ran any.
 fn experts_per_step(run: &RunData) -> Option<f64> {
     let expert = |k: &&Kernel| {
@@ -691,7 +694,7 @@ fn experts_per_step(run: &RunData) -> Option<f64> {
 /// ([`EXPERT_GROUPS`]) when every rank running experts records one, else all of them as one
 /// group; past [`RANK_SPREAD`] of the least busy rank, a finding.
 fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
-    let busy: Vec<(&RunData, f64)> = runs
+    let busy: Vec<Busy<'_>> = runs
         .iter()
         .filter_map(|r| Some((r, experts_per_step(r)?)))
         .collect();
@@ -703,7 +706,7 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
         Some((group.kind.clone(), group.ranks.clone()))
     };
     let recorded = busy.iter().all(|(r, _)| group_of(r).is_some());
-    let mut groups: Vec<(Option<ExpertGroup>, Vec<(&RunData, f64)>)> = Vec::new();
+    let mut groups: Vec<(Option<ExpertGroup>, Vec<Busy<'_>>)> = Vec::new();
     for &(run, us) in &busy {
         let key = if recorded { group_of(run) } else { None };
         match groups.iter_mut().find(|(k, _)| *k == key) {
