@@ -84,7 +84,7 @@ fn the_slow_rank_is_fixed_first_only_where_the_wait_is_material() {
 fn with_experts(dir: &Path, scale: f64) -> [f64; 2] {
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data/real-2rank");
     let mut per_step = [0.0; 2];
-    for rank in 0..2 {
+    for (rank, expert_us) in per_step.iter_mut().enumerate() {
         let run = format!("rank{rank}_ascend_pt");
         let out = dir.join(&run).join("ASCEND_PROFILER_OUTPUT");
         std::fs::create_dir_all(&out).expect("mkdir");
@@ -122,7 +122,7 @@ fn with_experts(dir: &Path, scale: f64) -> [f64; 2] {
             writer.write_record(&fields).expect("row");
         }
         writer.flush().expect("flush");
-        per_step[rank] = total / steps.len() as f64;
+        *expert_us = total / steps.len() as f64;
     }
     per_step
 }
