@@ -278,14 +278,32 @@ struct Event<'a> {
 /// Host categories: their `X` events are not device tasks.
 const HOST_CATEGORIES: [&str; 4] = ["cpu_op", "python_function", "enqueue", "dequeue"];
 
-/// Whether the bytes of an event can be skipped unparsed: counters, and Python call frames
-/// that are not module calls.
-fn skip(bytes: &[u8]) -> bool {
-    let counter = memmem::find(bytes, b"\"ph\": \"C\"").is_some()
-        || memmem::find(bytes, b"\"ph\":\"C\"").is_some();
-    let frame = memmem::find(bytes, b"\"python_function\"").is_some()
-        && memmem::find(bytes, MODULE_PREFIX.trim_end().as_bytes()).is_none();
-    counter || frame
+/// Which events' bytes can be skipped unparsed: counters, and Python call frames that are not
+/// module calls. Its byte patterns are built once per trace.
+struct Skip {
+    counter: memmem::Finder<'static>,
+    counter_spaced: memmem::Finder<'static>,
+    frame: memmem::Finder<'static>,
+    module: memmem::Finder<'static>,
+}
+
+impl Skip {
+    fn new() -> Self {
+        Self {
+            counter: memmem::Finder::new(b"\"ph\":\"C\""),
+            counter_spaced: memmem::Finder::new(b"\"ph\": \"C\""),
+            frame: memmem::Finder::new(b"\"python_function\""),
+            module: memmem::Finder::new(MODULE_PREFIX.trim_end().as_bytes()),
+        }
+    }
+
+    /// Whether `bytes` (one event) can be skipped unparsed.
+    fn skip(&self, bytes: &[u8]) -> bool {
+        let counter =
+            self.counter_spaced.find(bytes).is_some() || self.counter.find(bytes).is_some();
+        let frame = self.frame.find(bytes).is_some() && self.module.find(bytes).is_none();
+        counter || frame
+    }
 }
 
 /// Interns `name` in `names` (`index` finds it again).
@@ -315,8 +333,9 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
         })?;
     let mut trace = Trace::default();
     let mut index: HashMap<String, u32> = HashMap::new();
+    let sieve = Skip::new();
     let read = scan_events(&file, |bytes| {
-        if skip(bytes) {
+        if sieve.skip(bytes) {
             return;
         }
         match serde_json::from_slice::<Event<'_>>(bytes) {
@@ -430,6 +449,8 @@ mod tests {
 
     #[test]
     fn the_sieve_skips_counters_and_frames_only() {
+        let sieve = Skip::new();
+        let skip = |bytes: &[u8]| sieve.skip(bytes);
         assert!(skip(br#"{"ph": "C", "name": "HBM"}"#));
         assert!(skip(br#"{"ph":"X","cat":"python_function","name":"f"}"#));
         assert!(!skip(
