@@ -19,6 +19,8 @@ pub mod error;
 pub mod html;
 mod input;
 pub mod kernels;
+pub mod matrix;
+pub mod memory;
 pub mod next_steps;
 pub mod pipe;
 pub mod ranks;
@@ -26,6 +28,7 @@ pub mod recorded;
 pub mod run;
 pub mod step_ids;
 pub mod steps;
+pub mod timeline;
 pub mod units;
 pub mod warnings;
 
