@@ -440,21 +440,6 @@ fn read_modules(
     Ok(())
 }
 
-/// `bytes` in words: `1.23 GiB`, `456.7 MiB`, `12.0 KiB`, `512 B`.
-pub fn size(bytes: u64) -> String {
-    const KIB: f64 = 1024.0;
-    let b = bytes as f64;
-    if b >= KIB * KIB * KIB {
-        format!("{:.2} GiB", b / (KIB * KIB * KIB))
-    } else if b >= KIB * KIB {
-        format!("{:.1} MiB", b / (KIB * KIB))
-    } else if b >= KIB {
-        format!("{:.1} KiB", b / KIB)
-    } else {
-        format!("{bytes} B")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,8 +469,5 @@ mod tests {
     #[test]
     fn sizes_read_in_binary_units() {
         assert_eq!(mb_bytes(935.9951171875), 981_462_016);
-        assert_eq!(size(981_462_016), "936.0 MiB");
-        assert_eq!(size(3 << 30), "3.00 GiB");
-        assert_eq!(size(512), "512 B");
     }
 }
