@@ -4,8 +4,10 @@
 //!
 //! The step drawn is the median step by `step_trace_time.csv`'s total ([`representative`]): a
 //! typical step, not the first (often slow) or the longest. Memory is bounded: at most
-//! [`MAX_INTERVALS`] rows of the step are kept (the rest counted and said), and the lanes are
-//! merged to at most one interval per [`SLOTS`]th of the step before they are drawn.
+//! [`MAX_INTERVALS`] rows of the step are kept (the rest counted and said), and a lane of more
+//! than [`SLOTS`] intervals is drawn as [`SLOTS`] slots, each with the share of it the lane was
+//! busy (neighbouring slots of the same share merged): what is drawn still adds up to the
+//! lane's time, it is only blurred.
 
 use serde::Serialize;
 
@@ -14,8 +16,8 @@ use crate::steps::Step;
 /// Rows of the drawn step kept; the rest are counted in [`Timeline::dropped`].
 pub const MAX_INTERVALS: usize = 200_000;
 
-/// The drawn resolution: intervals closer than a `SLOTS`th of the window are joined.
-pub const SLOTS: f64 = 1000.0;
+/// The drawn resolution: a lane of more intervals than this is drawn as this many slots.
+pub const SLOTS: usize = 1000;
 
 /// The `Accelerator Core`s of communication tasks.
 pub const COMMUNICATION_CORES: [&str; 2] = ["HCCL", "COMMUNICATION"];
@@ -149,23 +151,27 @@ impl Intervals {
         let free = complement(&busy, window);
         let ns = |spans: &[(i64, i64)]| spans.iter().map(|(a, b)| b - a).sum::<i64>();
         let length = |spans: &[(i64, i64)]| micros(ns(spans));
-        let pixel = (window as f64 / SLOTS) as i64;
         let exact = computing.len() + communication.len() + free.len();
-        let lanes: Vec<(Lane, Vec<(f64, f64)>)> = [
+        let lanes: Vec<(Lane, Vec<Drawn>)> = [
             (Lane::Computing, &computing),
             (Lane::Communication, &communication),
             (Lane::Free, &free),
         ]
         .into_iter()
         .map(|(lane, spans)| {
-            let joined = join_closer_than(spans, pixel);
-            (
-                lane,
-                joined
-                    .into_iter()
-                    .map(|(a, b)| (micros(a), micros(b)))
-                    .collect(),
-            )
+            let drawn = if spans.len() <= SLOTS {
+                spans
+                    .iter()
+                    .map(|&(a, b)| Drawn {
+                        start_us: micros(a),
+                        end_us: micros(b),
+                        busy: 1.0,
+                    })
+                    .collect()
+            } else {
+                slots(spans, window)
+            };
+            (lane, drawn)
         })
         .collect();
         let drawn = lanes.iter().map(|(_, s)| s.len()).sum();
@@ -210,13 +216,25 @@ pub struct Timeline {
     pub tasks: u64,
     /// Rows of the step past [`MAX_INTERVALS`], not drawn.
     pub dropped: u64,
-    /// Intervals of the three lanes before joining those closer than a pixel.
+    /// Intervals of the three lanes.
     pub intervals: usize,
-    /// Intervals drawn (at most about [`SLOTS`] per lane).
+    /// Intervals drawn (at most [`SLOTS`] per lane).
     pub drawn: usize,
-    /// Per lane, the drawn intervals as offsets from `start_us` (µs), in order.
+    /// Per lane, what is drawn, in order.
     #[serde(skip)]
-    pub lanes: Vec<(Lane, Vec<(f64, f64)>)>,
+    pub lanes: Vec<(Lane, Vec<Drawn>)>,
+}
+
+/// A drawn part of a lane: from `start_us` to `end_us` (offsets from the step's first task),
+/// busy for the share `busy` of it (1 for an interval drawn as it is).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Drawn {
+    /// Its start (µs from [`Timeline::start_us`]).
+    pub start_us: f64,
+    /// Its end.
+    pub end_us: f64,
+    /// The share of it the lane was busy.
+    pub busy: f64,
 }
 
 /// A span to mark on a run's strip (e.g. a gap advise names): where it starts in the
@@ -268,13 +286,37 @@ fn complement(busy: &[(i64, i64)], window: i64) -> Vec<(i64, i64)> {
     out
 }
 
-/// `spans` (in order) with neighbours less than `pixel` apart joined: what a strip can show.
-fn join_closer_than(spans: &[(i64, i64)], pixel: i64) -> Vec<(i64, i64)> {
-    let mut out: Vec<(i64, i64)> = Vec::new();
+/// `spans` (disjoint, in order, within `0..window` ns) as [`SLOTS`] slots of the window, each
+/// with the share of it they cover; empty slots left out, neighbours of one share merged.
+fn slots(spans: &[(i64, i64)], window: i64) -> Vec<Drawn> {
+    let width = window as f64 / SLOTS as f64;
+    let mut covered = vec![0.0f64; SLOTS];
     for &(a, b) in spans {
+        let (a, b) = (a as f64, b as f64);
+        let first = ((a / width) as usize).min(SLOTS - 1);
+        let last = ((b / width) as usize).min(SLOTS - 1);
+        for (slot, cover) in covered.iter_mut().enumerate().take(last + 1).skip(first) {
+            let (from, to) = (slot as f64 * width, (slot + 1) as f64 * width);
+            *cover += (b.min(to) - a.max(from)).max(0.0);
+        }
+    }
+    let mut out: Vec<Drawn> = Vec::new();
+    for (slot, cover) in covered.into_iter().enumerate() {
+        if cover <= 0.0 {
+            continue;
+        }
+        let busy = (cover / width).min(1.0);
+        let start = slot as f64 * width / 1000.0;
+        let end = (slot + 1) as f64 * width / 1000.0;
         match out.last_mut() {
-            Some(last) if a - last.1 < pixel => last.1 = last.1.max(b),
-            _ => out.push((a, b)),
+            Some(last) if (last.busy - busy).abs() < 1e-9 && (last.end_us - start).abs() < 1e-9 => {
+                last.end_us = end;
+            }
+            _ => out.push(Drawn {
+                start_us: start,
+                end_us: end,
+                busy,
+            }),
         }
     }
     out
@@ -345,14 +387,24 @@ mod tests {
     }
 
     #[test]
-    fn sub_pixel_gaps_are_joined_and_the_cap_counts_the_rest() {
+    fn many_intervals_are_drawn_as_slots_that_add_up_and_the_cap_counts_the_rest() {
         let mut rows = Intervals::default();
         for i in 0..5000 {
-            rows.add(format!("{}", i * 10).as_bytes(), 9.99, false);
+            rows.add(format!("{}", i * 10).as_bytes(), 4.0, false);
         }
-        let t = rows.timeline(1, String::new());
-        let drawn = t.as_ref().map(|t| (t.intervals, t.lanes[0].1.len()));
-        assert_eq!(drawn, Some((5000 + 4999, 1)));
+        let Some(t) = rows.timeline(1, String::new()) else {
+            panic!("no timeline")
+        };
+        assert_eq!(t.intervals, 5000 + 4999);
+        for (lane, exact) in [(0, t.computing_us), (2, t.free_us)] {
+            let drawn = &t.lanes[lane].1;
+            assert!(drawn.len() <= SLOTS, "{}", drawn.len());
+            let time: f64 = drawn.iter().map(|d| (d.end_us - d.start_us) * d.busy).sum();
+            assert!((time - exact).abs() < 1e-6 * exact, "{time} vs {exact}");
+        }
+        // About five rows per slot, each 40 % busy: every slot about as opaque.
+        let busy: Vec<f64> = t.lanes[0].1.iter().map(|d| d.busy).collect();
+        assert!(busy.iter().all(|b| (0.3..=0.5).contains(b)), "{busy:?}");
         let mut first = Intervals::default();
         let mut next = Intervals::default();
         for _ in 0..MAX_INTERVALS - 1 {

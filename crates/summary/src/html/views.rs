@@ -14,7 +14,7 @@ use super::escape;
 use crate::matrix::{Link, MatrixOp, rank_order};
 use crate::memory::{MEMORY_RECORD, Memory};
 use crate::run::RunSummary;
-use crate::timeline::{Lane, Mark, Timeline};
+use crate::timeline::{Lane, Mark, SLOTS, Timeline};
 use crate::units::{bytes, duration, fit, percent};
 
 /// Rows of the shapes table and holders table.
@@ -77,17 +77,26 @@ pub(super) fn timeline_section(out: &mut String, run: &RunSummary, marks: &[Mark
     );
     for (row, (lane, spans)) in t.lanes.iter().enumerate() {
         let y = row as f64 * lane_height;
-        for &(a, b) in spans {
+        for d in spans {
             let _ = write!(
                 out,
-                "<rect class=\"{lane}\" data-lane=\"{lane}\" data-start=\"{a}\" data-end=\"{b}\" x=\"{x:.2}\" \
-                 y=\"{y}\" width=\"{w:.2}\" height=\"{h}\"><title>{lane}: +{at} for {long}</title></rect>",
+                "<rect class=\"{lane}\" data-lane=\"{lane}\" data-start=\"{a}\" data-end=\"{b}\" data-busy=\"{busy}\" \
+                 x=\"{x:.2}\" y=\"{y}\" width=\"{w:.2}\" height=\"{h}\" fill-opacity=\"{busy:.3}\">\
+                 <title>{lane}: +{at} for {long}{share}</title></rect>",
                 lane = lane.as_str(),
-                x = a * scale,
-                w = ((b - a) * scale).max(0.5),
+                a = d.start_us,
+                b = d.end_us,
+                busy = d.busy,
+                x = d.start_us * scale,
+                w = ((d.end_us - d.start_us) * scale).max(0.5),
                 h = lane_height - 2.0,
-                at = duration(a),
-                long = duration(b - a),
+                at = duration(d.start_us),
+                long = duration(d.end_us - d.start_us),
+                share = if d.busy < 1.0 {
+                    format!(", busy {}", percent(d.busy))
+                } else {
+                    String::new()
+                },
             );
         }
     }
@@ -118,7 +127,8 @@ fn strip_notes(out: &mut String, t: &Timeline, marks: usize) {
     let mut notes = Vec::new();
     if t.drawn < t.intervals {
         notes.push(format!(
-            "{} intervals drawn as {}: neighbours closer than a thousandth of the step joined",
+            "{} intervals drawn as {}: a lane of more than {SLOTS} is drawn in {SLOTS} slots of the \
+             step, each as opaque as the share of it the lane was busy",
             t.intervals, t.drawn
         ));
     }
