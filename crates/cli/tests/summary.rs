@@ -479,7 +479,6 @@ fn the_timeline_memory_shapes_and_matrix_render_in_chromium() {
     for (index, rank) in ["0", "1"].iter().enumerate() {
         let strip = figure("timeline", index);
         let t = &want["runs"][rank]["timeline"];
-        let window = t["window_us"].as_f64().unwrap_or_default();
         let lane = |name: &str| -> Vec<(f64, f64, f64)> {
             elements(strip, "rect", name)
                 .iter()
