@@ -206,6 +206,9 @@ struct Acc {
     /// For a name: the index of the type group of `kind`, once looked up (most rows of a name
     /// have its first row's type, so their type needs no hash lookup).
     kind_group: Option<usize>,
+    /// For a name: the `Input Shapes` of its last row and the index of their shape group (most
+    /// rows of a name repeat its last shapes, so they need no key built nor hashed).
+    shape_group: Option<(Box<[u8]>, usize)>,
 }
 
 /// A word-at-a-time multiplicative hash (FxHash's step) for the short kernel names: no
@@ -420,9 +423,13 @@ pub(crate) struct Sums {
 
 impl Sums {
     /// Adds one kernel row: its name (trimmed), `Type` text, `Accelerator Core` field, duration
-    /// in µs, pipe ratios (in the order of [`Pipe::ALL`](crate::pipe::Pipe::ALL)) and
-    /// `memory_bound` column, when it has them.
+    /// in µs, pipe ratios (in the order of [`Pipe::ALL`](crate::pipe::Pipe::ALL)),
+    /// `memory_bound` column and `Input Shapes` field, when it has them.
     #[inline]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one row's fields, on the hot path: no struct built per row"
+    )]
     pub(crate) fn add(
         &mut self,
         name: &[u8],
@@ -431,8 +438,26 @@ impl Sums {
         duration: f64,
         ratios: Option<[f64; PIPES]>,
         memory_bound: Option<f64>,
+        shapes: Option<&[u8]>,
     ) {
         let by_name = self.names.entry(name, kind, core);
+        if let Some(shapes) = shapes.map(<[u8]>::trim_ascii) {
+            let i = match &by_name.shape_group {
+                Some((last, i)) if **last == *shapes => *i,
+                _ => {
+                    self.shape_key.clear();
+                    self.shape_key.extend_from_slice(name);
+                    self.shape_key.push(SHAPE_SEPARATOR);
+                    self.shape_key.extend_from_slice(shapes);
+                    let i = self.shapes.position(&self.shape_key, kind, core);
+                    by_name.shape_group = Some((shapes.into(), i));
+                    i
+                }
+            };
+            let acc = &mut self.shapes.accs[i].1;
+            acc.count += 1;
+            acc.total_us += duration;
+        }
         by_name.count += 1;
         by_name.total_us += duration;
         if let Some(ratios) = ratios {
@@ -457,20 +482,6 @@ impl Sums {
         by_kind.total_us += duration;
         self.rows += 1;
         self.total_us += duration;
-    }
-
-    /// Adds the row just added (`name`, `kind`, `core`, `duration`) to its group of `name` and
-    /// `Input Shapes` field `shapes`.
-    #[inline]
-    fn add_shape(&mut self, name: &[u8], shapes: &[u8], kind: &[u8], core: &[u8], duration: f64) {
-        self.shape_key.clear();
-        self.shape_key.extend_from_slice(name);
-        self.shape_key.push(SHAPE_SEPARATOR);
-        self.shape_key.extend_from_slice(shapes.trim_ascii());
-        let i = self.shapes.position(&self.shape_key, kind, core);
-        let acc = &mut self.shapes.accs[i].1;
-        acc.count += 1;
-        acc.total_us += duration;
     }
 
     /// Counts the `Step Id` of the row just added.
@@ -632,10 +643,8 @@ fn scan(
             .memory_bound
             .and_then(|i| record.get(i))
             .and_then(|f| npuprof_scan::decimal::parse_f64(f.trim_ascii()));
-        sums.add(&name, kind, core, duration, ratios, memory_bound);
-        if let Some(shapes) = cols.shapes.and_then(|i| record.get(i)) {
-            sums.add_shape(&name, shapes, kind, core, duration);
-        }
+        let shapes = cols.shapes.and_then(|i| record.get(i));
+        sums.add(&name, kind, core, duration, ratios, memory_bound, shapes);
         let step = cols
             .step
             .and_then(|i| record.get(i))

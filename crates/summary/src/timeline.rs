@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::steps::Step;
 
 /// Rows of the drawn step kept; the rest are counted in [`Timeline::dropped`].
-pub const MAX_INTERVALS: usize = 200_000;
+pub const MAX_INTERVALS: usize = 50_000;
 
 /// The drawn resolution: a lane of more intervals than this is drawn as this many slots.
 pub const SLOTS: usize = 1000;
@@ -116,13 +116,13 @@ impl Intervals {
     /// Adds a row of the step: its `Start Time(us)` field and duration (µs); a start that is no
     /// number is left out.
     pub(crate) fn add(&mut self, start: &[u8], duration_us: f64, communication: bool) {
-        let Some(start) = start_ns(start) else { return };
-        if self.spans.len() < MAX_INTERVALS {
-            let end = start.saturating_add((duration_us * 1000.0).round() as i64);
-            self.spans.push((start, end, communication));
-        } else {
+        if self.spans.len() >= MAX_INTERVALS {
             self.dropped += 1;
+            return;
         }
+        let Some(start) = start_ns(start) else { return };
+        let end = start.saturating_add((duration_us * 1000.0).round() as i64);
+        self.spans.push((start, end, communication));
     }
 
     /// Adds the rows that follow in the file (the cap keeps what one pass keeps).
