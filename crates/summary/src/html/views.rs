@@ -3,7 +3,8 @@
 //! matrix as a heat map. Each says what is missing instead of failing.
 //!
 //! Test hooks: the strip is `<figure class="timeline" data-step>` whose `<rect>`s carry
-//! `data-lane` (or `data-mark`), `data-start` and `data-end` (µs from the step's first task);
+//! `data-lane` (or `data-mark`), `data-start` and `data-end` (µs from the step's first task)
+//! and `data-busy` (the share of it the lane was busy);
 //! the curve is `<figure class="memory-curve">` with `data-peak` (bytes); each heat map is a
 //! `<table class="matrix">` whose cells carry `data-src`, `data-dst` and `data-bandwidth`.
 
@@ -401,6 +402,18 @@ pub(super) fn matrix_section(out: &mut String, phase: Option<&str>, runs: &[&Run
     );
     for op in &ops {
         heat_map(out, op);
+    }
+    let dropped: u64 = runs
+        .iter()
+        .filter_map(|r| r.matrix.as_ref())
+        .map(|m| m.dropped_links)
+        .sum();
+    if dropped > 0 {
+        let _ = write!(
+            out,
+            "<p class=\"note\">{dropped} links past the first {} of a run not read</p>",
+            crate::matrix::MAX_LINKS
+        );
     }
     out.push_str("</section>\n");
 }
