@@ -408,6 +408,248 @@ fn html_page_renders_in_chromium_with_the_real_numbers() {
     assert!(dom.contains("msprof-analyze advisor all -d"));
 }
 
+/// The `data-*` attributes of every `<tag …>` of `dom` whose opening has `class="{class}"`,
+/// as `(name, value)` pairs in order.
+fn elements<'a>(dom: &'a str, tag: &str, class: &str) -> Vec<Vec<(&'a str, &'a str)>> {
+    let open = format!("<{tag} class=\"{class}\"");
+    dom.match_indices(&open)
+        .map(|(at, _)| {
+            let element = &dom[at..];
+            let head = &element[..element.find('>').unwrap_or(element.len())];
+            head.split(" data-")
+                .skip(1)
+                .filter_map(|a| {
+                    let (name, rest) = a.split_once("=\"")?;
+                    Some((name, rest.split('"').next().unwrap_or_default()))
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn data<'a>(attrs: &[(&'a str, &'a str)], name: &str) -> &'a str {
+    attrs
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or("", |(_, v)| v)
+}
+
+fn number(text: &str) -> f64 {
+    text.parse()
+        .unwrap_or_else(|_| panic!("not a number: {text:?}"))
+}
+
+/// Every timeline strip, memory curve, shapes chart and heat map, rendered in Chromium: there,
+/// drawn (rects, polylines and coloured cells with the run's numbers), and advise's gaps marked
+/// where summary's own free lane is (the two commands agree on where the device idles).
+#[test]
+fn the_timeline_memory_shapes_and_matrix_render_in_chromium() {
+    let Some(chromium) =
+        chromium_or_skip("the_timeline_memory_shapes_and_matrix_render_in_chromium")
+    else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let page = tmp.path().join("summary.html");
+    stdout_of(summary_in(&data_dir(), &["real-2rank", "--html"]).arg(&page));
+    let artifacts = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npuprof-html");
+    let dom = render(&chromium, &page, &artifacts.join("views-phone.png"));
+    std::fs::write(artifacts.join("views-dom.html"), &dom).expect("keep the DOM");
+    let want = expected();
+
+    // The strip: one per rank, step 50, as wide as the independent window.
+    let strips = elements(&dom, "figure", "timeline");
+    assert_eq!(strips.len(), 2, "one strip per rank");
+    for (rank, strip) in ["0", "1"].iter().zip(&strips) {
+        let t = &want["runs"][rank]["timeline"];
+        assert_eq!(data(strip, "step"), "50");
+        let window = number(data(strip, "window"));
+        check_close(
+            "window",
+            window,
+            t["window_us"].as_f64().unwrap_or_default(),
+        );
+    }
+    let figure = |class: &str, index: usize| -> &str {
+        let open = format!("<figure class=\"{class}\"");
+        let start = dom.match_indices(&open).nth(index).map_or(0, |(at, _)| at);
+        let rest = &dom[start..];
+        &rest[..rest.find("</figure>").unwrap_or(rest.len())]
+    };
+    for (index, rank) in ["0", "1"].iter().enumerate() {
+        let strip = figure("timeline", index);
+        let t = &want["runs"][rank]["timeline"];
+        let lane = |name: &str| -> Vec<(f64, f64, f64)> {
+            elements(strip, "rect", name)
+                .iter()
+                .map(|r| {
+                    let busy = number(data(r, "busy"));
+                    (number(data(r, "start")), number(data(r, "end")), busy)
+                })
+                .collect()
+        };
+        let (computing, communication, free) =
+            (lane("computing"), lane("communication"), lane("free"));
+        assert!(!computing.is_empty() && !communication.is_empty() && !free.is_empty());
+        // Drawn as recorded (fewer than a thousand intervals a lane): fully opaque, adding up
+        // to the independent lane times.
+        let length = |spans: &[(f64, f64, f64)]| {
+            spans.iter().map(|(a, b, busy)| (b - a) * busy).sum::<f64>()
+        };
+        for (what, spans, key) in [
+            ("computing", &computing, "computing_us"),
+            ("communication", &communication, "communication_us"),
+            ("free", &free, "free_us"),
+        ] {
+            assert!(spans.iter().all(|s| s.2 == 1.0), "{what}");
+            check_close(what, length(spans), t[key].as_f64().unwrap_or_default());
+        }
+        // advise's gaps: marked, each inside the free lane.
+        let marks = elements(strip, "rect", "mark");
+        assert!(
+            !marks.is_empty(),
+            "rank {rank}: advise names gaps in this step"
+        );
+        for mark in &marks {
+            let (a, b) = (number(data(mark, "start")), number(data(mark, "end")));
+            assert!(
+                free.iter()
+                    .any(|(fa, fb, _)| *fa <= a + 0.5 && b <= fb + 0.5),
+                "rank {rank}: the gap {a}..{b} is not in the free lane"
+            );
+        }
+    }
+
+    // Memory: the curve with the peak of the independent computation; the top holder first.
+    let curves = elements(&dom, "figure", "memory-curve");
+    assert_eq!(curves.len(), 2);
+    for (rank, curve) in ["0", "1"].iter().zip(&curves) {
+        let m = &want["runs"][rank]["memory"];
+        assert_eq!(
+            data(curve, "peak"),
+            m["peak_allocated_bytes"]
+                .as_u64()
+                .unwrap_or_default()
+                .to_string()
+        );
+        assert!(number(data(curve, "points")) > 100.0);
+    }
+    let memory_curve = figure("memory-curve", 0);
+    assert_eq!(memory_curve.matches("<polyline ").count(), 2);
+    assert!(memory_curve.contains("<line class=\"peak\""));
+    let top = &want["runs"]["0"]["memory"]["top_holder"];
+    let holder = format!(
+        "<tr data-bytes=\"{}\"><td>{}</td>",
+        top["size_bytes"].as_u64().unwrap_or_default(),
+        top["name"].as_str().unwrap_or_default()
+    );
+    let holders = dom
+        .find("<table class=\"holders\"")
+        .expect("the holders table");
+    assert_eq!(
+        dom[holders..].find("<tr data-bytes"),
+        dom[holders..].find(&holder)
+    );
+    let charts = charts(&dom);
+    let modules = chart(&charts, "modules");
+    let module = &want["runs"]["0"]["memory"]["top_module"];
+    assert_eq!(
+        modules[0][0].label,
+        module["component"].as_str().unwrap_or_default()
+    );
+    check_close(
+        "module bar",
+        modules[0][0].value,
+        module["reserved_max_bytes"].as_f64().unwrap_or_default(),
+    );
+    check_width("module width", modules[0][0].rects[0].2, 1000.0);
+
+    // Kernels by name and input shapes: the longest group with shapes, with its total.
+    let shapes = chart(&charts, "shapes");
+    let w = &want["runs"]["0"]["shapes"]["top_with_shapes"];
+    let row = shapes[0]
+        .iter()
+        .find(|r| {
+            r.label.starts_with(
+                w["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .get(..10)
+                    .unwrap_or_default(),
+            )
+        })
+        .expect("the top group with shapes");
+    check_close(
+        "shape bar",
+        row.value,
+        w["total_us"].as_f64().unwrap_or_default(),
+    );
+
+    // The heat map: the phase's two ranks' rows, each link's bandwidth, coloured.
+    let matrix = dom.find("<table class=\"matrix\"").expect("a heat map");
+    let table = &dom[matrix..matrix + dom[matrix..].find("</table>").unwrap_or(0)];
+    for rank in ["0", "1"] {
+        let links = want["runs"][rank]["matrix"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (pair, bandwidth) in links {
+            let (src, dst) = pair.split_once('-').unwrap_or_default();
+            let cell = format!("<td data-src=\"{src}\" data-dst=\"{dst}\" data-bandwidth=\"");
+            let at = table
+                .find(&cell)
+                .unwrap_or_else(|| panic!("no cell {pair}"));
+            let value = &table[at + cell.len()..];
+            let value = number(value.split('"').next().unwrap_or_default());
+            check_close(&pair, value, bandwidth.as_f64().unwrap_or_default());
+            assert!(
+                table[at..]
+                    .split('>')
+                    .next()
+                    .unwrap_or_default()
+                    .contains("style=\"background:")
+            );
+        }
+    }
+    assert!(!dom.contains("data-missing"), "every view has its files");
+}
+
+/// A run without memory files, matrix or steps: each view says what is missing.
+#[test]
+fn missing_views_say_what_is_missing() {
+    let tmp = real_copy(Layout::Flat);
+    for (_, dir) in run_dirs(tmp.path(), Layout::Flat) {
+        for file in [
+            "memory_record.csv",
+            "operator_memory.csv",
+            "npu_module_mem.csv",
+            "communication_matrix.json",
+            "step_trace_time.csv",
+        ] {
+            std::fs::remove_file(output_file(&dir, file)).expect("remove");
+        }
+    }
+    let page = tmp.path().join("page.html");
+    stdout_of(summary_in(tmp.path(), &["--html"]).arg(&page));
+    let html = std::fs::read_to_string(&page).expect("page");
+    for (view, says) in [
+        (
+            "timeline",
+            "no timeline: no numbered step in step_trace_time.csv to choose one from",
+        ),
+        (
+            "memory",
+            "no memory files (memory_record.csv, operator_memory.csv, npu_module_mem.csv)",
+        ),
+        ("matrix", "no communication_matrix.json in this phase"),
+    ] {
+        assert!(
+            html.contains(&format!("data-missing=\"{view}\">{says}")),
+            "{view}: {html}"
+        );
+    }
+}
+
 /// Runs `cmd` to completion within a minute (killed and failed otherwise: a hang).
 fn output_within_a_minute(cmd: &mut Command) -> std::process::Output {
     let mut child = cmd

@@ -260,6 +260,7 @@ pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
             k.duration_us,
             ratios,
             None,
+            None,
         );
         sums.see_step(k.step);
     })?;

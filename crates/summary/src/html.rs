@@ -12,10 +12,12 @@
 
 mod chart;
 mod page;
+mod views;
 
 pub use chart::{Bar, Segment, Unit, chart};
 pub use page::{
-    document, facts, header, render_comparison, render_summary, render_summary_with, warnings,
+    document, facts, header, render_comparison, render_summary, render_summary_marked,
+    render_summary_with, warnings,
 };
 
 /// `text` escaped for HTML text and attribute values.

@@ -19,6 +19,7 @@ use crate::columns::{self, Header, SkippedRow};
 use crate::error::SummaryError;
 use crate::pipe::{Bound, PIPES, PipeColumns, PipeRatios, PipeShares, PipeSums, RatioValues};
 use crate::step_ids::{StepField, StepIds};
+use crate::timeline::{Intervals, is_communication};
 
 /// Distinct names (and, separately, types) kept per run before the rest is grouped as `(other)`.
 pub const MAX_GROUPS: usize = 100_000;
@@ -69,6 +70,29 @@ pub struct TypeGroup {
     pub share: f64,
 }
 
+/// Kernels sharing one exact `Name` and one `Input Shapes` text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ShapeGroup {
+    /// The kernel name, exactly as written.
+    pub name: String,
+    /// `Input Shapes`, as written (outer quotes dropped; empty for `N/A`).
+    pub shapes: String,
+    /// `Type` of its first row.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Rows.
+    pub count: u64,
+    /// Summed `Duration(us)`.
+    pub total_us: f64,
+    /// `total_us / count`.
+    pub mean_us: f64,
+    /// `total_us` / the run's summed kernel time.
+    pub share: f64,
+}
+
+/// Between a name and its shapes in a shape group's key (no name or shape holds it).
+const SHAPE_SEPARATOR: u8 = 0x1f;
+
 /// Totals of one `kernel_details.csv`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KernelTotals {
@@ -95,6 +119,11 @@ pub struct KernelTable {
     pub by_name: Vec<KernelGroup>,
     /// Every type group, by total time (longest first), then type.
     pub by_type: Vec<TypeGroup>,
+    /// Every (name, input shapes) group, by total time, then name and shapes; empty without an
+    /// `Input Shapes` column.
+    pub by_shape: Vec<ShapeGroup>,
+    /// The rows of the step [`aggregate_with`] was asked to keep, for its timeline.
+    pub(crate) intervals: Intervals,
     /// Pipe shares of all kernels with metrics; `None` without PipeUtilization columns.
     pub pipe: Option<PipeShares>,
     /// Rows left out for their number of fields, in file order.
@@ -112,9 +141,13 @@ struct KernelColumns {
     kind: Option<usize>,
     core: Option<usize>,
     step: Option<usize>,
+    start: Option<usize>,
+    shapes: Option<usize>,
     pipe: Option<PipeColumns>,
     /// The profiler's own `memory_bound` column (chips without the AIC/AIV split).
     memory_bound: Option<usize>,
+    /// The step whose rows are kept for its timeline.
+    timeline: Option<u64>,
 }
 
 impl KernelColumns {
@@ -124,6 +157,8 @@ impl KernelColumns {
         let kind = header.find(&["Type", "OP Type", "Task Type"]);
         let core = header.find(&["Accelerator Core", "Core Type"]);
         let step = header.find(&["Step Id"]);
+        let start = header.find(&["Start Time(us)", "Task Start Time(us)"]);
+        let shapes = header.find(&["Input Shapes"]);
         let pipe = PipeColumns::new(header);
         let memory_bound = header.find(&["memory_bound"]);
         let mut picks: Vec<usize> = [
@@ -133,6 +168,8 @@ impl KernelColumns {
             kind,
             core,
             step,
+            start,
+            shapes,
             memory_bound,
         ]
         .into_iter()
@@ -149,8 +186,11 @@ impl KernelColumns {
             kind: kind.map(slot),
             core: core.map(slot),
             step: step.map(slot),
+            start: start.map(slot),
+            shapes: shapes.map(slot),
             pipe: pipe.map(|p| p.remap(slot)),
             memory_bound: memory_bound.map(slot),
+            timeline: None,
             picks,
         })
     }
@@ -166,6 +206,9 @@ struct Acc {
     /// For a name: the index of the type group of `kind`, once looked up (most rows of a name
     /// have its first row's type, so their type needs no hash lookup).
     kind_group: Option<usize>,
+    /// For a name: the `Input Shapes` of its last row and the index of their shape group (most
+    /// rows of a name repeat its last shapes, so they need no key built nor hashed).
+    shape_group: Option<(Box<[u8]>, usize)>,
 }
 
 /// A word-at-a-time multiplicative hash (FxHash's step) for the short kernel names: no
@@ -278,12 +321,18 @@ fn share(part: f64, total: f64) -> f64 {
     if total > 0.0 { part / total } else { 0.0 }
 }
 
-/// Reads `kernel_details.csv` in one pass and groups it by name and by type: a large file in
-/// segments on all cores, summed in file order.
+/// Reads `kernel_details.csv` in one pass and groups it by name, by type and by name and input
+/// shapes: a large file in segments on all cores, summed in file order.
 pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
+    aggregate_with(path, None)
+}
+
+/// [`aggregate`], also keeping the start and duration of the rows of step `timeline` (its
+/// `Step Id`), for the step's timeline ([`crate::timeline`]).
+pub fn aggregate_with(path: &Path, timeline: Option<u64>) -> Result<KernelTable, SummaryError> {
     // A size that cannot be read gives one pass, which says why it cannot open the file.
     let len = std::fs::metadata(path).map_or(0, |meta| meta.len());
-    aggregate_in_segments(path, segment_size(len))
+    aggregate_in_segments(path, segment_size(len), timeline)
 }
 
 /// [`aggregate`] with segments of `segment` bytes.
@@ -294,10 +343,15 @@ pub fn aggregate(path: &Path) -> Result<KernelTable, SummaryError> {
 /// the sums are added in file order. When a join fails, or any segment finds an error, the
 /// file is read again in one pass, so that the result or the error (with its line) is that
 /// of a plain reading.
-fn aggregate_in_segments(path: &Path, segment: u64) -> Result<KernelTable, SummaryError> {
+fn aggregate_in_segments(
+    path: &Path,
+    segment: u64,
+    timeline: Option<u64>,
+) -> Result<KernelTable, SummaryError> {
     let mut reader = columns::open(path, 0)?;
     let header = columns::read_header(&mut reader, path)?;
-    let cols = KernelColumns::new(&header, path)?;
+    let mut cols = KernelColumns::new(&header, path)?;
+    cols.timeline = timeline;
     let (starts, len) = segment_starts(path, segment)?;
     if starts.len() > 1
         && let Some(sums) = in_segments(path, &starts, len, &header, &cols)
@@ -356,6 +410,10 @@ fn segment_starts(path: &Path, segment: u64) -> Result<(Vec<u64>, u64), SummaryE
 pub(crate) struct Sums {
     names: Groups,
     kinds: Groups,
+    shapes: Groups,
+    /// A shape group's key being built (reused).
+    shape_key: Vec<u8>,
+    intervals: Intervals,
     pipe: PipeSums,
     rows: u64,
     total_us: f64,
@@ -365,9 +423,13 @@ pub(crate) struct Sums {
 
 impl Sums {
     /// Adds one kernel row: its name (trimmed), `Type` text, `Accelerator Core` field, duration
-    /// in µs, pipe ratios (in the order of [`Pipe::ALL`](crate::pipe::Pipe::ALL)) and
-    /// `memory_bound` column, when it has them.
+    /// in µs, pipe ratios (in the order of [`Pipe::ALL`](crate::pipe::Pipe::ALL)),
+    /// `memory_bound` column and `Input Shapes` field, when it has them.
     #[inline]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one row's fields, on the hot path: no struct built per row"
+    )]
     pub(crate) fn add(
         &mut self,
         name: &[u8],
@@ -376,8 +438,26 @@ impl Sums {
         duration: f64,
         ratios: Option<[f64; PIPES]>,
         memory_bound: Option<f64>,
+        shapes: Option<&[u8]>,
     ) {
         let by_name = self.names.entry(name, kind, core);
+        if let Some(shapes) = shapes.map(<[u8]>::trim_ascii) {
+            let i = match &by_name.shape_group {
+                Some((last, i)) if **last == *shapes => *i,
+                _ => {
+                    self.shape_key.clear();
+                    self.shape_key.extend_from_slice(name);
+                    self.shape_key.push(SHAPE_SEPARATOR);
+                    self.shape_key.extend_from_slice(shapes);
+                    let i = self.shapes.position(&self.shape_key, kind, core);
+                    by_name.shape_group = Some((shapes.into(), i));
+                    i
+                }
+            };
+            let acc = &mut self.shapes.accs[i].1;
+            acc.count += 1;
+            acc.total_us += duration;
+        }
         by_name.count += 1;
         by_name.total_us += duration;
         if let Some(ratios) = ratios {
@@ -414,6 +494,8 @@ impl Sums {
     fn absorb(&mut self, next: Sums) {
         self.names.absorb(next.names);
         self.kinds.absorb(next.kinds);
+        self.shapes.absorb(next.shapes);
+        self.intervals.absorb(next.intervals);
         self.pipe.absorb(&next.pipe);
         self.rows += next.rows;
         self.total_us += next.total_us;
@@ -426,6 +508,9 @@ impl Sums {
         let Sums {
             names,
             kinds,
+            shapes,
+            intervals,
+            shape_key: _,
             pipe: phase_pipe,
             rows,
             total_us,
@@ -463,6 +548,25 @@ impl Sums {
                 share: share(acc.total_us, total_us),
             })
             .collect();
+        let by_shape: Vec<ShapeGroup> = shapes
+            .sorted()
+            .into_iter()
+            .map(|(key, acc)| {
+                let (name, shapes) = key
+                    .split_once(char::from(SHAPE_SEPARATOR))
+                    .unwrap_or((&key, ""));
+                let shapes = shapes.trim_matches('"');
+                ShapeGroup {
+                    name: name.to_owned(),
+                    shapes: if shapes == "N/A" { "" } else { shapes }.to_owned(),
+                    kind: acc.kind,
+                    count: acc.count,
+                    total_us: acc.total_us,
+                    mean_us: acc.total_us / acc.count as f64,
+                    share: share(acc.total_us, total_us),
+                }
+            })
+            .collect();
         let pipe = has_metrics
             .then(|| phase_pipe.ratios())
             .flatten()
@@ -482,6 +586,8 @@ impl Sums {
             },
             by_name,
             by_type,
+            by_shape,
+            intervals,
             pipe,
             skipped,
         }
@@ -537,9 +643,18 @@ fn scan(
             .memory_bound
             .and_then(|i| record.get(i))
             .and_then(|f| npuprof_scan::decimal::parse_f64(f.trim_ascii()));
-        sums.add(&name, kind, core, duration, ratios, memory_bound);
-        if let Some(bytes) = cols.step.and_then(|i| record.get(i)) {
-            sums.see_step(step_field.read(bytes));
+        let shapes = cols.shapes.and_then(|i| record.get(i));
+        sums.add(&name, kind, core, duration, ratios, memory_bound, shapes);
+        let step = cols
+            .step
+            .and_then(|i| record.get(i))
+            .and_then(|bytes| step_field.read(bytes));
+        if cols.step.is_some() {
+            sums.see_step(step);
+        }
+        if step.is_some() && step == cols.timeline {
+            sums.intervals
+                .add(field(cols.start), duration, is_communication(core));
         }
     }
     Ok(stop.is_none().then_some(sums))
@@ -623,7 +738,21 @@ mod tests {
                     .map(|t| (String::new(), t.kind.clone(), t.count, round(t.total_us))),
             )
             .collect();
+        groups.extend(table.by_shape.iter().map(|g| {
+            (
+                format!("{}|{}", g.name, g.shapes),
+                g.kind.clone(),
+                g.count,
+                round(g.total_us),
+            )
+        }));
         groups.sort();
+        groups.push((
+            "intervals".to_owned(),
+            format!("{:?}", table.intervals),
+            0,
+            String::new(),
+        ));
         groups.push((
             table.totals.capped.to_string(),
             format!("{:?}", table.pipe.as_ref().map(|p| round(p.ratios.cube))),
@@ -635,10 +764,10 @@ mod tests {
 
     /// Every segment size gives what one pass gives.
     fn check_segments(path: &Path, sizes: impl Iterator<Item = u64>) {
-        let whole = aggregate_in_segments(path, u64::MAX).map(|t| keyed(&t));
+        let whole = aggregate_in_segments(path, u64::MAX, Some(50)).map(|t| keyed(&t));
         assert!(whole.as_ref().is_ok_and(|w| w.len() > 2), "{whole:?}");
         for size in sizes {
-            let segmented = aggregate_in_segments(path, size).map(|t| keyed(&t));
+            let segmented = aggregate_in_segments(path, size, Some(50)).map(|t| keyed(&t));
             assert_eq!(
                 segmented.ok(),
                 whole.as_ref().ok().cloned(),
@@ -679,7 +808,7 @@ mod tests {
         }
         let (_dir, path) = temp_csv(&csv);
         for size in [16, 100, 1 << 20] {
-            let message = aggregate_in_segments(&path, size)
+            let message = aggregate_in_segments(&path, size, None)
                 .err()
                 .map(|e| e.to_string())
                 .unwrap_or_default();
@@ -695,7 +824,7 @@ mod tests {
         }
         let (_dir, path) = temp_csv(&csv);
         for size in [16, 100, u64::MAX] {
-            let table = aggregate_in_segments(&path, size).unwrap_or_else(|e| panic!("{e}"));
+            let table = aggregate_in_segments(&path, size, None).unwrap_or_else(|e| panic!("{e}"));
             let skipped: Vec<_> = table
                 .skipped
                 .iter()

@@ -3,8 +3,9 @@
 //! metrics), communication and waiting, the balance across ranks, and what to open next.
 //!
 //! Architecture invariant: this crate never writes and never prints. It reads the text export
-//! (`step_trace_time.csv`, `kernel_details.csv`, `communication.json`, `profiler_info*.json`)
-//! in streaming passes whose memory is bounded by the number of distinct kernel names (capped),
+//! (`step_trace_time.csv`, `kernel_details.csv`, `communication.json`, `profiler_info*.json`,
+//! and for the views of the HTML page `communication_matrix.json` and the memory CSVs) in
+//! streaming passes whose memory is bounded by the number of distinct kernel names (capped),
 //! not by file size, one run directory per task on all cores, and returns plain data. Every
 //! file is opened through verify's probe under torch_npu's size cap (`input`): a FIFO or a
 //! huge file is named, never read;
@@ -19,6 +20,8 @@ pub mod error;
 pub mod html;
 mod input;
 pub mod kernels;
+pub mod matrix;
+pub mod memory;
 pub mod merge;
 pub mod next_steps;
 pub mod pipe;
@@ -27,6 +30,7 @@ pub mod recorded;
 pub mod run;
 pub mod step_ids;
 pub mod steps;
+pub mod timeline;
 pub mod units;
 pub mod warnings;
 

@@ -10,10 +10,13 @@ use crate::columns::SkippedRow;
 use crate::comm::{Communication, read_communication};
 use crate::db_export::{self, DbFiles};
 use crate::error::SummaryError;
-use crate::kernels::{KernelGroup, KernelTotals, TypeGroup, aggregate};
+use crate::kernels::{KernelGroup, KernelTotals, ShapeGroup, TypeGroup, aggregate_with};
+use crate::matrix::{COMMUNICATION_MATRIX, CommMatrix, read_matrix};
+use crate::memory::{Memory, read_memory};
 use crate::pipe::PipeShares;
 use crate::recorded::{Recorded, Source};
 use crate::steps::{Step, StepStats, TimeSplit, read_steps};
+use crate::timeline::{Timeline, representative};
 
 /// The summary of one `*_ascend_pt` run directory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,6 +41,19 @@ pub struct RunSummary {
     pub top_kernels: Vec<KernelGroup>,
     /// Kernels grouped by `Type`, longest total first (the first `top` of them).
     pub by_type: Vec<TypeGroup>,
+    /// Kernels grouped by exact name and `Input Shapes`, longest total first (the first `top`
+    /// of them); empty without the column.
+    pub by_shape: Vec<ShapeGroup>,
+    /// One representative step on the device: computing, communication and free lanes.
+    pub timeline: Option<Timeline>,
+    /// Why there is no timeline, when there is none.
+    #[serde(skip)]
+    pub timeline_missing: Option<String>,
+    /// Device memory (`memory_record.csv`, `operator_memory.csv`, `npu_module_mem.csv`), when
+    /// any of them was recorded (`profile_memory=True`).
+    pub memory: Option<Memory>,
+    /// `communication_matrix.json`: who sent what to whom, when recorded.
+    pub matrix: Option<CommMatrix>,
     /// Time-weighted pipe ratios of the run, when kernel_details has pipe metrics.
     pub pipe: Option<PipeShares>,
     /// Communication and waiting, from `communication.json` (multi-card runs).
@@ -103,8 +119,9 @@ pub fn summarize_run(
         Vec::new()
     };
     let kernels_path = output.join(KERNEL_DETAILS);
-    let table = if kernels_path.is_file() {
-        Some(aggregate(&kernels_path)?)
+    let drawn = representative(&steps);
+    let mut table = if kernels_path.is_file() {
+        Some(aggregate_with(&kernels_path, drawn.as_ref().map(|d| d.0))?)
     } else if let Some(profiler) = &db.profiler {
         from_db.push(profiler);
         Some(db_export::kernel_table(profiler)?)
@@ -167,7 +184,33 @@ pub fn summarize_run(
     }
     let time_split = TimeSplit::of(&steps);
     let limit = top.unwrap_or(usize::MAX);
-    let (kernels, top_kernels, by_type, pipe) = match table {
+    let (timeline, timeline_missing) = match (&mut table, drawn) {
+        _ if !kernels_path.is_file() => (
+            None,
+            Some(format!(
+                "no {KERNEL_DETAILS} (the timeline is drawn from its start times)"
+            )),
+        ),
+        (_, None) => (
+            None,
+            Some(format!(
+                "no numbered step in {STEP_TRACE} to choose one from"
+            )),
+        ),
+        (Some(t), Some((step, why))) => {
+            match std::mem::take(&mut t.intervals).timeline(step, why) {
+                Some(timeline) => (Some(timeline), None),
+                None => (
+                    None,
+                    Some(format!(
+                        "no {KERNEL_DETAILS} row with a start time in step {step}"
+                    )),
+                ),
+            }
+        }
+        (None, Some(_)) => (None, None),
+    };
+    let (kernels, top_kernels, by_type, by_shape, pipe) = match table {
         Some(t) => (
             {
                 skipped_rows.extend(t.skipped);
@@ -175,9 +218,23 @@ pub fn summarize_run(
             },
             t.by_name.into_iter().take(limit).collect(),
             t.by_type.into_iter().take(limit).collect(),
+            t.by_shape.into_iter().take(limit).collect(),
             t.pipe,
         ),
-        None => (None, Vec::new(), Vec::new(), None),
+        None => (None, Vec::new(), Vec::new(), Vec::new(), None),
+    };
+    let memory = read_memory(&output, &mut skipped_rows);
+    let matrix_path = output.join(COMMUNICATION_MATRIX);
+    let matrix = if matrix_path.is_file() {
+        match read_matrix(&matrix_path) {
+            Ok(matrix) => Some(matrix),
+            Err(e) => {
+                notes.push(format!("{e}; communication matrix not shown"));
+                None
+            }
+        }
+    } else {
+        None
     };
     Ok(RunSummary {
         phase,
@@ -190,6 +247,11 @@ pub fn summarize_run(
         kernels,
         top_kernels,
         by_type,
+        by_shape,
+        timeline,
+        timeline_missing,
+        memory,
+        matrix,
         pipe,
         communication,
         skipped_rows: skipped_rows

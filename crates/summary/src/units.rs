@@ -41,6 +41,22 @@ pub fn signed_percent(share: f64) -> String {
     format!("{pct:+.1}%")
 }
 
+/// A size in bytes as `1.23 GiB`, `456.7 MiB`, `12.0 KiB` or `512 B` (binary units, as
+/// torch_npu's memory files count them).
+pub fn bytes(bytes: u64) -> String {
+    const KIB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b >= KIB * KIB * KIB {
+        format!("{:.2} GiB", b / (KIB * KIB * KIB))
+    } else if b >= KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else if b >= KIB {
+        format!("{:.1} KiB", b / KIB)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
 /// `text` cut to `width` characters (at least 2), the middle replaced by `…`: kernel names
 /// differ at both ends.
 pub fn fit(text: &str, width: usize) -> String {
@@ -96,6 +112,9 @@ mod tests {
     #[test]
     fn units_follow_magnitude() {
         assert_eq!(duration(53.741), "53.7 µs");
+        assert_eq!(bytes(981_462_016), "936.0 MiB");
+        assert_eq!(bytes(3 << 30), "3.00 GiB");
+        assert_eq!(bytes(512), "512 B");
         assert_eq!(duration(136_581.009), "136.58 ms");
         assert_eq!(duration(2_500_000.0), "2.50 s");
         assert_eq!(percent(0.12345), "12.3%");

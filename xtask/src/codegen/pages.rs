@@ -436,7 +436,13 @@ fn json(root: &Path) -> Result<String, String> {
          model and run config) their documents were reshaped (the patch names the model, its \
          family and each file it considers; the plan is per phase of that target). `route --model M` \
          is at version 2 since its configs are the repository route's (the same fields) with a \
-         `next`. Every other document has kept its first shape, version 1.\n";
+         `next`. Every other document has kept its first shape, version 1. Fields added within \
+         version 1 of `summary` (in each of `runs[]`, `null` or empty when the run lacks the \
+         file): `by_shape` (kernels by name and `Input Shapes`), `timeline` (the median step's \
+         computing, communication and free time from kernel_details.csv's start times), `memory` \
+         (the peak of memory_record.csv, the operator allocations alive then, each module's \
+         reserve, in bytes; `missing` says which file was absent) and `matrix` (each operator \
+         type's links from communication_matrix.json).\n";
     for (command, file, version) in json_documents() {
         let version = match version {
             Version::Constant(v) => v,

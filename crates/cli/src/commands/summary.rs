@@ -21,7 +21,8 @@ use anstyle::{AnsiColor, Style};
 use npuprof_summary::comm::wait_phrase;
 use npuprof_summary::pipe::{Bound, Pipe};
 use npuprof_summary::ranks::rank_label;
-use npuprof_summary::units::{duration, fit, percent, wrap};
+use npuprof_summary::timeline::Mark;
+use npuprof_summary::units::{bytes, duration, fit, percent, wrap};
 use npuprof_summary::warnings::{Warning, WarningCode};
 use npuprof_summary::{Options, PhaseRanks, RunSummary, Summary};
 
@@ -195,7 +196,8 @@ fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options
             rank: options.rank,
         },
     );
-    npuprof_summary::html::render_summary_with(summary, |out| {
+    let marks = advice.as_ref().map(gap_marks).unwrap_or_default();
+    npuprof_summary::html::render_summary_marked(summary, &marks, |out| {
         match &advice {
             Ok(advice) => npuprof_advise::html::sections(out, advice),
             Err(err) => {
@@ -218,6 +220,30 @@ fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options
             }
         }
     })
+}
+
+/// The spans advise's evidence places on the device timeline (the gaps it names), to mark on
+/// each run's timeline strip.
+fn gap_marks(advice: &npuprof_advise::Advice) -> Vec<Mark> {
+    advice
+        .findings
+        .iter()
+        .flat_map(|f| f.evidence.iter().map(move |e| (f, e)))
+        .filter_map(|(finding, evidence)| {
+            Some(Mark {
+                dir: finding.dir.clone()?,
+                start_us: evidence.at_us?,
+                length_us: evidence.time_us?,
+                label: format!(
+                    "{}: {} ({}, {})",
+                    finding.code.as_str(),
+                    evidence.detail,
+                    evidence.label,
+                    duration(evidence.time_us?)
+                ),
+            })
+        })
+        .collect()
 }
 
 /// The `skipped-rows` warnings also on stderr (under `--json` too); whether there were any:
@@ -373,6 +399,7 @@ fn run_block(out: &mut String, run: &RunSummary) {
     }
     kernel_table(out, run);
     type_table(out, run);
+    memory_lines(out, run);
     for note in &run.notes {
         // Wrapped at spaces, continued under the text: never cut mid-sentence.
         for (i, line) in wrap(note, report_width() - 8).iter().enumerate() {
@@ -426,6 +453,60 @@ fn kernel_table(out: &mut String, run: &RunSummary) {
             fit(&k.kind, 16),
             fit(&k.name, name_width)
         );
+    }
+}
+
+/// Holders named on the terminal's memory line.
+const TERMINAL_HOLDERS: usize = 3;
+
+/// The run's memory peak, its reserve and who holds it, wrapped under `memory`.
+fn memory_lines(out: &mut String, run: &RunSummary) {
+    let Some(memory) = &run.memory else { return };
+    let Some(peak) = &memory.peak else {
+        labelled(out, "memory", &memory.missing.join("; "));
+        return;
+    };
+    let first = memory.curve.first().map_or(peak.at_us, |p| p.at_us);
+    let mut text = format!(
+        "peak {} allocated ({}) at +{} of the record",
+        bytes(peak.allocated_bytes),
+        memory.component.as_deref().unwrap_or("allocator"),
+        duration(peak.at_us - first)
+    );
+    if let (Some(reserved), Some(headroom)) = (peak.reserved_bytes, memory.headroom_bytes) {
+        let _ = write!(
+            text,
+            ", {} reserved ({} headroom)",
+            bytes(reserved),
+            bytes(headroom)
+        );
+    }
+    if let Some(app) = memory.app_reserved_max_bytes {
+        let _ = write!(text, "; process {} on the device", bytes(app));
+    }
+    if !memory.holders.is_empty() {
+        let named: Vec<String> = memory
+            .holders
+            .iter()
+            .take(TERMINAL_HOLDERS)
+            .map(|h| format!("{} {}", h.name, bytes(h.size_bytes)))
+            .collect();
+        let _ = write!(
+            text,
+            "; held at the peak by {} operator allocations ({}), largest {}",
+            memory.holders_alive,
+            bytes(memory.held_bytes),
+            named.join(", ")
+        );
+    }
+    labelled(out, "memory", &text);
+}
+
+/// `text` under an 8-column `label`, wrapped at spaces and continued under the text.
+fn labelled(out: &mut String, label: &str, text: &str) {
+    for (i, line) in wrap(text, report_width() - 10).iter().enumerate() {
+        let lead = if i == 0 { label } else { "" };
+        let _ = writeln!(out, "  {lead:<8}{line}");
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use super::escape;
-use crate::units::{duration, percent, signed};
+use crate::units::{bytes, duration, percent, signed};
 
 /// What a chart's values are, for the tooltip of each segment: the value rounded as the page
 /// shows it, then exact, with its unit.
@@ -15,6 +15,8 @@ pub enum Unit {
     SignedMicros,
     /// A share or ratio, 0–1.
     Ratio,
+    /// A size in bytes.
+    Bytes,
 }
 
 impl Unit {
@@ -24,6 +26,7 @@ impl Unit {
             Unit::Micros => format!("{} ({value:.3} µs)", duration(value)),
             Unit::SignedMicros => format!("{} ({value:+.3} µs)", signed(value)),
             Unit::Ratio => format!("{} ({value:.4})", percent(value)),
+            Unit::Bytes => format!("{} ({value:.0} bytes)", bytes(value as u64)),
         }
     }
 }

@@ -4,9 +4,11 @@ use std::fmt::Write as _;
 
 use super::chart::{Bar, Segment, Unit, chart};
 use super::escape;
+use super::views;
 use crate::compare::{Change, Comparison, KernelDelta, PhaseComparison};
 use crate::pipe::{Bound, Pipe};
 use crate::run::RunSummary;
+use crate::timeline::Mark;
 use crate::units::{duration, fit, percent, signed};
 use crate::warnings::Warning;
 use crate::{PhaseRanks, Summary};
@@ -29,7 +31,7 @@ section{background:var(--card);border:1px solid var(--line);border-radius:8px;pa
 .facts{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:6px;margin:.5em 0}
 .facts div{background:var(--bg);border:1px solid var(--line);border-radius:6px;padding:6px 8px}
 .facts dt{font-size:.8em;color:var(--muted)}.facts dd{margin:0;font-weight:600}
-figure.chart{margin:.4em 0 .8em}figcaption{font-size:.85em;color:var(--muted);margin-bottom:.2em}
+figure.chart,figure.timeline,figure.memory-curve{margin:.4em 0 .8em}figcaption{font-size:.85em;color:var(--muted);margin-bottom:.2em}
 .row{display:grid;grid-template-columns:minmax(6em,32%) 1fr minmax(5.5em,auto);gap:8px;align-items:center;margin:3px 0}
 .row .label{overflow:hidden;text-overflow:ellipsis;white-space:nowrap;font-size:.9em}
 .row .value{font-variant-numeric:tabular-nums;font-size:.9em;text-align:right;white-space:nowrap}
@@ -54,6 +56,19 @@ pre{white-space:pre-wrap;word-break:break-all;background:var(--bg);border:1px so
 .sev.error{background:var(--slow)}.sev.warning{background:#b7791f}
 .stake{margin:.2em 0}.action{border-left:4px solid var(--fast);padding:2px 8px;margin:.4em 0 .2em}
 rect.stake{fill:var(--slow)}
+rect.memory{fill:var(--pipe)}
+.strip{display:grid;grid-template-columns:auto 1fr;gap:6px;align-items:stretch}
+.lanes{display:grid;grid-template-rows:repeat(3,1fr);font-size:.75em;color:var(--muted)}
+svg.strip{width:100%;height:54px;display:block;background:var(--bg);border-radius:2px}
+rect.mark{fill:none;stroke:var(--slow);stroke-width:2;vector-effect:non-scaling-stroke}
+p.axis{display:flex;justify-content:space-between;font-size:.75em;color:var(--muted);margin:0 0 .3em}
+svg.curve{width:100%;height:140px;display:block;background:var(--bg);border-radius:2px}
+polyline{fill:none;vector-effect:non-scaling-stroke;stroke-width:1.5}
+polyline.allocated{stroke:var(--computing)}polyline.reserved{stroke:var(--comm);stroke-dasharray:4 3}
+line.peak{stroke:var(--slow);stroke-width:1.5;vector-effect:non-scaling-stroke}
+table.matrix{width:auto}table.matrix td,table.matrix th{text-align:center;min-width:3.2em;word-break:normal}
+table.matrix th:first-child{min-width:5em}td.empty{background:transparent}
+caption{text-align:left;color:var(--muted);padding:2px 0}
 @media (max-width:600px){body{padding:6px;font-size:14px}.row{grid-template-columns:1fr auto;row-gap:1px;margin:5px 0}
 .row .label{grid-column:1/-1;white-space:normal;word-break:break-all}}
 ";
@@ -125,6 +140,16 @@ pub fn render_summary(summary: &Summary) -> String {
 /// The summary page with the sections `more` writes (already HTML: e.g. advise's findings)
 /// after the warnings, before the ranks and runs.
 pub fn render_summary_with(summary: &Summary, more: impl FnOnce(&mut String)) -> String {
+    render_summary_marked(summary, &[], more)
+}
+
+/// [`render_summary_with`], each run's timeline strip also showing the `marks` of that run
+/// (e.g. the gaps advise names) that fall in its step.
+pub fn render_summary_marked(
+    summary: &Summary,
+    marks: &[Mark],
+    more: impl FnOnce(&mut String),
+) -> String {
     let path = summary.path.display().to_string();
     document(&format!("npuprof summary: {path}"), |out| {
         header(out, "summary", &[&path]);
@@ -133,8 +158,20 @@ pub fn render_summary_with(summary: &Summary, more: impl FnOnce(&mut String)) ->
         for ranks in &summary.ranks {
             ranks_section(out, ranks);
         }
+        let mut phases: Vec<&Option<String>> = summary.runs.iter().map(|r| &r.phase).collect();
+        phases.dedup();
+        for phase in phases {
+            let runs: Vec<&RunSummary> =
+                summary.runs.iter().filter(|r| &r.phase == phase).collect();
+            if runs
+                .iter()
+                .any(|r| r.communication.is_some() || r.matrix.is_some())
+            {
+                views::matrix_section(out, phase.as_deref(), &runs);
+            }
+        }
         for (index, run) in summary.runs.iter().enumerate() {
-            run_section(out, index, run);
+            run_section(out, index, run, marks);
         }
         out.push_str("<section id=\"next\"><h2>Open next</h2>");
         for step in &summary.next {
@@ -207,7 +244,7 @@ fn ranks_section(out: &mut String, ranks: &PhaseRanks) {
     out.push_str("</section>\n");
 }
 
-fn run_section(out: &mut String, index: usize, run: &RunSummary) {
+fn run_section(out: &mut String, index: usize, run: &RunSummary, marks: &[Mark]) {
     let _ = write!(
         out,
         "<section class=\"run\" id=\"run-{index}\"><h2>{}</h2><p class=\"dir\">{}</p>",
@@ -254,8 +291,11 @@ fn run_section(out: &mut String, index: usize, run: &RunSummary) {
     }
     facts(out, &items);
     steps_chart(out, run);
+    views::timeline_section(out, run, marks);
     kernel_charts(out, run);
+    views::shapes_section(out, run);
     pipe_chart(out, run);
+    views::memory_section(out, run);
     for note in &run.notes {
         let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
     }

@@ -11,6 +11,7 @@ number, weighted by Duration(us) over the rows where any ratio column holds a nu
 import csv
 import json
 import os
+from decimal import Decimal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PIPES = {
@@ -104,6 +105,120 @@ def op_statistic(out):
         }
 
 
+def ns(text):
+    """A `Start Time(us)` text (with its trailing TAB) in integer ns, exactly."""
+    return int(Decimal(text.strip()) * 1000)
+
+
+def union(spans):
+    out = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def length(spans):
+    return sum(b - a for a, b in spans)
+
+
+def timeline(out, step):
+    """Lanes of one step from kernel_details.csv: time any computing task ran, any HCCL task
+    ran, and neither, from the step's first task start to its last task end (in µs)."""
+    with open(os.path.join(out, "kernel_details.csv"), newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Step Id"] == str(step)]
+    spans = [
+        (ns(r["Start Time(us)"]), ns(r["Start Time(us)"]) + round(float(r["Duration(us)"]) * 1000),
+         r["Accelerator Core"] in ("HCCL", "COMMUNICATION"))
+        for r in rows
+    ]
+    start = min(a for a, _, _ in spans)
+    end = max(b for _, b, _ in spans)
+    computing = union([(a, b) for a, b, c in spans if not c])
+    communication = union([(a, b) for a, b, c in spans if c])
+    busy = union(computing + communication)
+    return {
+        "step": step,
+        "tasks": len(rows),
+        "window_us": (end - start) / 1000,
+        "computing_us": length(computing) / 1000,
+        "communication_us": length(communication) / 1000,
+        "free_us": (end - start - length(busy)) / 1000,
+    }
+
+
+def mb(text):
+    return round(float(text) * 1048576)
+
+
+def memory(out):
+    """The PTA+GE component's first largest Total Allocated, and the operator allocations alive
+    then (allocated at or before it, released after it or never)."""
+    with open(os.path.join(out, "memory_record.csv"), newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["Component"] == "PTA+GE"]
+    peak = None
+    for r in rows:
+        allocated = mb(r["Total Allocated(MB)"])
+        if peak is None or allocated > peak["allocated_bytes"]:
+            peak = {"allocated_bytes": allocated, "reserved_bytes": mb(r["Total Reserved(MB)"]),
+                    "at": Decimal(r["Timestamp(us)"].strip())}
+    with open(os.path.join(out, "operator_memory.csv"), newline="") as f:
+        alive = [
+            (round(float(r["Size(KB)"]) * 1024), r["Name"])
+            for r in csv.DictReader(f)
+            if float(r["Size(KB)"]) > 0
+            and Decimal(r["Allocation Time(us)"].strip()) <= peak["at"]
+            and (not r["Release Time(us)"].strip()
+                 or Decimal(r["Release Time(us)"].strip()) > peak["at"])
+        ]
+    alive.sort(key=lambda a: -a[0])
+    with open(os.path.join(out, "npu_module_mem.csv"), newline="") as f:
+        modules = {}
+        for r in csv.DictReader(f):
+            modules[r["Component"]] = max(modules.get(r["Component"], 0), mb(r["Total Reserved(MB)"]))
+    top_module = max(modules, key=modules.get)
+    return {
+        "peak_allocated_bytes": peak["allocated_bytes"],
+        "peak_reserved_bytes": peak["reserved_bytes"],
+        "holders_alive": len(alive),
+        "held_bytes": sum(a[0] for a in alive),
+        "top_holder": {"name": alive[0][1], "size_bytes": alive[0][0]},
+        "top_module": {"component": top_module, "reserved_max_bytes": modules[top_module]},
+    }
+
+
+def shapes(out):
+    """The longest (name, Input Shapes) group that has shapes."""
+    groups = {}
+    with open(os.path.join(out, "kernel_details.csv"), newline="") as f:
+        for r in csv.DictReader(f):
+            g = groups.setdefault((r["Name"], r["Input Shapes"]), [0, 0.0])
+            g[0] += 1
+            g[1] += float(r["Duration(us)"])
+    (name, shape), (count, total) = max(
+        ((k, v) for k, v in groups.items() if k[1] != "N/A"), key=lambda kv: kv[1][1])
+    return {"groups": len(groups), "top_with_shapes": {
+        "name": name, "shapes": shape.strip('"'), "count": count, "total_us": total}}
+
+
+def matrix(out):
+    """Per link of each operator type's `-total@` entry: its bandwidth (size / time)."""
+    with open(os.path.join(out, "communication_matrix.json")) as f:
+        data = json.load(f)
+    links = {}
+    for step in data.values():
+        for category in step.values():
+            for key, pairs in category.items():
+                if key.split("@")[0].rsplit("-", 1)[-1] != "total":
+                    continue
+                for pair, link in pairs.items():
+                    size, time = links.get(pair, (0.0, 0.0))
+                    links[pair] = (size + link["Transit Size(MB)"], time + link["Transit Time(ms)"])
+    return {pair: size / time for pair, (size, time) in links.items()}
+
+
 def main():
     runs = {}
     for rank in (0, 1):
@@ -113,6 +228,10 @@ def main():
             "kernels": kernels(out),
             "communication": communication(out),
             "op_statistic": op_statistic(out),
+            "timeline": timeline(out, 50),
+            "memory": memory(out),
+            "shapes": shapes(out),
+            "matrix": matrix(out),
         }
     means = {r: sum(s["total_us"] for s in v["steps"]) / len(v["steps"]) for r, v in runs.items()}
     slowest = max(means, key=means.get)
