@@ -86,6 +86,7 @@ fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options
         &npuprof_breakdown::Options {
             phase: options.phase.clone(),
             rank: options.rank,
+            skill: None,
         },
     );
     npuprof_summary::html::render_summary_with(summary, |out| {
