@@ -155,6 +155,7 @@ fn request(phases: PhaseSelection, active: u64, skip_first: Option<u64>) -> Patc
         phases,
         window: Window::new(active, skip_first).expect("window"),
         max_new_tokens: TokenBudget::Auto,
+        modules: false,
     }
 }
 
@@ -330,6 +331,7 @@ fn a_prefill_only_config_captures_prefill_and_refuses_decode_alone() {
     assert!(err.to_string().contains("--max-new-tokens"), "{err}");
     let explicit = PatchRequest {
         max_new_tokens: TokenBudget::Set(20),
+        modules: false,
         ..request(PhaseSelection::Decode, 10, None)
     };
     let patch = patch_target(&t, &sources(dir.path(), &t), &explicit).expect("explicit budget");
