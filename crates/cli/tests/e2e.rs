@@ -974,17 +974,7 @@ fn inject_run_verify_revert_on_plain_script() {
     assert_eq!(route["path"], "B", "{route:#}");
 
     let harness = inject_harness(&repo, &before);
-
-    let output = Command::new("python3")
-        .arg(&harness[0])
-        .current_dir(&repo.root)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("RANK")
-        .env_remove("FAKE_TORCH_NPU_BAD_DISK")
-        .output()
-        .expect("python3");
-    assert_success(&output, "the injected harness");
+    run_harness(&repo, &harness[0]);
 
     let prof = repo.path("npuprof_prof");
     let (output, report) = verify(&repo, &prof, "decode");
@@ -1035,16 +1025,10 @@ fn inject_breakdown_adds_a_structure_window_that_breakdown_reads_exactly() {
         "{report:#}"
     );
     assert_eq!(report["structure_path"], "npuprof_structure");
-    let output = Command::new("python3")
-        .arg(report["harness"].as_str().expect("harness"))
-        .current_dir(&repo.root)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("RANK")
-        .env_remove("FAKE_TORCH_NPU_BAD_DISK")
-        .output()
-        .expect("python3");
-    assert_success(&output, "the injected harness");
+    run_harness(
+        &repo,
+        Path::new(report["harness"].as_str().expect("harness")),
+    );
     // The timing window keeps the guide's settings and its own directory.
     let (output, timing) = verify(&repo, &repo.path("npuprof_prof"), "decode");
     assert_exit(&output, 0, "npuprof verify of the timing window");
@@ -1096,6 +1080,20 @@ fn inject_breakdown_adds_a_structure_window_that_breakdown_reads_exactly() {
 
     revert(&repo);
     assert_eq!(repo.files(), before, "revert removes the harness");
+}
+
+/// Runs an injected harness (repository-relative) under the fake torch_npu; it must succeed.
+fn run_harness(repo: &Repo, harness: &Path) {
+    let output = Command::new("python3")
+        .arg(harness)
+        .current_dir(&repo.root)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("RANK")
+        .env_remove("FAKE_TORCH_NPU_BAD_DISK")
+        .output()
+        .expect("python3");
+    assert_success(&output, "the injected harness");
 }
 
 /// Injects the path-B harness for `infer.py`; returns its path (the one new file).
