@@ -1,7 +1,7 @@
 //! The breakdown as one self-contained page, in summary's style (`npuprof_summary::html`): per
 //! run an icicle of the module tree (each node as wide as its device time, children under their
 //! parent) or a strip of the layers (one bar per layer, as tall as its median span, outliers in
-//! red), then the node × rank matrices. Inline SVG, no script, no network.
+//! red) and, with the skill's files, its cluster tables; then the node × rank matrices. Inline SVG, no script, no network.
 
 use std::fmt::Write as _;
 
@@ -10,6 +10,7 @@ use npuprof_summary::units::{duration, percent};
 
 use crate::layers::Layers;
 use crate::matrix::Matrix;
+use crate::structure::StructureBreakdown;
 use crate::{Breakdown, Method, Module, RunBreakdown};
 
 /// The icicle's width in SVG units.
@@ -82,6 +83,9 @@ fn run_section(out: &mut String, run: &RunBreakdown) {
     }
     if let Some(layers) = &run.layers {
         strip(out, layers);
+    }
+    if let Some(by) = &run.structure {
+        skill_tables(out, by);
     }
     for note in &run.notes {
         let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
@@ -188,6 +192,58 @@ fn strip(out: &mut String, layers: &Layers) {
         );
     }
     out.push_str("</svg></figure>\n");
+}
+
+/// The breakdown by the skill's files as its report has it: per component type a table of its
+/// clusters, bubble and TOTAL (medians over the steps), outlier layers in red.
+fn skill_tables(out: &mut String, by: &StructureBreakdown) {
+    let _ = write!(
+        out,
+        "<figure class=\"chart\" data-chart=\"skill\"><figcaption>The skill's structure: {} \
+         layers declared{}, {} step(s), {} confidence (wall: union of a cluster's kernels; \
+         bubble: TOTAL − union; TOTAL: span)</figcaption>",
+        by.layers_declared,
+        by.model_name
+            .as_ref()
+            .map_or_else(String::new, |m| format!(" for {}", escape(m))),
+        by.steps.len(),
+        format!("{:?}", by.confidence).to_lowercase()
+    );
+    for t in &by.summary {
+        let _ = write!(
+            out,
+            "<div class=\"table-wrap\"><table data-component=\"{}\"><tr><th>{} × {}</th>\
+             <th>median</th><th>p95</th><th>outlier layers (steps)</th></tr>",
+            escape(&t.component),
+            escape(&t.component),
+            t.instances
+        );
+        for row in &t.rows {
+            let outliers: Vec<String> = row
+                .outliers
+                .iter()
+                .map(|o| format!("{} ({})", o.layer_idx, o.steps))
+                .collect();
+            let _ = write!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td></tr>",
+                escape(&row.name),
+                duration(row.median_us),
+                duration(row.p95_us),
+                if outliers.is_empty() {
+                    ""
+                } else {
+                    " class=\"slow\""
+                },
+                escape(&outliers.join(", "))
+            );
+        }
+        out.push_str("</table></div>");
+    }
+    for note in &by.notes {
+        let _ = write!(out, "<p class=\"note\">{}</p>", escape(note));
+    }
+    out.push_str("</figure>\n");
 }
 
 fn matrix_section(out: &mut String, matrix: &Matrix) {

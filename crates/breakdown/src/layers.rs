@@ -64,6 +64,7 @@ pub const SMALL_N: usize = 3;
 /// A kernel of one step, in start order.
 #[derive(Debug, Clone, Copy)]
 struct Kernel {
+    row: usize,
     ty: u32,
     class: Class,
     start: u64,
@@ -456,8 +457,9 @@ fn step_layers(kernels: &[Kernel], types: &[String]) -> Option<StepLayers> {
 fn steps(table: &KernelTable) -> Vec<(Option<u64>, Vec<Kernel>)> {
     let classes: Vec<Class> = table.types.iter().map(|t| class_of(t)).collect();
     let mut by_step: BTreeMap<Option<u64>, Vec<Kernel>> = BTreeMap::new();
-    for row in &table.rows {
+    for (i, row) in table.rows.iter().enumerate() {
         by_step.entry(row.step).or_default().push(Kernel {
+            row: i,
             ty: row.ty,
             class: classes[row.ty as usize],
             start: row.start_ns,
@@ -470,6 +472,37 @@ fn steps(table: &KernelTable) -> Vec<(Option<u64>, Vec<Kernel>)> {
         .map(|(step, mut kernels)| {
             kernels.sort_by_key(|k| k.start);
             (step, kernels)
+        })
+        .collect()
+}
+
+/// One step's kernels in start order and the layers inferred in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCut {
+    /// The `Step Id`, when the table has one.
+    pub step: Option<u64>,
+    /// The step's rows (indices into the table's rows) in start order (file order among equal
+    /// starts).
+    pub rows: Vec<usize>,
+    /// The layers, as `[start, end)` positions in [`StepCut::rows`]; empty when the step has
+    /// no anchor with a dominant period.
+    pub layers: Vec<std::ops::Range<usize>>,
+}
+
+/// Every step of `table` cut into its layers (steps by step id), for callers that break
+/// layers down further.
+pub fn cut(table: &KernelTable) -> Vec<StepCut> {
+    steps(table)
+        .into_iter()
+        .map(|(step, kernels)| {
+            let layers = step_layers(&kernels, &table.types)
+                .map(|l| l.layers.iter().map(|&(s, e, _)| s..e).collect())
+                .unwrap_or_default();
+            StepCut {
+                step,
+                rows: kernels.iter().map(|k| k.row).collect(),
+                layers,
+            }
         })
         .collect()
 }

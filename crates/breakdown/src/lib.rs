@@ -8,6 +8,10 @@
 //! - **layers** (inferred, [`layers`]): from `kernel_details.csv` alone, the kernel stream of
 //!   each step cut into repeated layers by a layer-defining kernel class ([`classes`]).
 //!
+//! - **the skill's files** ([`skill`], [`structure`]): given the cann-recipes-infer skill's
+//!   structure and cluster rules, each step's layers are split into the skill's component
+//!   instances and clusters, with its wall, bubble and TOTAL.
+//!
 //! Discovery, phases and ranks are summary's (`npuprof_summary::each_run`), so breakdown sees
 //! the runs summary sees. Errors are summary's ([`SummaryError`]).
 //!
@@ -23,10 +27,13 @@ pub mod kernels;
 pub mod layers;
 pub mod matrix;
 pub mod modules;
+pub mod skill;
+pub mod structure;
 pub mod time;
 pub mod trace;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use npuprof_summary::run::{KERNEL_DETAILS, OUTPUT_DIR};
 use npuprof_summary::{SummaryError, run_key};
@@ -39,12 +46,23 @@ pub use crate::modules::{Ledger, LedgerLine, Module, ModuleTree, Unattributed};
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What to break down.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Only this phase (`prefill`, `decode`, …); all when `None`.
     pub phase: Option<String>,
     /// Only this rank; all when `None`.
     pub rank: Option<u32>,
+    /// The skill's files, to break every run down by them too.
+    pub skill: Option<Arc<SkillFiles>>,
+}
+
+/// The cann-recipes-infer skill's files (`--structure`, `--rules`).
+#[derive(Debug, Clone)]
+pub struct SkillFiles {
+    /// The model structure (`structure_spec.json`).
+    pub structure: skill::Structure,
+    /// The cluster rules (`<network>_spec.json`), when given.
+    pub rules: Option<skill::Rules>,
 }
 
 /// How a run was broken down.
@@ -101,6 +119,9 @@ pub struct RunBreakdown {
     pub layers: Option<Layers>,
     /// The `ProfilerStep#N` numbers of the trace (exact mode).
     pub steps: Vec<u64>,
+    /// The breakdown by the skill's files (with `--structure`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<structure::StructureBreakdown>,
     /// What could not be done, and why.
     pub notes: Vec<String>,
 }
@@ -121,7 +142,7 @@ pub struct Breakdown {
 /// Breaks down the run directories under `path` (any path `npuprof summary` accepts).
 pub fn breakdown(path: &Path, options: &Options) -> Result<Breakdown, SummaryError> {
     let mut runs = npuprof_summary::each_run(path, options.phase.as_deref(), |dir, phase| {
-        read_run(dir, phase, path, options.rank)
+        read_run(dir, phase, path, options)
     })?;
     if runs.is_empty() {
         return Err(npuprof_summary::nothing_selected(
@@ -161,11 +182,11 @@ fn read_run(
     dir: &Path,
     phase: Option<String>,
     root: &Path,
-    rank: Option<u32>,
+    options: &Options,
 ) -> Result<Option<RunBreakdown>, SummaryError> {
     let mut notes = Vec::new();
     let (run_rank, _) = npuprof_summary::run::read_info(dir, &mut notes);
-    if rank.is_some() && run_rank != rank {
+    if options.rank.is_some() && run_rank != options.rank {
         return Ok(None);
     }
     let output = dir.join(OUTPUT_DIR);
@@ -182,6 +203,7 @@ fn read_run(
         ledger: None,
         layers: None,
         steps: Vec::new(),
+        structure: None,
         notes,
     };
     let kernels_path = output.join(KERNEL_DETAILS);
@@ -189,7 +211,11 @@ fn read_run(
     let mut no_layers = None;
     let mut table_us = 0.0;
     if kernels_path.is_file() {
-        let table = kernels::read(&kernels_path)?;
+        let table = if options.skill.is_some() {
+            kernels::read_detailed(&kernels_path)?
+        } else {
+            kernels::read(&kernels_path)?
+        };
         table_us = time::ps_to_us(table.rows.iter().map(|r| r.dur_ps).sum());
         if !table.skipped.is_empty() {
             run.notes.push(format!(
@@ -198,6 +224,18 @@ fn read_run(
             ));
         }
         run.layers = layers::infer(&table);
+        if let Some(files) = &options.skill {
+            let mut by = structure::apply(&table, &files.structure, files.rules.as_ref());
+            // The windows are layer mode's: never surer than its layers.
+            let layers = run
+                .layers
+                .as_ref()
+                .map_or(Confidence::None, |l| l.confidence);
+            if layers == Confidence::Low && by.confidence == Confidence::High {
+                by.confidence = Confidence::Low;
+            }
+            run.structure = Some(by);
+        }
         if run.layers.is_none() && !table.rows.is_empty() {
             no_layers = Some(format!(
                 "{KERNEL_DETAILS}: no layer-defining kernel class (attention core, MoE gate, \
@@ -208,6 +246,11 @@ fn read_run(
         no_layers = Some(format!(
             "no {OUTPUT_DIR}/{KERNEL_DETAILS}: layers not inferred"
         ));
+        if options.skill.is_some() {
+            run.notes.push(format!(
+                "no {OUTPUT_DIR}/{KERNEL_DETAILS}: not broken down by the skill's structure"
+            ));
+        }
     }
     let trace_path = output.join(trace::TRACE_VIEW);
     if trace_path.is_file() {

@@ -234,6 +234,7 @@ impl WindowArgs {
                 phases: self.phases(),
                 window: self.window()?,
                 max_new_tokens,
+                modules: false,
             },
         })
     }

@@ -207,3 +207,115 @@ fn terminal_waterfall_between_two_runs() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// The skill's files vendored in the breakdown crate for the PP step, copied into `dir`.
+const SKILL_FILES: [&str; 2] = ["pp_structure_spec.json", "pp-dense-28l_spec.json"];
+
+/// Copies [`SKILL_FILES`] into `tmp`.
+fn copy_skill_files(tmp: &Path) {
+    for name in SKILL_FILES {
+        std::fs::copy(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../breakdown/tests/data/skill")
+                .join(name),
+            tmp.join(name),
+        )
+        .expect("copy");
+    }
+}
+
+/// `--structure`/`--rules` of the PP step (the files copied into `tmp`), with `more`.
+fn pp_with_skill(tmp: &Path, more: &[&str]) -> Command {
+    copy_skill_files(tmp);
+    let mut args = vec![
+        ".",
+        "--structure",
+        SKILL_FILES[0],
+        "--rules",
+        SKILL_FILES[1],
+    ];
+    args.extend_from_slice(more);
+    breakdown_in(tmp, &args)
+}
+
+#[test]
+fn terminal_breakdown_by_the_skills_files() {
+    let tmp = pp_run();
+    assert_cmd_snapshot!("breakdown_skill_human", pp_with_skill(tmp.path(), &[]));
+}
+
+#[test]
+fn json_and_html_hold_the_skills_breakdown() {
+    let tmp = pp_run();
+    let out = pp_with_skill(tmp.path(), &["--json", "--html", "page.html"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let by = &json["runs"][0]["structure"];
+    assert_eq!(by["layers_declared"], 56);
+    assert_eq!(by["outlier"]["method"], "iqr");
+    let step = &by["steps"][0];
+    assert_eq!(step["step"], 13);
+    let attn = &step["sections"][0];
+    assert_eq!(attn["component"], "attn");
+    assert_eq!(attn["instances"][0]["first_kernel"], 7);
+    assert_eq!(attn["clusters"][4]["cluster"], "flash_attn");
+    assert_eq!(
+        attn["total"]["per_instance_us"].as_array().map(Vec::len),
+        Some(28)
+    );
+    assert_eq!(by["summary"][3]["rows"][9]["name"], "TOTAL");
+    let html = std::fs::read_to_string(tmp.path().join("page.html")).expect("the page");
+    assert_eq!(html.matches("<table data-component=").count(), 4);
+    // Without --structure the section is absent.
+    let out = breakdown_in(tmp.path(), &[".", "--json"])
+        .output()
+        .expect("runs");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(json["runs"][0].get("structure").is_none());
+}
+
+#[test]
+fn a_bad_skill_file_is_an_error_naming_the_field() {
+    let tmp = pp_run();
+    std::fs::write(
+        tmp.path().join("rules.json"),
+        r#"{"component_clusters": {"attn": [{"cluster": "a", "rules": [{"op_name_regex": "("}]}]}}"#,
+    )
+    .expect("write");
+    copy_skill_files(tmp.path());
+    let out = breakdown_in(
+        tmp.path(),
+        &[
+            ".",
+            "--structure",
+            SKILL_FILES[0],
+            "--rules",
+            "rules.json",
+            "--json",
+        ],
+    )
+    .output()
+    .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["error"]["code"], "invalid_input");
+    let message = json["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with(
+            "--rules rules.json: component_clusters.attn[0].rules[0].op_name_regex: not a usable regex"
+        ),
+        "{message}"
+    );
+    let out = breakdown_in(tmp.path(), &[".", "--structure", "none.json", "--json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["error"]["code"], "not_found");
+    let out = breakdown_in(tmp.path(), &[".", "--rules", "rules.json"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,7 +1,7 @@
 //! `npuprof collect` end to end: the bundled recipes-mini repository (a temp copy) runs under
 //! the fake torch_npu; every run must leave the repository's files exactly as they were.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -1193,4 +1193,81 @@ fn both_phases_of_a_decode_only_target_is_its_decode_phase() {
         report["verify"][0]["target"]["phases"],
         serde_json::json!(["decode"])
     );
+}
+
+/// `with_modules` and the schedule's `active` of each profiler_info under `dir`.
+fn tracer_settings(dir: &Path) -> BTreeSet<(bool, u64)> {
+    let mut out = BTreeSet::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if entry
+                .file_name()
+                .to_string_lossy()
+                .starts_with("profiler_info")
+            {
+                let info: Value = serde_json::from_slice(&fs::read(&path).unwrap()).unwrap();
+                let common = &info["config"]["common_config"];
+                out.insert((
+                    common["with_modules"] == true,
+                    common["schedule"]["active"].as_u64().unwrap_or(0),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn breakdown_adds_a_structure_run_with_modules_and_reverts_both_patches() {
+    let fixture = fixture("recipes-mini");
+    let report = check_clean_collect_in(&fixture, &[&MTP[..], &["--breakdown"]].concat());
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2, "{report:#}");
+    assert_eq!(report["verify"].as_array().unwrap().len(), 2);
+    assert!(
+        report["verify"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|v| v["ok"] == true)
+    );
+    // The structure patch: with_modules and record_shapes on the factory's profile call.
+    let changes: Vec<&str> = report["structure"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["changes"].as_array().unwrap())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.contains("with_modules=True") && c.contains("structure window")),
+        "{changes:?}"
+    );
+    // The timing run keeps the guide's settings; the structure run records module calls in a
+    // 2-step decode window (and its 1-forward prefill).
+    let dir = |i: usize| PathBuf::from(runs[i]["result_dir"].as_str().unwrap());
+    let timing = tracer_settings(&dir(0));
+    assert!(timing.iter().all(|(modules, _)| !modules), "{timing:?}");
+    assert_eq!(
+        tracer_settings(&dir(1)),
+        BTreeSet::from([(true, 1), (true, 2)])
+    );
+    // The human summary breaks the structure window down exactly.
+    let output = fixture
+        .collect(&[&MTP[..], &["--breakdown"]].concat())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("structure window (with_modules=True)"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("nn.Module tree (exact)"), "{stdout}");
+    assert!(stdout.contains("DecoderLayer_1"), "{stdout}");
 }

@@ -974,17 +974,7 @@ fn inject_run_verify_revert_on_plain_script() {
     assert_eq!(route["path"], "B", "{route:#}");
 
     let harness = inject_harness(&repo, &before);
-
-    let output = Command::new("python3")
-        .arg(&harness[0])
-        .current_dir(&repo.root)
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("RANK")
-        .env_remove("FAKE_TORCH_NPU_BAD_DISK")
-        .output()
-        .expect("python3");
-    assert_success(&output, "the injected harness");
+    run_harness(&repo, &harness[0]);
 
     let prof = repo.path("npuprof_prof");
     let (output, report) = verify(&repo, &prof, "decode");
@@ -1001,6 +991,109 @@ fn inject_run_verify_revert_on_plain_script() {
 
     revert(&repo);
     assert_eq!(repo.files(), before, "revert removes the harness");
+}
+
+#[test]
+fn inject_breakdown_adds_a_structure_window_that_breakdown_reads_exactly() {
+    let repo = Repo::from_example("plain-infer");
+    let before = repo.files();
+    let injected = repo.npuprof(&[
+        "inject",
+        "--repo",
+        repo.root_arg(),
+        "--entry",
+        "infer.py",
+        "--breakdown",
+        "--json",
+    ]);
+    let report = json_stdout(&injected, "npuprof inject --breakdown --json");
+    let windows: Vec<(String, bool)> = report["windows"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap_or_default().to_owned(),
+                w["with_modules"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        windows,
+        [("both".to_owned(), false), ("structure".to_owned(), true)],
+        "{report:#}"
+    );
+    assert_eq!(report["structure_path"], "npuprof_structure");
+    run_harness(
+        &repo,
+        Path::new(report["harness"].as_str().expect("harness")),
+    );
+    // The timing window keeps the guide's settings and its own directory.
+    let (output, timing) = verify(&repo, &repo.path("npuprof_prof"), "decode");
+    assert_exit(&output, 0, "npuprof verify of the timing window");
+    assert_eq!(timing["ok"], true, "{timing:#}");
+    let timing_runs = timing["runs"].as_array().cloned().unwrap_or_default();
+    assert_eq!(timing_runs.len(), 1, "{timing:#}");
+    let info_of = |dir: &Path| -> Value {
+        let run = fs::read_dir(dir)
+            .expect("the window's directory")
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().ends_with("_ascend_pt"))
+            .expect("a run directory")
+            .path();
+        let info = fs::read_dir(&run)
+            .expect("the run directory")
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("profiler_info"))
+            .expect("profiler_info*.json")
+            .path();
+        serde_json::from_slice(&fs::read(info).expect("info")).expect("JSON")
+    };
+    let common = |info: &Value, key: &str| info["config"]["common_config"][key].clone();
+    let timing_info = info_of(&repo.path("npuprof_prof/both"));
+    assert_eq!(common(&timing_info, "with_modules"), false);
+    assert_eq!(common(&timing_info, "record_shapes"), false);
+    let structure_info = info_of(&repo.path("npuprof_structure"));
+    assert_eq!(common(&structure_info, "with_modules"), true);
+    assert_eq!(common(&structure_info, "schedule")["active"], 2);
+    // breakdown reads the structure window exactly: the module tree, every kernel owned.
+    let out = repo.npuprof(&["breakdown", "npuprof_structure", "--json"]);
+    let tree = json_stdout(&out, "npuprof breakdown --json");
+    let run = &tree["runs"][0];
+    assert_eq!(run["method"], "modules", "{tree:#}");
+    assert_eq!(run["confidence"], "exact");
+    assert_eq!(run["coverage"], 1.0, "{tree:#}");
+    let paths: Vec<&str> = run["modules"]
+        .as_array()
+        .map(|m| m.iter().filter_map(|m| m["path"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        paths.contains(&"/FakeModel_0/DecoderLayer_1/MLP_1"),
+        "{paths:?}"
+    );
+    assert_eq!(run["steps"].as_array().map(Vec::len), Some(2));
+    // The timing window has no module events.
+    let out = repo.npuprof(&["breakdown", "npuprof_prof", "--json"]);
+    let timing_tree = json_stdout(&out, "npuprof breakdown --json");
+    assert_ne!(timing_tree["runs"][0]["method"], "modules");
+
+    revert(&repo);
+    assert_eq!(repo.files(), before, "revert removes the harness");
+}
+
+/// Runs an injected harness (repository-relative) under the fake torch_npu; it must succeed.
+fn run_harness(repo: &Repo, harness: &Path) {
+    let output = Command::new("python3")
+        .arg(harness)
+        .current_dir(&repo.root)
+        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("RANK")
+        .env_remove("FAKE_TORCH_NPU_BAD_DISK")
+        .output()
+        .expect("python3");
+    assert_success(&output, "the injected harness");
 }
 
 /// Injects the path-B harness for `infer.py`; returns its path (the one new file).

@@ -50,6 +50,9 @@ pub struct PatchRequest {
     pub window: Window,
     /// The token budget policy.
     pub max_new_tokens: TokenBudget,
+    /// Record module calls and shapes (`with_modules=True`, `record_shapes=True` at the
+    /// factory's `profile(...)` call): a structure window for `npuprof breakdown`.
+    pub modules: bool,
 }
 
 /// The edits of one file, with a line per change.
@@ -159,6 +162,9 @@ pub fn patch_target(
         }
     }
 
+    if request.modules {
+        trace_modules(&facts, &mut files)?;
+    }
     let keys = &profiled.shape.config;
     let yaml = sources
         .get(&target.config_path)
@@ -513,13 +519,61 @@ fn require_enabled(
 }
 
 fn call_node<'t>(tree: &'t Tree, site: &Site) -> Option<tree_sitter::Node<'t>> {
+    call_at(tree, &site.call)
+}
+
+/// The call node spanning exactly `span`.
+fn call_at<'t>(tree: &'t Tree, span: &Span) -> Option<tree_sitter::Node<'t>> {
     let mut node = tree
         .root_node()
-        .descendant_for_byte_range(site.call.start, site.call.end)?;
-    while node.kind() != "call" || node.byte_range() != (site.call.start..site.call.end) {
+        .descendant_for_byte_range(span.start, span.end)?;
+    while node.kind() != "call" || node.byte_range() != (span.start..span.end) {
         node = node.parent()?;
     }
     Some(node)
+}
+
+/// The structure window's tracer: the factory's `profile(...)` call gets `with_modules=True`
+/// and `record_shapes=True` (a value it passes is replaced, a keyword it lacks appended).
+fn trace_modules(facts: &Facts, files: &mut Files<'_>) -> Result<(), TargetPatchError> {
+    let path = facts.factory_path.as_str();
+    let internal = |what: String| TargetPatchError {
+        path: path.to_owned(),
+        error: PatchError::Internal(what),
+    };
+    let call = facts
+        .factory
+        .profile
+        .clone()
+        .ok_or_else(|| internal(format!("no profile(...) call in {}", facts.factory.name)))?;
+    let mut missing = Vec::new();
+    for key in ["with_modules", "record_shapes"] {
+        match call.tracer.iter().find(|(k, _)| *k == key) {
+            Some((_, value)) => files.push(
+                path,
+                Edit::replace(value.start..value.end, "True"),
+                format!("{key}=True at line {} (the structure window)", value.line),
+            ),
+            None => missing.push(format!("{key}=True")),
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let (source, tree) = files.parsed(path)?;
+    let edit = call_at(&tree, &call.call)
+        .and_then(|node| append_arguments(source, node, &missing, newline(source)))
+        .ok_or_else(|| internal(format!("the profile call at line {} moved", call.call.line)))?;
+    files.push(
+        path,
+        edit,
+        format!(
+            "{} passed to the profiler at line {} (the structure window)",
+            missing.join(", "),
+            call.call.line
+        ),
+    );
+    Ok(())
 }
 
 /// Passes `args` at the call of `site` (appended in its layout).

@@ -33,6 +33,7 @@ fn check_harness(entry_rel: &str, phase: HarnessPhases) -> Harness {
         entry_rel: name,
         entry_display: name,
         harness_display: &harness_name,
+        structure: false,
     };
     render_harness(&source, &options).expect("renders")
 }
@@ -144,6 +145,7 @@ fn an_entry_with_a_syntax_error_is_refused() {
         entry_rel: "x.py",
         entry_display: "x.py",
         harness_display: "x_profiled.py",
+        structure: false,
     };
     let err = render_harness("def f(:\n    pass\n", &options).expect_err("syntax error");
     assert!(
@@ -275,6 +277,7 @@ fn decode_steps_past_the_step_counter_are_an_error_not_a_wrapped_count() {
         entry_rel: "infer.py",
         entry_display: "infer.py",
         harness_display: "infer_profiled.py",
+        structure: false,
     };
     let err = render_harness(&source, &options(u32::MAX)).expect_err("overflow");
     assert!(matches!(err, InjectError::TooManyDecodeSteps), "{err}");
@@ -324,6 +327,7 @@ fn hostile_entry_names_stay_inside_their_literals_and_comments() {
             entry_rel: name,
             entry_display: name,
             harness_display: &harness_name,
+            structure: false,
         };
         let harness = render_harness(&source, &options).expect("renders");
         assert!(

@@ -155,6 +155,7 @@ fn request(phases: PhaseSelection, active: u64, skip_first: Option<u64>) -> Patc
         phases,
         window: Window::new(active, skip_first).expect("window"),
         max_new_tokens: TokenBudget::Auto,
+        modules: false,
     }
 }
 
@@ -282,6 +283,30 @@ fn shared_engine_both_phases_30_steps_in_every_variant() {
 }
 
 #[test]
+fn a_structure_window_turns_the_module_tracer_on_at_the_profile_call() {
+    for variant in Variant::ALL {
+        let dir = repo(variant);
+        let structure = PatchRequest {
+            modules: true,
+            ..request(PhaseSelection::Both, 2, None)
+        };
+        let (_, text) = check_patch(dir.path(), "deepseek-mini", "decode_mtp.yaml", &structure);
+        // record_shapes=False becomes True; with_modules, not passed, is appended.
+        let diff_line = |sign: char, text_in: &str| {
+            text.lines()
+                .any(|l| l.starts_with(sign) && l.contains(text_in))
+        };
+        assert!(
+            diff_line('-', "record_shapes=False") && diff_line('+', "record_shapes=True"),
+            "{variant:?}: {text}"
+        );
+        assert!(diff_line('+', "with_modules=True"), "{variant:?}: {text}");
+        let created = check_execution(dir.path(), variant, 6);
+        assert_eq!(created.len(), 2, "{variant:?}");
+    }
+}
+
+#[test]
 fn shared_engine_one_phase_off_runs_with_the_stand_in() {
     for variant in Variant::ALL {
         for (phases, name) in [
@@ -330,6 +355,7 @@ fn a_prefill_only_config_captures_prefill_and_refuses_decode_alone() {
     assert!(err.to_string().contains("--max-new-tokens"), "{err}");
     let explicit = PatchRequest {
         max_new_tokens: TokenBudget::Set(20),
+        modules: false,
         ..request(PhaseSelection::Decode, 10, None)
     };
     let patch = patch_target(&t, &sources(dir.path(), &t), &explicit).expect("explicit budget");

@@ -141,6 +141,23 @@ pub struct Factory {
     pub enable_parameter: Option<String>,
     /// The class it returns instead when profiling is off (`FakeContextManager()`).
     pub disabled: Option<String>,
+    /// The `profile(...)` call it makes, and the values of its tracer keywords
+    /// ([`TRACER_KEYWORDS`]) it passes, for a structure window's edits.
+    #[serde(skip)]
+    pub profile: Option<ProfileCall>,
+}
+
+/// The keywords of `torch_npu.profiler.profile(...)` that turn the Python tracer or the shapes
+/// on.
+pub const TRACER_KEYWORDS: [&str; 3] = ["with_modules", "with_stack", "record_shapes"];
+
+/// A factory's `profile(...)` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileCall {
+    /// The call.
+    pub call: Span,
+    /// The values it passes for [`TRACER_KEYWORDS`], by keyword.
+    pub tracer: Vec<(&'static str, Span)>,
 }
 
 impl Factory {
@@ -417,6 +434,10 @@ fn factory(def: Node<'_>, class: Option<String>, source: &str) -> Option<Factory
         .filter(|n| n.kind() == "call" && npuprof_syntax::arguments(*n).is_empty())
         .filter_map(|n| callee(n, source))
         .find(|c| !c.contains('.') && c.chars().next().is_some_and(char::is_uppercase));
+    let tracer = TRACER_KEYWORDS
+        .iter()
+        .filter_map(|&k| keyword(profile, k, source).map(|v| (k, Span::of(v, source))))
+        .collect();
     Some(Factory {
         name,
         class,
@@ -426,6 +447,10 @@ fn factory(def: Node<'_>, class: Option<String>, source: &str) -> Option<Factory
         save_parameter,
         enable_parameter,
         disabled,
+        profile: Some(ProfileCall {
+            call: Span::of(profile, source),
+            tracer,
+        }),
     })
 }
 

@@ -31,6 +31,8 @@ pub struct InjectRequest<'a> {
     pub phase: HarnessPhases,
     /// Decode steps to record.
     pub decode_steps: u32,
+    /// Add the structure window (`with_modules=True`, short, after the timing windows).
+    pub structure: bool,
     /// Dry run or write.
     pub mode: Mode,
 }
@@ -64,6 +66,9 @@ pub struct InjectReport {
     pub save_path: String,
     /// The profilers it runs.
     pub windows: Vec<WindowPlan>,
+    /// Where the structure window's profile lands (with `--breakdown`), beside `save_path`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure_path: Option<String>,
     /// How each user-code function was filled in.
     pub wiring: Vec<Wiring>,
     /// How many of them are stubs to fill in.
@@ -150,6 +155,7 @@ pub fn inject(request: &InjectRequest<'_>) -> Result<InjectReport, WorkflowError
         entry_rel: &entry_from_harness,
         entry_display: &entry,
         harness_display: &harness_path,
+        structure: request.structure,
     };
     let harness = render_harness(&entry_source, &options).map_err(|source| HarnessError {
         entry: entry.clone(),
@@ -191,6 +197,14 @@ pub fn inject(request: &InjectRequest<'_>) -> Result<InjectReport, WorkflowError
         decode_steps: request.decode_steps,
         dry_run,
         changed,
+        structure_path: harness.windows.iter().any(|w| w.with_modules).then(|| {
+            slash(
+                &save_dir
+                    .parent()
+                    .unwrap_or(Path::new(""))
+                    .join(npuprof_patch::inject::STRUCTURE_DIR),
+            )
+        }),
         save_path: slash(&save_dir),
         stubs: harness.wiring.iter().filter(|w| !w.wired).count(),
         windows: harness.windows,

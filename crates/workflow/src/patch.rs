@@ -92,7 +92,7 @@ pub struct SharedFile {
 pub const PATCH_SCHEMA_VERSION: u32 = 2;
 
 /// The journal's name of the command that patches targets.
-const COMMAND: &str = "patch";
+pub(crate) const COMMAND: &str = "patch";
 
 /// What to patch: the target to resolve and the window to set in it. `collect` is this
 /// request with a launch on top ([`crate::collect::CollectRequest`]).

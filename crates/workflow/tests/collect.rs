@@ -161,6 +161,7 @@ impl Observer for Recorder {
         self.0.push(
             match event {
                 Event::Patched(_) => "patched",
+                Event::StructurePatched(_) => "structure-patched",
                 Event::Launching { .. } => "launching",
                 Event::LaunchFailed(_) => "launch-failed",
                 Event::Stragglers(_) => "stragglers",
@@ -223,9 +224,11 @@ impl Case {
                     phases: PhaseSelection::Decode,
                     window: Window::new(5, None).expect("window"),
                     max_new_tokens: TokenBudget::Auto,
+                    modules: false,
                 },
             },
             keep_patch,
+            breakdown: false,
             timeout: None,
             launch: None,
             state_dir: self.state.path().to_path_buf(),
@@ -444,6 +447,7 @@ fn collect_unlaunched(
     let request = CollectRequest {
         patch,
         keep_patch: false,
+        breakdown: false,
         timeout: None,
         launch: None,
         state_dir: state_dir.to_path_buf(),
@@ -478,6 +482,7 @@ fn a_repository_without_a_profiler_is_refused_unchanged() {
                 phases: PhaseSelection::Both,
                 window: Window::new(3, None).expect("window"),
                 max_new_tokens: TokenBudget::Auto,
+                modules: false,
             },
         },
         &repo.path().join("state"),
@@ -510,6 +515,7 @@ fn a_missing_run_config_is_not_found_in_the_report() {
                 phases: PhaseSelection::Decode,
                 window: Window::new(5, None).expect("window"),
                 max_new_tokens: TokenBudget::Auto,
+                modules: false,
             },
         },
         state.path(),

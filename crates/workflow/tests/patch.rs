@@ -45,6 +45,7 @@ fn patch_model(repo: &Path, model: &str, yaml: &str, active: u64) -> Result<u64,
             phases: PhaseSelection::Both,
             window: Window::new(1, None).expect("window"),
             max_new_tokens: TokenBudget::Set(1),
+            modules: false,
         },
     };
     let mut seen = None;
@@ -54,6 +55,7 @@ fn patch_model(repo: &Path, model: &str, yaml: &str, active: u64) -> Result<u64,
             phases: PhaseSelection::Decode,
             window: Window::new(active, None).expect("window"),
             max_new_tokens: TokenBudget::Auto,
+            modules: false,
         };
         Ok::<_, WorkflowError>(())
     })?;
@@ -108,6 +110,7 @@ fn the_settled_window_is_the_one_patched() {
         phases: PhaseSelection::Decode,
         window: Window::new(active, None).expect("window"),
         max_new_tokens: TokenBudget::Auto,
+        modules: false,
     };
     let request = npuprof_workflow::patch::Request {
         target: Request {

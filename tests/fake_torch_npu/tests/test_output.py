@@ -254,3 +254,27 @@ class TruthfulFilesTest(FakeTestCase):
         for run_dir in dirs:
             for path in (run_dir / "ASCEND_PROFILER_OUTPUT").glob("*.csv"):
                 self.assertGreater(len(read_csv(path)), 1, path.name)
+
+
+class ModulesTest(FakeTestCase):
+    """with_modules=True: nn.Module python_function events nested by time on the Python thread."""
+
+    def test_module_events_only_with_modules(self):
+        for with_modules in (False, True):
+            schedule = P.schedule(wait=0, active=2, warmup=0, repeat=1, skip_first=0)
+            _, dirs = self.profile_loop(3, schedule=schedule, out=f"prof{with_modules}",
+                                        with_modules=with_modules)
+            events = json.loads((dirs[0] / "ASCEND_PROFILER_OUTPUT" / "trace_view.json").read_bytes())
+            modules = [e for e in events if e.get("cat") == "python_function"]
+            if not with_modules:
+                self.assertEqual(modules, [])
+                continue
+            names = sorted({e["name"] for e in modules})
+            self.assertEqual(names, ["nn.Module: Attention_0", "nn.Module: Attention_1",
+                                     "nn.Module: DecoderLayer_0", "nn.Module: DecoderLayer_1",
+                                     "nn.Module: FakeModel_0", "nn.Module: MLP_0", "nn.Module: MLP_1"])
+            # Two steps, each module once per step; a layer holds its attention.
+            self.assertEqual(len(modules), 14)
+            span = {e["name"]: (float(e["ts"]), float(e["ts"]) + e["dur"]) for e in modules}
+            layer, attention = span["nn.Module: DecoderLayer_1"], span["nn.Module: Attention_1"]
+            self.assertTrue(layer[0] <= attention[0] and attention[1] <= layer[1])

@@ -406,6 +406,11 @@ fn json_documents() -> Vec<(&'static str, &'static str, Version)> {
             Constant(npuprof_breakdown::SCHEMA_VERSION),
         ),
         (
+            "breakdown --structure F [--rules F]",
+            "crates/breakdown/src/structure.rs",
+            Constant(npuprof_breakdown::SCHEMA_VERSION),
+        ),
+        (
             "breakdown BASE NEW",
             "crates/breakdown/src/compare.rs",
             Constant(npuprof_breakdown::compare::WATERFALL_SCHEMA_VERSION),

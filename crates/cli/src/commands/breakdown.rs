@@ -11,17 +11,21 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anstyle::Style;
 use npuprof_breakdown::compare::Waterfall;
 use npuprof_breakdown::layers::{Direction, Layers, Region, RegionRole};
 use npuprof_breakdown::matrix::Matrix;
-use npuprof_breakdown::{Breakdown, Confidence, Method, Options, RunBreakdown};
+use npuprof_breakdown::skill::{self, SpecError};
+use npuprof_breakdown::structure::StructureBreakdown;
+use npuprof_breakdown::{Breakdown, Confidence, Method, Options, RunBreakdown, SkillFiles};
 use npuprof_summary::ranks::rank_label;
 use npuprof_summary::units::{duration, fit, percent, signed, wrap};
 
 use crate::exit::Exit;
+use crate::failure::{ErrorCode, Failure};
 use crate::output::{print_json, report_width};
 
 /// Arguments of `npuprof breakdown`.
@@ -42,6 +46,15 @@ pub struct Args {
     /// Only this rank.
     #[arg(long, value_name = "N")]
     pub rank: Option<u32>,
+    /// The cann-recipes-infer skill `model-infer-perf-breakdown`'s model structure
+    /// (`structure_spec.json`): break every step of every run down into its component
+    /// instances (windows: the inferred layers, in order against the structure's layers).
+    #[arg(long, value_name = "FILE", conflicts_with = "new")]
+    pub structure: Option<PathBuf>,
+    /// The skill's cluster rules (`<network>_spec.json`): per component, the wall of each
+    /// cluster of kernels, bubble and TOTAL as the skill computes them.
+    #[arg(long, value_name = "FILE", requires = "structure")]
+    pub rules: Option<PathBuf>,
     /// Module tree levels shown in the terminal report [default: all].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub depth: Option<u32>,
@@ -55,6 +68,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
     let options = Options {
         phase: args.report.phase.clone(),
         rank: args.rank,
+        skill: skill_files(args.structure.as_deref(), args.rules.as_deref())?,
     };
     if let (Some(base), Some(new)) = (&args.path, &args.new) {
         let depth = args.depth.map_or(2, |d| d as usize);
@@ -77,6 +91,39 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         crate::output::stdout().write_all(human(&result, depth).as_bytes())?;
     }
     Ok(Exit::Ok)
+}
+
+/// The skill's files, read and validated (exit 2 naming the file and the field).
+fn skill_files(
+    structure: Option<&Path>,
+    rules: Option<&Path>,
+) -> anyhow::Result<Option<Arc<SkillFiles>>> {
+    let Some(structure_path) = structure else {
+        return Ok(None);
+    };
+    let fail = |flag: &str, path: &Path, e: SpecError| {
+        let code = if e.missing {
+            ErrorCode::NotFound
+        } else {
+            ErrorCode::InvalidInput
+        };
+        Failure::new(code, format!("--{flag} {}: {e}", path.display())).with_hint(
+            "the file must follow the schema of the cann-recipes-infer skill \
+             model-infer-perf-breakdown (SKILL.md, references/cluster_dialogue.md)",
+        )
+    };
+    let structure = skill::read_file(structure_path)
+        .and_then(|text| skill::parse_structure(&text))
+        .map_err(|e| fail("structure", structure_path, e))?;
+    let rules = match rules {
+        Some(path) => Some(
+            skill::read_file(path)
+                .and_then(|text| skill::parse_rules(&text))
+                .map_err(|e| fail("rules", path, e))?,
+        ),
+        None => None,
+    };
+    Ok(Some(Arc::new(SkillFiles { structure, rules })))
 }
 
 fn bold() -> Style {
@@ -118,6 +165,9 @@ pub fn human(result: &Breakdown, depth: usize) -> String {
         }
         if let Some(layers) = &run.layers {
             layer_report(&mut out, layers);
+        }
+        if let Some(by) = &run.structure {
+            structure_report(&mut out, by);
         }
         for note in &run.notes {
             let _ = write!(out, "{}", dim().render());
@@ -343,6 +393,94 @@ fn layer_report(out: &mut String, layers: &Layers) {
     }
     for note in &layers.notes {
         wrapped(out, "  layers: ", note);
+    }
+}
+
+/// The breakdown by the skill's files: per component type, its clusters, bubble and TOTAL
+/// (medians over the steps of each step's median and p95) and the outlier layers.
+fn structure_report(out: &mut String, by: &StructureBreakdown) {
+    let model = by
+        .model_name
+        .as_ref()
+        .map_or_else(String::new, |m| format!(" for {m}"));
+    let head = format!(
+        "{} layers declared{model}, {} step(s) broken down; wall = union of a cluster's \
+         kernels, bubble = TOTAL − union, TOTAL = span",
+        by.layers_declared,
+        by.steps.len()
+    );
+    wrapped(
+        out,
+        &format!(
+            "  skill structure ({} confidence): ",
+            confidence(by.confidence)
+        ),
+        &head,
+    );
+    let name_width = report_width().saturating_sub(4 + 2 * 11 + 2).clamp(12, 36);
+    for t in &by.summary {
+        let _ = writeln!(
+            out,
+            "  {}{} × {} per step{}",
+            bold().render(),
+            t.component,
+            t.instances,
+            bold().render_reset()
+        );
+        let _ = writeln!(
+            out,
+            "    {:<name_width$} {:>10} {:>10}  outliers (layer: steps)",
+            "cluster", "median", "p95"
+        );
+        for row in &t.rows {
+            let outliers: Vec<String> = row
+                .outliers
+                .iter()
+                .map(|o| {
+                    let pass = if o.pass > 0 {
+                        format!("#{}", o.pass)
+                    } else {
+                        String::new()
+                    };
+                    format!("{}{pass}: {}", o.layer_idx, o.steps)
+                })
+                .collect();
+            let line = format!(
+                "    {:<name_width$} {:>10} {:>10}  {}",
+                fit(&row.name, name_width),
+                duration(row.median_us),
+                duration(row.p95_us),
+                outliers.join(", ")
+            );
+            let _ = writeln!(out, "{}", fit(line.trim_end(), report_width()));
+        }
+    }
+    if let Some(worst) = by
+        .steps
+        .iter()
+        .max_by(|a, b| a.outside_compute_share.total_cmp(&b.outside_compute_share))
+    {
+        let unmatched: usize = by
+            .steps
+            .iter()
+            .flat_map(|s| &s.sections)
+            .flat_map(|s| &s.unmatched)
+            .map(|u| u.count)
+            .sum();
+        let step_name = worst
+            .step
+            .map_or_else(|| "the table".to_owned(), |s| format!("step {s}"));
+        let text = format!(
+            "at most {} of the compute kernels ({step_name}: {} of {} kernels); {unmatched} \
+             kernel(s) inside a component that no cluster takes",
+            percent(worst.outside_compute_share),
+            worst.outside,
+            worst.kernels,
+        );
+        wrapped(out, "  outside every component: ", &text);
+    }
+    for note in &by.notes {
+        wrapped(out, "  structure: ", note);
     }
 }
 

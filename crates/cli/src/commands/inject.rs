@@ -62,6 +62,12 @@ pub struct Args {
     /// next to the entry.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
+    /// Add a short structure window after the timing windows: 2 decode steps (1 prefill
+    /// forward with --phase prefill) recorded with with_modules=True and record_shapes=True into
+    /// `npuprof_prof/structure`, for `npuprof breakdown`'s exact module tree. The timing windows
+    /// keep the guide's settings; the Python tracer slows the structure window's host side.
+    #[arg(long)]
+    pub breakdown: bool,
     /// Print the diff and change nothing (exit 1 when it would change something).
     #[arg(long)]
     pub dry_run: bool,
@@ -78,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<Exit> {
         out: args.out.as_deref(),
         phase: args.phase.into(),
         decode_steps: args.decode_active,
+        structure: args.breakdown,
         mode: if args.dry_run {
             Mode::DryRun
         } else {
@@ -124,6 +131,12 @@ fn print_summary(report: &InjectReport) {
     );
     errln!("  windows: {windows}");
     errln!("  output:  {}/<window>", report.save_path);
+    if let Some(path) = &report.structure_path {
+        errln!(
+            "  structure: {path} ({}); then: npuprof breakdown {path}",
+            npuprof_patch::inject::STRUCTURE_COST,
+        );
+    }
     errln!("  run:     {}", report.run);
     if !report.dry_run && report.changed {
         errln!("  undo:    {}", report.undo);

@@ -194,6 +194,7 @@ fn page_with_advice(summary: &Summary, path: &std::path::Path, options: &Options
         &npuprof_breakdown::Options {
             phase: options.phase.clone(),
             rank: options.rank,
+            skill: None,
         },
     );
     let marks = advice.as_ref().map(gap_marks).unwrap_or_default();

@@ -61,7 +61,11 @@ fn is_left_behind(path: &Path) -> bool {
         .is_some_and(|models| models.ends_with("models"));
     matches!(
         name.as_ref(),
-        "__pycache__" | ".npuprof" | ".fake_torch_npu_bad_disk" | "npuprof_prof"
+        "__pycache__"
+            | ".npuprof"
+            | ".fake_torch_npu_bad_disk"
+            | "npuprof_prof"
+            | "npuprof_structure"
     ) || (in_model_dir && name.starts_with("res"))
 }
 

@@ -40,7 +40,25 @@ pub struct HarnessOptions<'a> {
     pub entry_display: &'a str,
     /// How to run the harness (its repository-relative path), for the docstring.
     pub harness_display: &'a str,
+    /// Add the structure window ([`STRUCTURE_STEPS`] steps with `with_modules=True`, after
+    /// the timing windows) for `npuprof breakdown`'s exact mode.
+    pub structure: bool,
 }
+
+/// The steps of the structure window: short, because the Python tracer it turns on costs host
+/// time in every traced call (torch_npu publishes no figure); two decode steps give the
+/// module tree twice (or one prefill forward when only prefill is profiled).
+pub const STRUCTURE_STEPS: u32 = 2;
+
+/// The directory the structure window writes to, next to the harness and beside the timing
+/// windows' `npuprof_prof` (so that verify and summary of those never mix the two).
+pub const STRUCTURE_DIR: &str = "npuprof_structure";
+
+/// What the structure window costs, said wherever it is added.
+pub const STRUCTURE_COST: &str = "the structure window runs after the timing windows with \
+     with_modules=True and record_shapes=True: the Python tracer adds host time to every traced \
+     call (torch_npu publishes no figure), so its times are for attribution (`npuprof breakdown`), \
+     not for timing; the timing windows keep the guide's settings";
 
 /// The most decode steps a harness records: its windows count `step()` calls (up to 2 more
 /// than the steps, in `both` mode) in a `u32`.

@@ -25,12 +25,15 @@ pub struct Wiring {
 pub struct WindowPlan {
     /// `prefill`, `decode` or `both`.
     pub name: &'static str,
-    /// The subdirectory of the save path it writes to.
+    /// The subdirectory of the save path it writes to (empty for the structure window, which
+    /// writes to [`super::STRUCTURE_DIR`]).
     pub save_subdir: &'static str,
     /// The schedule's `active`.
     pub active: u32,
     /// The `prof.step()` calls the harness makes: `active` + the closing extra step.
     pub step_calls: u32,
+    /// Whether it records `nn.Module` events (`with_modules=True`, the structure window).
+    pub with_modules: bool,
 }
 
 /// One function of the user-code section: its Python text and how it was filled in.
@@ -286,31 +289,37 @@ fn run_decode_step(
     }
 }
 
-/// The profilers of a phase mode.
-pub(super) fn windows(phase: HarnessPhases, decode_steps: u32) -> Vec<WindowPlan> {
-    let prefill = WindowPlan {
-        name: "prefill",
-        save_subdir: "prefill",
-        active: 1,
-        step_calls: 2,
+/// The profilers of a phase mode, the structure window last when asked for.
+pub(super) fn windows(phase: HarnessPhases, decode_steps: u32, structure: bool) -> Vec<WindowPlan> {
+    let plan = |name, active: u32, step_calls: u32| WindowPlan {
+        name,
+        save_subdir: name,
+        active,
+        step_calls,
+        with_modules: false,
     };
-    let decode = WindowPlan {
-        name: "decode",
-        save_subdir: "decode",
-        active: decode_steps,
-        step_calls: decode_steps + 1,
-    };
-    match phase {
+    let prefill = plan("prefill", 1, 2);
+    let decode = plan("decode", decode_steps, decode_steps + 1);
+    let mut out = match phase {
         HarnessPhases::Decode => vec![decode],
         HarnessPhases::Prefill => vec![prefill],
-        HarnessPhases::Both => vec![WindowPlan {
-            name: "both",
-            save_subdir: "both",
-            active: 1 + decode_steps,
-            step_calls: decode_steps + 2,
-        }],
+        HarnessPhases::Both => vec![plan("both", 1 + decode_steps, decode_steps + 2)],
         HarnessPhases::Separate => vec![prefill, decode],
+    };
+    if structure {
+        // Prefill only: the structure of a prefill forward; else of decode steps.
+        let active = if phase == HarnessPhases::Prefill {
+            1
+        } else {
+            super::STRUCTURE_STEPS
+        };
+        out.push(WindowPlan {
+            with_modules: true,
+            save_subdir: "",
+            ..plan("structure", active, active + 1)
+        });
     }
+    out
 }
 
 fn window_text(out: &mut String, window: &WindowPlan) {
@@ -325,17 +334,38 @@ fn window_text(out: &mut String, window: &WindowPlan) {
             "{DECODE_STEPS} decode step(s)".to_owned(),
             DECODE_BODY,
         ),
+        "structure" if window.active == 1 => (
+            "1",
+            "the model's structure (with_modules=True): 1 prefill forward".to_owned(),
+            PREFILL_BODY,
+        ),
+        "structure" => (
+            "STRUCTURE_STEPS",
+            "the model's structure (with_modules=True): {STRUCTURE_STEPS} decode step(s)"
+                .to_owned(),
+            STRUCTURE_BODY,
+        ),
         _ => (
             "1 + DECODE_STEPS",
             "1 prefill forward + {DECODE_STEPS} decode step(s) in one timeline".to_owned(),
             BOTH_BODY,
         ),
     };
+    let tracer = if window.with_modules {
+        "with_stack=False,\n        with_modules=True,\n        record_shapes=True,"
+    } else {
+        "with_stack=False,\n        record_shapes=False,"
+    };
     let name = window.name;
+    let path = if window.with_modules {
+        "STRUCTURE_PATH".to_owned()
+    } else {
+        format!("os.path.join(SAVE_PATH, \"{}\")", window.save_subdir)
+    };
     let _ = write!(
         out,
         r#"
-    {name}_path = os.path.join(SAVE_PATH, "{subdir}")
+    {name}_path = {path}
     print(f"npuprof: profiling {what}; output: {{{name}_path}}", flush=True)
     steps = 0
     with torch_npu.profiler.profile(
@@ -343,8 +373,7 @@ fn window_text(out: &mut String, window: &WindowPlan) {
             torch_npu.profiler.ProfilerActivity.NPU,
             torch_npu.profiler.ProfilerActivity.CPU,
         ],
-        with_stack=False,
-        record_shapes=False,
+        {tracer}
         profile_memory=False,
         experimental_config=experimental_config,
         schedule=torch_npu.profiler.schedule(wait=0, warmup=0, active={active}, repeat=1, skip_first=0),
@@ -356,7 +385,6 @@ fn window_text(out: &mut String, window: &WindowPlan) {
         steps += 1
     _check_step_budget("{name}", steps, active={active})
 "#,
-        subdir = window.save_subdir,
     );
 }
 
@@ -366,6 +394,12 @@ const PREFILL_BODY: &str = "        state = run_prefill(model, inputs)
 ";
 
 const DECODE_BODY: &str = "        for _ in range(DECODE_STEPS):
+            state = run_decode_step(model, state)
+            prof.step()
+            steps += 1
+";
+
+const STRUCTURE_BODY: &str = "        for _ in range(STRUCTURE_STEPS):
             state = run_decode_step(model, state)
             prof.step()
             steps += 1
@@ -430,7 +464,7 @@ pub(super) fn render(
         options.harness_display,
     )));
     let functions = user_functions(analysis, entry, options.phase);
-    let windows = windows(options.phase, options.decode_steps);
+    let windows = windows(options.phase, options.decode_steps, options.structure);
     let mode = match options.phase {
         HarnessPhases::Decode => format!("decode: {} steps", options.decode_steps),
         HarnessPhases::Prefill => "prefill: 1 forward".to_owned(),
@@ -445,7 +479,13 @@ pub(super) fn render(
     };
     let outputs = windows
         .iter()
-        .map(|w| format!("npuprof_prof/{}", w.save_subdir))
+        .map(|w| {
+            if w.with_modules {
+                super::STRUCTURE_DIR.to_owned()
+            } else {
+                format!("npuprof_prof/{}", w.save_subdir)
+            }
+        })
         .collect::<Vec<_>>()
         .join(" and ");
     let stubs = functions.iter().filter(|f| !f.wiring.wired).count();
@@ -470,15 +510,28 @@ import sys
 import torch_npu
 
 DECODE_STEPS = {steps}
-{prefill_active}HERE = os.path.dirname(os.path.abspath(__file__))
+{prefill_active}{structure_steps}HERE = os.path.dirname(os.path.abspath(__file__))
 SAVE_PATH = os.path.join(HERE, "npuprof_prof")
-
+{structure_path}
 "#,
         steps = options.decode_steps,
         prefill_active = if windows.iter().any(|w| w.name == "prefill") {
             "PREFILL_ACTIVE = 1\n"
         } else {
             ""
+        },
+        structure_path = if windows.iter().any(|w| w.with_modules) {
+            format!(
+                "# The structure window (with_modules=True) writes beside the timing windows.\nSTRUCTURE_PATH = os.path.join(HERE, \"{}\")\n",
+                super::STRUCTURE_DIR
+            )
+        } else {
+            String::new()
+        },
+        structure_steps = if windows.iter().any(|w| w.with_modules && w.active > 1) {
+            format!("STRUCTURE_STEPS = {}\n", super::STRUCTURE_STEPS)
+        } else {
+            String::new()
         },
         stub_note = if stubs > 0 {
             format!(": {stubs} function(s) there are stubs marked `npuprof: FILL IN`")
@@ -544,7 +597,11 @@ entry = _load_entry()
     for window in &windows {
         window_text(&mut out, window);
     }
-    out.push_str("    print(f\"npuprof: done; check the output with: npuprof verify {SAVE_PATH}\", flush=True)\n\n\nif __name__ == \"__main__\":\n    main()\n");
+    out.push_str("    print(f\"npuprof: done; check the output with: npuprof verify {SAVE_PATH}\", flush=True)\n");
+    if windows.iter().any(|w| w.with_modules) {
+        out.push_str("    print(f\"npuprof: the module tree: npuprof breakdown {STRUCTURE_PATH}\", flush=True)\n");
+    }
+    out.push_str("\n\nif __name__ == \"__main__\":\n    main()\n");
     if !analysis.entry_args.is_empty() {
         out = out.replacen("import sys\n", "import sys\nimport types\n", 1);
     }

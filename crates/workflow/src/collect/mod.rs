@@ -41,6 +41,10 @@ pub struct CollectRequest<'a> {
     pub patch: crate::patch::Request<'a>,
     /// Leave the patch (and any relocation) in place at the end.
     pub keep_patch: bool,
+    /// After the timing run, a second run with a short structure window
+    /// ([`STRUCTURE_STEPS`] decode steps, `with_modules=True`, `record_shapes=True`) for
+    /// `npuprof breakdown`'s exact module tree; the timing run keeps the guide's settings.
+    pub breakdown: bool,
     /// Stop each launch after this long.
     pub timeout: Option<Duration>,
     /// The launch command, run from the repository; `None` runs the target's own.
@@ -51,11 +55,28 @@ pub struct CollectRequest<'a> {
     pub state_dir: PathBuf,
 }
 
+/// The journal's name of collect's own changes (the structure window's run config copy).
+const COMMAND: &str = "collect";
+
+/// `<stem>_npuprof_structure.<ext>` beside `path` (a run config).
+fn structure_yaml(path: &str) -> String {
+    match path.rsplit_once('.') {
+        Some((stem, ext)) if !ext.contains('/') => format!("{stem}_npuprof_structure.{ext}"),
+        _ => format!("{path}_npuprof_structure"),
+    }
+}
+
+/// The decode steps of the structure window (`collect --breakdown`): short, since the Python
+/// tracer slows every traced call.
+pub const STRUCTURE_STEPS: u64 = 2;
+
 /// What happens along the way, for the caller to show.
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The files were patched.
     Patched(&'a PatchReport),
+    /// The files were patched again for the structure window (`--breakdown`).
+    StructurePatched(&'a PatchReport),
     /// A launch starts (`cwd` relative to the repository; empty for the repository itself).
     Launching {
         /// The command.
@@ -225,6 +246,8 @@ pub fn collect(
     run.restore_repository();
     run.settle_keepsake();
     let mut report = run.report;
+    // The last verify is the run's; with a structure run, the timing run's is before it.
+    let timing_and_structure = if report.structure.is_some() { 2 } else { 1 };
     let outcome = match &result {
         Err(err) => {
             report.error = Some(crate::error_text(err));
@@ -232,7 +255,17 @@ pub fn collect(
             Outcome::Failed
         }
         Ok(()) if matches!(report.revert, Restored::Refused | Restored::Failed) => Outcome::Failed,
-        Ok(()) if report.verify.last().is_some_and(|v| v.ok) => Outcome::Clean,
+        Ok(())
+            if report
+                .verify
+                .iter()
+                .rev()
+                .take(timing_and_structure)
+                .all(|v| v.ok)
+                && !report.verify.is_empty() =>
+        {
+            Outcome::Clean
+        }
         Ok(()) => Outcome::VerifyErrors,
     };
     report.outcome = outcome;
@@ -293,7 +326,7 @@ impl Run<'_, '_> {
             .iter()
             .any(|f| f.code == Code::OutputFilesystem)
         {
-            return Ok(());
+            return self.structure_run(&target, &patch_request);
         }
         self.observer.event(Event::Relocating);
         let relocated = npuprof_relocate::relocate(&npuprof_relocate::RelocateRequest {
@@ -313,7 +346,68 @@ impl Run<'_, '_> {
         }
         self.check_interrupt()?;
         self.run_and_verify(&target, &patch_request)?;
+        self.structure_run(&target, &patch_request)
+    }
+
+    /// With `--breakdown`: a copy of the run config (`<stem>_npuprof_structure.yaml`, so the
+    /// run's results land in a result directory of their own) made through the journal, the
+    /// target of that copy patched from the originals with the structure window, launched and
+    /// verified.
+    fn structure_run(
+        &mut self,
+        timing: &Target,
+        window: &PatchRequest,
+    ) -> Result<(), WorkflowError> {
+        if !self.request.breakdown {
+            return Ok(());
+        }
+        self.check_interrupt()?;
+        let yaml = structure_yaml(self.request.patch.target.yaml);
+        let copy = structure_yaml(&timing.config_path);
+        let mut tx = journal::Transaction::begin(self.repo(), COMMAND)?;
+        let config = Path::new(&timing.config_path);
+        let original = match tx
+            .originals(crate::patch::COMMAND)?
+            .into_iter()
+            .find(|(path, _)| path == config)
+        {
+            Some((_, bytes)) => bytes,
+            None => tx.read(config)?,
+        };
+        tx.create_file(Path::new(&copy), original)?;
+        tx.commit()?;
+        self.restore = journal::RestoreCheck::capture(self.repo())?;
+        let active = npuprof_schedule::Window::new(STRUCTURE_STEPS, window.window.skip_first())
+            .map_err(|e| WorkflowError::from(Stop::Unsettled(e.to_string())))?;
+        let request = crate::patch::Request {
+            target: npuprof_repository::Request {
+                yaml: &yaml,
+                ..self.request.patch.target.clone()
+            },
+            window: PatchRequest {
+                window: active,
+                modules: true,
+                ..*window
+            },
+        };
+        let crate::patch::Patched {
+            target,
+            window,
+            report,
+        } = crate::patch::run(&request, Mode::Write, |_, _| Ok::<(), WorkflowError>(()))?;
+        self.restore = journal::RestoreCheck::capture(self.repo())?;
+        self.observer.event(Event::StructurePatched(&report));
+        self.report.structure = Some(report);
+        self.run_and_verify(&target, &window)?;
         Ok(())
+    }
+
+    /// The patch the coming launch runs with: the structure window's once it is made.
+    fn latest_patch(&self) -> Option<&PatchReport> {
+        self.report
+            .structure
+            .as_ref()
+            .or(self.report.patch.as_ref())
     }
 
     /// The launch: the request's command from the repository, else the target's own from its
@@ -438,9 +532,8 @@ impl Run<'_, '_> {
                 serving: npuprof_verify::serving::Serving::Off,
                 // The windows patched in: a run that recorded another one is an error.
                 requested: self
-                    .report
-                    .patch
-                    .iter()
+                    .latest_patch()
+                    .into_iter()
                     .flat_map(|p| &p.plan.phases)
                     .map(|phase| npuprof_verify::Requested {
                         phase: phase.phase,

@@ -94,11 +94,33 @@ pub struct CollectReport {
     pub verify: Vec<VerifyReport>,
     /// The relocation, when verify diagnosed the bad-output-filesystem case.
     pub relocate: Option<RelocateReport>,
+    /// With `--breakdown`: the structure window's patch (the same target with a short decode
+    /// window and `with_modules=True`), launched after the timing run; its launch and verify
+    /// are the last of `runs` and `verify`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structure: Option<PatchReport>,
     /// What became of the repository.
     pub revert: Restored,
     /// Where the copy of the originals stays when the repository is left changed without a
     /// journal (the launch removed `.npuprof/` and it could not be put back).
     pub originals_kept: Option<String>,
+}
+
+impl CollectReport {
+    /// The run the timing profile is from: the last, or the one before the structure run.
+    pub fn timing_run(&self) -> Option<&RunReport> {
+        let structure = usize::from(self.structure_run().is_some());
+        self.runs.iter().rev().nth(structure)
+    }
+
+    /// The structure window's run (`--breakdown`), once it was launched.
+    pub fn structure_run(&self) -> Option<&RunReport> {
+        // The structure patch is made only after the timing run, so its run is the last.
+        self.structure
+            .as_ref()
+            .and(self.runs.last())
+            .filter(|_| self.runs.len() >= 2)
+    }
 }
 
 /// Why collect stopped early: the closed set of `error_code` in its `--json` report: collect's

@@ -50,6 +50,7 @@ def _context(run_dir, rank, info, raw):
         profile_memory=bool(common.get("profile_memory")),
         scheduled=raw.scheduled,
         export_type=export,
+        with_modules=bool(common.get("with_modules")),
     )
 
 

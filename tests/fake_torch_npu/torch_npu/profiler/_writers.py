@@ -7,7 +7,7 @@ import sqlite3
 from torch_npu.profiler import _env
 from torch_npu.profiler import _headers as headers
 from torch_npu.profiler.experimental_config import ProfilerLevel
-from torch_npu.profiler._timeline import GROUP_ID, STREAM_ID, start_time_text, ts_text, us
+from torch_npu.profiler._timeline import _LAYER, GROUP_ID, STREAM_ID, start_time_text, ts_text, us
 
 _HOST_OP = {
     "RmsNorm": "npu::npu_rms_norm", "MatMulV3": "aten::mm", "ApplyRotaryPosEmb": "npu::npu_apply_rotary_pos_emb",
@@ -20,7 +20,8 @@ class RunContext:
     """What the parser knows about a run: configuration and identity."""
 
     def __init__(self, rank, device_id, pid, world_size, level, aic_metrics, activities, profile_memory,
-                 scheduled, export_type):
+                 scheduled, export_type, with_modules=False):
+        self.with_modules = with_modules
         self.rank = rank
         self.device_id = device_id
         self.pid = pid
@@ -311,6 +312,8 @@ def host_trace_events(timeline, ctx):
         events.append({"ph": "X", "name": _HOST_OP.get(kernel.op_type, "aten::" + kernel.op_type.lower()),
                        "pid": pid, "tid": pid, "ts": ts_text(kernel.start_ns - 30_000), "dur": 20.0,
                        "cat": "cpu_op", "args": {"Sequence number": -1, "Fwd thread id": 0}})
+    if ctx.with_modules:
+        events += module_events(timeline, pid)
     events += [
         {"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": "Python"}},
         {"ph": "M", "name": "process_labels", "pid": pid, "tid": 0, "args": {"labels": "CPU"}},
@@ -318,6 +321,44 @@ def host_trace_events(timeline, ctx):
         {"ph": "M", "name": "thread_name", "pid": pid, "tid": pid, "args": {"name": f"Thread {pid}"}},
         {"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": pid, "args": {"sort_index": pid}},
     ]
+    return events
+
+
+# The modules of the fake model: a position of a layer's ops (see _timeline._LAYER) → its
+# sub-module; the residual Add stays in the layer itself, the head's ArgMax in the model.
+_SUBMODULES = (("Attention", range(0, 5)), ("MLP", range(7, 10)))
+
+
+def module_events(timeline, pid):
+    """`nn.Module` python_function events (with_modules=True): per step the model, its
+    decoder layers and their attention and MLP, each spanning its ops' launches (a launch at
+    the kernel's start − 30 µs), counted per class in first-call order as torch_npu names them."""
+    events = []
+    python_id = 1
+
+    def module(name, launches, pad_ns):
+        nonlocal python_id
+        python_id += 1
+        start, end = min(launches) - pad_ns, max(launches) + pad_ns
+        return {"ph": "X", "cat": "python_function", "name": "nn.Module: " + name, "pid": pid, "tid": pid,
+                "ts": ts_text(start), "dur": us(end - start),
+                "args": {"Python id": python_id, "Python parent id": 1, "Python module id": 0}}
+
+    by_step = {}
+    for kernel in timeline.kernels:
+        if not kernel.is_communication:
+            by_step.setdefault(kernel.step, []).append(kernel)
+    layer_ops = len(_LAYER)
+    for kernels in by_step.values():
+        launch = {k.index: k.start_ns - 30_000 for k in kernels}
+        events.append(module("FakeModel_0", list(launch.values()), 3_000))
+        layers = max(launch) // layer_ops
+        for layer in range(layers):
+            base = layer * layer_ops
+            own = [t for i, t in launch.items() if base <= i < base + layer_ops]
+            events.append(module(f"DecoderLayer_{layer}", own, 2_000))
+            for name, positions in _SUBMODULES:
+                events.append(module(f"{name}_{layer}", [launch[base + p] for p in positions], 1_000))
     return events
 
 

@@ -31,6 +31,12 @@ pub struct Args {
     /// Leave the patch (and any relocation) in place at the end; undo later with `npuprof revert`.
     #[arg(long)]
     pub keep_patch: bool,
+    /// After the timing run, a second short run for `npuprof breakdown`: the same target with a
+    /// 2-step decode window recorded with with_modules=True and record_shapes=True (the Python
+    /// tracer slows its host side; the timing run keeps the guide's settings), then its module
+    /// tree printed. Both patches are journaled and reverted.
+    #[arg(long, conflicts_with = "engine")]
+    pub breakdown: bool,
     /// Stop the launch command after this many seconds (each run); with --engine, the whole
     /// collect (beside the per-stage limits).
     #[arg(long, value_name = "SECS")]
@@ -84,6 +90,7 @@ fn execute(args: &Args) -> anyhow::Result<CollectReport> {
             .window
             .pipeline_request(args.target.request(&repo, &model, &yaml), TokenBudget::Auto)?,
         keep_patch: args.keep_patch,
+        breakdown: args.breakdown,
         timeout: args.timeout.map(Duration::from_secs),
         launch: (!args.launch.is_empty()).then(|| args.launch.clone()),
         state_dir: state_dir()?,
@@ -146,6 +153,13 @@ impl Observer for Printer {
                     errln!("npuprof collect: warning: {warning}");
                 }
             }
+            Event::StructurePatched(patched) => errln!(
+                "npuprof collect: patched {} file(s) for the structure window ({} decode steps, \
+                 with_modules=True, record_shapes=True): the Python tracer slows the host side of \
+                 this run only; its times are for attribution, the timing run's for timing",
+                patched.files.iter().filter(|f| !f.edits.is_empty()).count(),
+                npuprof_workflow::collect::STRUCTURE_STEPS
+            ),
             Event::Launching { argv, env, cwd } => errln!(
                 "npuprof collect: running `{}{}` in {}",
                 env.iter()

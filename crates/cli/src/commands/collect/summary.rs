@@ -34,6 +34,12 @@ pub fn render(report: &CollectReport) -> String {
     }
     for (index, run) in report.runs.iter().enumerate() {
         write_run(&mut s, index, run);
+        if report.structure.is_some() && index + 1 == report.runs.len() && index > 0 {
+            let _ = writeln!(
+                s,
+                "    (the structure window: with_modules=True, for breakdown)"
+            );
+        }
         if let Some(verdict) = report.verify.get(index) {
             write_verdict(
                 &mut s,
@@ -71,10 +77,11 @@ pub fn render(report: &CollectReport) -> String {
     s
 }
 
-/// What the profile says (`npuprof summary` of the last run's result directory), then what to
-/// run next; empty when no run wrote a result.
+/// What the profile says (`npuprof summary` of the timing run's result directory, and with
+/// `--breakdown` the module tree of the structure run's), then what to run next; empty when no
+/// run wrote a result.
 pub fn profile(report: &CollectReport) -> String {
-    let Some(dir) = report.runs.last().and_then(|r| r.result_dir.as_deref()) else {
+    let Some(dir) = report.timing_run().and_then(|r| r.result_dir.as_deref()) else {
         return String::new();
     };
     let mut text =
@@ -90,6 +97,29 @@ pub fn profile(report: &CollectReport) -> String {
     let _ = writeln!(
         text,
         "next: npuprof advise {shown}   (what is wrong and what to do)"
+    );
+    if let Some(dir) = report.structure_run().and_then(|r| r.result_dir.as_deref()) {
+        text.push_str(&structure(dir));
+    }
+    text
+}
+
+/// The module tree of the structure run (`--breakdown`), three levels deep.
+fn structure(dir: &str) -> String {
+    let shown = npuprof_repository::shell::quote(&relative(dir));
+    let mut text = match npuprof_breakdown::breakdown(
+        Path::new(dir),
+        &npuprof_breakdown::Options::default(),
+    ) {
+        Ok(result) => format!(
+            "\nstructure window (with_modules=True): {shown}\n{}",
+            crate::commands::breakdown::human(&result, 3)
+        ),
+        Err(err) => format!("\nnpuprof collect: no breakdown of the structure window: {err}\n"),
+    };
+    let _ = writeln!(
+        text,
+        "next: npuprof breakdown {shown} --html breakdown.html   (the whole module tree)"
     );
     text
 }
