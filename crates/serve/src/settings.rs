@@ -67,6 +67,11 @@ pub fn args_for(settings: &ServeSettings, dir: &Path) -> Vec<String> {
 /// `--opt.key=value` counts as `--opt`), to refuse a command or environment that sets them
 /// already.
 pub fn switches(settings: &ServeSettings) -> Vec<&str> {
+    if settings.start_body.is_some() {
+        // The start request's body names the directory and switches: the environment only
+        // gives defaults it overrides, and the routes are always there.
+        return Vec::new();
+    }
     let options = settings
         .extra_args
         .iter()
@@ -133,6 +138,8 @@ pub struct CommandFacts {
     pub port: u16,
     /// Tensor × pipeline parallel size.
     pub ranks: usize,
+    /// The option that makes the server one node of a prefill/decode pair, when given.
+    pub pd_option: Option<String>,
 }
 
 /// Reads `argv` (`<program> <subcommand> MODEL [options]`) as `engine`'s command line does,
@@ -145,12 +152,20 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
         host: "127.0.0.1".to_owned(),
         port: command.default_port,
         ranks: 1,
+        pd_option: None,
     };
+    let pd_options = engine
+        .definition()
+        .pd
+        .as_ref()
+        .map_or(&[][..], |pd| pd.options.as_slice());
+    // The model option's value, when the served name does not override it.
+    let mut model_path = None;
     let (mut tp, mut pp) = (1usize, 1usize);
     let serve = argv.iter().position(|a| *a == command.subcommand);
     if let Some(model) = serve
         .and_then(|i| argv.get(i + 1))
-        .filter(|a| !a.starts_with('-'))
+        .filter(|a| !a.starts_with('-') && command.model.is_empty())
     {
         facts.model = Some(model.clone());
     }
@@ -160,6 +175,9 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
             Some((name, value)) => (name, Some(value.to_owned())),
             None => (word.as_str(), None),
         };
+        if pd_options.iter().any(|o| o == name) {
+            facts.pd_option = Some(name.to_owned());
+        }
         let Some(option) = command.option(name) else {
             continue;
         };
@@ -186,11 +204,15 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
                     .map_err(|_| format!("{name} {value} is out of range"))?;
             }
             CommandOption::ModelName => facts.model = Some(value.clone()),
+            CommandOption::Model => model_path = Some(value.clone()),
             CommandOption::TensorParallel => tp = number()?,
             CommandOption::PipelineParallel => pp = number()?,
         }
     }
     facts.ranks = tp.saturating_mul(pp);
+    if facts.model.is_none() {
+        facts.model = model_path;
+    }
     Ok(facts)
 }
 
