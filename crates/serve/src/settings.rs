@@ -114,9 +114,12 @@ pub fn from_source(engine: Engine, root: &Path) -> Result<ServeSettings, String>
             root.display()
         )
     })?;
+    if let Some(mismatch) = detected.host_mismatch(definition) {
+        return Err(mismatch);
+    }
     let facts = detected.facts(definition).ok_or_else(|| {
         format!(
-            "the {} source under {} shows no config style (neither style's evidence is in its profiler files): pass --config-style",
+            "the {} source under {} shows no config style (no style's evidence is in its profiler files): pass --config-style",
             definition.id,
             root.display()
         )
@@ -124,6 +127,82 @@ pub fn from_source(engine: Engine, root: &Path) -> Result<ServeSettings, String>
     definition
         .settings_for(&facts, Path::new(DIR), 1, false)
         .map_err(|e| e.to_string())
+}
+
+/// Where the settings' version facts came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "from", content = "path")]
+pub enum StyleFrom {
+    /// `--config-style`.
+    Option,
+    /// `--engine-source DIR`.
+    EngineSource(std::path::PathBuf),
+    /// The engine's package as the command's own Python finds it (the directory holding it).
+    CommandPython(std::path::PathBuf),
+    /// Nothing told: the newest style of the definition is assumed.
+    Assumed,
+}
+
+/// The interpreter the command `argv` runs: its first word when that is a Python, else the
+/// `#!` line of the script it names (found on `PATH` when it has no `/`).
+pub fn command_python(argv: &[String]) -> Option<std::path::PathBuf> {
+    let first = argv.first()?;
+    let is_python = |word: &str| {
+        Path::new(word)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("python"))
+    };
+    if is_python(first) {
+        return Some(first.into());
+    }
+    let script = if first.contains('/') {
+        std::path::PathBuf::from(first)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(first))
+            .find(|p| p.is_file())?
+    };
+    let mut head = [0u8; 256];
+    let read = {
+        use std::io::Read as _;
+        std::fs::File::open(&script).ok()?.read(&mut head).ok()?
+    };
+    let line = String::from_utf8_lossy(&head[..read]);
+    let line = line.lines().next()?.strip_prefix("#!")?.trim();
+    let mut words = line.split_whitespace();
+    let program = words.next()?;
+    let program = if program.ends_with("/env") {
+        words.find(|w| !w.starts_with('-'))?
+    } else {
+        program
+    };
+    is_python(program).then(|| program.into())
+}
+
+/// The directory holding the engine's package as `python` (with `env` added) finds it, without
+/// importing it (`importlib.util.find_spec`).
+pub fn package_root(
+    engine: Engine,
+    python: &Path,
+    env: &[(String, String)],
+) -> Option<std::path::PathBuf> {
+    const FIND: &str = "import importlib.util, sys\n\
+        s = importlib.util.find_spec(sys.argv[1])\n\
+        print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')";
+    let module = &engine.definition().detect.package_dir;
+    let output = std::process::Command::new(python)
+        .args(["-c", FIND, module])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let package = Path::new(text.trim());
+    (output.status.success() && package.is_dir())
+        .then(|| package.parent().map(Path::to_path_buf))
+        .flatten()
 }
 
 /// What collect reads from the user's serving command: the served model, where it listens,
