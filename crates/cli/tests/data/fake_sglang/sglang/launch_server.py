@@ -243,6 +243,7 @@ class Handler(BaseHTTPRequestHandler):
         return True
 
     def _start_profile(self, app, body):
+        print(f"start_profile request: {json.dumps(body, sort_keys=True)}", flush=True)
         req = profiler_manager.request_defaults(body)
         req.profile_id = req.profile_id or str(time.time())
         if self._profile(app, ("start", req)):
