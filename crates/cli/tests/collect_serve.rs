@@ -728,3 +728,66 @@ fn a_load_with_some_failed_requests_is_incomplete() {
     assert_eq!(run.code, 1, "{}", run.stderr);
     check_nothing_left(&work, &run);
 }
+
+/// Without --engine-source or --config-style, the version is read from the vllm-ascend
+/// package the command's own Python finds (here an environment-era one on PYTHONPATH): collect
+/// sets the environment variables that version reads, never `--profiler-config`.
+#[test]
+fn the_style_is_read_from_the_package_the_command_s_python_finds() {
+    let work = Workdir::new();
+    let site = tempfile::tempdir().expect("temp dir");
+    support::vllm_checkout::env_era(site.path());
+    let path = std::env::join_paths([
+        site.path().to_path_buf(),
+        workspace_root().join("tests/fake_torch_npu"),
+    ])
+    .expect("paths");
+    let path = path.to_str().expect("UTF-8");
+    let run = collect(
+        &work,
+        &[],
+        &[],
+        &[("FAKE_VLLM_ERA", "env"), ("PYTHONPATH", path)],
+    );
+    check_verified(&run, 1, "engine", 0);
+    assert_eq!(run.json["config_style"], "env", "{}", run.json);
+    assert_eq!(run.json["style_from"]["from"], "command-python");
+    let args = run.json["command"].as_array().expect("command");
+    assert!(
+        !args.iter().any(|a| a
+            .as_str()
+            .is_some_and(|a| a.starts_with("--profiler-config"))),
+        "{args:?}"
+    );
+    check_nothing_left(&work, &run);
+}
+
+/// An installed pair that disagrees (vllm-ascend reads the profiler config, the vLLM beside it
+/// has no --profiler-config) is refused before anything starts, naming both.
+#[test]
+fn an_installed_pair_that_disagrees_is_refused_before_anything_starts() {
+    let work = Workdir::new();
+    let site = tempfile::tempdir().expect("temp dir");
+    support::vllm_checkout::profiler_config_era(site.path());
+    support::vllm_checkout::write(site.path(), "vllm/__init__.py", "");
+    let path = std::env::join_paths([
+        site.path().to_path_buf(),
+        workspace_root().join("tests/fake_torch_npu"),
+    ])
+    .expect("paths");
+    let out = command(
+        &work,
+        &[],
+        &[],
+        &[("PYTHONPATH", path.to_str().expect("UTF-8"))],
+    )
+    .output()
+    .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--profiler-config") && stderr.contains("does not offer it"),
+        "{stderr}"
+    );
+    assert!(work.listing().iter().all(|p| p == Path::new("home")));
+}

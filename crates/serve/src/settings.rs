@@ -381,6 +381,48 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_module_command_gives_the_model_option_and_a_pd_node() {
+        let sglang = Engine::by_id("sglang").expect("compiled in");
+        let argv: Vec<String> = "python -m sglang.launch_server --model-path /m/Q --tp-size 4 --disaggregation-mode decode"
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        let facts = read_command(sglang, &argv).expect("reads");
+        assert_eq!(facts.model.as_deref(), Some("/m/Q"));
+        assert_eq!((facts.port, facts.ranks), (30000, 4));
+        assert_eq!(facts.pd_option.as_deref(), Some("--disaggregation-mode"));
+        let named = [
+            argv.clone(),
+            vec!["--served-model-name".to_owned(), "q".to_owned()],
+        ]
+        .concat();
+        assert_eq!(
+            read_command(sglang, &named).unwrap().model.as_deref(),
+            Some("q")
+        );
+        // Its start request names the directory: nothing in the environment is refused.
+        assert!(switches(&for_engine(sglang, ConfigStyle::Request)).is_empty());
+    }
+
+    #[test]
+    fn the_command_s_python_is_its_first_word_or_its_script_s_interpreter() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("serve");
+        std::fs::write(&script, "#!/usr/bin/env -S python3 -u\nprint(1)\n").unwrap();
+        let argv = |first: &str| vec![first.to_owned(), "serve".to_owned()];
+        assert_eq!(
+            command_python(&argv("python3.11")),
+            Some("python3.11".into())
+        );
+        assert_eq!(
+            command_python(&argv(script.to_str().unwrap())),
+            Some("python3".into())
+        );
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        assert_eq!(command_python(&argv(script.to_str().unwrap())), None);
+    }
+
+    #[test]
     fn switches_name_the_variables_and_options() {
         assert_eq!(
             switches(&for_engine(vllm_ascend(), ConfigStyle::Env)),
