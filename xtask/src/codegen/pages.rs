@@ -604,13 +604,18 @@ fn serving_engines(catalog: &npuprof_repository::Catalog, out: &mut String) {
             })
             .collect();
         let worker = d.worker_name_shape.as_deref().unwrap_or("<host>_<pid>");
+        let prefix = if d.run_prefix_evidence.is_some() {
+            "[<prefix>_]"
+        } else {
+            ""
+        };
         let frontend = d.results.frontend_trace_suffix.as_deref().map_or_else(
             || "no frontend trace".to_owned(),
             |f| format!("frontend `*{f}*`"),
         );
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | `[<prefix>_]{worker}_<ts>{}`, {frontend} |",
+            "| `{}` | {} | {} | {} | `{prefix}{worker}_<ts>{}`, {frontend} |",
             d.id,
             styles.join(", "),
             stacks.join(", "),
