@@ -391,11 +391,7 @@ mod tests {
         assert_eq!(facts.model.as_deref(), Some("/m/Q"));
         assert_eq!((facts.port, facts.ranks), (30000, 4));
         assert_eq!(facts.pd_option.as_deref(), Some("--disaggregation-mode"));
-        let named = [
-            argv.clone(),
-            vec!["--served-model-name".to_owned(), "q".to_owned()],
-        ]
-        .concat();
+        let named = [argv, vec!["--served-model-name".to_owned(), "q".to_owned()]].concat();
         assert_eq!(
             read_command(sglang, &named).unwrap().model.as_deref(),
             Some("q")
