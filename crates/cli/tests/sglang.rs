@@ -210,10 +210,23 @@ fn without_a_window_the_stop_route_closes_one_run_per_rank() {
 #[test]
 fn a_mixed_window_of_n_steps_is_stopped_by_the_server() {
     let work = Workdir::new();
-    let run = collect(&work, &["--decode-active", "5"], &[], &[]);
+    let run = collect(
+        &work,
+        &["--decode-active", "5"],
+        &["--disaggregation-mode", "decode"],
+        &[],
+    );
     check_verified(&run, 1, 1);
     assert_eq!(start_body(&work)["num_steps"], 5);
     assert_eq!(run.json["window"]["closed_by"], "server");
+    // A PD node's command: collect says each node is collected on its own.
+    assert!(
+        run.json["pd_note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("--disaggregation-mode: ")),
+        "{}",
+        run.json
+    );
     check_nothing_left(&work, &run);
 }
 
