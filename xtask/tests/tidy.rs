@@ -357,24 +357,82 @@ fn engine_names() -> Vec<String> {
             names.extend([style.dir_key(), style.stack_key()].map(str::to_owned));
             names.extend(style.flag.clone());
             names.push(style.evidence.clone());
+            names.extend(
+                [&style.dir_env, &style.stack_env, &style.shapes_env]
+                    .into_iter()
+                    .flatten()
+                    .cloned(),
+            );
+            if let Some(body) = &style.body {
+                names.extend(
+                    [
+                        &body.dir,
+                        &body.stack,
+                        &body.shapes,
+                        &body.steps,
+                        &body.by_stage,
+                    ]
+                    .map(String::clone),
+                );
+            }
+            names.extend(style.host_files.iter().cloned());
         }
         let detect = &d.detect;
         names.extend([
             detect.package_dir.clone(),
             detect.checkout.text.clone(),
             detect.dist_info_prefix.clone(),
-            d.results.frontend_trace_suffix.clone(),
-            d.results.frontend_off_key.clone(),
-            d.async_parse_evidence.clone(),
-            d.worker_name_evidence.clone(),
         ]);
+        names.extend(detect.import_modules.iter().cloned());
+        names.extend(detect.host_package.iter().cloned());
+        names.extend(
+            [
+                &d.results.frontend_trace_suffix,
+                &d.results.frontend_off_key,
+                &d.async_parse_evidence,
+                &d.worker_name_evidence,
+                &d.run_prefix_evidence,
+            ]
+            .into_iter()
+            .flatten()
+            .cloned(),
+        );
+        names.extend(d.experimental_config.iter().map(|e| e.evidence.clone()));
+        for mode in &d.exclusive_modes {
+            names.extend(mode.evidence.iter().cloned());
+        }
+        if let Some(pd) = &d.pd {
+            names.extend(pd.options.iter().cloned());
+            names.extend(pd.proxy_files.iter().cloned());
+        }
         names.extend(d.profiler_files.iter().cloned());
     }
-    names.retain(|n| !n.is_empty());
+    names.retain(|n| !n.is_empty() && !SHARED_NAMES.iter().any(|(shared, _)| shared == n));
     names.sort();
     names.dedup();
     names
 }
+
+/// Names a definition holds that are not the engine's own: torch_npu's API, which every
+/// profiler call spells, and npuprof's own options. Each with its reason.
+const SHARED_NAMES: &[(&str, &str)] = &[
+    (
+        "with_stack",
+        "torch_npu.profiler.profile's argument, in every profiler call",
+    ),
+    (
+        "record_shapes",
+        "torch_npu.profiler.profile's argument, in every profiler call",
+    ),
+    (
+        "_ExperimentalConfig",
+        "torch_npu's class, which lint, patch and verify name",
+    ),
+    (
+        "--model",
+        "npuprof's own option (and one spelling of SGLang's --model-path)",
+    ),
+];
 
 /// Files allowed engine names in their string literals, each with its reason.
 const ENGINE_NAME_ALLOWED: &[(&str, &str)] = &[
@@ -384,9 +442,8 @@ const ENGINE_NAME_ALLOWED: &[(&str, &str)] = &[
          options), checked by help_examples.rs",
     ),
     (
-        "crates/route/src/mechanisms.rs",
-        "SGLang's knobs (SGLang has no definition yet) name its own routes, which are spelled as \
-         vLLM's",
+        "crates/repository/src/catalog.rs",
+        "the compiled-in definitions are listed by their file names",
     ),
 ];
 
@@ -451,6 +508,20 @@ fn the_engine_names_come_from_the_definitions_and_are_found_in_literals() {
         ".async_llm",
         "ignore_frontend",
         "ignore_eos",
+        "sglang",
+        "vllm",
+        "SGLANG_TORCH_PROFILER_DIR",
+        "SGLANG_PROFILE_WITH_STACK",
+        "SGLANG_PROFILE_RECORD_SHAPES",
+        "output_dir",
+        "num_steps",
+        "profile_by_stage",
+        "--model-path",
+        "--tp-size",
+        "msmonitor_use_daemon",
+        "profile_prefix",
+        "--kv-transfer-config",
+        "--disaggregation-mode",
     ] {
         assert!(
             names.iter().any(|n| n == expected),
@@ -467,6 +538,7 @@ fn the_engine_names_come_from_the_definitions_and_are_found_in_literals() {
         engine_literals(&code, &names),
         [
             "--tensor-parallel-size",
+            "--tp-size",
             "/start_profile",
             "VLLM_TORCH_PROFILER_DIR"
         ]

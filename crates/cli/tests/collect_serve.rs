@@ -4,68 +4,21 @@
 //! stop that writes slowly each end with a specific error or outcome and exit code, and leave
 //! no process of the server's group and no file outside the profile directory.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
 mod support;
+use support::server::{Run, Workdir, check_nothing_left, check_stopped, free_port, group_members};
 use support::workspace_root;
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
 
 fn fake_vllm() -> String {
     workspace_root()
         .join("tests/fake_vllm/bin/vllm")
         .display()
         .to_string()
-}
-
-/// A temp working directory with a private HOME inside it.
-struct Workdir {
-    dir: tempfile::TempDir,
-}
-
-impl Workdir {
-    fn new() -> Self {
-        let dir = tempfile::tempdir().expect("temp dir");
-        std::fs::create_dir(dir.path().join("home")).expect("home");
-        Self { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Every path under the directory, relative.
-    fn listing(&self) -> BTreeSet<PathBuf> {
-        let mut out = BTreeSet::new();
-        let mut stack = vec![self.path().to_path_buf()];
-        while let Some(dir) = stack.pop() {
-            for entry in std::fs::read_dir(&dir).expect("read dir").flatten() {
-                let path = entry.path();
-                if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    stack.push(path.clone());
-                }
-                out.insert(path.strip_prefix(self.path()).expect("below").to_path_buf());
-            }
-        }
-        out
-    }
-}
-
-struct Run {
-    code: i32,
-    json: Value,
-    stderr: String,
 }
 
 /// `npuprof collect --engine vllm-ascend <flags> -- vllm serve fake-model --port P <server
@@ -111,50 +64,7 @@ fn collect(work: &Workdir, flags: &[&str], server: &[&str], env: &[(&str, &str)]
     let out = command(work, &with_json, server, env)
         .output()
         .expect("run npuprof");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let json = serde_json::from_str(&stdout)
-        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}\nstderr:\n{stderr}"));
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        json,
-        stderr,
-    }
-}
-
-/// The live processes of group `group`.
-fn group_members(group: i64) -> Vec<String> {
-    let mut left = Vec::new();
-    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let Some((_, rest)) = stat.rsplit_once(") ") else {
-            continue;
-        };
-        let fields: Vec<&str> = rest.split(' ').collect();
-        if fields.get(2).and_then(|p| p.parse::<i64>().ok()) == Some(group)
-            && !matches!(fields[0], "Z" | "X")
-        {
-            left.push(stat);
-        }
-    }
-    left
-}
-
-/// No process of the server's group is left, and only the profile directory (and the empty
-/// HOME) is in the working directory.
-fn check_nothing_left(work: &Workdir, run: &Run) {
-    let pid = run.json["shutdown"]["pid"]
-        .as_i64()
-        .unwrap_or_else(|| panic!("a shutdown with the pid: {}", run.json));
-    assert_eq!(group_members(pid), Vec::<String>::new(), "{}", run.stderr);
-    let outside: Vec<PathBuf> = work
-        .listing()
-        .into_iter()
-        .filter(|p| !p.starts_with("prof") && p != Path::new("home"))
-        .collect();
-    assert_eq!(outside, Vec::<PathBuf>::new());
+    Run::of(&out)
 }
 
 /// Exit 0, `ranks` run directories parsed by `parsed_by`, no error finding, a summary of every
@@ -192,11 +102,6 @@ fn check_verified(run: &Run, ranks: usize, parsed_by: &str, frontend: usize) {
         run.json["frontend_traces"].as_array().map(Vec::len),
         Some(frontend)
     );
-}
-
-fn check_stopped(run: &Run, kind: &str) {
-    assert_eq!(run.code, 2, "{}\n{}", run.json, run.stderr);
-    assert_eq!(run.json["error"]["kind"], kind, "{}", run.json);
 }
 
 #[test]
@@ -822,4 +727,67 @@ fn a_load_with_some_failed_requests_is_incomplete() {
     assert_eq!(run.json["outcome"], "incomplete", "{}", run.json["error"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     check_nothing_left(&work, &run);
+}
+
+/// Without --engine-source or --config-style, the version is read from the vllm-ascend
+/// package the command's own Python finds (here an environment-era one on PYTHONPATH): collect
+/// sets the environment variables that version reads, never `--profiler-config`.
+#[test]
+fn the_style_is_read_from_the_package_the_command_s_python_finds() {
+    let work = Workdir::new();
+    let site = tempfile::tempdir().expect("temp dir");
+    support::vllm_checkout::env_era(site.path());
+    let path = std::env::join_paths([
+        site.path().to_path_buf(),
+        workspace_root().join("tests/fake_torch_npu"),
+    ])
+    .expect("paths");
+    let path = path.to_str().expect("UTF-8");
+    let run = collect(
+        &work,
+        &[],
+        &[],
+        &[("FAKE_VLLM_ERA", "env"), ("PYTHONPATH", path)],
+    );
+    check_verified(&run, 1, "engine", 0);
+    assert_eq!(run.json["config_style"], "env", "{}", run.json);
+    assert_eq!(run.json["style_from"]["from"], "command-python");
+    let args = run.json["command"].as_array().expect("command");
+    assert!(
+        !args.iter().any(|a| a
+            .as_str()
+            .is_some_and(|a| a.starts_with("--profiler-config"))),
+        "{args:?}"
+    );
+    check_nothing_left(&work, &run);
+}
+
+/// An installed pair that disagrees (vllm-ascend reads the profiler config, the vLLM beside it
+/// has no --profiler-config) is refused before anything starts, naming both.
+#[test]
+fn an_installed_pair_that_disagrees_is_refused_before_anything_starts() {
+    let work = Workdir::new();
+    let site = tempfile::tempdir().expect("temp dir");
+    support::vllm_checkout::profiler_config_era(site.path());
+    support::vllm_checkout::write(site.path(), "vllm/__init__.py", "");
+    let path = std::env::join_paths([
+        site.path().to_path_buf(),
+        workspace_root().join("tests/fake_torch_npu"),
+    ])
+    .expect("paths");
+    let out = command(
+        &work,
+        &[],
+        &[],
+        &[("PYTHONPATH", path.to_str().expect("UTF-8"))],
+    )
+    .output()
+    .expect("run npuprof");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--profiler-config") && stderr.contains("does not offer it"),
+        "{stderr}"
+    );
+    assert!(work.listing().iter().all(|p| p == Path::new("home")));
 }

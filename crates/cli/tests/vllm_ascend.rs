@@ -157,7 +157,7 @@ fn plan_server_refuses_what_it_cannot_know() {
         dir.path(),
         &["plan", "--engine", "vllm-ascend", "--concurrency", "0"]
     ));
-    assert_cmd_snapshot!(npuprof(dir.path(), &["plan", "--engine", "sglang"]));
+    assert_cmd_snapshot!(npuprof(dir.path(), &["plan", "--engine", "mindie"]));
 }
 
 /// A serving run of `rank` under `root`, from the vendored real run: no schedule, no Step Id
@@ -318,4 +318,77 @@ fn plan_server_defaults_are_collects() {
             "{what}: {line}"
         );
     }
+}
+
+/// route on an installed pair: msMonitor daemon mode (it excludes the torch profiler), the
+/// run-directory prefix, a vLLM without --profiler-config beside it, and a checkout's PD proxy,
+/// each said with its line.
+#[test]
+fn route_says_msmonitor_prefixes_a_disagreeing_pair_and_pd() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let root = dir.path();
+    profiler_config_era(root);
+    write(root, "vllm/__init__.py", "");
+    write(
+        root,
+        "vllm_ascend/worker/worker.py",
+        "from torch_npu.profiler import dynamic_profile as dp\n\n\n\
+         class NPUWorker:\n\
+         \x20   def __init__(self, vllm_config):\n\
+         \x20       self.profiler_config = vllm_config.profiler_config\n\
+         \x20       self.daemon = vllm_config.additional_config.get(\"msmonitor_use_daemon\")\n\n\
+         \x20   def profile(self, is_start=True, profile_prefix=None):\n\
+         \x20       pass\n",
+    );
+    write(
+        root,
+        "examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py",
+        "# the proxy\n",
+    );
+    let out = npuprof(root, &["route", "--json", "."])
+        .output()
+        .expect("run");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let warnings: Vec<&str> = json["engine"]["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .filter_map(|w| w.as_str())
+        .collect();
+    let has = |text: &str| warnings.iter().any(|w| w.contains(text));
+    assert!(
+        has("msMonitor daemon mode (vllm_ascend/worker/worker.py:7)"),
+        "{warnings:?}"
+    );
+    assert!(has("cannot run with the torch profiler"), "{warnings:?}");
+    assert!(has("does not offer it"), "{warnings:?}");
+    assert!(has("<prefix>_dp<d>_pp<p>"), "{warnings:?}");
+    assert!(
+        has("PD disaggregation") && has("does not forward"),
+        "{warnings:?}"
+    );
+    // plan refuses the disagreeing pair: no switch it does not read is recommended.
+    let out = npuprof(root, &["plan", "--engine", "vllm-ascend", "--repo", "."])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not offer it"));
+    // With the vLLM that offers it, plan names msMonitor and the PD proxy.
+    write(
+        root,
+        "vllm/config/profiler.py",
+        "class ProfilerConfig:\n    pass\n",
+    );
+    let out = npuprof(
+        root,
+        &["plan", "--engine", "vllm-ascend", "--repo", ".", "--json"],
+    )
+    .output()
+    .expect("run");
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let text = plan["warnings"].to_string();
+    assert!(
+        text.contains("msMonitor") && text.contains("PD disaggregation"),
+        "{text}"
+    );
 }

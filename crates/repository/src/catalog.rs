@@ -26,6 +26,7 @@ pub const BUILTIN: &[(&str, &str)] = &[
         "vllm-ascend.yaml",
         include_str!("../definitions/vllm-ascend.yaml"),
     ),
+    ("sglang.yaml", include_str!("../definitions/sglang.yaml")),
 ];
 
 /// The environment variable naming extra definition files (a path list, like `PATH`); they are

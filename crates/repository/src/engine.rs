@@ -27,6 +27,9 @@ pub enum ConfigStyle {
     Env,
     /// The `--profiler-config` argument of the serve command (newer versions).
     ProfilerConfig,
+    /// The start request's JSON body (output directory, stack and shape switches, steps),
+    /// the environment giving the defaults it overrides.
+    Request,
 }
 
 impl ConfigStyle {
@@ -35,6 +38,7 @@ impl ConfigStyle {
         match self {
             Self::Env => "env",
             Self::ProfilerConfig => "profiler-config",
+            Self::Request => "request",
         }
     }
 }
@@ -97,6 +101,21 @@ pub struct Detect {
     pub checkout: TextMarker,
     /// An installed package's marker: the start of its dist-info directory's name.
     pub dist_info_prefix: String,
+    /// The directories (relative to the scanned root, `""` the root itself) the package may sit
+    /// in: a checkout may keep it below the repository's root. Every other path of the
+    /// definition is relative to the one the package is found in.
+    #[serde(default = "root_only")]
+    pub source_roots: Vec<String>,
+    /// The modules user code imports to use the engine (route's import detection).
+    #[serde(default)]
+    pub import_modules: Vec<String>,
+    /// The package the engine runs inside (a platform plugin's host), when it has one: found
+    /// beside the engine's package, it must offer the switch of the style the engine reads.
+    pub host_package: Option<String>,
+}
+
+fn root_only() -> Vec<String> {
+    vec![String::new()]
 }
 
 /// A text expected in a file.
@@ -121,6 +140,34 @@ pub struct ProfilerConfigKeys {
     pub stack: String,
 }
 
+/// The JSON fields of a start request that npuprof sets (the request style).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BodyKeys {
+    /// The output directory's field.
+    pub dir: String,
+    /// The call-stack switch's field.
+    pub stack: String,
+    /// The shape-recording switch's field.
+    pub shapes: String,
+    /// The field asking the server to stop by itself after N forward steps.
+    pub steps: String,
+    /// The field asking for separate runs per stage (prefill, decode), N steps each.
+    pub by_stage: String,
+}
+
+impl BodyKeys {
+    fn fields(&self) -> [(&'static str, &str); 5] {
+        [
+            ("dir", &self.dir),
+            ("stack", &self.stack),
+            ("shapes", &self.shapes),
+            ("steps", &self.steps),
+            ("by_stage", &self.by_stage),
+        ]
+    }
+}
+
 /// One config style: how the source shows it and what to set.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -133,6 +180,8 @@ pub struct StyleDef {
     pub dir_env: Option<String>,
     /// Env style: the variable switching stacks.
     pub stack_env: Option<String>,
+    /// Request style: the variable switching shape recording (its default).
+    pub shapes_env: Option<String>,
     /// Env style: the values written for on and off.
     pub env_true: Option<String>,
     /// Env style: the value written for off.
@@ -141,8 +190,16 @@ pub struct StyleDef {
     pub flag: Option<String>,
     /// Profiler-config style: its keys.
     pub keys: Option<ProfilerConfigKeys>,
+    /// Profiler-config style: files (relative to the directory holding the host package) of
+    /// which the host must have one to offer the flag.
+    #[serde(default)]
+    pub host_files: Vec<String>,
+    /// Request style: the start request's fields.
+    pub body: Option<BodyKeys>,
     /// Whether stacks are on when the user sets nothing.
     pub stack_default: bool,
+    /// Request style: whether shapes are recorded when the user sets nothing.
+    pub shapes_default: Option<bool>,
 }
 
 impl StyleDef {
@@ -151,7 +208,13 @@ impl StyleDef {
         match self.style {
             ConfigStyle::Env => self.stack_env.as_deref().unwrap_or_default(),
             ConfigStyle::ProfilerConfig => self.keys.as_ref().map_or("", |k| k.stack.as_str()),
+            ConfigStyle::Request => self.body.as_ref().map_or("", |b| b.stack.as_str()),
         }
+    }
+
+    /// The environment variable naming the output directory (env and request styles).
+    pub fn dir_key_env(&self) -> &str {
+        self.dir_env.as_deref().unwrap_or_default()
     }
 
     /// The name of the setting that names the output directory.
@@ -159,6 +222,7 @@ impl StyleDef {
         match self.style {
             ConfigStyle::Env => self.dir_env.as_deref().unwrap_or_default(),
             ConfigStyle::ProfilerConfig => self.keys.as_ref().map_or("", |k| k.dir.as_str()),
+            ConfigStyle::Request => self.body.as_ref().map_or("", |b| b.dir.as_str()),
         }
     }
 }
@@ -185,6 +249,46 @@ pub struct LevelDef {
     pub value: String,
     /// What a profile at this level cannot show.
     pub cannot_show: String,
+}
+
+/// What a version builds when its profiler files pass no experimental config: torch_npu's
+/// defaults. A version whose files hold `evidence` builds its own.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentalConfigDef {
+    /// The text that shows an experimental config is built.
+    pub evidence: String,
+    /// The `ProfilerLevel` without one.
+    pub level: String,
+    /// The `AiCMetrics` without one.
+    pub metrics: String,
+    /// Since when versions build one, for messages.
+    pub since: String,
+}
+
+/// A mode of the engine that excludes the torch profiler.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExclusiveMode {
+    /// Its name.
+    pub name: String,
+    /// Texts in a profiler file showing the version has it.
+    pub evidence: Vec<String>,
+    /// What to say.
+    pub note: String,
+}
+
+/// Prefill/decode disaggregation: how a node's command shows it and what to do.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PdDef {
+    /// Options of the serve command that make the server one node of a pair.
+    pub options: Vec<String>,
+    /// Files of a checkout that front a pair (relative to the source root).
+    #[serde(default)]
+    pub proxy_files: Vec<String>,
+    /// What to do.
+    pub note: String,
 }
 
 /// Level and metrics of one version.
@@ -222,10 +326,13 @@ pub struct Http {
 pub struct ResultsDef {
     /// The end of each rank's run directory name (`<worker_name>_<ts><suffix>`).
     pub run_dir_suffix: String,
-    /// The end of the API process's own trace file's name.
-    pub frontend_trace_suffix: String,
-    /// The profiler-config key that stops the API process's trace.
-    pub frontend_off_key: String,
+    /// The end of the API process's own trace file's name (engines whose API process writes one).
+    pub frontend_trace_suffix: Option<String>,
+    /// The setting that stops the API process's trace.
+    pub frontend_off_key: Option<String>,
+    /// With runs per stage (the request style's `by_stage`), the order each rank writes them in.
+    #[serde(default)]
+    pub stage_order: Vec<npuprof_schedule::Phase>,
 }
 
 /// How the serve command line is read: the word after which the model argument comes and the
@@ -233,8 +340,12 @@ pub struct ResultsDef {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CommandDef {
-    /// The subcommand followed by the model (`serve MODEL`).
+    /// The subcommand (`serve`) or module (`-m pkg.launch`) after which the options come, and
+    /// the model when no model option is listed (`serve MODEL`).
     pub subcommand: String,
+    /// The options naming the model, when it is an option (`--model-path M`).
+    #[serde(default)]
+    pub model: Vec<String>,
     /// The options naming the model requests use.
     pub model_name: Vec<String>,
     /// The options naming the address it binds.
@@ -253,6 +364,7 @@ impl CommandDef {
     /// Every option it reads, with the fact each names.
     pub fn options(&self) -> impl Iterator<Item = (CommandOption, &str)> {
         [
+            (CommandOption::Model, &self.model),
             (CommandOption::ModelName, &self.model_name),
             (CommandOption::Host, &self.host),
             (CommandOption::Port, &self.port),
@@ -274,6 +386,8 @@ impl CommandDef {
 /// What an option of the serve command gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandOption {
+    /// The model (its path or hub name).
+    Model,
     /// The served model's name.
     ModelName,
     /// The address it binds.
@@ -290,8 +404,10 @@ pub enum CommandOption {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParseDef {
-    /// The largest tensor-parallel size whose worker parses in the engine process.
-    pub in_engine_max_tp: u32,
+    /// The largest tensor-parallel size whose worker parses in the engine process (`None`: every
+    /// rank parses, whatever the size).
+    #[serde(default)]
+    pub in_engine_max_tp: Option<u32>,
 }
 
 /// A serving engine's definition.
@@ -304,6 +420,8 @@ pub struct EngineDefinition {
     pub kind: Kind,
     /// One line saying what it is.
     pub summary: String,
+    /// The id of route's mechanism for code that imports the engine (route checks it names one).
+    pub mechanism: String,
     /// How a directory is recognised.
     pub detect: Detect,
     /// Files that build the worker's profiler, newest layout first.
@@ -314,6 +432,11 @@ pub struct EngineDefinition {
     pub level_prefix: String,
     /// The text before the hard-coded metrics' name.
     pub metrics_prefix: String,
+    /// What versions that build no experimental config record (engines that had such versions).
+    pub experimental_config: Option<ExperimentalConfigDef>,
+    /// Modes that exclude the torch profiler.
+    #[serde(default)]
+    pub exclusive_modes: Vec<ExclusiveMode>,
     /// Known levels.
     pub levels: Vec<LevelDef>,
     /// Known metrics values.
@@ -322,12 +445,14 @@ pub struct EngineDefinition {
     pub style_defaults: BTreeMap<ConfigStyle, LevelMetrics>,
     /// The torch_npu arguments the stack key may reach.
     pub stack_arguments: Vec<String>,
-    /// A text showing that the worker parses asynchronously.
-    pub async_parse_evidence: String,
+    /// A text showing that the worker parses asynchronously (engines that have such versions).
+    pub async_parse_evidence: Option<String>,
     /// A text showing that run directories are named by the rank suffix.
-    pub worker_name_evidence: String,
+    pub worker_name_evidence: Option<String>,
     /// The rank suffix's shape, for messages.
-    pub worker_name_shape: String,
+    pub worker_name_shape: Option<String>,
+    /// A text showing that the start takes a prefix for the run directories' names.
+    pub run_prefix_evidence: Option<String>,
     /// The endpoints.
     pub http: Http,
     /// The output layout.
@@ -336,6 +461,8 @@ pub struct EngineDefinition {
     pub parse: ParseDef,
     /// How an offline run starts and stops profiling, for messages.
     pub offline_control: String,
+    /// Prefill/decode disaggregation, when the engine has it.
+    pub pd: Option<PdDef>,
     /// The collect command route suggests, before the serve command.
     pub collect_command: Vec<String>,
     /// The serve command (`MODEL` a placeholder).
@@ -375,8 +502,13 @@ pub struct ServeSettings {
     pub parses_in_engine: ParseMode,
     /// The end of each rank's run directory name.
     pub run_dir_suffix: String,
-    /// The end of the frontend trace's file name.
-    pub frontend_trace_suffix: String,
+    /// The end of the frontend trace's file name (engines whose API process writes one).
+    pub frontend_trace_suffix: Option<String>,
+    /// The start request's fields (the request style): the output directory, the stack and
+    /// shape switches and the window go in its JSON body.
+    pub start_body: Option<BodyKeys>,
+    /// With runs per stage, the order each rank writes them in.
+    pub stage_order: Vec<npuprof_schedule::Phase>,
 }
 
 /// What one version hard-codes and takes, as the source shows it (or a style's defaults).
@@ -486,11 +618,45 @@ impl EngineDefinition {
                         && style.env_false.is_some()
                 }
                 ConfigStyle::ProfilerConfig => style.flag.is_some() && style.keys.is_some(),
+                ConfigStyle::Request => {
+                    style.dir_env.is_some()
+                        && style.stack_env.is_some()
+                        && style.shapes_env.is_some()
+                        && style.env_true.is_some()
+                        && style.env_false.is_some()
+                        && style.body.is_some()
+                        && style.shapes_default.is_some()
+                }
             };
             if !complete {
                 return fail(
                     key(""),
                     format!("style `{name}` lacks the settings it needs"),
+                );
+            }
+            if let Some((field, _)) = style
+                .body
+                .iter()
+                .flat_map(BodyKeys::fields)
+                .find(|(_, v)| v.is_empty())
+            {
+                return fail(
+                    key(&format!(".body.{field}")),
+                    format!("style `{name}` names no request field for `{field}`"),
+                );
+            }
+            if !style.host_files.is_empty() && self.detect.host_package.is_none() {
+                return fail(
+                    key(".host_files"),
+                    format!("style `{name}` names host files but detect names no host_package"),
+                );
+            }
+            if style.body.is_some() && self.results.stage_order.len() != 2 {
+                return fail(
+                    "results.stage_order".to_owned(),
+                    format!(
+                        "style `{name}` asks for runs per stage: give the order of its two stages"
+                    ),
                 );
             }
             let defaults_key = format!("style_defaults.{name}");
@@ -530,6 +696,7 @@ impl EngineDefinition {
                 ),
             );
         }
+        self.validate_markers()?;
         let http = &self.http;
         for (key, path) in [
             ("health", &http.health),
@@ -546,17 +713,35 @@ impl EngineDefinition {
             }
         }
         let command = &self.command;
+        // The model follows the subcommand, or one of the model options when it has them.
+        let model_after: Vec<&str> = if command.model.is_empty() {
+            vec![command.subcommand.as_str()]
+        } else {
+            command.model.iter().map(String::as_str).collect()
+        };
         let follows = self
             .serve_command
             .windows(2)
-            .any(|w| w[0] == command.subcommand && w[1] == "MODEL");
-        if !follows {
+            .any(|w| model_after.contains(&w[0].as_str()) && w[1] == "MODEL");
+        let key = if command.model.is_empty() {
+            "command.subcommand"
+        } else {
+            "command.model"
+        };
+        if !follows || !self.serve_command.contains(&command.subcommand) {
             return fail(
-                "command.subcommand".to_owned(),
+                key.to_owned(),
                 format!(
-                    "`{}` is not followed by MODEL in serve_command",
-                    command.subcommand
+                    "serve_command does not hold `{}` with MODEL after {}",
+                    command.subcommand,
+                    model_after.join(" or ")
                 ),
+            );
+        }
+        if !command.model.is_empty() && !valid_options(&command.model) {
+            return fail(
+                "command.model".to_owned(),
+                "must list options, each starting with `-` and without `=`".to_owned(),
             );
         }
         let lists = [
@@ -567,7 +752,7 @@ impl EngineDefinition {
             ("pipeline_parallel", &command.pipeline_parallel),
         ];
         for (key, names) in lists {
-            if names.is_empty() || names.iter().any(|n| !n.starts_with('-') || n.contains('=')) {
+            if names.is_empty() || !valid_options(names) {
                 return fail(
                     format!("command.{key}"),
                     "must list options, each starting with `-` and without `=`".to_owned(),
@@ -584,6 +769,93 @@ impl EngineDefinition {
             return fail(
                 "command".to_owned(),
                 format!("option `{twice}` is listed twice"),
+            );
+        }
+        Ok(())
+    }
+
+    /// Checks the texts and places the detection reads: source roots inside the scanned root,
+    /// the experimental-config defaults known, exclusive modes and PD options non-empty.
+    fn validate_markers(&self) -> Result<(), (String, String)> {
+        let fail = |key: &str, message: String| Err((key.to_owned(), message));
+        if let Some(root) = self
+            .detect
+            .source_roots
+            .iter()
+            .find(|r| r.starts_with('/') || r.split('/').any(|part| part == ".."))
+        {
+            return fail(
+                "detect.source_roots",
+                format!("`{root}` leaves the scanned root"),
+            );
+        }
+        if self.detect.source_roots.is_empty() {
+            return fail("detect.source_roots", "lists no directory".to_owned());
+        }
+        if let Some(ec) = &self.experimental_config {
+            if ec.evidence.is_empty() {
+                return fail("experimental_config.evidence", "is empty".to_owned());
+            }
+            if !self.levels.iter().any(|l| l.value == ec.level) {
+                return fail(
+                    "experimental_config.level",
+                    format!("`{}` is not a known level", ec.level),
+                );
+            }
+            if self.metrics_def(&ec.metrics).is_none() {
+                return fail(
+                    "experimental_config.metrics",
+                    format!("`{}` are not a known metrics value", ec.metrics),
+                );
+            }
+        }
+        for (i, mode) in self.exclusive_modes.iter().enumerate() {
+            if mode.evidence.is_empty() || mode.evidence.iter().any(String::is_empty) {
+                return fail(
+                    &format!("exclusive_modes[{i}].evidence"),
+                    format!("mode `{}` needs non-empty evidence texts", mode.name),
+                );
+            }
+        }
+        let stages = &self.results.stage_order;
+        if let Some((i, twice)) = stages
+            .iter()
+            .enumerate()
+            .find(|(i, s)| stages[..*i].contains(s))
+        {
+            return fail(
+                &format!("results.stage_order[{i}]"),
+                format!("stage `{}` is listed twice", twice.name()),
+            );
+        }
+        if let Some(pd) = &self.pd
+            && (pd.options.is_empty() || !valid_options(&pd.options))
+        {
+            return fail(
+                "pd.options",
+                "must list options, each starting with `-` and without `=`".to_owned(),
+            );
+        }
+        let optional = [
+            ("async_parse_evidence", &self.async_parse_evidence),
+            ("worker_name_evidence", &self.worker_name_evidence),
+            ("worker_name_shape", &self.worker_name_shape),
+            ("run_prefix_evidence", &self.run_prefix_evidence),
+            (
+                "results.frontend_trace_suffix",
+                &self.results.frontend_trace_suffix,
+            ),
+        ];
+        if let Some((key, _)) = optional
+            .iter()
+            .find(|(_, v)| v.as_deref().is_some_and(str::is_empty))
+        {
+            return fail(key, "is empty: leave it out instead".to_owned());
+        }
+        if self.worker_name_evidence.is_some() != self.worker_name_shape.is_some() {
+            return fail(
+                "worker_name_shape",
+                "worker_name_evidence and worker_name_shape go together".to_owned(),
             );
         }
         Ok(())
@@ -624,7 +896,7 @@ impl EngineDefinition {
 
     /// Who parses, for a tensor-parallel size `tp` and a version that parses asynchronously or not.
     pub fn parse_mode(&self, tp: u32, async_parse: bool) -> ParseMode {
-        if tp > self.parse.in_engine_max_tp {
+        if self.parse.in_engine_max_tp.is_some_and(|max| tp > max) {
             ParseMode::RawOnly
         } else if async_parse {
             ParseMode::Async
@@ -688,6 +960,18 @@ impl EngineDefinition {
                         extra_args.push(format!("{flag}.{}={with_stack}", keys.stack));
                     }
                 }
+                ConfigStyle::Request => {
+                    let off = style.env_false.clone().unwrap_or_default();
+                    let stack = if with_stack {
+                        style.env_true.clone().unwrap_or_default()
+                    } else {
+                        off.clone()
+                    };
+                    let names = [&style.dir_env, &style.stack_env, &style.shapes_env];
+                    for (name, value) in names.into_iter().zip([dir.to_owned(), stack, off]) {
+                        env.extend(name.clone().map(|n| (n, value)));
+                    }
+                }
             }
         }
         Ok(ServeSettings {
@@ -706,8 +990,17 @@ impl EngineDefinition {
             parses_in_engine: self.parse_mode(tp, facts.async_parse),
             run_dir_suffix: self.results.run_dir_suffix.clone(),
             frontend_trace_suffix: self.results.frontend_trace_suffix.clone(),
+            start_body: self.style(facts.style).and_then(|s| s.body.clone()),
+            stage_order: self.results.stage_order.clone(),
         })
     }
+}
+
+/// Whether every name is an option (`-x`, `--xy`) without a value.
+fn valid_options(names: &[String]) -> bool {
+    names
+        .iter()
+        .all(|n| n.starts_with('-') && !n.contains('=') && n.len() > 1)
 }
 
 /// A line of the engine's source that proves a fact.
@@ -737,6 +1030,8 @@ pub struct Detected {
     pub id: String,
     /// How the directory holds the engine.
     pub install: InstallKind,
+    /// The directory holding the package, relative to the scanned root (`""`: the root).
+    pub source_root: String,
     /// The marker that proves the install kind (`None` for the package alone).
     pub marker: Option<SourceLine>,
     /// The config style the version takes.
@@ -751,16 +1046,48 @@ pub struct Detected {
     pub async_parse: Option<SourceLine>,
     /// The line showing run directories named by rank suffix, when the version has it.
     pub worker_name: Option<SourceLine>,
+    /// The line building an experimental config (engines that had versions without one).
+    pub experimental_config: Option<SourceLine>,
+    /// Whether the profiler files build no experimental config: torch_npu's defaults apply
+    /// (the definition's `experimental_config` level and metrics).
+    pub no_experimental_config: bool,
+    /// The line showing that the start takes a prefix for the run directories' names.
+    pub run_prefix: Option<SourceLine>,
+    /// Modes this version has that exclude the torch profiler, each with its line.
+    pub exclusive_modes: Vec<Found<String>>,
+    /// The host package beside the engine's, when there is one: whether it offers the style's
+    /// switch.
+    pub host: Option<HostCheck>,
+    /// A checkout's PD proxy, when it has one (the requests it does not forward).
+    pub pd_proxy: Option<String>,
     /// What could not be decided, and why.
     pub notes: Vec<String>,
 }
 
+/// The host package found beside the engine's (an installed pair).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HostCheck {
+    /// The host package's directory, relative to the scanned root.
+    pub package: String,
+    /// The file showing it offers the style's switch (`None`: it does not).
+    pub offers_style: Option<String>,
+}
+
 impl Detected {
     /// The version's facts, when its style is known (level and metrics from the style's
-    /// defaults when the source does not name them).
+    /// defaults when the source does not name them, torch_npu's when it builds no experimental
+    /// config).
     pub fn facts(&self, definition: &EngineDefinition) -> Option<VersionFacts> {
         let style = self.config_style.as_ref()?.value;
-        let defaults = definition.style_facts(style);
+        let mut defaults = definition.style_facts(style);
+        if let Some(ec) = definition
+            .experimental_config
+            .as_ref()
+            .filter(|_| self.no_experimental_config)
+        {
+            defaults.level.clone_from(&ec.level);
+            defaults.metrics.clone_from(&ec.metrics);
+        }
         Some(VersionFacts {
             style,
             level: self
@@ -775,6 +1102,28 @@ impl Detected {
             stack_setting_read: self.stack_argument.is_some(),
         })
     }
+
+    /// Why the version's switch cannot be used as found: the host package beside it does not
+    /// offer the style the engine reads (an installed pair that disagrees).
+    pub fn host_mismatch(&self, definition: &EngineDefinition) -> Option<String> {
+        let host = self.host.as_ref().filter(|h| h.offers_style.is_none())?;
+        let style = definition.style(self.config_style.as_ref()?.value)?;
+        Some(format!(
+            "{} reads {} ({}), but the {} package beside it ({}) does not offer it (none of {}): install the {} version that matches it, or the {} version that matches the installed {}",
+            definition.id,
+            style.flag.as_deref().unwrap_or(style.style.as_str()),
+            self.config_style
+                .as_ref()
+                .map(|s| format!("{}:{}", s.evidence.path, s.evidence.line))
+                .unwrap_or_default(),
+            host.package.rsplit('/').next().unwrap_or_default(),
+            host.package,
+            style.host_files.join(", "),
+            host.package.rsplit('/').next().unwrap_or_default(),
+            definition.id,
+            host.package.rsplit('/').next().unwrap_or_default(),
+        ))
+    }
 }
 
 /// The first engine whose package is under `root`, with what its source proves.
@@ -784,19 +1133,33 @@ pub fn detect(root: &Path) -> Option<Detected> {
         .find_map(|definition| detect_with(definition, root))
 }
 
-/// What `root` holds of `definition`'s engine (`None` when its package directory is not there).
+/// `file` under the source root `prefix`, as reports show it.
+fn under(prefix: &str, file: &str) -> String {
+    if prefix.is_empty() {
+        file.to_owned()
+    } else {
+        format!("{}/{file}", prefix.trim_end_matches('/'))
+    }
+}
+
+/// What `root` holds of `definition`'s engine (`None` when its package directory is in none of
+/// the definition's source roots).
 pub fn detect_with(definition: &EngineDefinition, root: &Path) -> Option<Detected> {
     let d = &definition.detect;
-    let package = root.join(&d.package_dir);
-    if !d.package_files.iter().all(|f| package.join(f).is_file()) {
-        return None;
-    }
+    let (prefix, base) = d.source_roots.iter().find_map(|prefix| {
+        let base = root.join(prefix);
+        let package = base.join(&d.package_dir);
+        d.package_files
+            .iter()
+            .all(|f| package.join(f).is_file())
+            .then(|| (prefix.clone(), base))
+    })?;
     let mut notes = Vec::new();
-    let (install, marker) = install_kind(definition, root, &mut notes);
+    let (install, marker) = install_kind(definition, &base, &prefix, &mut notes);
     let files: Vec<(String, String)> = definition
         .profiler_files
         .iter()
-        .filter_map(|f| read_source(root, f, &mut notes).map(|text| (f.clone(), text)))
+        .filter_map(|f| read_source(&base, f, &mut notes).map(|text| (under(&prefix, f), text)))
         .collect();
     if files.is_empty() {
         notes.push(format!(
@@ -859,11 +1222,51 @@ pub fn detect_with(definition: &EngineDefinition, root: &Path) -> Option<Detecte
             "this version does not read {key}: its call stacks are fixed in the source"
         ));
     }
-    let async_parse = first_line(&files, |l| l.contains(&definition.async_parse_evidence));
-    let worker_name = first_line(&files, |l| l.contains(&definition.worker_name_evidence));
-    Some(Detected {
+    let evidence = |text: &Option<String>| {
+        text.as_ref()
+            .and_then(|t| first_line(&files, |l| l.contains(t.as_str())))
+    };
+    let async_parse = evidence(&definition.async_parse_evidence);
+    let worker_name = evidence(&definition.worker_name_evidence);
+    let run_prefix = evidence(&definition.run_prefix_evidence);
+    let experimental_config = definition
+        .experimental_config
+        .as_ref()
+        .and_then(|ec| first_line(&files, |l| l.contains(&ec.evidence)));
+    let no_experimental_config = match &definition.experimental_config {
+        Some(ec) if experimental_config.is_none() && !files.is_empty() => {
+            notes.push(format!(
+                "no {} in the profiler files: this version (before {}) passes no experimental config, so torch_npu's defaults apply ({} + {}, no pipe metrics)",
+                ec.evidence, ec.since, ec.level, ec.metrics
+            ));
+            true
+        }
+        _ => false,
+    };
+    let exclusive_modes: Vec<Found<String>> = definition
+        .exclusive_modes
+        .iter()
+        .filter_map(|mode| {
+            first_line(&files, |l| {
+                mode.evidence.iter().any(|e| l.contains(e.as_str()))
+            })
+            .map(|evidence| Found {
+                value: mode.name.clone(),
+                evidence,
+            })
+        })
+        .collect();
+    let host = host_check(definition, style.as_ref(), &base, &prefix);
+    let pd_proxy = definition.pd.as_ref().and_then(|pd| {
+        pd.proxy_files
+            .iter()
+            .find(|f| base.join(f).is_file())
+            .map(|f| under(&prefix, f))
+    });
+    let detected = Detected {
         id: definition.id.clone(),
         install,
+        source_root: prefix,
         marker,
         config_style: style,
         level,
@@ -871,18 +1274,52 @@ pub fn detect_with(definition: &EngineDefinition, root: &Path) -> Option<Detecte
         stack_argument,
         async_parse,
         worker_name,
+        experimental_config,
+        no_experimental_config,
+        run_prefix,
+        exclusive_modes,
+        host,
+        pd_proxy,
         notes,
+    };
+    let mismatch = detected.host_mismatch(definition);
+    Some(Detected {
+        notes: detected.notes.iter().cloned().chain(mismatch).collect(),
+        ..detected
+    })
+}
+
+/// The host package beside the engine's, when the style found needs it to offer its switch.
+fn host_check(
+    definition: &EngineDefinition,
+    style: Option<&Found<ConfigStyle>>,
+    base: &Path,
+    prefix: &str,
+) -> Option<HostCheck> {
+    let host = definition.detect.host_package.as_ref()?;
+    let style = definition.style(style?.value)?;
+    if style.host_files.is_empty() || !base.join(host).is_dir() {
+        return None;
+    }
+    Some(HostCheck {
+        package: under(prefix, host),
+        offers_style: style
+            .host_files
+            .iter()
+            .find(|f| base.join(f).is_file())
+            .map(|f| under(prefix, f)),
     })
 }
 
 fn install_kind(
     definition: &EngineDefinition,
     root: &Path,
+    prefix: &str,
     notes: &mut Vec<String>,
 ) -> (InstallKind, Option<SourceLine>) {
     let d = &definition.detect;
     if let Some(text) = read_source(root, &d.checkout.file, notes) {
-        let files = [(d.checkout.file.clone(), text)];
+        let files = [(under(prefix, &d.checkout.file), text)];
         if let Some(line) = first_line(&files, |l| l.contains(&d.checkout.text)) {
             return (InstallKind::Checkout, Some(line));
         }
@@ -899,7 +1336,7 @@ fn install_kind(
         Some(name) => (
             InstallKind::Installed,
             Some(SourceLine {
-                path: name.clone(),
+                path: under(prefix, &name),
                 line: 0,
                 text: name,
             }),
@@ -1207,6 +1644,244 @@ mod tests {
         assert!(found.facts(EngineDefinition::vllm_ascend()).is_none());
     }
 
+    const SGLANG_YAML: &str = crate::catalog::BUILTIN[2].1;
+
+    fn sglang() -> &'static EngineDefinition {
+        EngineDefinition::by_id("sglang").expect("compiled in")
+    }
+
+    /// A miniature SGLang scheduler profiler file: the request style's evidence, the stack
+    /// argument, and (`experimental`) the experimental config of PR #24835.
+    fn sglang_profiler(experimental: bool) -> String {
+        let config = if experimental {
+            "    experimental_config=torch_npu.profiler._ExperimentalConfig(\n\
+             \x20       profiler_level=torch_npu.profiler.ProfilerLevel.Level1,\n\
+             \x20       aic_metrics=torch_npu.profiler.AiCMetrics.PipeUtilization),\n"
+        } else {
+            ""
+        };
+        format!(
+            "def init(recv_req):\n    d = recv_req.output_dir\n\
+             p = profile(\n    with_stack=with_stack if with_stack is not None else True,\n{config})\n"
+        )
+    }
+
+    #[test]
+    fn a_checkout_below_its_python_directory_with_the_experimental_config_is_level1_pipe() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            &[
+                ("python/pyproject.toml", "[project]\nname = \"sglang\"\n"),
+                ("python/sglang/__init__.py", ""),
+                ("python/sglang/launch_server.py", ""),
+                (
+                    "python/sglang/srt/managers/scheduler_components/profiler_manager.py",
+                    &sglang_profiler(true),
+                ),
+            ],
+        );
+        let found = detect(root).expect("detected");
+        assert_eq!(found.id, "sglang");
+        assert_eq!(
+            (found.install, found.source_root.as_str()),
+            (InstallKind::Checkout, "python")
+        );
+        assert_eq!(found.marker.as_ref().unwrap().path, "python/pyproject.toml");
+        let style = found.config_style.as_ref().unwrap();
+        assert_eq!(style.value, ConfigStyle::Request);
+        assert!(style.evidence.path.starts_with("python/sglang/srt/"));
+        assert_eq!(found.stack_argument.as_ref().unwrap().value, "with_stack");
+        assert!(found.experimental_config.is_some() && !found.no_experimental_config);
+        let facts = found.facts(sglang()).unwrap();
+        assert_eq!(
+            (facts.level.as_str(), facts.metrics.as_str()),
+            ("Level1", "PipeUtilization")
+        );
+        assert_eq!(sglang().no_pipe_metrics_note(&facts.metrics), None);
+    }
+
+    /// Before PR #24835 the profiler file builds no experimental config: torch_npu's defaults,
+    /// Level0 without pipe metrics, said in a note.
+    #[test]
+    fn an_installed_version_before_the_experimental_config_has_no_pipe_metrics() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        write(
+            root,
+            &[
+                ("sglang-0.5.10.dist-info/METADATA", ""),
+                ("sglang/__init__.py", ""),
+                ("sglang/launch_server.py", ""),
+                (
+                    "sglang/srt/managers/scheduler_profiler_mixin.py",
+                    &sglang_profiler(false),
+                ),
+            ],
+        );
+        let found = detect(root).expect("detected");
+        assert_eq!(found.install, InstallKind::Installed);
+        assert!(found.no_experimental_config, "{:?}", found.notes);
+        assert!(
+            found.notes.iter().any(|n| n.contains("PR #24835")),
+            "{:?}",
+            found.notes
+        );
+        let facts = found.facts(sglang()).unwrap();
+        assert_eq!(
+            (facts.level.as_str(), facts.metrics.as_str()),
+            ("Level0", "AiCoreNone")
+        );
+        assert!(sglang().no_pipe_metrics_note(&facts.metrics).is_some());
+    }
+
+    #[test]
+    fn the_request_style_sets_defaults_off_and_names_the_body_fields() {
+        let d = sglang();
+        let s = d
+            .settings(ConfigStyle::Request, Path::new("out"), 4, false)
+            .unwrap();
+        assert_eq!(
+            s.env,
+            [
+                ("SGLANG_TORCH_PROFILER_DIR", "out"),
+                ("SGLANG_PROFILE_WITH_STACK", "0"),
+                ("SGLANG_PROFILE_RECORD_SHAPES", "0"),
+            ]
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        );
+        assert!(s.extra_args.is_empty());
+        let body = s.start_body.as_ref().unwrap();
+        assert_eq!(
+            (
+                body.dir.as_str(),
+                body.steps.as_str(),
+                body.by_stage.as_str()
+            ),
+            ("output_dir", "num_steps", "profile_by_stage")
+        );
+        // Every scheduler parses, whatever the tensor-parallel size.
+        assert_eq!(s.parses_in_engine, ParseMode::InEngine);
+        assert_eq!(s.frontend_trace_suffix, None);
+        assert_eq!(
+            s.stage_order,
+            [
+                npuprof_schedule::Phase::Prefill,
+                npuprof_schedule::Phase::Decode
+            ]
+        );
+        assert_eq!(d.command.default_port, 30000);
+    }
+
+    #[test]
+    fn hostile_engine_definitions_are_refused_naming_the_key() {
+        let cases = [
+            (
+                "body:\n      dir: output_dir",
+                "body:\n      dir: \"\"",
+                "styles[0].body.dir",
+            ),
+            (
+                "  stage_order: [prefill, decode]",
+                "  stage_order: [prefill]",
+                "results.stage_order",
+            ),
+            (
+                "  stage_order: [prefill, decode]",
+                "  stage_order: [decode, decode]",
+                "results.stage_order[1]",
+            ),
+            (
+                "  level: Level0\n",
+                "  level: Level9\n",
+                "experimental_config.level",
+            ),
+            (
+                "source_roots: [\"\", python]",
+                "source_roots: [\"..\"]",
+                "detect.source_roots",
+            ),
+            (
+                "options: [--disaggregation-mode]",
+                "options: [disaggregation]",
+                "pd.options",
+            ),
+            (
+                "model: [--model-path, --model]",
+                "model: [--model-path=x]",
+                "command.model",
+            ),
+            (
+                "[python, -m, sglang.launch_server, --model-path, MODEL]",
+                "[python, -m, sglang.launch_server, MODEL]",
+                "command.model",
+            ),
+            ("    shapes_default: true\n", "", "styles[0]"),
+        ];
+        for (from, to, key) in cases {
+            assert!(SGLANG_YAML.contains(from), "{from}");
+            let (got, message) = refusal(&SGLANG_YAML.replace(from, to));
+            assert_eq!(got, key, "{to}: {message}");
+        }
+        let typo = SGLANG_YAML.replace("shapes_env:", "shape_env:");
+        assert!(refusal(&typo).1.contains("shape_env"));
+    }
+
+    /// An installed vllm-ascend whose worker reads the profiler config, beside a vLLM that does
+    /// not offer it: the pair disagrees, and that is said (never the flag recommended).
+    #[test]
+    fn an_installed_pair_whose_host_lacks_the_flag_is_a_mismatch() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        package(root);
+        write(
+            root,
+            &[
+                ("vllm_ascend-0.18.0.dist-info/METADATA", ""),
+                ("vllm/__init__.py", ""),
+                (
+                    "vllm_ascend/worker/worker.py",
+                    "d = profiler_config.torch_profiler_dir\n\
+                     if envs_ascend.MSMONITOR_USE_DAEMON:\n    dp.step()\n\
+                     def profile(self, is_start=True, profile_prefix=None):\n",
+                ),
+            ],
+        );
+        let d = EngineDefinition::vllm_ascend();
+        let found = detect(root).expect("detected");
+        let host = found.host.as_ref().expect("vllm beside it");
+        assert_eq!(
+            (host.package.as_str(), host.offers_style.as_deref()),
+            ("vllm", None)
+        );
+        let mismatch = found.host_mismatch(d).expect("a mismatch");
+        assert!(mismatch.contains("--profiler-config"), "{mismatch}");
+        assert!(found.notes.contains(&mismatch));
+        assert_eq!(found.exclusive_modes.len(), 1);
+        assert_eq!(found.exclusive_modes[0].evidence.line, 2);
+        assert_eq!(found.run_prefix.as_ref().unwrap().line, 4);
+        write(
+            root,
+            &[("vllm/config/profiler.py", "class ProfilerConfig: ...\n")],
+        );
+        let found = detect(root).expect("detected");
+        assert_eq!(
+            found.host.unwrap().offers_style.as_deref(),
+            Some("vllm/config/profiler.py")
+        );
+    }
+
+    #[test]
+    fn a_checkout_with_the_pd_proxy_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        package(root);
+        let proxy = "examples/disaggregated_prefill_v1/load_balance_proxy_server_example.py";
+        write(root, &[(proxy, "")]);
+        assert_eq!(detect(root).unwrap().pd_proxy.as_deref(), Some(proxy));
+    }
+
     #[test]
     fn a_directory_without_the_package_is_not_the_engine() {
         let dir = tempfile::tempdir().unwrap();
@@ -1261,7 +1936,7 @@ mod tests {
         assert_eq!(
             (
                 config.run_dir_suffix.as_str(),
-                config.frontend_trace_suffix.as_str()
+                config.frontend_trace_suffix.as_deref().unwrap_or_default()
             ),
             ("_ascend_pt", ".async_llm")
         );

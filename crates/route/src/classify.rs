@@ -11,6 +11,7 @@ use crate::report::{
 use crate::resolve::{DefId, Index, ReceiverType, Receivers, TORCH_PROFILE};
 use crate::shell::profiler_env_var;
 use crate::walk::{self, PyFile, ShellFile};
+use npuprof_repository::engine::EngineDefinition;
 
 /// What the classification found.
 pub(crate) struct Classified {
@@ -170,11 +171,11 @@ impl<'a> Scan<'a> {
         let file = &self.files[f];
         let path = file.path.as_str();
         for (framework, import) in &file.facts.framework_imports {
-            let id = if *framework == "vllm" {
-                MechanismId::VllmTorchProfiler
-            } else {
-                MechanismId::SglangTorchProfiler
-            };
+            let id = EngineDefinition::all()
+                .iter()
+                .find(|d| d.detect.import_modules.iter().any(|m| m == framework))
+                .and_then(MechanismId::of_engine)
+                .unwrap_or(MechanismId::VllmTorchProfiler);
             self.mechanisms.add(id, path, String::new());
             let kind = EvidenceKind::FrameworkImport;
             self.live

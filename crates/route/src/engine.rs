@@ -29,8 +29,15 @@ pub struct EngineRoute {
     pub stack_key: Option<String>,
     /// Whether stacks are on when the user sets nothing.
     pub stack_default: Option<bool>,
+    /// The setting that switches shape recording (request style), when the style has one.
+    pub shapes_key: Option<String>,
+    /// Whether shapes are recorded when the user sets nothing.
+    pub shapes_default: Option<bool>,
     /// What to set to profile this version (by hand; collect sets it).
     pub knobs: Vec<String>,
+    /// What excludes or changes a capture of this version: modes that exclude the torch
+    /// profiler, an installed pair that disagrees, run-directory prefixes, PD deployments.
+    pub warnings: Vec<String>,
 }
 
 impl EngineRoute {
@@ -64,6 +71,9 @@ impl EngineRoute {
             knobs: style
                 .map(|s| knobs(definition, s.style))
                 .unwrap_or_default(),
+            shapes_key: style.and_then(|s| s.body.as_ref().map(|b| b.shapes.clone())),
+            shapes_default: style.and_then(|s| s.shapes_default),
+            warnings: warnings(definition, &detected),
             detected,
         }
     }
@@ -123,6 +133,38 @@ impl EngineRoute {
     }
 }
 
+/// What excludes or changes a capture of the version `detected` shows.
+fn warnings(definition: &EngineDefinition, detected: &Detected) -> Vec<String> {
+    let mut out: Vec<String> = detected
+        .exclusive_modes
+        .iter()
+        .filter_map(|found| {
+            let mode = definition
+                .exclusive_modes
+                .iter()
+                .find(|m| m.name == found.value)?;
+            Some(format!(
+                "{} ({}:{}): {}",
+                mode.name, found.evidence.path, found.evidence.line, mode.note
+            ))
+        })
+        .collect();
+    out.extend(detected.host_mismatch(definition));
+    if let Some(line) = &detected.run_prefix {
+        out.push(format!(
+            "this version takes a prefix for its run directories ({}:{}): they are named <prefix>_{}_<timestamp>{} (later starts reuse the first name)",
+            line.path,
+            line.line,
+            definition.worker_name_shape.as_deref().unwrap_or("<worker>"),
+            definition.results.run_dir_suffix
+        ));
+    }
+    if let (Some(pd), Some(proxy)) = (&definition.pd, &detected.pd_proxy) {
+        out.push(format!("PD disaggregation ({proxy}): {}", pd.note));
+    }
+    out
+}
+
 /// What to set for `style`, by hand.
 pub(crate) fn knobs(definition: &EngineDefinition, style: ConfigStyle) -> Vec<String> {
     let Some(s) = definition.style(style) else {
@@ -156,6 +198,32 @@ pub(crate) fn knobs(definition: &EngineDefinition, style: ConfigStyle) -> Vec<St
                 ),
                 format!("{flag}.{}=false (on by default)", s.stack_key()),
                 control,
+            ]
+        }
+        ConfigStyle::Request => {
+            let Some(body) = &s.body else {
+                return Vec::new();
+            };
+            let off = s.env_false.as_deref().unwrap_or_default();
+            vec![
+                format!(
+                    "POST {} with a JSON body {{\"{}\": \"<dir>\", \"{}\": false, \"{}\": false}} (stacks and shapes are on by default), then POST {}; {}=<dir> (environment) is only the default directory",
+                    http.start,
+                    body.dir,
+                    body.stack,
+                    body.shapes,
+                    http.stop,
+                    s.dir_key_env()
+                ),
+                format!(
+                    "\"{}\": N stops by itself after N forward steps; with \"{}\": true each stage (prefill, decode) is a run of its own, N steps each",
+                    body.steps, body.by_stage
+                ),
+                format!(
+                    "{}={off} {}={off} (environment) turn the defaults off for every request",
+                    s.stack_env.as_deref().unwrap_or_default(),
+                    s.shapes_env.as_deref().unwrap_or_default()
+                ),
             ]
         }
     }

@@ -6,13 +6,19 @@ use npuprof_repository::engine::EngineDefinition;
 
 use crate::report::{Mechanism, MechanismId};
 
-/// The mechanism an environment variable belongs to.
+/// The mechanism an environment variable belongs to (the engine whose definition reads it).
 pub(crate) fn env_mechanism(var: &str) -> MechanismId {
-    if crate::shell::engine_env_vars().any(|v| v == var) {
-        MechanismId::VllmTorchProfiler
-    } else {
-        MechanismId::SglangTorchProfiler
-    }
+    crate::shell::engine_env_vars()
+        .find(|(v, _)| *v == var)
+        .and_then(|(_, d)| MechanismId::of_engine(d))
+        .unwrap_or(MechanismId::VllmTorchProfiler)
+}
+
+/// The definitions whose built-in profiler is mechanism `id`.
+pub(crate) fn engines_of(id: MechanismId) -> impl Iterator<Item = &'static EngineDefinition> {
+    EngineDefinition::all()
+        .iter()
+        .filter(move |d| MechanismId::of_engine(d) == Some(id))
 }
 
 /// Mechanisms found: id → (paths, extra knobs).
@@ -62,26 +68,14 @@ fn describe(id: MechanismId) -> (&'static str, Vec<String>) {
             ],
         ),
         MechanismId::VllmTorchProfiler => {
-            // The knobs of every config style, from the engine's definition.
-            let definition = EngineDefinition::vllm_ascend();
-            let mut knobs: Vec<String> = Vec::new();
-            for style in &definition.styles {
-                for knob in crate::engine::knobs(definition, style.style) {
-                    if !knobs.contains(&knob) {
-                        knobs.push(knob);
-                    }
-                }
-            }
-            knobs.push(format!("offline: {}", definition.offline_control));
-            return ("vLLM / vLLM-Ascend built-in torch profiler", knobs);
+            return (
+                "vLLM / vLLM-Ascend built-in torch profiler",
+                engine_knobs(id),
+            );
         }
-        MechanismId::SglangTorchProfiler => (
-            "SGLang built-in torch profiler",
-            &[
-                "SGLANG_TORCH_PROFILER_DIR=<dir> (environment, before the server starts)",
-                "POST /start_profile and /stop_profile on the server",
-            ],
-        ),
+        MechanismId::SglangTorchProfiler => {
+            return ("SGLang built-in torch profiler", engine_knobs(id));
+        }
         MechanismId::MindspeedProfile => ("MindSpeed --profile switch", &[]),
         MechanismId::TorchNpuDynamicProfile => (
             "torch_npu dynamic_profile (dp.init(<dir>) + dp.step() in the loop)",
@@ -97,4 +91,21 @@ fn describe(id: MechanismId) -> (&'static str, Vec<String>) {
         ),
     };
     (description, knobs.iter().map(|k| (*k).to_owned()).collect())
+}
+
+/// The knobs of every config style of the engines of `id`, from their definitions: which one
+/// a version reads, `npuprof route` on its checkout or site-packages says.
+fn engine_knobs(id: MechanismId) -> Vec<String> {
+    let mut knobs: Vec<String> = Vec::new();
+    for definition in engines_of(id) {
+        for style in &definition.styles {
+            for knob in crate::engine::knobs(definition, style.style) {
+                if !knobs.contains(&knob) {
+                    knobs.push(knob);
+                }
+            }
+        }
+        knobs.push(format!("offline: {}", definition.offline_control));
+    }
+    knobs
 }

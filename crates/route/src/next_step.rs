@@ -28,16 +28,21 @@ pub(crate) fn next_step(
                         MechanismId::VllmTorchProfiler | MechanismId::SglangTorchProfiler
                     ) =>
                 {
-                    let var = if m.id == MechanismId::VllmTorchProfiler {
-                        crate::shell::engine_env_vars().next().unwrap_or_default()
-                    } else {
-                        crate::shell::SGLANG_PROFILER_DIR
-                    };
+                    // Which switch a version reads depends on the version: route on its
+                    // checkout or site-packages says; never one it may not read.
+                    let collect = crate::mechanisms::engines_of(m.id)
+                        .next()
+                        .map(|d| {
+                            let words: Vec<String> =
+                                d.collect_command.iter().chain(&d.serve_command).cloned().collect();
+                            npuprof_repository::shell::join(&words)
+                        });
                     Next::text(
-                        Some(format!("export {var}=\"$PWD/prof\"")),
+                        collect,
                         format!(
-                            "{}: set the variable before starting, run, then `npuprof verify` the output",
-                            m.description
+                            "{}: collect sets the switch the installed version reads (`npuprof route` on its checkout or site-packages directory names it); by hand: {}; then `npuprof verify` the output",
+                            m.description,
+                            m.knobs.join("; ")
                         ),
                     )
                 }

@@ -440,12 +440,17 @@ fn is_torch_npu(dotted: &str) -> bool {
     dotted == "torch_npu" || dotted.starts_with("torch_npu.")
 }
 
-/// Serving frameworks whose own profiler route reports when the repository imports them.
-const FRAMEWORKS: [&str; 2] = ["vllm", "sglang"];
+/// Serving frameworks whose own profiler route reports when the repository imports them: the
+/// modules the engine definitions name.
+pub(crate) fn framework_modules() -> impl Iterator<Item = &'static str> {
+    npuprof_repository::engine::EngineDefinition::all()
+        .iter()
+        .flat_map(|d| d.detect.import_modules.iter().map(String::as_str))
+}
 
 fn record_framework_import(module: &str, node: Node, lines: &Lines, facts: &mut PyFacts) {
     let root = module.split('.').next().unwrap_or_default();
-    if let Some(&framework) = FRAMEWORKS.iter().find(|f| **f == root) {
+    if let Some(framework) = framework_modules().find(|f| *f == root) {
         let row = node.start_position().row;
         let import = ProfilerImport {
             line: row + 1,

@@ -3,6 +3,7 @@
 //! Every path is relative to the scanned root and uses `/` separators; every line is 1-based.
 //! Lists are sorted (evidence by path, then line, then kind) so the output is deterministic.
 
+use npuprof_repository::engine::EngineDefinition;
 use serde::Serialize;
 
 /// Version of the JSON schema below; bumped on any incompatible change.
@@ -248,6 +249,13 @@ impl MechanismId {
             Self::TorchNpuProfileLoop => "torch-npu-profile-loop",
             Self::VllmTorchProfiler => "vllm-torch-profiler",
         }
+    }
+
+    /// The mechanism of a serving engine's built-in profiler: its definition's `mechanism`.
+    pub fn of_engine(definition: &EngineDefinition) -> Option<Self> {
+        [Self::VllmTorchProfiler, Self::SglangTorchProfiler]
+            .into_iter()
+            .find(|m| m.as_str() == definition.mechanism)
     }
 }
 

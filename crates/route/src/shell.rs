@@ -1,22 +1,21 @@
-//! Shell scripts: assignments of the profiler environment variables that vLLM and SGLang read.
+//! Shell scripts: assignments of the profiler environment variables the serving engines read
+//! (from their definitions).
 
-use npuprof_repository::engine::{ConfigStyle, EngineDefinition};
+use npuprof_repository::engine::EngineDefinition;
 
-/// SGLang's variable (SGLang has no definition yet).
-pub(crate) const SGLANG_PROFILER_DIR: &str = "SGLANG_TORCH_PROFILER_DIR";
-
-/// The serving engines' variables that switch on their profiler (from their definitions).
-pub(crate) fn engine_env_vars() -> impl Iterator<Item = &'static str> {
-    EngineDefinition::all()
-        .iter()
-        .filter_map(|d| d.style(ConfigStyle::Env).and_then(|s| s.dir_env.as_deref()))
+/// The serving engines' variables naming their profiler's directory, with the engine (from
+/// their definitions, every style).
+pub(crate) fn engine_env_vars() -> impl Iterator<Item = (&'static str, &'static EngineDefinition)> {
+    EngineDefinition::all().iter().flat_map(|d| {
+        d.styles
+            .iter()
+            .filter_map(move |s| s.dir_env.as_deref().map(|v| (v, d)))
+    })
 }
 
 /// Whether `name` is a variable that switches on a framework's built-in torch profiler.
 pub(crate) fn profiler_env_var(name: &str) -> Option<&'static str> {
-    engine_env_vars()
-        .chain([SGLANG_PROFILER_DIR])
-        .find(|v| *v == name)
+    engine_env_vars().map(|(v, _)| v).find(|v| *v == name)
 }
 
 /// An assignment `NAME=...` (possibly after `export`) of a [`profiler_env_var`].

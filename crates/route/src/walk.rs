@@ -24,7 +24,7 @@ pub(crate) const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 /// frameworks with their own profiler. Everything route reports involves one of them (a bare
 /// `import torch_npu`, common in Ascend code, does not, so it does not force a parse); callers
 /// of profiler functions under other names are found by a second pass.
-const PYTHON_PREFILTER: [&str; 4] = ["rofile", "ROFILE", "vllm", "sglang"];
+const PYTHON_PREFILTER: [&str; 2] = ["rofile", "ROFILE"];
 
 /// Directory names never entered: version control, virtualenvs, caches, installed packages.
 const SKIPPED_DIRS: [&str; 6] = [
@@ -318,7 +318,8 @@ const WORD: [bool; 256] = {
 /// Whether a Python text contains one of the words that make it worth parsing.
 pub(crate) fn passes_prefilter(bytes: &[u8]) -> bool {
     PYTHON_PREFILTER
-        .iter()
+        .into_iter()
+        .chain(python::framework_modules())
         .any(|word| memmem::find(bytes, word.as_bytes()).is_some())
 }
 

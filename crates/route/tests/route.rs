@@ -278,9 +278,16 @@ fn vllm_import_alone_is_framework_other() {
         Route::FrameworkOther,
     );
     assert_eq!(kinds_at(&report, "offline.py"), [(2, "framework_import")]);
+    // Which switch the version reads is not known from an import: collect, which reads the
+    // installed version, is named, never one variable it may not read.
     assert_eq!(
         report.next.command.as_deref(),
-        Some("export VLLM_TORCH_PROFILER_DIR=\"$PWD/prof\"")
+        Some("npuprof collect --engine vllm-ascend -- vllm serve MODEL")
+    );
+    assert!(
+        report.next.note.contains("npuprof route"),
+        "{}",
+        report.next.note
     );
 }
 
@@ -295,7 +302,18 @@ fn sglang_env_var_is_framework_other() {
     );
     assert_eq!(
         report.next.command.as_deref(),
-        Some("export SGLANG_TORCH_PROFILER_DIR=\"$PWD/prof\"")
+        Some(
+            "npuprof collect --engine sglang -- python -m sglang.launch_server --model-path MODEL"
+        )
+    );
+    // The knobs come from the definition: the JSON body's fields.
+    assert!(
+        report.mechanisms[0]
+            .knobs
+            .iter()
+            .any(|k| k.contains("\"output_dir\"")),
+        "{:?}",
+        report.mechanisms[0].knobs
     );
 }
 

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use hyper::Method;
+use npuprof_schedule::PhaseSelection;
 use npuprof_workflow::collect::{Interrupt, Outcome, POLL};
 
 use crate::error::ServeError;
@@ -14,7 +15,9 @@ use crate::http::{self, Endpoint};
 use crate::load::{self, Load, LoadReport};
 use crate::output::{self, Settled};
 use crate::parse;
-use crate::report::{ParsedBy, RunOutput, SCHEMA_VERSION, ServeReport, Stopped};
+use crate::report::{
+    ParsedBy, RunOutput, SCHEMA_VERSION, ServeReport, Stopped, WindowClosed, WindowReport,
+};
 use crate::server::{self, Server};
 use crate::settings::{self, Engine, ParseMode, ServeSettings};
 
@@ -66,6 +69,32 @@ impl Default for Timing {
     }
 }
 
+/// The window asked of a server whose start request takes one (the request style): the
+/// forward steps to record, and whether per stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServeWindow {
+    /// `Both`: every iteration between start and stop (or `steps` of them, mixed); one phase:
+    /// the engine records each stage as a run of its own, `steps` forward steps each, and that
+    /// phase's runs are the ones asked for.
+    pub phases: PhaseSelection,
+    /// Forward steps to record: the server stops by itself after them (`None`: start and stop
+    /// around the load).
+    pub steps: Option<u64>,
+}
+
+impl ServeWindow {
+    /// Whether the server is asked for runs per stage.
+    pub fn by_stage(self) -> bool {
+        self.phases != PhaseSelection::Both
+    }
+
+    /// Whether anything beyond start/stop around the load is asked (which only the request
+    /// style can carry).
+    pub fn asked(self) -> bool {
+        self.by_stage() || self.steps.is_some()
+    }
+}
+
 /// What to collect.
 #[derive(Debug, Clone)]
 pub struct ServeRequest {
@@ -73,6 +102,8 @@ pub struct ServeRequest {
     pub engine: Engine,
     /// Its facts.
     pub settings: ServeSettings,
+    /// Where they came from.
+    pub style_from: settings::StyleFrom,
     /// Which server.
     pub target: Target,
     /// Where the profile goes (the server's profiler directory).
@@ -81,6 +112,8 @@ pub struct ServeRequest {
     pub warmup: Load,
     /// The profiled load.
     pub load: Load,
+    /// The window asked of the server.
+    pub window: ServeWindow,
     /// The waits.
     pub timing: Timing,
 }
@@ -179,6 +212,29 @@ pub fn check(request: &ServeRequest) -> Result<(), ServeError> {
         settings::read_command(request.engine, argv).map_err(ServeError::BadCommand)?;
         refuse_own_switches(settings, argv)?;
     }
+    let window = request.window;
+    if window.asked() && settings.start_body.is_none() {
+        return Err(ServeError::WindowNotSupported {
+            engine: request.engine.name().to_owned(),
+        });
+    }
+    if let Some(phase) = window
+        .phases
+        .phases()
+        .into_iter()
+        .find(|p| window.by_stage() && !settings.stage_order.contains(p))
+    {
+        return Err(ServeError::BadCommand(format!(
+            "{} records no {} stage of its own",
+            request.engine.name(),
+            phase.name()
+        )));
+    }
+    if window.by_stage() && window.steps.is_none() {
+        return Err(ServeError::BadCommand(
+            "a window per stage needs its number of steps".to_owned(),
+        ));
+    }
     if !output::list(&request.profile_dir, settings).runs.is_empty() {
         return Err(ServeError::ProfileDirNotEmpty {
             dir: request.profile_dir.display().to_string(),
@@ -225,6 +281,7 @@ pub fn collect(
         schema_version: SCHEMA_VERSION,
         engine: request.engine,
         config_style: settings.config_style,
+        style_from: request.style_from.clone(),
         level: settings.level.clone(),
         aic_metrics: settings.aic_metrics.clone(),
         no_pipe_metrics_note: settings.no_pipe_metrics_note.clone(),
@@ -234,6 +291,12 @@ pub fn collect(
         env: env.clone(),
         profile_dir: request.profile_dir.clone(),
         expected_ranks: ranks,
+        window: WindowReport {
+            phase: request.window.phases,
+            steps: request.window.steps,
+            closed_by: None,
+        },
+        pd_note: command_pd_note(request),
         healthy_after_secs: None,
         warmup: None,
         load: None,
@@ -359,6 +422,13 @@ impl Loop<'_> {
         }
         self.profile(&settings.start_path, true)?;
         let load = self.load(Stage::Load, &self.request.load);
+        let ranks = self.ranks.unwrap_or(1);
+        let window = self.request.window;
+        let runs_per_rank = if window.by_stage() {
+            settings.stage_order.len().max(1)
+        } else {
+            1
+        };
         // The profiler is stopped whatever the load did, unless the server is gone.
         let stopped = match &load {
             Err(ServeError::ServerExited { .. }) => Ok(()),
@@ -375,14 +445,13 @@ impl Loop<'_> {
                 }
                 Ok(())
             }
-            _ => self.profile(&settings.stop_path, false),
+            _ => self.close_window(ranks * runs_per_rank),
         };
         self.report.load = Some(load?);
         stopped?;
         let stop = Instant::now();
         self.observer.event(Event::Stage(Stage::Output));
         let dir = &self.request.profile_dir;
-        let ranks = self.ranks.unwrap_or(1);
         let settled = {
             let mut watch = watcher(
                 self.interrupt,
@@ -406,7 +475,7 @@ impl Loop<'_> {
             output::settle(
                 dir,
                 settings,
-                ranks,
+                ranks * runs_per_rank,
                 quiet,
                 stop + timing.output,
                 POLL * 4,
@@ -476,10 +545,53 @@ impl Loop<'_> {
             .map(|p| p.run.clone())
             .collect();
         self.report.runs = runs_of(&listing.runs, &offline);
+        if window.by_stage() {
+            label_stages(&mut self.report.runs, settings);
+        }
         if self.interrupt.raised() {
             return Err(ServeError::Interrupted("while parsing".to_owned()));
         }
         self.verify(&listing.runs)
+    }
+
+    /// Ends the window after the load: a server asked for N steps closes it itself (its runs
+    /// are all there and parsed once the load has run); otherwise, or when the load ran out
+    /// before the steps did, the stop route closes it.
+    fn close_window(&mut self, expected: usize) -> Result<(), ServeError> {
+        let settings = &self.request.settings;
+        if self.request.window.steps.is_some() {
+            let listing = output::list(&self.request.profile_dir, settings);
+            if listing.runs.len() >= expected && listing.runs.iter().all(|r| output::parsed(r)) {
+                self.report.window.closed_by = Some(WindowClosed::Server);
+                return Ok(());
+            }
+        }
+        let stop = settings.stop_path.clone();
+        self.profile(&stop, false)?;
+        self.report.window.closed_by = Some(if self.request.window.steps.is_some() {
+            WindowClosed::StopBeforeSteps
+        } else {
+            WindowClosed::Stop
+        });
+        Ok(())
+    }
+
+    /// The start request's JSON body, for an engine that takes one: the profile directory,
+    /// stacks and shapes off, and the window.
+    fn start_body(&self) -> Option<Vec<u8>> {
+        let keys = self.request.settings.start_body.as_ref()?;
+        let window = self.request.window;
+        let mut body = serde_json::json!({});
+        body[keys.dir.as_str()] = serde_json::json!(self.request.profile_dir);
+        body[keys.stack.as_str()] = serde_json::json!(false);
+        body[keys.shapes.as_str()] = serde_json::json!(false);
+        if let Some(steps) = window.steps {
+            body[keys.steps.as_str()] = serde_json::json!(steps);
+        }
+        if window.by_stage() {
+            body[keys.by_stage.as_str()] = serde_json::json!(true);
+        }
+        serde_json::to_vec(&body).ok()
     }
 
     fn verify(&mut self, runs: &[PathBuf]) -> Result<(), ServeError> {
@@ -571,8 +683,9 @@ impl Loop<'_> {
             self.request.timing.output
         };
         let (endpoint, owned) = (self.endpoint.clone(), path.to_owned());
+        let body = if start { self.start_body() } else { None };
         let answer = self.drive(Stage::Load, async move {
-            http::request(&endpoint, Method::POST, &owned, None, timeout).await
+            http::request(&endpoint, Method::POST, &owned, body, timeout).await
         })?;
         match answer {
             Ok(response) if response.status == 200 => Ok(()),
@@ -739,6 +852,7 @@ fn runs_of(runs: &[PathBuf], offline: &[PathBuf]) -> Vec<RunOutput> {
     runs.iter()
         .map(|dir| RunOutput {
             dir: dir.clone(),
+            stage: None,
             parsed_by: if offline.contains(dir) {
                 ParsedBy::Offline
             } else if output::parsed(dir) {
@@ -748,6 +862,48 @@ fn runs_of(runs: &[PathBuf], offline: &[PathBuf]) -> Vec<RunOutput> {
             },
         })
         .collect()
+}
+
+/// Labels each rank's runs by stage: its run directories (`<worker>_<timestamp><suffix>`), in
+/// timestamp order, are the stages in the definition's order.
+fn label_stages(runs: &mut [RunOutput], settings: &ServeSettings) {
+    let worker_and_stamp = |dir: &Path| -> Option<(String, String)> {
+        let name = dir.file_name()?.to_str()?;
+        let stem = name.strip_suffix(&settings.run_dir_suffix)?;
+        let (worker, stamp) = stem.rsplit_once('_')?;
+        Some((worker.to_owned(), stamp.to_owned()))
+    };
+    let mut by_worker: std::collections::BTreeMap<String, Vec<(String, usize)>> =
+        std::collections::BTreeMap::new();
+    for (i, run) in runs.iter().enumerate() {
+        if let Some((worker, stamp)) = worker_and_stamp(&run.dir) {
+            by_worker.entry(worker).or_default().push((stamp, i));
+        }
+    }
+    for mut stamps in by_worker.into_values() {
+        stamps.sort();
+        if stamps.len() != settings.stage_order.len() {
+            continue;
+        }
+        for ((_, i), stage) in stamps.into_iter().zip(&settings.stage_order) {
+            runs[i].stage = Some(*stage);
+        }
+    }
+}
+
+/// What the definition says of a PD node, when the launched command is one.
+fn command_pd_note(request: &ServeRequest) -> Option<String> {
+    let Target::Launch { argv, .. } = &request.target else {
+        return None;
+    };
+    let option = settings::read_command(request.engine, argv)
+        .ok()?
+        .pd_option?;
+    let pd = request.engine.definition().pd.as_ref()?;
+    Some(format!(
+        "{option}: this server is one node of a prefill/decode pair; {}",
+        pd.note
+    ))
 }
 
 /// The end of the whole collect (`--timeout`), with its length in seconds for the message.

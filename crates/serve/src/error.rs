@@ -54,6 +54,14 @@ pub enum ServeError {
     /// The async runtime could not be made.
     #[error("cannot start the HTTP client: {0}")]
     Runtime(std::io::Error),
+    /// A window of steps or per stage was asked of an engine whose start takes none.
+    #[error(
+        "--phase and --decode-active: {engine}'s start request takes no window (it records everything between start and stop, prefill and decode mixed)"
+    )]
+    WindowNotSupported {
+        /// The engine.
+        engine: String,
+    },
     /// The server exited.
     #[error("the server exited ({ended}) {when}{last}")]
     ServerExited {
@@ -197,6 +205,7 @@ impl ServeError {
             | ServeError::BadCommand(_)
             | ServeError::AlreadyConfigured(_)
             | ServeError::ProfileDirNotEmpty { .. }
+            | ServeError::WindowNotSupported { .. }
             | ServeError::ProfileDir { .. } => ErrorKind::Refused,
             ServeError::Start { .. } | ServeError::Runtime(_) => ErrorKind::StartFailed,
             ServeError::ServerExited { .. } => ErrorKind::ServerExited,

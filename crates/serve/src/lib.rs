@@ -20,7 +20,11 @@ mod report;
 pub mod server;
 pub mod settings;
 
-pub use collect::{Event, Observer, ServeRequest, Stage, Target, Timing, check, collect};
+pub use collect::{
+    Event, Observer, ServeRequest, ServeWindow, Stage, Target, Timing, check, collect,
+};
 pub use error::{ErrorKind, ServeError};
 pub use profile_dir::make_profile_dir;
-pub use report::{ParsedBy, RunOutput, SCHEMA_VERSION, ServeReport, Stopped};
+pub use report::{
+    ParsedBy, RunOutput, SCHEMA_VERSION, ServeReport, Stopped, WindowClosed, WindowReport,
+};

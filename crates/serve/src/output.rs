@@ -28,7 +28,11 @@ pub fn list(dir: &Path, settings: &ServeSettings) -> Listing {
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if is_dir && name.ends_with(&settings.run_dir_suffix) {
             listing.runs.push(entry.path());
-        } else if name.contains(&settings.frontend_trace_suffix) {
+        } else if settings
+            .frontend_trace_suffix
+            .as_deref()
+            .is_some_and(|suffix| name.contains(suffix))
+        {
             listing.frontend.push(entry.path());
         }
     }

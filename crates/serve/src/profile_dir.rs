@@ -2,10 +2,12 @@
 
 use crate::{ServeError, ServeRequest, Target};
 
-/// Makes the profile directory (and its missing parents) when collect launches the server;
-/// a server collect attaches to (`--url`) writes where it was started to, so nothing is made.
+/// Makes the profile directory (and its missing parents) when collect launches the server, or
+/// names it in the start request (the request style); a server collect attaches to (`--url`)
+/// otherwise writes where it was started to, so nothing is made.
 pub fn make_profile_dir(request: &ServeRequest) -> Result<(), ServeError> {
-    if !matches!(request.target, Target::Launch { .. }) {
+    let named_in_request = request.settings.start_body.is_some();
+    if !matches!(request.target, Target::Launch { .. }) && !named_in_request {
         return Ok(());
     }
     npuprof_journal::probe::create_dir_outside(&request.profile_dir)

@@ -20,6 +20,8 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct RunOutput {
     /// The directory.
     pub dir: PathBuf,
+    /// The stage it records, with a window per stage (`prefill`, `decode`); `null` otherwise.
+    pub stage: Option<npuprof_schedule::Phase>,
     /// Who parsed it: the engine, collect (`offline`), or nobody yet (`raw`).
     pub parsed_by: ParsedBy,
 }
@@ -34,6 +36,29 @@ pub enum ParsedBy {
     Offline,
     /// Nobody: raw data only (the offline parse failed or did not run).
     Raw,
+}
+
+/// How the recorded window ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowClosed {
+    /// The stop route, after the load (start/stop around the load).
+    Stop,
+    /// The server, after the steps asked for.
+    Server,
+    /// The stop route, because the load ended before the steps asked for: fewer were recorded.
+    StopBeforeSteps,
+}
+
+/// The window asked of the server and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WindowReport {
+    /// The phase asked for (`both`: every iteration, mixed).
+    pub phase: npuprof_schedule::PhaseSelection,
+    /// Forward steps asked for (per stage with one phase), when any.
+    pub steps: Option<u64>,
+    /// How it ended (`null`: it did not).
+    pub closed_by: Option<WindowClosed>,
 }
 
 /// The error a collect stopped at.
@@ -54,6 +79,8 @@ pub struct ServeReport {
     pub engine: Engine,
     /// How its profiler was switched on.
     pub config_style: ConfigStyle,
+    /// Where that style (and the level and metrics) came from.
+    pub style_from: crate::settings::StyleFrom,
     /// The level the engine hard-codes.
     pub level: String,
     /// The AI Core metrics it hard-codes.
@@ -72,6 +99,10 @@ pub struct ServeReport {
     pub profile_dir: PathBuf,
     /// The run directories expected per stop (ranks), when known.
     pub expected_ranks: Option<usize>,
+    /// The window asked of the server and how it ended.
+    pub window: WindowReport,
+    /// Said when the launched command is one node of a prefill/decode pair.
+    pub pd_note: Option<String>,
     /// Seconds until the server was healthy.
     pub healthy_after_secs: Option<f64>,
     /// The warm-up requests.

@@ -67,6 +67,11 @@ pub fn args_for(settings: &ServeSettings, dir: &Path) -> Vec<String> {
 /// `--opt.key=value` counts as `--opt`), to refuse a command or environment that sets them
 /// already.
 pub fn switches(settings: &ServeSettings) -> Vec<&str> {
+    if settings.start_body.is_some() {
+        // The start request's body names the directory and switches: the environment only
+        // gives defaults it overrides, and the routes are always there.
+        return Vec::new();
+    }
     let options = settings
         .extra_args
         .iter()
@@ -109,9 +114,12 @@ pub fn from_source(engine: Engine, root: &Path) -> Result<ServeSettings, String>
             root.display()
         )
     })?;
+    if let Some(mismatch) = detected.host_mismatch(definition) {
+        return Err(mismatch);
+    }
     let facts = detected.facts(definition).ok_or_else(|| {
         format!(
-            "the {} source under {} shows no config style (neither style's evidence is in its profiler files): pass --config-style",
+            "the {} source under {} shows no config style (no style's evidence is in its profiler files): pass --config-style",
             definition.id,
             root.display()
         )
@@ -119,6 +127,82 @@ pub fn from_source(engine: Engine, root: &Path) -> Result<ServeSettings, String>
     definition
         .settings_for(&facts, Path::new(DIR), 1, false)
         .map_err(|e| e.to_string())
+}
+
+/// Where the settings' version facts came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "from", content = "path")]
+pub enum StyleFrom {
+    /// `--config-style`.
+    Option,
+    /// `--engine-source DIR`.
+    EngineSource(std::path::PathBuf),
+    /// The engine's package as the command's own Python finds it (the directory holding it).
+    CommandPython(std::path::PathBuf),
+    /// Nothing told: the newest style of the definition is assumed.
+    Assumed,
+}
+
+/// The interpreter the command `argv` runs: its first word when that is a Python, else the
+/// `#!` line of the script it names (found on `PATH` when it has no `/`).
+pub fn command_python(argv: &[String]) -> Option<std::path::PathBuf> {
+    let first = argv.first()?;
+    let is_python = |word: &str| {
+        Path::new(word)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("python"))
+    };
+    if is_python(first) {
+        return Some(first.into());
+    }
+    let script = if first.contains('/') {
+        std::path::PathBuf::from(first)
+    } else {
+        std::env::split_paths(&std::env::var_os("PATH")?)
+            .map(|dir| dir.join(first))
+            .find(|p| p.is_file())?
+    };
+    let mut head = [0u8; 256];
+    let read = {
+        use std::io::Read as _;
+        std::fs::File::open(&script).ok()?.read(&mut head).ok()?
+    };
+    let line = String::from_utf8_lossy(&head[..read]);
+    let line = line.lines().next()?.strip_prefix("#!")?.trim();
+    let mut words = line.split_whitespace();
+    let program = words.next()?;
+    let program = if program.ends_with("/env") {
+        words.find(|w| !w.starts_with('-'))?
+    } else {
+        program
+    };
+    is_python(program).then(|| program.into())
+}
+
+/// The directory holding the engine's package as `python` (with `env` added) finds it, without
+/// importing it (`importlib.util.find_spec`).
+pub fn package_root(
+    engine: Engine,
+    python: &Path,
+    env: &[(String, String)],
+) -> Option<std::path::PathBuf> {
+    const FIND: &str = "import importlib.util, sys\n\
+        s = importlib.util.find_spec(sys.argv[1])\n\
+        print(list(s.submodule_search_locations)[0] if s and s.submodule_search_locations else '')";
+    let module = &engine.definition().detect.package_dir;
+    let output = std::process::Command::new(python)
+        .args(["-c", FIND, module])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let package = Path::new(text.trim());
+    (output.status.success() && package.is_dir())
+        .then(|| package.parent().map(Path::to_path_buf))
+        .flatten()
 }
 
 /// What collect reads from the user's serving command: the served model, where it listens,
@@ -133,6 +217,8 @@ pub struct CommandFacts {
     pub port: u16,
     /// Tensor × pipeline parallel size.
     pub ranks: usize,
+    /// The option that makes the server one node of a prefill/decode pair, when given.
+    pub pd_option: Option<String>,
 }
 
 /// Reads `argv` (`<program> <subcommand> MODEL [options]`) as `engine`'s command line does,
@@ -145,12 +231,20 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
         host: "127.0.0.1".to_owned(),
         port: command.default_port,
         ranks: 1,
+        pd_option: None,
     };
+    let pd_options = engine
+        .definition()
+        .pd
+        .as_ref()
+        .map_or(&[][..], |pd| pd.options.as_slice());
+    // The model option's value, when the served name does not override it.
+    let mut model_path = None;
     let (mut tp, mut pp) = (1usize, 1usize);
     let serve = argv.iter().position(|a| *a == command.subcommand);
     if let Some(model) = serve
         .and_then(|i| argv.get(i + 1))
-        .filter(|a| !a.starts_with('-'))
+        .filter(|a| !a.starts_with('-') && command.model.is_empty())
     {
         facts.model = Some(model.clone());
     }
@@ -160,6 +254,9 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
             Some((name, value)) => (name, Some(value.to_owned())),
             None => (word.as_str(), None),
         };
+        if pd_options.iter().any(|o| o == name) {
+            facts.pd_option = Some(name.to_owned());
+        }
         let Some(option) = command.option(name) else {
             continue;
         };
@@ -186,11 +283,15 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
                     .map_err(|_| format!("{name} {value} is out of range"))?;
             }
             CommandOption::ModelName => facts.model = Some(value.clone()),
+            CommandOption::Model => model_path = Some(value.clone()),
             CommandOption::TensorParallel => tp = number()?,
             CommandOption::PipelineParallel => pp = number()?,
         }
     }
     facts.ranks = tp.saturating_mul(pp);
+    if facts.model.is_none() {
+        facts.model = model_path;
+    }
     Ok(facts)
 }
 
@@ -277,6 +378,44 @@ mod tests {
             .map(str::to_owned)
             .to_vec();
         assert!(read_command(vllm_ascend(), &bad).is_err());
+    }
+
+    #[test]
+    fn a_launch_module_command_gives_the_model_option_and_a_pd_node() {
+        let sglang = Engine::by_id("sglang").expect("compiled in");
+        let argv: Vec<String> = "python -m sglang.launch_server --model-path /m/Q --tp-size 4 --disaggregation-mode decode"
+            .split(' ')
+            .map(str::to_owned)
+            .collect();
+        let facts = read_command(sglang, &argv).expect("reads");
+        assert_eq!(facts.model.as_deref(), Some("/m/Q"));
+        assert_eq!((facts.port, facts.ranks), (30000, 4));
+        assert_eq!(facts.pd_option.as_deref(), Some("--disaggregation-mode"));
+        let named = [argv, vec!["--served-model-name".to_owned(), "q".to_owned()]].concat();
+        assert_eq!(
+            read_command(sglang, &named).unwrap().model.as_deref(),
+            Some("q")
+        );
+        // Its start request names the directory: nothing in the environment is refused.
+        assert!(switches(&for_engine(sglang, ConfigStyle::Request)).is_empty());
+    }
+
+    #[test]
+    fn the_command_s_python_is_its_first_word_or_its_script_s_interpreter() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("serve");
+        std::fs::write(&script, "#!/usr/bin/env -S python3 -u\nprint(1)\n").unwrap();
+        let argv = |first: &str| vec![first.to_owned(), "serve".to_owned()];
+        assert_eq!(
+            command_python(&argv("python3.11")),
+            Some("python3.11".into())
+        );
+        assert_eq!(
+            command_python(&argv(script.to_str().unwrap())),
+            Some("python3".into())
+        );
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        assert_eq!(command_python(&argv(script.to_str().unwrap())), None);
     }
 
     #[test]

@@ -36,13 +36,15 @@ pub struct ServingSpec {
     pub engine: String,
     /// The end of each run directory's name (`_ascend_pt`).
     pub run_dir_suffix: String,
-    /// Text in the name of the API process's own trace (`.async_llm`).
-    pub frontend_trace_suffix: String,
+    /// Text in the name of the API process's own trace (`.async_llm`), when the engine's API
+    /// process writes one.
+    pub frontend_trace_suffix: Option<String>,
     /// The engine's setting that stops that trace, for the finding's next action.
-    pub frontend_off_key: String,
+    pub frontend_off_key: Option<String>,
     /// The rank suffix of a worker's name, `<x>` standing for digits and `<r>` for the rank
-    /// (`dp<d>_pp<p>_tp<t>_dcp<c>_ep<e>_rank<r>`).
-    pub worker_name_shape: String,
+    /// (`dp<d>_pp<p>_tp<t>_dcp<c>_ep<e>_rank<r>`), when the engine names runs by rank (an
+    /// engine whose runs carry the host and process id is never recognised by its names).
+    pub worker_name_shape: Option<String>,
     /// A run directory whose newest file is younger than this is still being written.
     pub settle: Duration,
 }
@@ -81,9 +83,13 @@ pub fn split_frontend(target: &mut Target, serving: &Serving) -> Vec<FrontendTra
         return Vec::new();
     }
     let is_frontend = |p: &Path| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| specs.iter().any(|s| n.contains(&s.frontend_trace_suffix)))
+        p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+            specs.iter().any(|s| {
+                s.frontend_trace_suffix
+                    .as_deref()
+                    .is_some_and(|suffix| n.contains(suffix))
+            })
+        })
     };
     let mut found: BTreeSet<PathBuf> = BTreeSet::new();
     target.runs.retain(|r| {
@@ -228,10 +234,12 @@ fn decide<'a>(
             specs
                 .iter()
                 .find(|spec| {
+                    let Some(shape) = spec.worker_name_shape.as_deref() else {
+                        return false;
+                    };
                     runs.iter().all(|r| {
-                        run_name(&r.dir, spec).is_some_and(|n| {
-                            worker_rank(&n.worker, &spec.worker_name_shape).is_some()
-                        })
+                        run_name(&r.dir, spec)
+                            .is_some_and(|n| worker_rank(&n.worker, shape).is_some())
                     })
                 })
                 .map(|spec| {
@@ -239,7 +247,7 @@ fn decide<'a>(
                         spec,
                         format!(
                             "run directories named by rank suffix ({}) and no schedule",
-                            spec.worker_name_shape
+                            spec.worker_name_shape.as_deref().unwrap_or_default()
                         ),
                     )
                 })
@@ -366,7 +374,7 @@ pub fn apply(
             Evidence::path(disp(&trace.0)),
             format!(
                 "nothing: verify leaves it out; the engine's {} setting stops it",
-                spec.frontend_off_key
+                spec.frontend_off_key.as_deref().unwrap_or("own")
             ),
         ));
     }
@@ -390,7 +398,11 @@ fn pairs(report: &mut VerifyReport, runs: &[RunRef], spec: &ServingSpec, why: &s
                 .iter()
                 .find(|s| s.dir == dir)
                 .and_then(|s| s.rank)
-                .or_else(|| worker_rank(&name.worker, &spec.worker_name_shape))?;
+                .or_else(|| {
+                    spec.worker_name_shape
+                        .as_deref()
+                        .and_then(|shape| worker_rank(&name.worker, shape))
+                })?;
             Some((name.stamp, rank, r))
         })
         .collect();
@@ -482,9 +494,9 @@ mod tests {
         let spec = ServingSpec {
             engine: "e".to_owned(),
             run_dir_suffix: "_ascend_pt".to_owned(),
-            frontend_trace_suffix: ".fe".to_owned(),
-            frontend_off_key: "off".to_owned(),
-            worker_name_shape: SHAPE.to_owned(),
+            frontend_trace_suffix: Some(".fe".to_owned()),
+            frontend_off_key: Some("off".to_owned()),
+            worker_name_shape: Some(SHAPE.to_owned()),
             settle: Duration::from_secs(1),
         };
         let n = run_name(

@@ -20,9 +20,9 @@ fn spec() -> ServingSpec {
     ServingSpec {
         engine: "vllm-ascend".to_owned(),
         run_dir_suffix: "_ascend_pt".to_owned(),
-        frontend_trace_suffix: ".async_llm".to_owned(),
-        frontend_off_key: "ignore_frontend".to_owned(),
-        worker_name_shape: SHAPE.to_owned(),
+        frontend_trace_suffix: Some(".async_llm".to_owned()),
+        frontend_off_key: Some("ignore_frontend".to_owned()),
+        worker_name_shape: Some(SHAPE.to_owned()),
         settle: Duration::from_secs(10),
     }
 }

@@ -6,6 +6,7 @@
 //! hard-coded level and metrics cannot show.
 
 use npuprof_repository::engine::{ConfigStyle, EngineDefinition, ParseMode, VersionFacts};
+use npuprof_schedule::PhaseSelection;
 use serde::Serialize;
 
 use crate::WorkflowError;
@@ -62,6 +63,23 @@ pub struct ServeLoad {
     pub with_stack: bool,
     /// Kernels per engine iteration, when known.
     pub kernels_per_step: Option<u64>,
+    /// The phase asked for (one phase: runs per stage, for an engine whose start takes it).
+    pub phases: PhaseSelection,
+    /// Forward steps asked of the server (`None`: start and stop around the load).
+    pub steps: Option<u64>,
+}
+
+/// The window asked of a server whose start request takes one.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageWindow {
+    /// Forward steps (per stage when `by_stage`).
+    pub steps: u64,
+    /// Whether each stage (prefill, decode) is a run of its own.
+    pub by_stage: bool,
+    /// Run directories each rank writes.
+    pub runs_per_rank: u32,
+    /// The start request's JSON body.
+    pub body: String,
 }
 
 /// Engine iterations in the window.
@@ -140,6 +158,10 @@ pub struct ServePlan {
     pub parse: ParseMode,
     /// Call stacks on.
     pub with_stack: bool,
+    /// The window asked of the server (`--phase`, `--decode-active`), when the engine takes one.
+    pub stage_window: Option<StageWindow>,
+    /// What to do with a prefill/decode pair, when the engine has PD disaggregation.
+    pub pd: Option<String>,
     /// Things to know before running.
     pub warnings: Vec<String>,
 }
@@ -185,13 +207,17 @@ pub fn plan_serve(
     } else {
         BYTES_PER_KERNEL
     };
-    let bytes_per_rank = at_most
-        .checked_mul(kernels_per_step)
-        .and_then(|k| k.checked_mul(bytes_per_kernel))
-        .ok_or_else(overflow)?;
     let http = &definition.http;
     let style = definition.style(facts.style);
     let mut warnings = Vec::new();
+    let stage_window = stage_window(definition, facts, &load, decode, &mut warnings)?;
+    let recorded = stage_window.as_ref().map_or(at_most, |w| {
+        w.steps.saturating_mul(u64::from(w.runs_per_rank))
+    });
+    let bytes_per_rank = recorded
+        .checked_mul(kernels_per_step)
+        .and_then(|k| k.checked_mul(bytes_per_kernel))
+        .ok_or_else(overflow)?;
     if load.with_stack {
         warnings.push(format!(
             "call stacks are on: about {:.1}× the output ({BYTES_PER_KERNEL_WITH_STACK} vs {BYTES_PER_KERNEL} bytes per kernel on the real sample) and a slower server while recording",
@@ -201,6 +227,12 @@ pub fn plan_serve(
         warnings.push(format!(
             "this version records call stacks unless {} is off: npuprof collect turns it off (pass --with-stack to keep them)",
             s.stack_key()
+        ));
+    }
+    if let (Some(s), Some(true)) = (style, style.and_then(|s| s.shapes_default)) {
+        warnings.push(format!(
+            "this version records operator shapes unless {} is off: npuprof collect turns it off",
+            s.body.as_ref().map_or("", |b| b.shapes.as_str())
         ));
     }
     if load.requests < load.concurrency {
@@ -230,27 +262,66 @@ pub fn plan_serve(
     if let Some(note) = definition.no_pipe_metrics_note(&facts.metrics) {
         warnings.push(note);
     }
+    if let Some(ec) = definition
+        .experimental_config
+        .as_ref()
+        .filter(|ec| ec.level == facts.level && ec.metrics == facts.metrics)
+    {
+        warnings.push(format!(
+            "this version builds no experimental config (before {}): torch_npu's defaults, so verify expects no pipe metrics",
+            ec.since
+        ));
+    }
     if !from_source {
         warnings.push(format!(
             "the level and metrics are those of the newest {}-style version: pass --repo with your checkout or site-packages to read your version's",
             facts.style.as_str()
         ));
     }
+    let sent = format!(
+        "send {} requests (prompt {} tokens, output {} tokens, {} in flight)",
+        load.requests, load.prompt_len, load.output_len, load.concurrency
+    );
+    let (window, records, decode_dominated) = match &stage_window {
+        Some(w) => (
+            format!(
+                "after {} warm-up request(s), POST {} {}, {sent}; the server stops by itself after the steps ({} if the load ends first)",
+                load.warmup, http.start, w.body, http.stop
+            ),
+            if w.by_stage {
+                format!(
+                    "each stage as a run of its own, {} forward steps each: the prefill batches from the start, then the decode steps (a prefill batch inside the decode window is recorded while the prefill count is within the steps, and ends the window after)",
+                    w.steps
+                )
+            } else {
+                format!("{} forward steps from the start, prefill and decode mixed", w.steps)
+            },
+            "asked: the decode stage's run holds decode steps only; admit every request at once (concurrency ≥ requests) so no prefill falls inside it".to_owned(),
+        ),
+        None => (
+            format!(
+                "after {} warm-up request(s), POST {}, {sent}, wait for them, POST {}",
+                load.warmup, http.start, http.stop
+            ),
+            "every engine iteration between start and stop, prefill and decode mixed: continuous batching admits a new request's prefill while others decode, and the profile has no Step Ids to tell them apart (windows are by wall time)"
+                .to_owned(),
+            format!(
+                "use long outputs (decode iterations grow with --output-len, prefills stay {}), and start recording after the prefills: send the requests first and POST {} once every request has its first token, so the window holds decode iterations only",
+                load.requests, http.start
+            ),
+        ),
+    };
     Ok(ServePlan {
         schema_version: SERVE_PLAN_SCHEMA_VERSION,
         engine: definition.id.clone(),
-        window: format!(
-            "after {} warm-up request(s), POST {}, send {} requests (prompt {} tokens, output {} tokens, {} in flight), wait for them, POST {}",
-            load.warmup, http.start, load.requests, load.prompt_len, load.output_len, load.concurrency, http.stop
-        ),
+        window,
         warmup_requests: load.warmup,
         requests: load.requests,
         prompt_len: load.prompt_len,
         output_len: load.output_len,
         concurrency: load.concurrency,
         tp: load.tp,
-        records: "every engine iteration between start and stop, prefill and decode mixed: continuous batching admits a new request's prefill while others decode, and the profile has no Step Ids to tell them apart (windows are by wall time)"
-            .to_owned(),
+        records,
         iterations: Iterations {
             prefills: load.requests,
             decode,
@@ -258,10 +329,7 @@ pub fn plan_serve(
             decode_share,
             prompt_tokens,
         },
-        decode_dominated: format!(
-            "use long outputs (decode iterations grow with --output-len, prefills stay {}), and start recording after the prefills: send the requests first and POST {} once every request has its first token, so the window holds decode iterations only",
-            load.requests, http.start
-        ),
+        decode_dominated,
         output: OutputEstimate {
             bytes_per_rank,
             ranks: load.tp,
@@ -269,8 +337,12 @@ pub fn plan_serve(
             kernels_per_step_assumed: load.kernels_per_step.is_none(),
             bytes_per_kernel,
             model: format!(
-                "iterations (at most {at_most}) × kernels per iteration ({kernels_per_step}{}) × bytes per kernel ({bytes_per_kernel}, measured on a real Level1 text export {} call stacks); per rank, every rank alike",
-                if load.kernels_per_step.is_none() { ", assumed: pass --kernels-per-step" } else { "" },
+                "iterations (at most {recorded}) × kernels per iteration ({kernels_per_step}{}) × bytes per kernel ({bytes_per_kernel}, measured on a real Level1 text export {} call stacks); per rank, every rank alike",
+                if load.kernels_per_step.is_none() {
+                    ", assumed: pass --kernels-per-step"
+                } else {
+                    ""
+                },
                 if load.with_stack { "with" } else { "without" }
             ),
         },
@@ -281,8 +353,69 @@ pub fn plan_serve(
         cannot_show: definition.cannot_show(&facts.level, &facts.metrics),
         parse,
         with_stack: load.with_stack,
+        stage_window,
+        pd: definition.pd.as_ref().map(|pd| pd.note.clone()),
         warnings,
     })
+}
+
+/// The window asked of the server, when `--phase` or `--decode-active` was given: refused for
+/// an engine whose start request takes none, warned when the load is shorter than the steps.
+fn stage_window(
+    definition: &EngineDefinition,
+    facts: &VersionFacts,
+    load: &ServeLoad,
+    decode: u64,
+    warnings: &mut Vec<String>,
+) -> Result<Option<StageWindow>, WorkflowError> {
+    let by_stage = load.phases != PhaseSelection::Both;
+    if !by_stage && load.steps.is_none() {
+        return Ok(None);
+    }
+    let Some(body) = definition.style(facts.style).and_then(|s| s.body.as_ref()) else {
+        return Err(WorkflowError::NotPlannable(format!(
+            "--phase and --decode-active: {}'s start request takes no window (it records everything between start and stop, prefill and decode mixed)",
+            definition.id
+        )));
+    };
+    let stages = &definition.results.stage_order;
+    if let Some(phase) = load
+        .phases
+        .phases()
+        .into_iter()
+        .find(|p| by_stage && !stages.contains(p))
+    {
+        return Err(WorkflowError::NotPlannable(format!(
+            "--phase {}: {} records no such stage of its own",
+            phase.name(),
+            definition.id
+        )));
+    }
+    let steps = load.steps.unwrap_or(1);
+    if steps > decode {
+        warnings.push(format!(
+            "the load runs about {decode} decode iterations, fewer than the {steps} steps asked: the server would not stop by itself (collect then stops it and says so); send more requests or longer outputs"
+        ));
+    }
+    let mut json = serde_json::json!({});
+    json[body.dir.as_str()] = serde_json::json!("<dir>");
+    json[body.stack.as_str()] = serde_json::json!(false);
+    json[body.shapes.as_str()] = serde_json::json!(false);
+    json[body.steps.as_str()] = serde_json::json!(steps);
+    if by_stage {
+        json[body.by_stage.as_str()] = serde_json::json!(true);
+    }
+    let runs_per_rank = if by_stage {
+        u32::try_from(stages.len()).unwrap_or(u32::MAX)
+    } else {
+        1
+    };
+    Ok(Some(StageWindow {
+        steps,
+        by_stage,
+        runs_per_rank,
+        body: json.to_string(),
+    }))
 }
 
 fn ratio(a: u64, b: u64) -> f64 {
@@ -306,6 +439,8 @@ mod tests {
             tp: 1,
             with_stack: false,
             kernels_per_step: Some(500),
+            phases: PhaseSelection::Both,
+            steps: None,
         }
     }
 

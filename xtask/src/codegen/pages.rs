@@ -619,16 +619,24 @@ fn serving_engines(catalog: &npuprof_repository::Catalog, out: &mut String) {
                 )
             })
             .collect();
+        let worker = d.worker_name_shape.as_deref().unwrap_or("<host>_<pid>");
+        let prefix = if d.run_prefix_evidence.is_some() {
+            "[<prefix>_]"
+        } else {
+            ""
+        };
+        let frontend = d.results.frontend_trace_suffix.as_deref().map_or_else(
+            || "no frontend trace".to_owned(),
+            |f| format!("frontend `*{f}*`"),
+        );
         let _ = writeln!(
             out,
-            "| `{}` | {} | {} | {} | `[<prefix>_]{}_<ts>{}`, frontend `*{}*` |",
+            "| `{}` | {} | {} | {} | `{prefix}{worker}_<ts>{}`, {frontend} |",
             d.id,
             styles.join(", "),
             stacks.join(", "),
             metrics.join(", "),
-            d.worker_name_shape,
             d.results.run_dir_suffix,
-            d.results.frontend_trace_suffix
         );
     }
     out.push_str(
@@ -651,7 +659,13 @@ fn serving_engines(catalog: &npuprof_repository::Catalog, out: &mut String) {
             "| `{}` | `{}` | {} | {} | {} ({}) | {} × {} |",
             d.id,
             d.serve_command.join(" "),
-            options(&c.model_name),
+            options(
+                &c.model
+                    .iter()
+                    .chain(&c.model_name)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            ),
             options(&c.host),
             options(&c.port),
             c.default_port,

@@ -59,7 +59,7 @@ pub struct Args {
 pub struct ServeArgs {
     /// Plan a capture of this serving engine's server (a definition id, e.g. `vllm-ascend`).
     #[arg(long, value_name = "ID", value_parser = crate::args::engine_id,
-          conflicts_with_all = ["model", "yaml", "config", "pd_role", "phase", "decode_active", "decode_skip_first", "wait", "repeat", "skip_first_wait", "step_calls"])]
+          conflicts_with_all = ["model", "yaml", "config", "pd_role", "decode_skip_first", "wait", "repeat", "skip_first_wait", "step_calls"])]
     pub engine: Option<String>,
     /// Requests recorded (with --engine) [default: 32, as collect's].
     #[arg(long, value_name = "N", requires = "engine",

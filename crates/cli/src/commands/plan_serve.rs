@@ -30,7 +30,7 @@ pub fn execute(engine: &str, args: &Args) -> anyhow::Result<ServePlan> {
     npuprof_repository::Catalog::global().map_err(npuprof_repository::TargetError::from)?;
     let definition = EngineDefinition::by_id(engine)
         .with_context(|| format!("no serving-engine definition `{engine}`"))?;
-    let (facts, from_source) = match &args.target.repo {
+    let (facts, found) = match &args.target.repo {
         Some(repo) => {
             let detected = detect_with(definition, repo).with_context(|| {
                 format!(
@@ -40,6 +40,9 @@ pub fn execute(engine: &str, args: &Args) -> anyhow::Result<ServePlan> {
                     definition.detect.package_dir
                 )
             })?;
+            if let Some(mismatch) = detected.host_mismatch(definition) {
+                anyhow::bail!("{}: {mismatch}", repo.display());
+            }
             let facts = detected.facts(definition).with_context(|| {
                 format!(
                     "{}: npuprof cannot tell which profiler config style this version takes: {}",
@@ -47,16 +50,33 @@ pub fn execute(engine: &str, args: &Args) -> anyhow::Result<ServePlan> {
                     detected.notes.join("; ")
                 )
             })?;
-            (facts, true)
+            let mut found: Vec<String> = detected
+                .exclusive_modes
+                .iter()
+                .filter_map(|f| {
+                    definition
+                        .exclusive_modes
+                        .iter()
+                        .find(|m| m.name == f.value)
+                })
+                .map(|m| m.note.clone())
+                .collect();
+            if let (Some(pd), Some(proxy)) = (&definition.pd, &detected.pd_proxy) {
+                found.push(format!("PD disaggregation ({proxy}): {}", pd.note));
+            }
+            (facts, found)
         }
         None => {
             let newest = definition
                 .styles
                 .last()
                 .context("the definition has no style")?;
-            (definition.style_facts(newest.style), false)
+            (definition.style_facts(newest.style), Vec::new())
         }
     };
+    let from_source = args.target.repo.is_some();
+    let window = &args.window;
+    let window_asked = window.phase.is_some() || window.decode_active.is_some();
     let asked = args.warmup.unwrap_or(i64::from(
         npuprof_workflow::serve_plan::load_defaults::WARMUP,
     ));
@@ -72,8 +92,12 @@ pub fn execute(engine: &str, args: &Args) -> anyhow::Result<ServePlan> {
         tp: s.tp,
         with_stack: s.with_stack,
         kernels_per_step: s.kernels_per_step,
+        phases: window.phases(),
+        steps: window_asked.then(|| window.decode_active()),
     };
-    Ok(plan_serve(definition, &facts, from_source, load)?)
+    let mut plan = plan_serve(definition, &facts, from_source, load)?;
+    plan.warnings.extend(found);
+    Ok(plan)
 }
 
 /// Bytes in a short human unit.
@@ -126,6 +150,16 @@ pub fn human(p: &ServePlan) -> String {
         it.decode_share * 100.0
     );
     let _ = writeln!(s, "decode:   {}", p.decode_dominated);
+    if let Some(w) = &p.stage_window {
+        let _ = writeln!(
+            s,
+            "asked:    {} forward step(s){}, {} run(s) per rank: {}",
+            w.steps,
+            if w.by_stage { " per stage" } else { "" },
+            w.runs_per_rank,
+            w.body
+        );
+    }
     let o = &p.output;
     let _ = writeln!(
         s,
@@ -151,6 +185,9 @@ pub fn human(p: &ServePlan) -> String {
         ParseMode::Async => "asynchronous: the output appears after the stop returns",
     };
     let _ = writeln!(s, "parse:    {parse}");
+    if let Some(pd) = &p.pd {
+        let _ = writeln!(s, "PD:       {pd}");
+    }
     for w in &p.warnings {
         let _ = writeln!(s, "warning:  {w}");
     }

@@ -291,6 +291,12 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
             }
         }
     }
+    if d.no_experimental_config {
+        let _ = writeln!(
+            s,
+            "  recorded:        torch_npu's defaults (no experimental config in this version)"
+        );
+    }
     if let (Some(key), Some(default)) = (&e.stack_key, e.stack_default) {
         let _ = writeln!(
             s,
@@ -298,14 +304,24 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
             yes_no(default)
         );
     }
-    let parse = match &d.async_parse {
-        Some(line) => format!(
+    if let (Some(key), Some(default)) = (&e.shapes_key, e.shapes_default) {
+        let _ = writeln!(
+            s,
+            "  shapes switch:   {key} (on by default: {})",
+            yes_no(default)
+        );
+    }
+    let max_tp = npuprof_repository::engine::EngineDefinition::by_id(&d.id)
+        .and_then(|definition| definition.parse.in_engine_max_tp);
+    let parse = match (&d.async_parse, max_tp) {
+        (Some(line), _) => format!(
             "asynchronous, /stop returns before the output exists ({})",
             at(line)
         ),
-        None => {
-            "before the stop returns (TP=1); raw data only with TP>1 (daemon workers)".to_owned()
-        }
+        (None, Some(max)) => format!(
+            "before the stop returns (TP up to {max}); raw data only above it (daemon workers)"
+        ),
+        (None, None) => "every rank, before the stop returns".to_owned(),
     };
     let _ = writeln!(s, "  parse:           {parse}");
     if let Some(line) = &d.worker_name {
@@ -319,6 +335,9 @@ fn engine_section(s: &mut String, e: &EngineRoute) {
     }
     for note in &d.notes {
         let _ = writeln!(s, "  note: {note}");
+    }
+    for warning in &e.warnings {
+        let _ = writeln!(s, "  warning: {warning}");
     }
 }
 

@@ -2,6 +2,8 @@
 //! examples, and the file contents of a repository for before/after comparisons.
 #![allow(dead_code, reason = "each test binary uses its own subset")]
 
+pub mod server;
+pub mod sglang_checkout;
 pub mod vllm_checkout;
 
 use std::collections::BTreeMap;

@@ -8,7 +8,9 @@ use std::time::Duration;
 use npuprof_serve::http::Endpoint;
 use npuprof_serve::load::{Api, Load, LoadReport};
 use npuprof_serve::settings::{self, ConfigStyle, Engine};
-use npuprof_serve::{Event, Observer, ParsedBy, ServeReport, ServeRequest, Stage, Target, Timing};
+use npuprof_serve::{
+    Event, Observer, ParsedBy, ServeReport, ServeRequest, Stage, Target, Timing, WindowClosed,
+};
 use npuprof_verify::Severity;
 use npuprof_workflow::collect::{Interrupt, Output};
 
@@ -29,14 +31,26 @@ pub enum ApiArg {
     Chat,
 }
 
-/// How the installed engine switches its profiler on (`--config-style`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+/// How the installed engine switches its profiler on (`--config-style`): one of the styles
+/// its definition has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum StyleArg {
     /// Environment variables (vLLM-Ascend before January 2026).
     Env,
     /// `--profiler-config` (vLLM-Ascend from January 2026).
-    #[default]
     ProfilerConfig,
+    /// The start request's JSON body (SGLang).
+    Request,
+}
+
+impl From<StyleArg> for ConfigStyle {
+    fn from(style: StyleArg) -> Self {
+        match style {
+            StyleArg::Env => ConfigStyle::Env,
+            StyleArg::ProfilerConfig => ConfigStyle::ProfilerConfig,
+            StyleArg::Request => ConfigStyle::Request,
+        }
+    }
 }
 
 /// The help heading of the serving options.
@@ -67,12 +81,14 @@ pub struct ServeArgs {
     /// started command listens [default: its --host/--port, else http://127.0.0.1:8000].
     #[arg(long, value_name = "URL", requires = "engine", help_heading = SERVING)]
     pub url: Option<String>,
-    /// Where the profile goes: the server's profiler directory (required with --url alone)
-    /// [default: a new `npuprof-<engine>-<time>` directory here].
+    /// Where the profile goes: the server's profiler directory (required with --url alone,
+    /// unless the engine's start request names it) [default: a new `npuprof-<engine>-<time>`
+    /// directory here].
     #[arg(long, value_name = "DIR", requires = "engine", help_heading = SERVING)]
     pub profile_dir: Option<PathBuf>,
     /// How the installed engine switches its profiler on [default: read from --engine-source,
-    /// else profiler-config].
+    /// else from the engine's package the command's own Python finds, else the engine's newest
+    /// style].
     #[arg(long, value_enum, requires = "engine", help_heading = SERVING)]
     pub config_style: Option<StyleArg>,
     /// The engine's checkout or the site-packages directory that holds it: its config style,
@@ -123,17 +139,7 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
             format!("no serving-engine definition `{engine}`"),
         )
     })?;
-    let settings = match &args.serve.engine_source {
-        Some(source) => settings::from_source(engine, source)
-            .map_err(|message| Failure::new(ErrorCode::InvalidInput, message))?,
-        None => settings::for_engine(
-            engine,
-            match args.serve.config_style.unwrap_or_default() {
-                StyleArg::Env => ConfigStyle::Env,
-                StyleArg::ProfilerConfig => ConfigStyle::ProfilerConfig,
-            },
-        ),
-    };
+    let (settings, style_from) = version_settings(args, engine)?;
     let serve = &args.serve;
     let url = serve.url.as_deref().map(Endpoint::parse).transpose()?;
     let cwd = std::env::current_dir()?;
@@ -144,7 +150,7 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
             url,
         },
         (true, Some(url)) => {
-            if serve.profile_dir.is_none() {
+            if serve.profile_dir.is_none() && settings.start_body.is_none() {
                 let keys: Vec<&str> = engine
                     .definition()
                     .styles
@@ -191,6 +197,7 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
     let request = ServeRequest {
         engine,
         settings,
+        style_from,
         target,
         profile_dir,
         warmup: Load {
@@ -198,6 +205,11 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
             ..load.clone()
         },
         load,
+        window: npuprof_serve::ServeWindow {
+            phases: args.window.phases(),
+            steps: (args.window.phase.is_some() || args.window.decode_active.is_some())
+                .then(|| args.window.decode_active()),
+        },
         timing: Timing {
             health: serve.health_timeout.unwrap_or(defaults.health),
             load: serve.load_timeout.unwrap_or(defaults.load),
@@ -229,6 +241,77 @@ pub fn run(args: &Args, engine: &str) -> anyhow::Result<Exit> {
     })
 }
 
+/// The settings of the version that will run, and where they came from: `--engine-source`,
+/// `--config-style`, else the engine's package as the command's own Python finds it, else the
+/// definition's newest style (said so).
+fn version_settings(
+    args: &Args,
+    engine: Engine,
+) -> anyhow::Result<(settings::ServeSettings, settings::StyleFrom)> {
+    let serve = &args.serve;
+    if let Some(source) = &serve.engine_source {
+        let settings = settings::from_source(engine, source)
+            .map_err(|message| Failure::new(ErrorCode::InvalidInput, message))?;
+        return Ok((settings, settings::StyleFrom::EngineSource(source.clone())));
+    }
+    let definition = engine.definition();
+    if let Some(style) = serve.config_style {
+        let style = ConfigStyle::from(style);
+        if definition.style(style).is_none() {
+            let known: Vec<&str> = definition.styles.iter().map(|s| s.style.as_str()).collect();
+            return Err(Failure::new(
+                ErrorCode::Usage,
+                format!(
+                    "--config-style {}: {} has no such style (it has {})",
+                    style.as_str(),
+                    engine.name(),
+                    known.join(", ")
+                ),
+            )
+            .into());
+        }
+        return Ok((
+            settings::for_engine(engine, style),
+            settings::StyleFrom::Option,
+        ));
+    }
+    // The code that will run: the engine's package as the command's own Python finds it.
+    let env = settings::env_for(
+        &settings::for_engine(engine, newest_style(engine)),
+        std::path::Path::new(""),
+    );
+    let found = settings::command_python(&args.launch)
+        .and_then(|python| settings::package_root(engine, &python, &env));
+    if let Some(root) = found
+        && npuprof_repository::engine::detect_with(definition, &root).is_some()
+    {
+        let settings = settings::from_source(engine, &root).map_err(|message| {
+            Failure::new(
+                ErrorCode::InvalidInput,
+                format!(
+                    "{message} (the package the command's Python finds, under {})",
+                    root.display()
+                ),
+            )
+            .with_hint("pass --engine-source DIR or --config-style to override")
+        })?;
+        return Ok((settings, settings::StyleFrom::CommandPython(root)));
+    }
+    Ok((
+        settings::for_engine(engine, newest_style(engine)),
+        settings::StyleFrom::Assumed,
+    ))
+}
+
+/// The definition's newest config style (its last).
+fn newest_style(engine: Engine) -> ConfigStyle {
+    engine
+        .definition()
+        .styles
+        .last()
+        .map_or(ConfigStyle::ProfilerConfig, |s| s.style)
+}
+
 /// The repository's flags mean nothing for a server: refused, not ignored.
 fn refuse_repository_flags(args: &Args) -> anyhow::Result<()> {
     let t = &args.target;
@@ -239,7 +322,6 @@ fn refuse_repository_flags(args: &Args) -> anyhow::Result<()> {
         ("--config", t.config.is_some()),
         ("--pd-role", t.pd_role.is_some()),
         ("--keep-patch", args.keep_patch),
-        ("--decode-active", args.window.decode_active.is_some()),
         (
             "--decode-skip-first",
             args.window.decode_skip_first.is_some(),
@@ -251,14 +333,6 @@ fn refuse_repository_flags(args: &Args) -> anyhow::Result<()> {
             format!("{flag} is for a repository; --engine collects from a server"),
         )
         .with_hint("a server's window is its load: --requests, --prompt-len, --output-len, --concurrency, --warmup")
-        .into());
-    }
-    if args.window.phases() != npuprof_schedule::PhaseSelection::Both {
-        return Err(Failure::new(
-            ErrorCode::Refused,
-            "--phase: a server's window mixes prefill and decode (continuous batching), and collect cannot start the profiler after the prefills yet",
-        )
-        .with_hint("for a decode-dominated window give long outputs (--output-len 512 or more) and few, short prompts")
         .into());
     }
     Ok(())
@@ -357,6 +431,21 @@ fn load_line(load: &LoadReport) -> String {
     line
 }
 
+/// Where the version's facts came from, said.
+fn style_from(from: &settings::StyleFrom) -> String {
+    match from {
+        settings::StyleFrom::Option => "as --config-style says".to_owned(),
+        settings::StyleFrom::EngineSource(dir) => format!("read from {}", dir.display()),
+        settings::StyleFrom::CommandPython(dir) => format!(
+            "read from the package the command's Python runs ({})",
+            dir.display()
+        ),
+        settings::StyleFrom::Assumed => {
+            "the newest version assumed (the command's Python shows no package; pass --engine-source)".to_owned()
+        }
+    }
+}
+
 /// The human report.
 pub fn render(report: &ServeReport) -> String {
     let mut s = String::new();
@@ -375,6 +464,26 @@ pub fn render(report: &ServeReport) -> String {
         report.aic_metrics,
         report.url
     );
+    let _ = writeln!(s, "  version: {}", style_from(&report.style_from));
+    let window = &report.window;
+    if let Some(steps) = window.steps {
+        let per = if window.phase == npuprof_schedule::PhaseSelection::Both {
+            "forward steps, prefill and decode mixed".to_owned()
+        } else {
+            "forward steps per stage, each stage a run of its own".to_owned()
+        };
+        let closed = match window.closed_by {
+            Some(WindowClosed::Server) => "; the server stopped by itself after them",
+            Some(WindowClosed::StopBeforeSteps) => {
+                "; the load ended first: closed by the stop route, FEWER steps recorded (send more requests or longer outputs)"
+            }
+            _ => "",
+        };
+        let _ = writeln!(s, "  window: {steps} {per}{closed}");
+    }
+    if let Some(note) = &report.pd_note {
+        let _ = writeln!(s, "  note: {note}");
+    }
     if let Some(load) = &report.warmup {
         let _ = writeln!(s, "  warm-up: {}", load_line(load));
     }
@@ -397,7 +506,11 @@ pub fn render(report: &ServeReport) -> String {
             ParsedBy::Offline => "parsed offline by collect",
             ParsedBy::Raw => "raw data only",
         };
-        let _ = writeln!(s, "    {name}: {by}");
+        let stage = run
+            .stage
+            .map(|p| format!(" ({} stage)", p.name()))
+            .unwrap_or_default();
+        let _ = writeln!(s, "    {name}{stage}: {by}");
     }
     for parse in report.parses.iter().filter(|p| p.error.is_some()) {
         let _ = writeln!(
