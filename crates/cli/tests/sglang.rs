@@ -185,6 +185,18 @@ fn a_decode_window_of_n_steps_is_asked_in_the_start_body_and_labelled_per_rank()
     }
     assert_eq!(run.json["level"], "Level1");
     assert_eq!(run.json["aic_metrics"], "PipeUtilization");
+    // The summary is of the decode runs alone, as decode: a rank's prefill run is never
+    // compared with its decode run.
+    let summary = &run.json["summary"];
+    let phases: Vec<&Value> = summary["runs"]
+        .as_array()
+        .unwrap_or_else(|| panic!("a summary: {}", run.json))
+        .iter()
+        .map(|r| &r["phase"])
+        .collect();
+    assert_eq!(phases, [&Value::from("decode"); 2], "{summary}");
+    assert_eq!(summary["ranks"].as_array().map(Vec::len), Some(1));
+    assert_eq!(summary["ranks"][0]["phase"], "decode");
     check_nothing_left(&work, &run);
 }
 

@@ -614,11 +614,44 @@ impl Loop<'_> {
         let keep = |run: &Path| runs.iter().any(|r| r == run || dir.join(run) == *r);
         let verified = npuprof_verify::verify_runs(&options, &npuprof_verify::NoProgress, &keep)?;
         self.report.verify = Some(verified);
-        match npuprof_summary::summarize(dir, &npuprof_summary::Options::default()) {
+        match self.summarize() {
             Ok(summary) => self.report.summary = Some(summary),
             Err(e) => self.report.summary_error = Some(e.to_string()),
         }
         Ok(())
+    }
+
+    /// The summary of the collected runs. With a window per stage, each run is summarised as
+    /// the stage it records (the ranks of one stage compared with each other, never a rank's
+    /// prefill run with its decode run), and only the stage asked for when it is one.
+    fn summarize(&self) -> Result<npuprof_summary::Summary, npuprof_summary::SummaryError> {
+        let dir = &self.request.profile_dir;
+        let window = self.request.window;
+        if !window.by_stage() {
+            return npuprof_summary::summarize(dir, &npuprof_summary::Options::default());
+        }
+        let runs: Vec<(PathBuf, Option<String>)> = self
+            .report
+            .runs
+            .iter()
+            .map(|run| {
+                let path = if run.dir.is_absolute() {
+                    run.dir.clone()
+                } else {
+                    dir.join(&run.dir)
+                };
+                (path, run.stage.map(|stage| stage.name().to_owned()))
+            })
+            .collect();
+        let asked = window.phases.phases();
+        let options = npuprof_summary::Options {
+            phase: match asked.as_slice() {
+                [one] => Some(one.name().to_owned()),
+                _ => None,
+            },
+            ..npuprof_summary::Options::default()
+        };
+        npuprof_summary::summarize_runs(dir, &runs, &options)
     }
 
     /// Polls the health route until 200, the server's exit, the deadline or an interrupt.

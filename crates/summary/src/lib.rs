@@ -81,7 +81,7 @@ pub struct Summary {
 /// directory, a recipes result directory (`prof/<phase>/…`, also `<res>/<phase>/prof/…`) or
 /// any parent of run directories.
 pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError> {
-    let mut runs = each_run(path, options.phase.as_deref(), |dir, phase| {
+    let runs = each_run(path, options.phase.as_deref(), |dir, phase| {
         // The rank first (a small JSON file), so --rank reads only the selected run's CSVs.
         if options.rank.is_some() && run::read_rank(dir, &mut Vec::new()) != options.rank {
             return Ok(None);
@@ -95,6 +95,42 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
             options.rank,
         ));
     }
+    Ok(assemble(path, runs))
+}
+
+/// [`summarize`] of given run directories below `path`, each with the phase it records (a
+/// serving collect's runs, labelled by the stage the engine recorded in each), those of
+/// `options.phase` only when given: the runs of one stage are then compared with each other,
+/// never with the other stage's runs of the same rank.
+pub fn summarize_runs(
+    path: &Path,
+    runs: &[(PathBuf, Option<String>)],
+    options: &Options,
+) -> Result<Summary, SummaryError> {
+    let selected: Vec<&(PathBuf, Option<String>)> = runs
+        .iter()
+        .filter(|(_, phase)| options.phase.is_none() || *phase == options.phase)
+        .filter(|(dir, _)| {
+            options.rank.is_none() || run::read_rank(dir, &mut Vec::new()) == options.rank
+        })
+        .collect();
+    let runs = selected
+        .par_iter()
+        .map(|(dir, phase)| run::summarize_run(dir, phase.clone(), path, options.top))
+        .collect::<Result<Vec<_>, _>>()?;
+    if runs.is_empty() {
+        return Err(nothing_selected(
+            path,
+            options.phase.as_deref(),
+            options.rank,
+        ));
+    }
+    Ok(assemble(path, runs))
+}
+
+/// The summary of runs read: in phase, rank and directory order, with the rank view, what to
+/// open next and the warnings.
+fn assemble(path: &Path, mut runs: Vec<RunSummary>) -> Summary {
     runs.sort_by(|a, b| run_key(&a.phase, a.rank, &a.dir).cmp(&run_key(&b.phase, b.rank, &b.dir)));
     let ranks = ranks::phase_ranks(&runs);
     let next = next_steps::next_steps(path, &runs, &ranks);
@@ -107,7 +143,7 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         warnings: Vec::new(),
     };
     summary.warnings = warnings::within(&summary);
-    Ok(summary)
+    summary
 }
 
 /// [`summarize`] of two paths at once (what `compare` reads), sharing the cores.
