@@ -239,6 +239,12 @@ fn the_human_summary_names_route_window_and_verdicts_on_stdout() {
             .any(|l| l.starts_with("next: npuprof advise ")),
         "no advise line in:\n{stdout}"
     );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("next: npuprof breakdown ")),
+        "no breakdown line in:\n{stdout}"
+    );
 }
 
 #[test]

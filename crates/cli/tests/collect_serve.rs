@@ -466,8 +466,12 @@ fn the_text_report_says_what_was_collected() {
         .expect("run npuprof");
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let text = String::from_utf8(out.stdout).expect("UTF-8");
-    // The closing lines point at the page and at advise.
-    for next in ["next: npuprof summary ", "next: npuprof advise "] {
+    // The closing lines point at the page, at advise and at breakdown.
+    for next in [
+        "next: npuprof summary ",
+        "next: npuprof advise ",
+        "next: npuprof breakdown ",
+    ] {
         assert!(
             text.lines().any(|l| l.starts_with(next)),
             "no `{next}` line in:\n{text}"

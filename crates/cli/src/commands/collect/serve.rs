@@ -572,6 +572,10 @@ pub fn render(report: &ServeReport) -> String {
             s,
             "next: npuprof advise {shown}   (what is wrong and what to do)"
         );
+        let _ = writeln!(
+            s,
+            "next: npuprof breakdown {shown}   (where in the model the time goes: modules or layers)"
+        );
     } else if let Some(error) = &report.summary_error {
         let _ = writeln!(s, "\nnpuprof collect: no summary of the profile: {error}");
     }

@@ -98,6 +98,10 @@ pub fn profile(report: &CollectReport) -> String {
         text,
         "next: npuprof advise {shown}   (what is wrong and what to do)"
     );
+    let _ = writeln!(
+        text,
+        "next: npuprof breakdown {shown}   (where in the model the time goes: modules or layers)"
+    );
     if let Some(dir) = report.structure_run().and_then(|r| r.result_dir.as_deref()) {
         text.push_str(&structure(dir));
     }
