@@ -17,7 +17,7 @@ use npuprof_summary::step_ids::{StepField, StepIds};
 use npuprof_summary::{SummaryError, db_export};
 use serde::Serialize;
 
-use crate::thresholds::{GAP_US, GAPS_KEPT, MAX_SHAPES};
+use crate::thresholds::{EXPERT_KERNELS, GAP_US, GAPS_KEPT, MAX_SHAPES};
 
 /// One kernel name's sums.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +42,10 @@ pub struct Kernel {
     pub memory_bound: Option<f64>,
     /// What bounds it: summary's verdict ([`Bound::of`]), from the same sums.
     pub bound: Option<Bound>,
+    /// For a MoE experts' kernel ([`EXPERT_KERNELS`]) with `Input Shapes` recorded: the first
+    /// dimension of its first input, summed over its rows (the token rows routed to this
+    /// rank's experts, once per call); `None` for other kernels and without shapes.
+    pub input_rows: Option<u64>,
     /// A communication kernel's (core `HCCL`) time that no computing kernel overlapped (µs):
     /// its share of step_trace_time's `Communication(Not Overlapped)`. `None` for computing
     /// kernels and when the rows are not in start order.
@@ -185,6 +189,9 @@ struct NameAcc {
     kind_index: usize,
     comm: bool,
     exposed_us: f64,
+    /// A MoE experts' kernel ([`EXPERT_KERNELS`]): its rows' input rows are summed.
+    expert: bool,
+    input_rows: Option<u64>,
 }
 
 #[derive(Default)]
@@ -192,6 +199,14 @@ struct KindAcc {
     shapes: Vec<u64>,
     total_us: f64,
     count: u64,
+}
+
+/// The first dimension of the first input of an `Input Shapes` field (`"8192,7168;16,7168,2048"`
+/// gives 8192); `None` when it is not a number (an empty or scalar input).
+fn first_dimension(shapes: &[u8]) -> Option<u64> {
+    let text = std::str::from_utf8(shapes).ok()?;
+    let first = text.trim().trim_matches('"').split(';').next()?;
+    first.split(',').next()?.trim().parse().ok()
 }
 
 /// Keys (the bytes of a name or type) to their index, hashed a word at a time.
@@ -372,6 +387,14 @@ impl Pass {
             acc.core = columns::text(row.core).to_owned();
             acc.comm = acc.core == HCCL;
             acc.kind_index = position(kinds_index, kinds, kind.as_bytes());
+            acc.expert = EXPERT_KERNELS
+                .iter()
+                .any(|p| kind.starts_with(p) || row.name.starts_with(p.as_bytes()));
+        }
+        if acc.expert
+            && let Some(rows) = row.shape.and_then(first_dimension)
+        {
+            *acc.input_rows.get_or_insert(0) += rows;
         }
         acc.count += 1;
         acc.total_us += duration;
@@ -463,6 +486,7 @@ impl Pass {
                 memory_bound: acc.pipe.memory_bound(),
                 bound: acc.pipe.bound(),
                 exposed_us: (acc.comm && profile.ordered).then_some(acc.exposed_us),
+                input_rows: acc.input_rows,
             })
             .collect();
         profile
@@ -594,6 +618,14 @@ fn keep_gap(gaps: &mut Vec<Gap>, gap: f64, make: impl FnOnce() -> Gap) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_dimension_of_the_first_input_is_read() {
+        assert_eq!(super::first_dimension(br#""8192,7168;16,7168,2048;16""#), Some(8192));
+        assert_eq!(super::first_dimension(b" 32,4096 "), Some(32));
+        assert_eq!(super::first_dimension(br#""""#), None);
+        assert_eq!(super::first_dimension(br#"";4096""#), None);
+    }
 
     #[test]
     fn a_collective_is_exposed_where_no_computing_kernel_runs() {

@@ -669,25 +669,39 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
 /// An expert-parallel group: its kind (`ep`, `exp`) and its global ranks.
 type ExpertGroup = (String, Vec<u32>);
 
-/// A rank running experts and its experts' time per step.
-type Busy<'r> = (&'r RunData, f64);
+/// A rank running experts and its experts per step.
+type Busy<'r> = (&'r RunData, Experts);
 
-/// A rank's MoE experts' kernel time per step ([`EXPERT_KERNELS`]), when it ran any.
-fn experts_per_step(run: &RunData) -> Option<f64> {
+/// A rank's MoE experts' kernel time per step ([`EXPERT_KERNELS`]), when it ran any, with
+/// their input rows per step (the token rows routed to its experts, once per call) when
+/// `Input Shapes` were recorded.
+fn experts_per_step(run: &RunData) -> Option<Experts> {
     let expert = |k: &&Kernel| {
         EXPERT_KERNELS
             .iter()
             .any(|p| k.name.starts_with(p) || k.kind.starts_with(p))
     };
-    let total: f64 = run
+    let kernels: Vec<&Kernel> = run
         .kernels
         .as_ref()?
         .kernels
         .iter()
         .filter(expert)
-        .map(|k| k.total_us)
-        .sum();
-    (total > 0.0).then(|| total / run.kernel_steps())
+        .collect();
+    let total: f64 = kernels.iter().map(|k| k.total_us).sum();
+    let steps = run.kernel_steps();
+    let rows: Option<u64> = kernels.iter().map(|k| k.input_rows).sum();
+    (total > 0.0).then(|| Experts {
+        us: total / steps,
+        rows: rows.map(|r| r as f64 / steps),
+    })
+}
+
+/// A rank's MoE experts per step: their kernels' time and input rows.
+#[derive(Clone, Copy)]
+struct Experts {
+    us: f64,
+    rows: Option<f64>,
 }
 
 /// The MoE experts' balance across the ranks of one phase: within each expert-parallel group
@@ -717,11 +731,17 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
     let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
     let mut findings = Vec::new();
     for (key, mut members) in groups {
-        members.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.info.rank.cmp(&b.0.info.rank)));
-        let (Some(&(most, most_us)), Some(&(least, least_us))) = (members.first(), members.last())
+        members.sort_by(|a, b| {
+            b.1.us
+                .total_cmp(&a.1.us)
+                .then(a.0.info.rank.cmp(&b.0.info.rank))
+        });
+        let (Some(&(most, most_experts)), Some(&(least, least_experts))) =
+            (members.first(), members.last())
         else {
             continue;
         };
+        let (most_us, least_us) = (most_experts.us, least_experts.us);
         if members.len() < 2 || least_us <= 0.0 || (most_us - least_us) / least_us <= RANK_SPREAD {
             continue;
         }
@@ -735,10 +755,21 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
                 .to_owned(),
         };
         let spread_us = most_us - least_us;
+        let tokens = match (most_experts.rows, least_experts.rows) {
+            (Some(most_rows), Some(least_rows)) => format!(
+                "; their input rows per step {most_rows:.0} and {least_rows:.0} ({})",
+                if most_rows > least_rows {
+                    "more tokens routed to the busier rank"
+                } else {
+                    "not more tokens: the busier rank is slower per token"
+                }
+            ),
+            _ => String::new(),
+        };
         let mut finding = Finding::new(
             Code::ExpertImbalance,
             format!(
-                "rank {}'s MoE experts run {} per step{within}, rank {}'s {} ({} more)",
+                "rank {}'s MoE experts run {} per step{within}, rank {}'s {} ({} more){tokens}",
                 label(most.info.rank),
                 duration(most_us),
                 label(least.info.rank),
@@ -753,11 +784,14 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
         finding.evidence = members
             .iter()
             .take(top.max(2))
-            .map(|&(run, us)| Evidence {
+            .map(|&(run, experts)| Evidence {
                 label: format!("rank {}", label(run.info.rank)),
-                detail: "grouped-matmul (experts) time per step".to_owned(),
-                time_us: Some(us),
-                share: run.share(us),
+                detail: experts.rows.map_or_else(
+                    || "grouped-matmul (experts) time per step".to_owned(),
+                    |rows| format!("grouped-matmul (experts) time per step; {rows:.0} input rows"),
+                ),
+                time_us: Some(experts.us),
+                share: run.share(experts.us),
                 count: None,
                 step: None,
                 at_us: None,

@@ -156,6 +156,19 @@ fn the_experts_are_compared_across_ranks_and_an_uneven_load_is_a_finding() {
         "{}",
         found[0].title
     );
+    // Input Shapes recorded: 8 MatMulV2 rows of 32 input rows each, on both ranks, in the one
+    // step: the same tokens, so rank 0 is slower per token, not busier.
+    assert!(
+        found[0].title.ends_with(
+            "; their input rows per step 256 and 256 (not more tokens: the busier rank is slower per token)"
+        ),
+        "{}",
+        found[0].title
+    );
+    assert_eq!(
+        found[0].evidence[0].detail,
+        "grouped-matmul (experts) time per step; 256 input rows"
+    );
     let evidence: Vec<f64> = found[0].evidence.iter().filter_map(|e| e.time_us).collect();
     assert_eq!(evidence.len(), 2);
     assert!(
