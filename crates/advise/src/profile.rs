@@ -621,7 +621,10 @@ mod tests {
 
     #[test]
     fn the_first_dimension_of_the_first_input_is_read() {
-        assert_eq!(first_dimension(br#""8192,7168;16,7168,2048;16""#), Some(8192));
+        assert_eq!(
+            first_dimension(br#""8192,7168;16,7168,2048;16""#),
+            Some(8192)
+        );
         assert_eq!(first_dimension(b" 32,4096 "), Some(32));
         assert_eq!(first_dimension(br#""""#), None);
         assert_eq!(first_dimension(br#"";4096""#), None);
