@@ -10,10 +10,10 @@
 //! types counts as skipped only when it might have been listed.
 //!
 //! Speed: an event without a backslash (nearly all of them) is read in one walk over its
-//! quotes, found with the vector unit ([`EventQuotes`], [`Strings`]: every string's content, whether a `:` follows it), and its times are
-//! first bounded by their integer digits ([`Bounds`]): the decimal parse runs only for an event
-//! whose bounds do not already put it clear of every gap. An event with a backslash is read as
-//! before, one search per pattern ([`Sieve::must_parse_escaped`]).
+//! strings, their quotes found with the vector unit ([`EventQuotes`], [`Strings`]), and its
+//! times are first bounded by their integer digits ([`Bounds`]): the decimal parse runs only
+//! for an event whose bounds do not already put it clear of every gap. An event with a
+//! backslash is read as before, one search per pattern ([`Sieve::must_parse_escaped`]).
 
 use memchr::memmem::Finder;
 use npuprof_scan::trace_scan::EventQuotes;
