@@ -11,7 +11,9 @@ use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
 mod support;
-use support::server::{Run, Workdir, check_nothing_left, check_stopped, free_port, group_members};
+use support::server::{
+    Run, Workdir, check_nothing_left, check_stopped, free_port, group_members, wait_for_server,
+};
 use support::workspace_root;
 
 fn fake_vllm() -> String {
@@ -413,45 +415,20 @@ fn a_running_server_without_profiling_is_a_specific_error() {
 #[test]
 fn ctrl_c_stops_the_collect_and_the_server() {
     let work = Workdir::new();
-    let port = free_port().to_string();
-    let child = Command::new(get_cargo_bin("npuprof"))
-        .args([
-            "collect",
-            "--engine",
-            "vllm-ascend",
-            "--json",
-            "--grace",
-            "1",
-        ])
-        .args(["--profile-dir", "prof", "--"])
-        .args([fake_vllm().as_str(), "serve", "fake-model", "--port", &port])
-        .current_dir(work.path())
-        .env("HOME", work.path().join("home"))
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("FAKE_VLLM_FAULT", "never-healthy")
+    let never_healthy = [("FAKE_VLLM_FAULT", "never-healthy")];
+    let child = command(&work, &["--json"], &[], &never_healthy)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run npuprof");
     // Once the server has started (its log exists), interrupt collect as Ctrl-C does.
-    let log = work.path().join("prof/npuprof-server.log");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !log.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    wait_for_server(&work);
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .expect("kill");
     assert!(status.success());
-    let out = child.wait_with_output().expect("wait");
-    let run = Run {
-        code: out.status.code().unwrap_or(-1),
-        json: serde_json::from_slice(&out.stdout).expect("JSON"),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let run = Run::of(&child.wait_with_output().expect("wait"));
     check_stopped(&run, "interrupted");
     check_nothing_left(&work, &run);
 }
@@ -507,33 +484,13 @@ fn a_profile_dir_that_is_not_the_servers_gets_no_output() {
 #[test]
 fn a_killed_collect_does_not_leave_its_server_running() {
     let work = Workdir::new();
-    let port = free_port().to_string();
-    let mut child = Command::new(get_cargo_bin("npuprof"))
-        .args([
-            "collect",
-            "--engine",
-            "vllm-ascend",
-            "--json",
-            "--grace",
-            "1",
-        ])
-        .args(["--profile-dir", "prof", "--"])
-        .args([fake_vllm().as_str(), "serve", "fake-model", "--port", &port])
-        .current_dir(work.path())
-        .env("HOME", work.path().join("home"))
-        .env("PYTHONPATH", workspace_root().join("tests/fake_torch_npu"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env("FAKE_VLLM_FAULT", "never-healthy")
+    let never_healthy = [("FAKE_VLLM_FAULT", "never-healthy")];
+    let mut child = command(&work, &["--json"], &[], &never_healthy)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("run npuprof");
-    let log = work.path().join("prof/npuprof-server.log");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !log.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    wait_for_server(&work);
     // The server is the group leader of the group npuprof made for it: a child of npuprof.
     let npuprof = i64::from(child.id());
     let server = std::fs::read_dir("/proc")

@@ -14,7 +14,9 @@ use insta_cmd::get_cargo_bin;
 use serde_json::Value;
 
 mod support;
-use support::server::{Run, Workdir, check_nothing_left, check_stopped, free_port, group_members};
+use support::server::{
+    Run, Workdir, check_nothing_left, check_stopped, free_port, group_members, wait_for_server,
+};
 use support::{all_files, sglang_checkout, workspace_root};
 
 /// The fake's package directory (for PYTHONPATH).
@@ -416,12 +418,7 @@ fn ctrl_c_stops_the_collect_and_the_server() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run npuprof");
-    let log = work.path().join("prof/npuprof-server.log");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !log.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    wait_for_server(&work);
     let status = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

@@ -50,6 +50,17 @@ impl Workdir {
     }
 }
 
+/// Waits until the server collect running in `work` has started its server (its log exists,
+/// at most 20 s), and half a second more.
+pub fn wait_for_server(work: &Workdir) {
+    let log = work.path().join("prof/npuprof-server.log");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !log.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+}
+
 /// A collect's exit code, `--json` report and stderr.
 pub struct Run {
     /// The exit code.
