@@ -201,6 +201,14 @@ struct KindAcc {
     count: u64,
 }
 
+/// Whether a kernel of `name` and `Type` `kind` is a MoE experts' GEMM ([`EXPERT_KERNELS`], by
+/// prefix of either).
+pub(crate) fn is_expert(name: &[u8], kind: &str) -> bool {
+    EXPERT_KERNELS
+        .iter()
+        .any(|p| name.starts_with(p.as_bytes()) || kind.starts_with(p))
+}
+
 /// The first dimension of the first input of an `Input Shapes` field (`"8192,7168;16,7168,2048"`
 /// gives 8192); `None` when it is not a number (an empty or scalar input).
 fn first_dimension(shapes: &[u8]) -> Option<u64> {
@@ -387,9 +395,7 @@ impl Pass {
             acc.core = columns::text(row.core).to_owned();
             acc.comm = acc.core == HCCL;
             acc.kind_index = position(kinds_index, kinds, kind.as_bytes());
-            acc.expert = EXPERT_KERNELS
-                .iter()
-                .any(|p| kind.starts_with(p) || row.name.starts_with(p.as_bytes()));
+            acc.expert = is_expert(row.name, kind);
         }
         if acc.expert
             && let Some(rows) = row.shape.and_then(first_dimension)

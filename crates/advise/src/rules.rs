@@ -11,8 +11,8 @@ use crate::finding::{Evidence, Finding};
 use crate::host::{HOST_KEPT, HostEvent};
 use crate::profile::Kernel;
 use crate::thresholds::{
-    DYNAMIC_SHAPES, EXPERT_GROUPS, EXPERT_KERNELS, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE,
-    RANK_SPREAD, SMALL_PACKET_SHARE, WAIT_SHARE,
+    DYNAMIC_SHAPES, EXPERT_GROUPS, EXPOSED_COMM_SHARE, GAP_US, IDLE_SHARE, RANK_SPREAD,
+    SMALL_PACKET_SHARE, WAIT_SHARE,
 };
 use crate::transfers;
 use npuprof_summary::comm::wait_phrase;
@@ -672,21 +672,16 @@ type ExpertGroup = (String, Vec<u32>);
 /// A rank running experts and its experts per step.
 type Busy<'r> = (&'r RunData, Experts);
 
-/// A rank's MoE experts' kernel time per step ([`EXPERT_KERNELS`]), when it ran any, with
-/// their input rows per step (the token rows routed to its experts, once per call) when
-/// `Input Shapes` were recorded.
+/// A rank's MoE experts' kernel time per step ([`crate::profile::is_expert`]), when it ran
+/// any, with their input rows per step (the token rows routed to its experts, once per call)
+/// when `Input Shapes` were recorded.
 fn experts_per_step(run: &RunData) -> Option<Experts> {
-    let expert = |k: &&Kernel| {
-        EXPERT_KERNELS
-            .iter()
-            .any(|p| k.name.starts_with(p) || k.kind.starts_with(p))
-    };
     let kernels: Vec<&Kernel> = run
         .kernels
         .as_ref()?
         .kernels
         .iter()
-        .filter(expert)
+        .filter(|k| crate::profile::is_expert(k.name.as_bytes(), &k.kind))
         .collect();
     let total: f64 = kernels.iter().map(|k| k.total_us).sum();
     let steps = run.kernel_steps();

@@ -74,13 +74,7 @@ impl<'g> Sieve<'g> {
         {
             return false;
         }
-        match (number(ts), number(dur)) {
-            (Some(start), Some(dur)) => self
-                .gaps
-                .iter()
-                .any(|&gap| overlap(start, dur, gap).is_some()),
-            _ => true,
-        }
+        self.may_overlap(number(ts), number(dur))
     }
 
     /// [`Sieve::must_parse`] for an event whose bytes hold a backslash: its strings may hold
@@ -92,7 +86,13 @@ impl<'g> Sieve<'g> {
         if self.complete.find(event).is_none() {
             return false;
         }
-        match (value(&self.ts, event), value(&self.dur, event)) {
+        self.may_overlap(value(&self.ts, event), value(&self.dur, event))
+    }
+
+    /// Whether a complete event of `start` lasting `dur` (as read; `None` when its bytes did
+    /// not give one) may be listed: unread times leave it to the parser.
+    fn may_overlap(&self, start: Option<f64>, dur: Option<f64>) -> bool {
+        match (start, dur) {
             (Some(start), Some(dur)) => self
                 .gaps
                 .iter()
