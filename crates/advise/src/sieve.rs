@@ -9,14 +9,20 @@
 //! (anything else is parsed). An event passed over is not parsed, so one with unusual field
 //! types counts as skipped only when it might have been listed.
 //!
-//! Speed: an event without a backslash (nearly all of them) is read in one walk over its
-//! strings, their quotes found with the vector unit ([`EventQuotes`], [`Strings`]), and its
-//! times are first bounded by their integer digits ([`Bounds`]): the decimal parse runs only
-//! for an event whose bounds do not already put it clear of every gap. An event with a
-//! backslash is read as before, one search per pattern ([`Sieve::must_parse_escaped`]).
+//! Speed: `ph` written last (torch_npu's counters and device tasks) is read off the event's
+//! last bytes ([`last_string_member`]); otherwise the event is read in one forward walk over its
+//! top-level members ([`Members`]) that stops as soon as the decision is made: after `ph` for
+//! all but complete events, after `ts` and `dur` for those (torch_npu writes both before
+//! `args`). The first occurrence
+//! of a key is the one that counts: an event with a key twice is refused by the parser (its
+//! struct takes each field once), so it is never listed whatever its second value says. Times
+//! are first bounded by their integer digits ([`Bounds`]): the decimal parse runs only for an
+//! event whose bounds do not already put it clear of every gap. An event with an escaped key
+//! (it may spell `ph`, `ts` or `dur`) is read as before, one search per pattern
+//! ([`Sieve::must_parse_escaped`]).
 
 use memchr::memmem::Finder;
-use npuprof_scan::trace_scan::EventQuotes;
+use npuprof_scan::trace_scan::{Members, Value, last_string_member};
 
 /// What decides, for one gap, whether an event of `start` lasting `dur` µs is listed: how much
 /// of the gap it covers, `None` when it does not overlap it or encloses it (longer than
@@ -38,7 +44,6 @@ pub(crate) struct Sieve<'g> {
     unicode_escape: Finder<'static>,
     ts: Finder<'static>,
     dur: Finder<'static>,
-    quotes: EventQuotes,
 }
 
 impl<'g> Sieve<'g> {
@@ -50,23 +55,59 @@ impl<'g> Sieve<'g> {
             unicode_escape: Finder::new(br"\u"),
             ts: Finder::new(br#""ts""#),
             dur: Finder::new(br#""dur""#),
-            quotes: EventQuotes::default(),
         }
     }
 
     /// Whether `event` (one object's bytes) may matter: `false` only when its bytes prove it
     /// is not a metadata event and not a complete event overlapping a gap.
     pub(crate) fn must_parse(&mut self, event: &[u8]) -> bool {
-        let Some(strings) = Strings::of(self.quotes, event) else {
-            return self.must_parse_escaped(event);
-        };
-        if strings.metadata {
-            return true;
+        // `ph` written last (torch_npu's counters and device tasks) is read off the tail.
+        let last = last_string_member(event).filter(|(key, _)| *key == b"ph");
+        let mut complete = false;
+        if let Some((_, phase)) = last {
+            match phase {
+                b"X" => complete = true,
+                b"M" => return true,
+                _ => return false,
+            }
         }
-        if !strings.complete {
-            return false;
+        let (mut ts, mut dur) = (None, None);
+        let mut members = Members::of(event);
+        for member in members.by_ref() {
+            if member.key_escaped {
+                return self.must_parse_escaped(event);
+            }
+            match member.key {
+                // (Read off the tail: another `ph` before it is left to the parser.)
+                b"ph" if last.is_some() => continue,
+                b"ph" if !complete => match member.value {
+                    Value::Str { raw: b"X", .. } => complete = true,
+                    // An escape may spell `X` or `M`.
+                    Value::Str { raw: b"M", .. } | Value::Str { escaped: true, .. } => {
+                        return true;
+                    }
+                    // Another phase, or not a string: never listed.
+                    _ => return false,
+                },
+                // A second `ph`: the parser refuses the event.
+                b"ph" => return false,
+                b"ts" if ts.is_none() => ts = Some(member.value),
+                b"dur" if dur.is_none() => dur = Some(member.value),
+                _ => continue,
+            }
+            if let (true, Some(ts), Some(dur)) = (complete, ts, dur) {
+                return self.times_may_overlap(ts, dur);
+            }
         }
-        let (Some(ts), Some(dur)) = (strings.ts.value(), strings.dur.value()) else {
+        // Without a `ph`, not listed; a complete event without both times, or bytes the walk
+        // could not read, are left to the parser.
+        complete || members.failed()
+    }
+
+    /// Whether a complete event with these `ts` and `dur` values may be listed: `false` only
+    /// when both are numbers that put it clear of every gap.
+    fn times_may_overlap(&self, ts: Value<'_>, dur: Value<'_>) -> bool {
+        let (Some(ts), Some(dur)) = (ts.number_bytes(), dur.number_bytes()) else {
             return true;
         };
         if let (Some(ts), Some(dur)) = (Bounds::of(ts), Bounds::of(dur))
@@ -110,12 +151,12 @@ fn value(finder: &Finder<'_>, event: &[u8]) -> Option<f64> {
     if found.next().is_some() {
         return None;
     }
-    number(value_text(&event[at + finder.needle().len()..])?)
+    number(value_text(&event[at + finder.needle().len()..])?.as_bytes())
 }
 
 /// A number's text as [`value_text`] cut it, parsed as the parser parses it.
-fn number(text: &str) -> Option<f64> {
-    text.parse().ok()
+fn number(text: &[u8]) -> Option<f64> {
+    std::str::from_utf8(text).ok()?.parse().ok()
 }
 
 /// The text of the number that `rest` (the bytes after a key's closing quote) gives the key:
@@ -146,69 +187,6 @@ fn value_text(rest: &[u8]) -> Option<&str> {
     Some(text)
 }
 
-/// Where a key was seen among an event's strings.
-#[derive(Clone, Copy, Default)]
-enum Key<'e> {
-    #[default]
-    Absent,
-    /// Once: the bytes after its closing quote.
-    Once(&'e [u8]),
-    /// More than once (also inside `args`, or as a value).
-    Repeated,
-}
-
-impl<'e> Key<'e> {
-    fn seen(&mut self, rest: &'e [u8]) {
-        *self = match self {
-            Key::Absent => Key::Once(rest),
-            _ => Key::Repeated,
-        };
-    }
-
-    /// The text of its number, as [`value`] reads it.
-    fn value(self) -> Option<&'e str> {
-        match self {
-            Key::Once(rest) => value_text(rest),
-            _ => None,
-        }
-    }
-}
-
-/// What one walk over the quotes of an event without a backslash finds: with no escape, every
-/// quote opens or closes a string and each string is spelt as written, so a string `"X"` is
-/// exactly an occurrence of the bytes the escaped path searches for.
-struct Strings<'e> {
-    /// A string `"X"` is there.
-    complete: bool,
-    /// A string `"M"` is there.
-    metadata: bool,
-    ts: Key<'e>,
-    dur: Key<'e>,
-}
-
-impl<'e> Strings<'e> {
-    /// `None` when the event holds a backslash.
-    fn of(quotes: EventQuotes, event: &'e [u8]) -> Option<Self> {
-        let mut found = Strings {
-            complete: false,
-            metadata: false,
-            ts: Key::Absent,
-            dur: Key::Absent,
-        };
-        let clean = quotes.strings(event, |open, close| {
-            let rest = &event[close + 1..];
-            match &event[open + 1..close] {
-                b"X" => found.complete = true,
-                b"M" => found.metadata = true,
-                b"ts" => found.ts.seen(rest),
-                b"dur" => found.dur.seen(rest),
-                _ => {}
-            }
-        });
-        clean.then_some(found)
-    }
-}
-
 /// A non-negative number bounded by its integer digits: `lo ≤ value < lo + 1`, for a value
 /// written as plain decimal digits (no sign, no exponent) below 2^52, where every integer and
 /// its neighbours are exact in an `f64` and the parser's rounding moves a value by less than
@@ -219,8 +197,8 @@ struct Bounds {
 }
 
 impl Bounds {
-    fn of(text: &str) -> Option<Self> {
-        let mut bytes = text.bytes();
+    fn of(text: &[u8]) -> Option<Self> {
+        let mut bytes = text.iter().copied();
         let (mut lo, mut digits) = (0u64, 0);
         for b in bytes.by_ref() {
             match b {
@@ -277,17 +255,45 @@ mod tests {
     }
 
     #[test]
-    fn what_the_bytes_cannot_prove_is_parsed() {
-        // An escape could spell `X`; a key twice (also inside `args`), a value of another
-        // shape, or a missing key leave it to the parser.
-        assert!(must_parse(r#"{"ph": "\u0058", "ts": 50, "dur": 20}"#));
-        assert!(must_parse(
-            r#"{"ph": "X", "ts": 50, "dur": 20, "args": {"ts": 1}}"#
+    fn the_top_level_members_decide_not_strings_inside_them() {
+        // `args` and other values are never taken for `ph`, `ts` or `dur`, in any key order;
+        // an event with a key twice is refused by the parser, so only its first one counts.
+        assert!(!must_parse(r#"{"ph": "C", "name": "X", "ts": 150}"#));
+        assert!(!must_parse(
+            r#"{"args": {"ph": "M", "ts": 150}, "ph": "X", "ts": 50, "dur": 20}"#
         ));
+        assert!(must_parse(
+            r#"{"args": {"ts": 50, "x": "\"}"}, "dur": 20, "ph": "X", "ts": 150}"#
+        ));
+        assert!(!must_parse(r#"{"ph": "C", "ph": "M", "x": 1}"#));
+        assert!(!must_parse(
+            r#"{"ph": "X", "ts": 50, "dur": 20, "ts": 150}"#
+        ));
+        assert!(!must_parse(r#"{"pid": 1, "ts": 150}"#));
+        // `ph` last: read off the tail, whatever comes before it.
+        assert!(!must_parse(
+            r#"{"name": "HBM", "ts": "150", "args": {"ph": "X"}, "ph": "C"}"#
+        ));
+        assert!(must_parse(
+            r#"{"name": "k", "ts": "150", "dur": 1, "args": {}, "ph": "X"}"#
+        ));
+        assert!(!must_parse(
+            r#"{"name": "k", "ts": "50", "dur": 1, "args": {}, "ph": "X"}"#
+        ));
+        assert!(must_parse(r#"{"name": "process_name", "ph": "M"}"#));
+        // Bytes that are not an object's members go to the parser.
+        assert!(must_parse(r#"{"pid": 1 "ph": "C"}"#));
+    }
+
+    #[test]
+    fn what_the_bytes_cannot_prove_is_parsed() {
+        // An escape could spell `X`, an escaped key `ts`; a value of another shape, or a
+        // missing key leave it to the parser.
+        assert!(must_parse(r#"{"ph": "\u0058", "ts": 50, "dur": 20}"#));
+        assert!(must_parse(r#"{"ph": "X", "t\u0073": 50, "dur": 20}"#));
         assert!(must_parse(r#"{"ph": "X", "ts": [50], "dur": 20}"#));
         assert!(must_parse(r#"{"ph": "X", "ts": "5\"0", "dur": 20}"#));
         assert!(must_parse(r#"{"ph": "X", "dur": 20}"#));
-        assert!(must_parse(r#"{"ph": "C", "name": "X", "ts": 50}"#));
         assert!(must_parse(r#"{"ph": "X", "ts": 50, "dur": true}"#));
     }
 
@@ -301,10 +307,17 @@ mod tests {
             for (edge, dur) in [(gap.0, "1.5"), (gap.0, "0.000"), (gap.1, "12")] {
                 let start = edge + start_ns as f64 / 1000.0;
                 let ts = format!("{start:.3}");
-                let (Some(bounds), Some(length)) = (Bounds::of(&ts), Bounds::of(dur)) else {
+                let (Some(bounds), Some(length)) =
+                    (Bounds::of(ts.as_bytes()), Bounds::of(dur.as_bytes()))
+                else {
                     panic!("{ts} {dur} are plain decimals");
                 };
-                let listed = overlap(number(&ts).unwrap(), number(dur).unwrap(), gap).is_some();
+                let listed = overlap(
+                    number(ts.as_bytes()).unwrap(),
+                    number(dur.as_bytes()).unwrap(),
+                    gap,
+                )
+                .is_some();
                 if !bounds.may_overlap(length, gap) {
                     passed_over += 1;
                     assert!(!listed, "{ts} + {dur} overlaps {gap:?}");
@@ -322,9 +335,9 @@ mod tests {
             "12345678901234567",
             "5000000000000000",
         ] {
-            assert!(Bounds::of(text).is_none(), "{text}");
+            assert!(Bounds::of(text.as_bytes()).is_none(), "{text}");
         }
-        assert_eq!(Bounds::of("0012.50").map(|b| b.lo), Some(12.0));
+        assert_eq!(Bounds::of(b"0012.50").map(|b| b.lo), Some(12.0));
     }
 
     #[test]

@@ -23,6 +23,7 @@ mod blocks;
 mod events;
 mod fast;
 mod grammar;
+mod members;
 mod reference;
 mod segments;
 mod shapes;
@@ -31,6 +32,7 @@ mod utf8;
 
 pub use events::{EventQuotes, MAX_EVENT, TraceEvents, scan_events};
 use fast::BlockScanner;
+pub use members::{Member, Members, Value, last_string_member};
 use reference::ReferenceScanner;
 
 /// Bytes passed to a scanner at a time when a file is scanned, from its start (the copy of a
