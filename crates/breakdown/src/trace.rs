@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::Path;
 
 use memchr::memmem;
-use npuprof_scan::trace_scan::{TraceState, scan_events};
+use npuprof_scan::trace_scan::{Members, TraceState, Value, scan_events};
 use npuprof_summary::SummaryError;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
@@ -160,7 +160,7 @@ impl Trace {
 }
 
 /// A JSON scalar id or number as written.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 enum Scalar<'a> {
     U(u64),
     I(i64),
@@ -245,7 +245,7 @@ impl Scalar<'_> {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Args<'a> {
     #[serde(borrow, default)]
     name: Option<Cow<'a, str>>,
@@ -253,7 +253,7 @@ struct Args<'a> {
     task_type: Option<Cow<'a, str>>,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Event<'a> {
     #[serde(borrow, default)]
     ph: Option<Cow<'a, str>>,
@@ -273,6 +273,82 @@ struct Event<'a> {
     id: Option<Scalar<'a>>,
     #[serde(borrow, default)]
     args: Option<Args<'a>>,
+}
+
+/// [`Event`] read from the event's top-level members ([`Members`]) without a parser, for the
+/// events whose every field read is plain: keys without escapes, each once; strings without
+/// escapes; numbers that are unsigned integers or decimals; `args` an object whose `name` and
+/// `Task Type` are such strings. `None` for anything else: the parser reads the event, so that
+/// every event gets exactly the parser's reading (its refusals included).
+fn plain_event(bytes: &[u8]) -> Option<Event<'_>> {
+    let mut event = Event::default();
+    let mut members = Members::of(bytes);
+    for member in members.by_ref() {
+        if member.key_escaped {
+            return None;
+        }
+        let value = member.value;
+        match member.key {
+            b"ph" => once(&mut event.ph, plain_text(value)?)?,
+            b"name" => once(&mut event.name, plain_text(value)?)?,
+            b"cat" => once(&mut event.cat, plain_text(value)?)?,
+            b"pid" => once(&mut event.pid, plain_scalar(value)?)?,
+            b"tid" => once(&mut event.tid, plain_scalar(value)?)?,
+            b"ts" => once(&mut event.ts, plain_scalar(value)?)?,
+            b"dur" => once(&mut event.dur, plain_scalar(value)?)?,
+            b"id" => once(&mut event.id, plain_scalar(value)?)?,
+            b"args" => once(&mut event.args, plain_args(value)?)?,
+            _ => {}
+        }
+    }
+    members.done().then_some(event)
+}
+
+/// `args` as [`plain_event`] takes it.
+fn plain_args(value: Value<'_>) -> Option<Args<'_>> {
+    let Value::Object(bytes) = value else {
+        return None;
+    };
+    let mut args = Args::default();
+    let mut members = Members::of(bytes);
+    for member in members.by_ref() {
+        if member.key_escaped {
+            return None;
+        }
+        match member.key {
+            b"name" => once(&mut args.name, plain_text(member.value)?)?,
+            b"Task Type" => once(&mut args.task_type, plain_text(member.value)?)?,
+            _ => {}
+        }
+    }
+    members.done().then_some(args)
+}
+
+/// Sets a field read for the first time (`None` on a second: the parser refuses the event).
+fn once<T>(slot: &mut Option<T>, value: T) -> Option<()> {
+    slot.is_none().then(|| *slot = Some(value))
+}
+
+/// A string without an escape.
+fn plain_text(value: Value<'_>) -> Option<Cow<'_, str>> {
+    value.text().map(Cow::Borrowed)
+}
+
+/// A [`Scalar`] as the parser makes it, for a string without an escape, an unsigned integer
+/// that fits a u64 or a decimal (the parser reads a negative or longer integer its own way).
+fn plain_scalar(value: Value<'_>) -> Option<Scalar<'_>> {
+    match value {
+        Value::Number(text) if text.first() == Some(&b'-') => None,
+        Value::Number(text) => {
+            let text = std::str::from_utf8(text).ok()?;
+            if text.bytes().all(|b| b.is_ascii_digit()) {
+                text.parse().ok().map(Scalar::U)
+            } else {
+                text.parse().ok().map(Scalar::F)
+            }
+        }
+        _ => plain_text(value).map(Scalar::S),
+    }
 }
 
 /// Host categories: their `X` events are not device tasks.
@@ -335,6 +411,9 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
     let mut index: HashMap<String, u32> = HashMap::new();
     let sieve = Skip::new();
     let read = scan_events(&file, |bytes| {
+        if let Some(event) = plain_event(bytes) {
+            return take(&mut trace, &mut index, event);
+        }
         if sieve.skip(bytes) {
             return;
         }
@@ -457,6 +536,71 @@ mod tests {
             br#"{"ph":"X","cat":"python_function","name":"nn.Module: Conv2d_0"}"#
         ));
         assert!(!skip(br#"{"ph":"X","cat":"cpu_op","name":"aten::add"}"#));
+    }
+
+    /// The plain reading of an event, compared with the parser's.
+    fn check_plain(bytes: &[u8]) -> bool {
+        let parsed = serde_json::from_slice::<Event<'_>>(bytes).ok();
+        match plain_event(bytes) {
+            Some(plain) => {
+                assert_eq!(
+                    Some(&plain),
+                    parsed.as_ref(),
+                    "{}",
+                    String::from_utf8_lossy(bytes)
+                );
+                true
+            }
+            None => false,
+        }
+    }
+
+    #[test]
+    fn the_plain_reading_is_the_parsers_on_every_event_of_the_real_runs() {
+        let runs = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../verify/tests/data/runs/msinsight-text-level1");
+        for rank in ["rank0_ascend_pt", "rank1_ascend_pt"] {
+            let path = runs
+                .join(rank)
+                .join("ASCEND_PROFILER_OUTPUT")
+                .join(TRACE_VIEW);
+            let file = std::fs::File::open(&path).expect("the vendored trace");
+            let (mut plain, mut all) = (0, 0);
+            let read = scan_events(&file, |bytes| {
+                all += 1;
+                plain += u32::from(check_plain(bytes));
+            })
+            .expect("read");
+            assert_eq!(read.scan.state, TraceState::Complete);
+            // Nearly every event is read without the parser (the rest: escaped strings).
+            assert!(all > 9_000 && plain * 100 > all * 95, "{plain} of {all}");
+        }
+    }
+
+    #[test]
+    fn what_the_plain_reading_does_not_take_is_left_to_the_parser() {
+        for event in [
+            // A key twice, an escape, a negative or huge integer, a null, args as an array,
+            // a number where a string belongs.
+            r#"{"ph": "X", "ph": "X"}"#,
+            r#"{"ph": "X", "name": "a\"b"}"#,
+            r#"{"p\u0068": "X"}"#,
+            r#"{"ph": "X", "ts": -5}"#,
+            r#"{"ph": "X", "id": 123456789012345678901234567890}"#,
+            r#"{"ph": "X", "name": null}"#,
+            r#"{"ph": "X", "args": ["a", "b"]}"#,
+            r#"{"ph": "X", "args": {"name": 5}}"#,
+            r#"{"ph": "X", "args": {"name": "a", "name": "b"}}"#,
+            r#"{"ph": 1}"#,
+        ] {
+            assert!(!check_plain(event.as_bytes()), "{event}");
+        }
+        for event in [
+            r#"{"ph": "X", "ts": "17.5", "dur": 0.1, "id": 7, "pid": "p", "x": [1, {"y": null}]}"#,
+            r#"{"args": {"Task Type": "AI_CORE", "name": "n", "z": -1}, "ph": "X", "dur": 1e-3}"#,
+        ] {
+            assert!(check_plain(event.as_bytes()), "{event}");
+        }
     }
 
     #[test]
