@@ -51,14 +51,67 @@ fn shifted(ts: &str, shift: u64) -> Option<String> {
     })
 }
 
+/// An event with its members in the order written (serde_json's map sorts its keys; the
+/// readers timed here read real files, where torch_npu writes `ph` first or last).
+#[derive(Clone)]
+struct Event(Vec<(String, serde_json::Value)>);
+
+impl<'de> serde::Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Members;
+        impl<'de> serde::de::Visitor<'de> for Members {
+            type Value = Event;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an event object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Event, A::Error> {
+                let mut members = Vec::new();
+                while let Some(member) = map.next_entry()? {
+                    members.push(member);
+                }
+                Ok(Event(members))
+            }
+        }
+        d.deserialize_map(Members)
+    }
+}
+
+impl serde::Serialize for Event {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(self.0.len()))?;
+        for (key, value) in &self.0 {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl Event {
+    fn get(&self, key: &str) -> Option<&serde_json::Value> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn set(&mut self, key: &str, value: serde_json::Value) {
+        if let Some((_, v)) = self.0.iter_mut().find(|(k, _)| k == key) {
+            *v = value;
+        }
+    }
+}
+
 /// The trace of `steps` copies of the sample's events (metadata once), written to `path`.
 fn write_trace(path: &Path, sample: &[u8], steps: u64) -> anyhow::Result<u64> {
-    let events: Vec<serde_json::Value> = serde_json::from_slice(sample).context("the sample")?;
-    let (meta, rest): (Vec<_>, Vec<_>) = events.into_iter().partition(|e| e["ph"] == "M");
+    let events: Vec<Event> = serde_json::from_slice(sample).context("the sample")?;
+    let (meta, rest): (Vec<_>, Vec<_>) = events
+        .into_iter()
+        .partition(|e| e.get("ph").and_then(|p| p.as_str()) == Some("M"));
     let mut out = std::io::BufWriter::new(fs::File::create(path)?);
     out.write_all(b"[")?;
     let mut first = true;
-    let mut put = |out: &mut std::io::BufWriter<fs::File>, e: &serde_json::Value| {
+    let mut put = |out: &mut std::io::BufWriter<fs::File>, e: &Event| {
         let text = serde_json::to_string(e)?;
         if !first {
             out.write_all(b",\n")?;
@@ -70,31 +123,22 @@ fn write_trace(path: &Path, sample: &[u8], steps: u64) -> anyhow::Result<u64> {
     for e in &meta {
         put(&mut out, e)?;
     }
+    let text = |e: &Event, key: &str| e.get(key).and_then(|v| v.as_str()).map(str::to_owned);
     for copy in 0..steps {
         let shift = STEP_US * copy;
         for e in &rest {
             let mut e = e.clone();
-            if let Some(ts) = e["ts"].as_str().and_then(|t| shifted(t, shift)) {
-                e["ts"] = ts.into();
+            if let Some(ts) = text(&e, "ts").and_then(|t| shifted(&t, shift)) {
+                e.set("ts", ts.into());
             }
-            match e["cat"].as_str() {
-                Some("async_npu") => {
-                    if let Some(id) = e["id"].as_u64() {
-                        e["id"] = (id + shift * 1000).into();
-                    }
-                }
-                Some("fwdbwd") => {
-                    if let Some(id) = e["id"].as_u64() {
-                        e["id"] = (id + 100_000 * copy).into();
-                    }
-                }
+            let id = e.get("id").and_then(serde_json::Value::as_u64);
+            match (text(&e, "cat").as_deref(), id) {
+                (Some("async_npu"), Some(id)) => e.set("id", (id + shift * 1000).into()),
+                (Some("fwdbwd"), Some(id)) => e.set("id", (id + 100_000 * copy).into()),
                 _ => {}
             }
-            if e["name"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("ProfilerStep#"))
-            {
-                e["name"] = format!("ProfilerStep#{}", 50 + copy).into();
+            if text(&e, "name").is_some_and(|n| n.starts_with("ProfilerStep#")) {
+                e.set("name", format!("ProfilerStep#{}", 50 + copy).into());
             }
             put(&mut out, &e)?;
         }
