@@ -10,7 +10,7 @@
 //! run's step_trace_time.csv and communication.json, so every rule has its input.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, bail};
@@ -28,13 +28,9 @@ pub struct Args {
     /// Timed runs of each npuprof command (the median is reported), after one warm-up run.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
-    /// msprof-analyze's executable [default: `msprof-analyze` on PATH; without one its rows are
-    /// skipped, saying why].
-    #[arg(long, value_name = "PATH", conflicts_with = "no_anchor")]
-    pub anchor: Option<PathBuf>,
-    /// Do not time msprof-analyze, even when it is installed.
-    #[arg(long)]
-    pub no_anchor: bool,
+    /// Which msprof-analyze to time, if any.
+    #[command(flatten)]
+    pub anchor: crate::anchor::Options,
     /// Rows of the generated file that summary, advise and msprof-analyze are timed on together
     /// (msprof-analyze takes about 10 minutes and 10 GB on 2M rows).
     #[arg(long, value_name = "N", default_value_t = ANCHOR_ROWS)]
@@ -49,9 +45,6 @@ pub struct Args {
 
 /// The default `--anchor-rows`.
 const ANCHOR_ROWS: u64 = 200_000;
-
-/// msprof-analyze's executable name, looked for on PATH.
-const ANCHOR_NAME: &str = "msprof-analyze";
 
 /// The vendored real run the three tools are also timed on (both ranks: msprof-analyze then
 /// runs its cluster analyses too).
@@ -138,7 +131,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         advise_one.max_rss_kb as f64 / 1024.0,
         summary_one.max_rss_kb as f64 / 1024.0
     );
-    match find_anchor(args) {
+    match args.anchor.find() {
         Ok(anchor) => same_inputs(&npuprof, &anchor, args, &out, &sample, &kernel_sample)?,
         Err(why) => println!("\nmsprof-analyze: skipped ({why})"),
     }
@@ -150,24 +143,6 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         out.display()
     );
     Ok(())
-}
-
-/// msprof-analyze's executable: `--anchor`, else the first on PATH; why not, when there is none.
-fn find_anchor(args: &Args) -> Result<PathBuf, String> {
-    if args.no_anchor {
-        return Err("--no-anchor".to_owned());
-    }
-    if let Some(program) = &args.anchor {
-        return Ok(program.clone());
-    }
-    std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .map(|dir| dir.join(ANCHOR_NAME))
-        .find(|p| p.is_file())
-        .ok_or_else(|| {
-            format!("no {ANCHOR_NAME} on PATH: `pip install msprof-analyze`, or --anchor PATH")
-        })
 }
 
 /// summary, advise and msprof-analyze's advisor on the same inputs: a copy of the vendored

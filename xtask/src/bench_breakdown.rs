@@ -1,23 +1,29 @@
 //! `cargo xtask bench breakdown`: `npuprof breakdown` against `npuprof verify` (the same trace
-//! scanner, without the event parsing) on a generated multi-step run, one core, in the same run.
+//! scanner, without the event parsing) on a generated multi-step run, one core, in the same run;
+//! then, when msprof-analyze is installed (on PATH, or `--anchor PATH`; otherwise skipped, saying
+//! why), `npuprof breakdown BASE NEW` (its compare of two runs) against msprof-analyze's
+//! `compare` (whose `ModuleCompareStatistic` sheet is the module comparison) on the same two
+//! runs, one core too. npuprof's times are medians of `--runs` after a warm-up; msprof-analyze
+//! (minutes) is run once.
 //!
 //! The run directory (under `target/bench/breakdown/`, not committed; `--clean` deletes it)
-//! holds the vendored AlexNet run's rank-0 `trace_view.json` repeated `--steps` times (each
-//! copy's timestamps, launch-flow ids, fwdbwd ids and `ProfilerStep#N` moved on by one step of
-//! 200 ms, so the module tree is the one-step tree with every total × steps) and, in a second
-//! run directory, the real PP step's `kernel_details.csv` repeated with a new `Step Id` per
-//! copy (layer mode).
+//! holds the vendored AlexNet run's rank-0 `profiler_info_0.json` and `trace_view.json`, the
+//! trace repeated `--steps` times (each copy's timestamps, launch-flow ids, fwdbwd ids and
+//! `ProfilerStep#N` moved on by one step of 200 ms, so the module tree is the one-step tree with
+//! every total × steps); the base run of the compare is a second run directory with the same two
+//! files (the trace hard-linked). A third run directory holds the real PP step's
+//! `kernel_details.csv` repeated with a new `Step Id` per copy (layer mode).
 
 use std::fmt::Write as _;
 use std::fs;
 use std::io::Write as _;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, bail};
 
 use crate::bench_summary::{median_of, table};
-use crate::bench_verify::{Measured, one_core};
+use crate::bench_verify::{Measured, measure_any, one_core};
 use crate::build::{build_npuprof, target_dir, workspace_root};
 
 /// Options of the breakdown benchmark.
@@ -26,15 +32,21 @@ pub struct Args {
     /// Steps of the generated trace (2.2 MB each) and kernel table (2,463 rows each).
     #[arg(long, default_value_t = 120)]
     pub steps: u64,
-    /// Timed runs of each command (the median is reported), after one warm-up run.
+    /// Timed runs of each npuprof command (the median is reported), after one warm-up run.
     #[arg(long, default_value_t = 3)]
     pub runs: usize,
+    /// Which msprof-analyze to time, if any.
+    #[command(flatten)]
+    pub anchor: crate::anchor::Options,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
 }
 
 const TRACE: &str = "crates/verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json";
+/// The same run's profiler_info (its rank, and the profiler config msprof-analyze reads).
+const PROFILER_INFO: &str =
+    "crates/verify/tests/data/runs/msinsight-text-level1/rank0_ascend_pt/profiler_info_0.json";
 const KERNELS: &str = "crates/verify/tests/data/Ascend-msinsight/test__st__level2__rank_0_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv";
 
 /// One step, in µs.
@@ -187,6 +199,11 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     let layers = out.join("layers/rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
     fs::create_dir_all(&modules)?;
     fs::create_dir_all(&layers)?;
+    let info = root.join(PROFILER_INFO);
+    fs::copy(
+        &info,
+        out.join("modules/rank0_ascend_pt/profiler_info_0.json"),
+    )?;
     let trace_bytes = write_trace(
         &modules.join("trace_view.json"),
         &fs::read(root.join(TRACE))?,
@@ -242,9 +259,147 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         breakdown.secs / verify.secs.max(0.001),
         breakdown.cpu / verify.cpu.max(0.001)
     );
+    match args.anchor.find() {
+        Ok(anchor) => against_compare(&npuprof, &anchor, args.runs, &out, &info, trace_bytes)?,
+        Err(why) => println!("\nmsprof-analyze compare: skipped ({why})"),
+    }
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench breakdown --clean`)",
         out.display()
     );
+    Ok(())
+}
+
+/// `npuprof breakdown BASE NEW --json` (medians of `runs` after a warm-up) and msprof-analyze's
+/// `compare -d NEW -bp BASE -o OUT` (once, after npuprof: the traces are in the page cache by
+/// then) on the generated run (`<out>/modules`, the new run) and a base run of the same trace,
+/// both pinned to one core.
+fn against_compare(
+    npuprof: &Path,
+    anchor: &Path,
+    runs: usize,
+    out: &Path,
+    info: &Path,
+    trace_bytes: u64,
+) -> anyhow::Result<()> {
+    let new = out.join("modules");
+    let base = out.join("base");
+    let rank = Path::new("rank0_ascend_pt");
+    let output = base.join(rank).join("ASCEND_PROFILER_OUTPUT");
+    fs::create_dir_all(&output)?;
+    fs::copy(info, base.join(rank).join("profiler_info_0.json"))?;
+    // The same trace under a second name: a hard link, so no second copy of it is written; a
+    // copy where the file system has no hard links.
+    let (from, to) = (
+        new.join(rank)
+            .join("ASCEND_PROFILER_OUTPUT/trace_view.json"),
+        output.join("trace_view.json"),
+    );
+    if to.exists() {
+        fs::remove_file(&to)?;
+    }
+    if fs::hard_link(&from, &to).is_err() {
+        fs::copy(&from, &to).with_context(|| format!("copying {}", from.display()))?;
+    }
+    let compare = median_of(
+        &one_core(
+            npuprof,
+            &[
+                "breakdown".as_ref(),
+                base.as_os_str(),
+                new.as_os_str(),
+                "--json".as_ref(),
+            ],
+        ),
+        runs,
+        false,
+    )?;
+    let waterfall: serde_json::Value = serde_json::from_slice(&compare.stdout)?;
+    let pair = &waterfall["pairs"][0];
+    let compared = format!(
+        "{} nodes, {:.2} → {:.2} ms/step",
+        pair["rows"].as_array().map_or(0, Vec::len),
+        pair["base_us"].as_f64().unwrap_or(f64::NAN) / 1000.0,
+        pair["new_us"].as_f64().unwrap_or(f64::NAN) / 1000.0
+    );
+    // msprof-analyze writes its xlsx (named by the time) into OUT: a fresh OUT, so that an xlsx
+    // found there is this run's. Its log (stdout and stderr) is kept beside it.
+    let report = out.join("anchor-compare");
+    if report.exists() {
+        fs::remove_dir_all(&report)?;
+    }
+    fs::create_dir_all(&report)?;
+    let cmd = one_core(
+        anchor,
+        &[
+            "compare".as_ref(),
+            "-d".as_ref(),
+            new.join(rank).as_os_str(),
+            "-bp".as_ref(),
+            base.join(rank).as_os_str(),
+            "-o".as_ref(),
+            report.as_os_str(),
+        ],
+    );
+    eprintln!(
+        "timing {} compare on {} against {} (minutes) ...",
+        anchor.display(),
+        new.display(),
+        base.display()
+    );
+    let (msprof, status, stderr) = measure_any(&cmd, Stdio::piped())?;
+    let log = out.join("anchor-compare.log");
+    fs::write(&log, [msprof.stdout.as_slice(), &stderr].concat())?;
+    let written = fs::read_dir(&report)?
+        .filter_map(Result::ok)
+        .any(|e| e.file_name().to_string_lossy().ends_with(".xlsx"));
+    // The xlsx is a zip whose sheet names are compressed: without a zip reader here, its
+    // `ModuleCompareStatistic` sheet is not checked, only that the xlsx was written. On a
+    // failure the result cell says why in msprof-analyze's last line (a `|` in it would split
+    // the table's cell).
+    let last_line = |bytes: &[u8]| {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| l.trim().replace('|', "/"))
+    };
+    let failed = !status.success() || !written;
+    let result = if failed {
+        let why = last_line(&stderr)
+            .or_else(|| last_line(&msprof.stdout))
+            .unwrap_or_else(|| "no output".to_owned());
+        let what = if status.success() {
+            "no xlsx written"
+        } else {
+            "failed"
+        };
+        format!("{what} ({status}): {why}")
+    } else {
+        "its xlsx written (sheets not read)".to_owned()
+    };
+    table(
+        "trace_view.json, base and new",
+        2 * trace_bytes,
+        &[
+            ("npuprof breakdown BASE NEW, one core", &compare, &compared),
+            ("msprof-analyze compare, one core", &msprof, &result),
+        ],
+    );
+    println!();
+    if failed {
+        println!(
+            "msprof-analyze compare failed: no ratio (its log: {})",
+            log.display()
+        );
+    } else {
+        println!(
+            "msprof-analyze compare / npuprof breakdown BASE NEW: {:.0}× wall, {:.0}× CPU, {:.0}× memory (its log: {})",
+            msprof.secs / compare.secs.max(0.001),
+            msprof.cpu / compare.cpu.max(0.001),
+            msprof.max_rss_kb as f64 / compare.max_rss_kb.max(1) as f64,
+            log.display()
+        );
+    }
     Ok(())
 }

@@ -1027,6 +1027,20 @@ pub(crate) struct Measured {
 /// Runs `cmd` (under `/usr/bin/time -f %M` for the peak RSS when it exists), timing the wall
 /// clock around it. Exit code 0 is accepted, and 1 (verify's "findings") when `allow_exit_1`.
 pub(crate) fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measured> {
+    let (measured, status, _) = measure_any(cmd, Stdio::inherit())?;
+    let code = status.code().unwrap_or(-1);
+    if !(code == 0 || (allow_exit_1 && code == 1)) {
+        bail!("{} exited with {code}", cmd.get_program().to_string_lossy());
+    }
+    Ok(measured)
+}
+
+/// Runs `cmd` as [`measure`] does, its stderr going to `stderr`, whatever its exit status: the
+/// measurement, the status and the stderr captured (empty unless `stderr` is piped).
+pub(crate) fn measure_any(
+    cmd: &Command,
+    stderr: Stdio,
+) -> anyhow::Result<(Measured, std::process::ExitStatus, Vec<u8>)> {
     let program = cmd.get_program().to_owned();
     let argv: Vec<_> = cmd.get_args().map(ToOwned::to_owned).collect();
     let time_out = std::env::temp_dir().join(format!("npuprof-bench-rss-{}", std::process::id()));
@@ -1042,14 +1056,10 @@ pub(crate) fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measu
     } else {
         Command::new(&program)
     };
-    c.args(&argv).stderr(Stdio::inherit());
+    c.args(&argv).stderr(stderr);
     let t = Instant::now();
     let output = c.output()?;
     let secs = t.elapsed().as_secs_f64();
-    let code = output.status.code().unwrap_or(-1);
-    if !(code == 0 || (allow_exit_1 && code == 1)) {
-        bail!("{} exited with {code}", program.to_string_lossy());
-    }
     let (cpu, max_rss_kb) = if timed {
         let text = fs::read_to_string(&time_out).unwrap_or_default();
         let _ = fs::remove_file(&time_out);
@@ -1067,12 +1077,13 @@ pub(crate) fn measure(cmd: &Command, allow_exit_1: bool) -> anyhow::Result<Measu
     } else {
         (f64::NAN, 0)
     };
-    Ok(Measured {
+    let measured = Measured {
         secs,
         cpu,
         max_rss_kb,
         stdout: output.stdout,
-    })
+    };
+    Ok((measured, output.status, output.stderr))
 }
 
 fn json_str(json: &[u8], pointer: &str) -> Option<String> {

@@ -2,6 +2,7 @@
 //! `cargo xtask codegen`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod anchor;
 mod bench_advise;
 mod bench_breakdown;
 mod bench_host_gaps;
@@ -44,7 +45,8 @@ enum Bench {
     Summary(bench_summary::Args),
     /// `npuprof advise` against `npuprof summary` on the same file, and msprof-analyze's advisor.
     Advise(bench_advise::Args),
-    /// `npuprof breakdown` on a generated multi-step trace and kernel table vs `npuprof verify`.
+    /// `npuprof breakdown` on a generated multi-step trace and kernel table vs `npuprof verify`,
+    /// and its compare of two runs vs msprof-analyze's `compare`.
     Breakdown(bench_breakdown::Args),
     /// `npuprof lint` on a generated file with 2000 windows vs the same with 200, and vs
     /// Python's `ast.parse`.
