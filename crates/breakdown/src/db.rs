@@ -8,7 +8,7 @@
 //! operators is a forward → backward link (the earlier is the forward operator). Task types and
 //! names come from `STRING_IDS`. The database is opened read-only and immutable.
 
-use std::collections::HashMap;
+use crate::Map;
 use std::path::Path;
 
 use npuprof_summary::SummaryError;
@@ -63,7 +63,7 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
 }
 
 fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
-    let mut strings: HashMap<i64, String> = HashMap::new();
+    let mut strings: Map<i64, String> = Map::default();
     let mut rows = db.prepare("SELECT id, value FROM STRING_IDS")?;
     for row in rows.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))? {
         let (id, value) = row?;
@@ -74,7 +74,7 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
         .processes
         .insert(DEVICE_PID, DEVICE_PROCESS.to_owned());
     // Operators by their PYTORCH_API.connectionId, for the links.
-    let mut by_link: HashMap<i64, Point> = HashMap::new();
+    let mut by_link: Map<i64, Point> = Map::default();
     let mut api = db.prepare(
         "SELECT CAST(startNs AS INTEGER), CAST(endNs AS INTEGER), globalTid, connectionId, \
          name, type FROM PYTORCH_API",
@@ -118,7 +118,7 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
         });
     }
     // Connection → the operators linked by it.
-    let mut linked: HashMap<i64, Vec<Point>> = HashMap::new();
+    let mut linked: Map<i64, Vec<Point>> = Map::default();
     let mut ids = db.prepare("SELECT id, connectionId FROM CONNECTION_IDS")?;
     for row in ids.query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))? {
         let (id, connection) = row?;
@@ -135,7 +135,7 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
             next_flow += 1;
         }
     }
-    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut index: Map<String, u32> = Map::default();
     // Streams that carry a collective's tasks: their tasks without compute info are
     // communication (the reduce steps as well as the copies and notifies).
     let mut comm_streams: Vec<i64> = Vec::new();

@@ -3,7 +3,7 @@
 //! three integers a row, at most [`MAX_ROWS`] rows; types interned). [`read_detailed`] also
 //! keeps what the skill's cluster rules look at (name, stream, task, core, shapes; interned).
 
-use std::collections::HashMap;
+use crate::Map;
 use std::path::Path;
 
 use npuprof_summary::SummaryError;
@@ -83,7 +83,7 @@ const DETAIL_COLUMNS: [&str; 6] = [
 ];
 
 /// Interns `text` into `texts`.
-fn intern(texts: &mut Vec<String>, index: &mut HashMap<String, u32>, text: &str) -> u32 {
+fn intern(texts: &mut Vec<String>, index: &mut Map<String, u32>, text: &str) -> u32 {
     if let Some(&i) = index.get(text) {
         return i;
     }
@@ -127,8 +127,8 @@ fn read_table(path: &Path, detailed: bool) -> Result<KernelTable, SummaryError> 
     let step_at = step.map(slot);
     let detail_at: Vec<Option<usize>> = detail.iter().map(|c| c.map(slot)).collect();
     let mut table = KernelTable::default();
-    let mut index: HashMap<String, u32> = HashMap::new();
-    let mut text_index: HashMap<String, u32> = HashMap::new();
+    let mut index: Map<String, u32> = Map::default();
+    let mut text_index: Map<String, u32> = Map::default();
     while let Some(record) = columns::next_columns(&mut reader, path, &picks)? {
         if record.len() == 1 && columns::text(record.get(0).unwrap_or_default()).is_empty() {
             continue; // a blank line

@@ -27,7 +27,9 @@
 //! Every result says it is inferred and how sure it is; no layer is made up where no anchor
 //! occurs.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::Map;
 
 use serde::Serialize;
 
@@ -242,10 +244,10 @@ struct StepLayers {
 }
 
 /// A multiset of kernel types.
-type Multiset = HashMap<u32, u32>;
+type Multiset = Map<u32, u32>;
 
 fn multiset(kernels: &[Kernel]) -> Multiset {
-    let mut m = Multiset::new();
+    let mut m = Multiset::default();
     for k in kernels {
         *m.entry(k.ty).or_default() += 1;
     }

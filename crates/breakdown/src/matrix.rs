@@ -1,7 +1,7 @@
 //! Across the ranks of a phase: each node (module path, or layer index) × rank, and the slowest
 //! rank per node — where one rank loses time against the others.
 
-use std::collections::HashMap;
+use crate::Map;
 
 use serde::Serialize;
 
@@ -71,7 +71,7 @@ pub fn matrices(runs: &[RunBreakdown]) -> Vec<Matrix> {
             })
             .collect();
         let mut order: Vec<(String, usize)> = Vec::new();
-        let mut index: HashMap<String, usize> = HashMap::new();
+        let mut index: Map<String, usize> = Map::default();
         for column in &columns {
             for (node, depth, _) in column {
                 if !index.contains_key(node) {

@@ -14,7 +14,9 @@
 //! attributed, with the reason ([`Unattributed`]); owned + not attributed = total, in integer
 //! picoseconds.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use crate::Map;
 
 use serde::Serialize;
 
@@ -153,7 +155,7 @@ struct Node {
 /// The nodes by path.
 struct Nodes {
     nodes: Vec<Node>,
-    by_path: HashMap<String, usize>,
+    by_path: Map<String, usize>,
     steps: usize,
 }
 
@@ -289,13 +291,13 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
     steps.sort_by_key(|(_, s)| s.start);
     let mut nodes = Nodes {
         nodes: Vec::new(),
-        by_path: HashMap::new(),
+        by_path: Map::default(),
         steps: steps.len(),
     };
     let mut owners: Vec<Owner> = Vec::new();
     // Forward module calls.
     let paths = module_paths(trace);
-    let mut forward: HashMap<Thread, Vec<(Span, usize)>> = HashMap::new();
+    let mut forward: Map<Thread, Vec<(Span, usize)>> = Map::default();
     for (call, path) in trace.modules.iter().zip(&paths) {
         let node = nodes.node(path, false, call.span.start);
         forward
@@ -318,7 +320,7 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
         }
     }
     // Backward operators: the end of a fwdbwd flow whose start lies in a forward module call.
-    let mut ops_at: HashMap<Point, &Span> = HashMap::new();
+    let mut ops_at: Map<Point, &Span> = Map::default();
     for op in &trace.ops {
         let at = Point {
             thread: op.span.thread,
@@ -363,14 +365,14 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
         .filter(|(_, name)| name.as_str() == DEVICE_PROCESS)
         .map(|(pid, _)| *pid)
         .collect();
-    let mut landing: HashMap<Point, u64> = HashMap::new();
+    let mut landing: Map<Point, u64> = Map::default();
     for (id, end) in &trace.launches.ends {
         landing.insert(*end, *id);
     }
     let mut ledger: BTreeMap<Unattributed, (u64, u64)> = BTreeMap::new();
     let (mut total_ps, mut kernels, mut skipped, mut skipped_ps) = (0u64, 0u64, 0u64, 0u64);
     // Launch points per thread: (ts, kernel slot).
-    let mut launched: HashMap<Thread, Vec<(u64, usize)>> = HashMap::new();
+    let mut launched: Map<Thread, Vec<(u64, usize)>> = Map::default();
     let mut kept: Vec<(u64, Option<usize>, bool)> = Vec::new(); // (dur, step, communication)
     for task in trace
         .tasks
@@ -417,7 +419,7 @@ pub fn breakdown(trace: &Trace) -> ModuleTree {
         }
     }
     let mut owner_of: Vec<Option<usize>> = vec![None; kept.len()];
-    let mut by_thread: HashMap<Thread, Vec<&Owner>> = HashMap::new();
+    let mut by_thread: Map<Thread, Vec<&Owner>> = Map::default();
     for owner in &owners {
         by_thread.entry(owner.span.thread).or_default().push(owner);
     }

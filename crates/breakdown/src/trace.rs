@@ -7,8 +7,8 @@
 //! events and Python call frames that are not modules are skipped unparsed). Memory holds the
 //! events kept (a few words each, names interned), never the file.
 
+use crate::Map;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
@@ -124,16 +124,16 @@ pub struct Task {
 #[derive(Debug, Default, Clone)]
 pub struct Flows {
     /// `ph: s` ends.
-    pub starts: HashMap<Id, Point>,
+    pub starts: Map<Id, Point>,
     /// `ph: f` ends.
-    pub ends: HashMap<Id, Point>,
+    pub ends: Map<Id, Point>,
 }
 
 /// What exact mode read of one trace.
 #[derive(Debug, Default)]
 pub struct Trace {
     /// Process names by pid (`process_name` metadata).
-    pub processes: HashMap<Id, String>,
+    pub processes: Map<Id, String>,
     /// Module calls, in file order.
     pub modules: Vec<ModuleCall>,
     /// Host operators.
@@ -339,16 +339,24 @@ fn plain_text(value: Value<'_>) -> Option<Cow<'_, str>> {
 fn plain_scalar(value: Value<'_>) -> Option<Scalar<'_>> {
     match value {
         Value::Number(text) if text.first() == Some(&b'-') => None,
-        Value::Number(text) => {
-            let text = std::str::from_utf8(text).ok()?;
-            if text.bytes().all(|b| b.is_ascii_digit()) {
-                text.parse().ok().map(Scalar::U)
-            } else {
-                text.parse().ok().map(Scalar::F)
-            }
-        }
+        Value::Number(text) => match digits(text) {
+            Some(n) => Some(Scalar::U(n)),
+            None if text.iter().all(u8::is_ascii_digit) => None,
+            None => std::str::from_utf8(text).ok()?.parse().ok().map(Scalar::F),
+        },
         _ => plain_text(value).map(Scalar::S),
     }
+}
+
+/// `text` as an unsigned integer when it is one that fits a u64.
+fn digits(text: &[u8]) -> Option<u64> {
+    if text.is_empty() {
+        return None;
+    }
+    text.iter().try_fold(0u64, |n, &b| {
+        let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
+        n.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
 /// Host categories: their `X` events are not device tasks.
@@ -383,7 +391,7 @@ impl Skip {
 }
 
 /// Interns `name` in `names` (`index` finds it again).
-pub(crate) fn intern(names: &mut Vec<String>, index: &mut HashMap<String, u32>, name: &str) -> u32 {
+pub(crate) fn intern(names: &mut Vec<String>, index: &mut Map<String, u32>, name: &str) -> u32 {
     if let Some(&i) = index.get(name) {
         return i;
     }
@@ -408,7 +416,7 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
             reason: problem.describe(),
         })?;
     let mut trace = Trace::default();
-    let mut index: HashMap<String, u32> = HashMap::new();
+    let mut index: Map<String, u32> = Map::default();
     let sieve = Skip::new();
     let read = scan_events(&file, |bytes| {
         if let Some(event) = plain_event(bytes) {
@@ -444,7 +452,7 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
     })
 }
 
-fn take(trace: &mut Trace, index: &mut HashMap<String, u32>, event: Event<'_>) {
+fn take(trace: &mut Trace, index: &mut Map<String, u32>, event: Event<'_>) {
     let numeric = &mut trace.numeric_ts;
     let (Some(ph), Some(pid)) = (event.ph.as_deref(), event.pid.as_ref()) else {
         return;

@@ -78,10 +78,8 @@ pub struct Member<'e> {
 enum State {
     /// Before the object's `{`.
     Start,
-    /// After `{` or a member's `,`: a member follows.
-    Member,
-    /// After a member: `,` or `}` follows.
-    After,
+    /// After a member: `,` and a member, or `}`, follow.
+    Between,
     /// At the object's `}`.
     Done,
     /// The bytes were not an object's members.
@@ -115,6 +113,12 @@ impl<'e> Members<'e> {
     /// Whether the walk reached the object's closing `}`.
     pub fn done(&self) -> bool {
         self.state == State::Done
+    }
+
+    /// At the object's `}`.
+    fn end<T>(&mut self) -> Option<T> {
+        self.state = State::Done;
+        None
     }
 
     fn fail<T>(&mut self) -> Option<T> {
@@ -151,46 +155,41 @@ impl<'e> Members<'e> {
             return self.fail();
         };
         let start = self.at;
-        let value = match first {
-            b'"' => {
-                let Some((end, escaped)) = string_end(bytes, start + 1) else {
-                    return self.fail();
-                };
-                self.at = end + 1;
-                Value::Str {
-                    raw: &bytes[start + 1..end],
-                    escaped,
-                }
+        // (Tests in the order of their odds, not a jump table.)
+        let value = if first == b'"' {
+            let Some((end, escaped)) = string_end(bytes, start + 1) else {
+                return self.fail();
+            };
+            self.at = end + 1;
+            Value::Str {
+                raw: &bytes[start + 1..end],
+                escaped,
             }
-            b'{' | b'[' => {
-                let Some(end) = nested_end(bytes, start) else {
-                    return self.fail();
-                };
-                self.at = end;
-                let whole = &bytes[start..end];
-                if first == b'{' {
-                    Value::Object(whole)
-                } else {
-                    Value::Array(whole)
-                }
+        } else if first.is_ascii_digit() || first == b'-' {
+            self.at = token_end(bytes, start, |b| {
+                matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            });
+            Value::Number(&bytes[start..self.at])
+        } else if first == b'{' || first == b'[' {
+            let Some(end) = nested_end(bytes, start) else {
+                return self.fail();
+            };
+            self.at = end;
+            let whole = &bytes[start..end];
+            if first == b'{' {
+                Value::Object(whole)
+            } else {
+                Value::Array(whole)
             }
-            b'-' | b'0'..=b'9' => {
-                self.at = token_end(bytes, start, |b| {
-                    matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-                });
-                Value::Number(&bytes[start..self.at])
+        } else {
+            self.at = token_end(bytes, start, |b| b.is_ascii_lowercase());
+            let word = &bytes[start..self.at];
+            if !matches!(word, b"true" | b"false" | b"null") {
+                return self.fail();
             }
-            b't' | b'f' | b'n' => {
-                self.at = token_end(bytes, start, |b| b.is_ascii_lowercase());
-                let word = &bytes[start..self.at];
-                if !matches!(word, b"true" | b"false" | b"null") {
-                    return self.fail();
-                }
-                Value::Literal(word)
-            }
-            _ => return self.fail(),
+            Value::Literal(word)
         };
-        self.state = State::After;
+        self.state = State::Between;
         Some(Member {
             key,
             key_escaped,
@@ -204,35 +203,27 @@ impl<'e> Iterator for Members<'e> {
 
     #[inline]
     fn next(&mut self) -> Option<Member<'e>> {
-        loop {
-            match self.state {
-                State::Start => {
-                    if self.token() != Some(b'{') {
-                        return self.fail();
-                    }
-                    self.at += 1;
-                    self.state = match self.token() {
-                        Some(b'}') => State::Done,
-                        Some(b'"') => return self.member(),
-                        _ => return self.fail(),
-                    };
-                }
-                State::Member => {
-                    return match self.token() {
-                        Some(b'"') => self.member(),
-                        _ => self.fail(),
-                    };
-                }
-                State::After => match self.token() {
-                    Some(b',') => {
-                        self.at += 1;
-                        self.state = State::Member;
-                    }
-                    Some(b'}') => self.state = State::Done,
-                    _ => return self.fail(),
-                },
-                State::Done | State::Failed => return None,
+        // (Tests in the order of their odds, not a jump table: a walk is mostly `Between`.)
+        if self.state == State::Between {
+            match self.token() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => return self.end(),
+                _ => return self.fail(),
             }
+        } else if self.state == State::Start {
+            if self.token() != Some(b'{') {
+                return self.fail();
+            }
+            self.at += 1;
+            if self.token() == Some(b'}') {
+                return self.end();
+            }
+        } else {
+            return None;
+        }
+        match self.token() {
+            Some(b'"') => self.member(),
+            _ => self.fail(),
         }
     }
 }
