@@ -107,15 +107,15 @@ impl<'g> Sieve<'g> {
     /// Whether a complete event with these `ts` and `dur` values may be listed: `false` only
     /// when both are numbers that put it clear of every gap.
     fn times_may_overlap(&self, ts: Value<'_>, dur: Value<'_>) -> bool {
-        let (Some(ts), Some(dur)) = (ts.number_bytes(), dur.number_bytes()) else {
+        let (Some(ts_text), Some(dur_text)) = (ts.number_bytes(), dur.number_bytes()) else {
             return true;
         };
-        if let (Some(ts), Some(dur)) = (Bounds::of(ts), Bounds::of(dur))
+        if let (Some(ts), Some(dur)) = (Bounds::of(ts_text), Bounds::of(dur_text))
             && self.gaps.iter().all(|&gap| !ts.may_overlap(dur, gap))
         {
             return false;
         }
-        self.may_overlap(number(ts), number(dur))
+        self.may_overlap(parsed(ts), parsed(dur))
     }
 
     /// [`Sieve::must_parse`] for an event whose bytes hold a backslash: its strings may hold
@@ -154,7 +154,15 @@ fn value(finder: &Finder<'_>, event: &[u8]) -> Option<f64> {
     number(value_text(&event[at + finder.needle().len()..])?.as_bytes())
 }
 
-/// A number's text as [`value_text`] cut it, parsed as the parser parses it.
+/// A time as the parser reads it: a number as serde_json does, a string with Rust's parse.
+fn parsed(value: Value<'_>) -> Option<f64> {
+    match value {
+        Value::Number(_) => value.parsed_f64(),
+        _ => number(value.number_bytes()?),
+    }
+}
+
+/// A number's text as [`value_text`] cut it, parsed as the parser parses a string.
 fn number(text: &[u8]) -> Option<f64> {
     std::str::from_utf8(text).ok()?.parse().ok()
 }

@@ -335,14 +335,15 @@ fn plain_text(value: Value<'_>) -> Option<Cow<'_, str>> {
 }
 
 /// A [`Scalar`] as the parser makes it, for a string without an escape, an unsigned integer
-/// that fits a u64 or a decimal (the parser reads a negative or longer integer its own way).
+/// that fits a u64 or a decimal read as the parser reads it (the parser reads a negative or
+/// longer integer its own way).
 fn plain_scalar(value: Value<'_>) -> Option<Scalar<'_>> {
     match value {
         Value::Number(text) if text.first() == Some(&b'-') => None,
         Value::Number(text) => match digits(text) {
             Some(n) => Some(Scalar::U(n)),
             None if text.iter().all(u8::is_ascii_digit) => None,
-            None => std::str::from_utf8(text).ok()?.parse().ok().map(Scalar::F),
+            None => value.parsed_f64().map(Scalar::F),
         },
         _ => plain_text(value).map(Scalar::S),
     }

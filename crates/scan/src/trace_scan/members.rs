@@ -47,6 +47,23 @@ impl<'e> Value<'e> {
         matches!(self, Value::Str { raw, escaped: false } if raw == text)
     }
 
+    /// A number's value as serde_json reads it into an `f64` (the readers that take an event
+    /// from this walk or from the parser get the same value): up to 15 digits without an
+    /// exponent, the significand and its power of ten are exact in an `f64` and serde_json's
+    /// one division rounds correctly, as Rust's parse does; anything longer is read by
+    /// serde_json itself, whose rounding of long numbers is its own.
+    pub fn parsed_f64(self) -> Option<f64> {
+        let Value::Number(text) = self else {
+            return None;
+        };
+        let digits = text.iter().filter(|b| b.is_ascii_digit()).count();
+        if digits <= 15 && !text.iter().any(|&b| b == b'e' || b == b'E') {
+            std::str::from_utf8(text).ok()?.parse().ok()
+        } else {
+            serde_json::from_slice(text).ok()
+        }
+    }
+
     /// The bytes of a number, written as a number or as a string without an escape (torch_npu
     /// writes `ts` as `"1736408883688177.930"`; ASCII whitespace around it trimmed).
     pub fn number_bytes(self) -> Option<&'e [u8]> {
@@ -376,6 +393,32 @@ mod tests {
         assert_eq!(found[4].1, Value::Array(b"[ ]"));
         assert_eq!(found[5].1, Value::Literal(b"true"));
         assert_eq!(found[6].1, Value::Literal(b"null"));
+    }
+
+    #[test]
+    fn numbers_are_read_as_serde_json_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "145.57",
+            "0.000123",
+            "123456789012345",
+            "1234567890123456789",
+            "18446744073709551616",
+            "1.7976931348623157e308",
+            "2.2250738585072014e-308",
+            "0.30000000000000004",
+            "9007199254740993",
+            "1e23",
+            "-12.5E-3",
+            "1736408883688177.930",
+            "3.9113781875",
+        ] {
+            let ours = Value::Number(text.as_bytes()).parsed_f64();
+            let theirs: f64 = serde_json::from_str(text).expect("a number");
+            assert_eq!(ours.map(f64::to_bits), Some(theirs.to_bits()), "{text}");
+        }
+        assert_eq!(Value::Literal(b"null").parsed_f64(), None);
     }
 
     #[test]
