@@ -3,21 +3,24 @@
 //! `fwdbwd` forward → backward flows, the device tasks and the process names.
 //!
 //! One pass of npuprof-scan's trace scanner ([`scan_events`]: memory maps, SIMD structural
-//! scan), serde_json on each event's bytes only when a byte sieve cannot rule it out (counter
-//! events and Python call frames that are not modules are skipped unparsed). Memory holds the
-//! events kept (a few words each, names interned), never the file.
+//! scan). Counters are passed over by their tail (`"ph": "C"` written last). Every other event
+//! is read from its top-level members without a parser (`plain_event`) when its fields are
+//! plain, which is nearly every event of a real trace; the rest (escaped strings, repeated
+//! keys, unusual types) goes through a byte sieve (counters and Python call frames that are not
+//! modules are skipped) and serde_json, so each event gets exactly the parser's reading. Memory
+//! holds the events kept (a few words each, names interned), never the file.
 
-use crate::Map;
 use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
 use memchr::memmem;
-use npuprof_scan::trace_scan::{Members, TraceState, Value, scan_events};
+use npuprof_scan::trace_scan::{Members, TraceState, Value, last_string_member, scan_events};
 use npuprof_summary::SummaryError;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
+use crate::Map;
 use crate::time::{parse_ts_ns, us_f64_to_ns, us_to_ps};
 
 /// The timeline file of a run's output directory.
@@ -420,6 +423,11 @@ pub fn read(path: &Path) -> Result<Trace, SummaryError> {
     let mut index: Map<String, u32> = Map::default();
     let sieve = Skip::new();
     let read = scan_events(&file, |bytes| {
+        // A counter (torch_npu writes its `ph` last; nearly half a trace's events) is passed
+        // over before any walk, as the sieve passes it over.
+        if last_string_member(bytes) == Some((b"ph", b"C")) {
+            return;
+        }
         if let Some(event) = plain_event(bytes) {
             return take(&mut trace, &mut index, event);
         }

@@ -23,43 +23,6 @@ use std::arch::x86_64::{
     _mm512_test_epi8_mask,
 };
 
-/// The quotes and backslashes of a block byte by byte: `(quotes, backslashes)`.
-pub(crate) fn quotes_portable(block: &[u8; 64]) -> (u64, u64) {
-    (
-        portable_bits(block, |b| b == b'"'),
-        portable_bits(block, |b| b == b'\\'),
-    )
-}
-
-/// [`Simd::quote_positions`] with `classes` giving a block's `(quotes, backslashes)`; the last
-/// block is padded with spaces.
-#[inline(always)]
-pub(crate) fn quote_positions_with(
-    bytes: &[u8],
-    mut at: impl FnMut(usize),
-    classes: impl Fn(&[u8; 64]) -> (u64, u64),
-) -> bool {
-    let mut padded = [b' '; 64];
-    for (k, chunk) in bytes.chunks(64).enumerate() {
-        let block: &[u8; 64] = match chunk.try_into() {
-            Ok(block) => block,
-            Err(_) => {
-                padded[..chunk.len()].copy_from_slice(chunk);
-                &padded
-            }
-        };
-        let (mut quotes, backslashes) = classes(block);
-        if backslashes != 0 {
-            return false;
-        }
-        while quotes != 0 {
-            at(k * 64 + quotes.trailing_zeros() as usize);
-            quotes &= quotes - 1;
-        }
-    }
-    true
-}
-
 /// The JSON classes of the bytes of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Masks {
@@ -318,23 +281,6 @@ impl Simd {
         }
         #[cfg(not(target_arch = "x86_64"))]
         classify_portable(block)
-    }
-
-    /// Calls `at` with the position of each quote of `bytes` in order; `false` (after some
-    /// of the calls) when `bytes` holds a backslash.
-    #[inline]
-    pub(crate) fn quote_positions(self, bytes: &[u8], at: impl FnMut(usize)) -> bool {
-        #[cfg(target_arch = "x86_64")]
-        match self {
-            // SAFETY: a `Simd::Avx512` or `Simd::Avx2` is only made by `detect`, the first
-            // after AVX-512 BW (which implies AVX2) and `bmi1` were detected, the second after
-            // AVX2 and `bmi1`.
-            Simd::Avx512 | Simd::Avx2 => unsafe { quote_positions_avx2(bytes, at) },
-            // SAFETY: SSE2 is part of the x86_64 baseline.
-            Simd::Sse2 => unsafe { quote_positions_sse2(bytes, at) },
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        quote_positions_with(bytes, at, quotes_portable)
     }
 
     /// Writes `start + 64 × k + i` for each set bit `i` of the `k`-th of `blocks`, in order, to
@@ -761,26 +707,6 @@ fn bits_avx2(a: __m256i, b: __m256i) -> u64 {
 fn eq_avx2(a: __m256i, b: __m256i, c: u8) -> u64 {
     let c = _mm256_set1_epi8(c as i8);
     bits_avx2(_mm256_cmpeq_epi8(a, c), _mm256_cmpeq_epi8(b, c))
-}
-
-/// [`Simd::quote_positions`] with AVX2 and `tzcnt`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1")]
-fn quote_positions_avx2(bytes: &[u8], at: impl FnMut(usize)) -> bool {
-    quote_positions_with(bytes, at, |block| {
-        let (a, b) = load_avx2(block);
-        (eq_avx2(a, b, b'"'), eq_avx2(a, b, b'\\'))
-    })
-}
-
-/// [`Simd::quote_positions`] with SSE2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "sse2")]
-fn quote_positions_sse2(bytes: &[u8], at: impl FnMut(usize)) -> bool {
-    quote_positions_with(bytes, at, |block| {
-        let v = load_sse2(block);
-        (eq_sse2(v, b'"'), eq_sse2(v, b'\\'))
-    })
 }
 
 /// The four 16-byte quarters of a block.

@@ -6,7 +6,6 @@
 use std::fs::File;
 
 use super::{TraceScan, TraceScanner};
-use crate::simd::{Simd, quote_positions_with, quotes_portable};
 
 /// The longest event passed, in bytes; longer ones are counted in [`TraceEvents::too_long`],
 /// so that memory stays bounded whatever the file holds.
@@ -184,78 +183,5 @@ mod tests {
         assert_eq!(events, [&br#"{"a": 1}"#[..], br#"{"b": 2}"#]);
         assert_eq!(found.too_long, 1);
         assert_eq!(found.scan.state, TraceState::Complete);
-    }
-}
-
-/// Finds the quotes of an event's bytes with the vector unit, for readers that look at an
-/// event's strings without parsing it (advise's sieve): in an event without a backslash, every
-/// quote opens or closes a string, so the positions pair up into the strings' bounds.
-#[derive(Debug, Clone, Copy)]
-pub struct EventQuotes {
-    simd: Option<Simd>,
-}
-
-impl Default for EventQuotes {
-    fn default() -> Self {
-        Self {
-            simd: Simd::detect(),
-        }
-    }
-}
-
-impl EventQuotes {
-    /// Calls `string` with the bounds `(open, close)` of each string of `event` (the positions
-    /// of its quotes), in order; `false` when `event` holds a backslash (an escaped quote
-    /// cannot then be told from one that ends a string by its byte alone), after some calls.
-    #[inline]
-    pub fn strings(self, event: &[u8], mut string: impl FnMut(usize, usize)) -> bool {
-        let mut open = None;
-        let at = |i| match open.take() {
-            Some(o) => string(o, i),
-            None => open = Some(i),
-        };
-        match self.simd {
-            Some(simd) => simd.quote_positions(event, at),
-            None => quote_positions_with(event, at, quotes_portable),
-        }
-    }
-}
-
-#[cfg(test)]
-mod quote_tests {
-    use super::EventQuotes;
-    use crate::simd::{quote_positions_with, quotes_portable};
-
-    #[test]
-    fn quotes_are_found_in_every_block_and_a_backslash_refuses() {
-        let quotes = EventQuotes::default();
-        let event = format!(r#"{{"ph": "X", "name": "{}", "ts": 1}}"#, "a".repeat(100));
-        let mut found = Vec::new();
-        assert!(quotes.strings(event.as_bytes(), |o, c| found.push(&event[o + 1..c])));
-        assert_eq!(found, ["ph", "X", "name", &"a".repeat(100), "ts"]);
-        let escaped = format!(r#"{{"name": "a\"b{}"}}"#, "c".repeat(70));
-        assert!(!quotes.strings(escaped.as_bytes(), |_, _| {}));
-        assert!(quotes.strings(b"", |_, _| panic!("no string")));
-    }
-
-    #[test]
-    fn the_vector_units_agree_with_the_bytes() {
-        let bytes: Vec<u8> = (0..200)
-            .map(|i| match i {
-                _ if i % 7 == 0 => b'"',
-                150 => b'\\',
-                _ => b'a',
-            })
-            .collect();
-        for len in [0, 1, 63, 64, 65, 149, 150, 151, 200] {
-            let mut expected = Vec::new();
-            let clean = quote_positions_with(&bytes[..len], |i| expected.push(i), quotes_portable);
-            assert_eq!(clean, len <= 150, "{len}");
-            for simd in crate::simd::Simd::available() {
-                let mut found = Vec::new();
-                let ok = simd.quote_positions(&bytes[..len], |i| found.push(i));
-                assert_eq!((ok, &found), (clean, &expected), "{simd:?} {len}");
-            }
-        }
     }
 }

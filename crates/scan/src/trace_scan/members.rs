@@ -319,10 +319,7 @@ fn quote_or_backslash_near(bytes: &[u8], from: usize) -> Option<usize> {
     for _ in 0..4 {
         let Some(word) = bytes.get(at..at + 8) else {
             let rest = bytes.get(at..)?;
-            return match memchr2(b'"', b'\\', rest) {
-                Some(n) => Some(at + n),
-                None => None,
-            };
+            return memchr2(b'"', b'\\', rest).map(|n| at + n);
         };
         let w = u64::from_le_bytes(word.try_into().ok()?);
         let found = marks(w, b'"') | marks(w, b'\\');

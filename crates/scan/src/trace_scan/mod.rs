@@ -30,7 +30,7 @@ mod shapes;
 mod tokens;
 mod utf8;
 
-pub use events::{EventQuotes, MAX_EVENT, TraceEvents, scan_events};
+pub use events::{MAX_EVENT, TraceEvents, scan_events};
 use fast::BlockScanner;
 pub use members::{Member, Members, Value, last_string_member};
 use reference::ReferenceScanner;
