@@ -31,6 +31,7 @@ pub mod skill;
 pub mod structure;
 pub mod time;
 pub mod trace;
+pub mod tracer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

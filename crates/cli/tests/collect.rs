@@ -1276,4 +1276,37 @@ fn breakdown_adds_a_structure_run_with_modules_and_reverts_both_patches() {
     );
     assert!(stdout.contains("nn.Module tree (exact)"), "{stdout}");
     assert!(stdout.contains("DecoderLayer_1"), "{stdout}");
+    // The tracer's cost: each run's median step in both windows, as summary gives them (the
+    // two collects above wrote into one result directory: the k-th runs of a phase and rank
+    // are paired).
+    let medians = |i: usize| -> Vec<(String, String)> {
+        let summary = Command::new(get_cargo_bin("npuprof"))
+            .args(["summary", "--json"])
+            .arg(dir(i))
+            .output()
+            .unwrap();
+        let summary: Value = serde_json::from_slice(&summary.stdout).unwrap();
+        summary["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| !r["step_stats"].is_null())
+            .map(|r| {
+                let run = format!("{} rank {}", r["phase"].as_str().unwrap(), r["rank"]);
+                let ms = r["step_stats"]["p50_us"].as_f64().unwrap() / 1000.0;
+                (run, format!("{ms:.3} ms"))
+            })
+            .collect()
+    };
+    let (timing, structure) = (medians(0), medians(1));
+    assert_eq!(timing.len(), structure.len(), "{stdout}");
+    assert!(
+        stdout.contains("the Python tracer's cost on this run (median step"),
+        "{stdout}"
+    );
+    for ((run, timed), (same, traced)) in timing.iter().zip(&structure) {
+        assert_eq!(run, same);
+        let line = format!("  {run}: {traced} vs {timed} (");
+        assert!(stdout.contains(&line), "{line} in {stdout}");
+    }
 }

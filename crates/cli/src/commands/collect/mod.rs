@@ -34,7 +34,8 @@ pub struct Args {
     /// After the timing run, a second short run for `npuprof breakdown`: the same target with a
     /// 2-step decode window recorded with with_modules=True and record_shapes=True (the Python
     /// tracer slows its host side; the timing run keeps the guide's settings), then its module
-    /// tree printed. Both patches are journaled and reverted.
+    /// tree printed, and what the tracer cost on this run (each run's median step in both
+    /// windows). Both patches are journaled and reverted.
     #[arg(long, conflicts_with = "engine")]
     pub breakdown: bool,
     /// Stop the launch command after this many seconds (each run); with --engine, the whole

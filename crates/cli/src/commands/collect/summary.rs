@@ -84,11 +84,11 @@ pub fn profile(report: &CollectReport) -> String {
     let Some(dir) = report.timing_run().and_then(|r| r.result_dir.as_deref()) else {
         return String::new();
     };
-    let mut text =
-        match npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default()) {
-            Ok(summary) => format!("\n{}", crate::commands::summary::human(&summary)),
-            Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
-        };
+    let timing = npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default());
+    let mut text = match &timing {
+        Ok(summary) => format!("\n{}", crate::commands::summary::human(summary)),
+        Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
+    };
     let shown = npuprof_repository::shell::quote(&relative(dir));
     let _ = writeln!(
         text,
@@ -104,6 +104,43 @@ pub fn profile(report: &CollectReport) -> String {
     );
     if let Some(dir) = report.structure_run().and_then(|r| r.result_dir.as_deref()) {
         text.push_str(&structure(dir));
+        text.push_str(&tracer_cost(timing.ok().as_ref(), dir));
+    }
+    text
+}
+
+/// What the Python tracer cost on this run: each run's median step in the structure window
+/// against the timing window's ([`npuprof_breakdown::tracer::tracer_cost`]).
+fn tracer_cost(timing: Option<&npuprof_summary::Summary>, structure: &str) -> String {
+    let structure =
+        npuprof_summary::summarize(Path::new(structure), &npuprof_summary::Options::default());
+    let costs = match (timing, &structure) {
+        (Some(timing), Ok(structure)) => npuprof_breakdown::tracer::tracer_cost(timing, structure),
+        _ => Vec::new(),
+    };
+    if costs.is_empty() {
+        return "\nthe Python tracer's cost: not measured (no step times in both windows)\n"
+            .to_owned();
+    }
+    let mut text = String::from(
+        "\nthe Python tracer's cost on this run (median step, structure window vs timing window):\n",
+    );
+    for cost in &costs {
+        let run = match (&cost.phase, cost.rank) {
+            (Some(phase), Some(rank)) => format!("{phase} rank {rank}"),
+            (Some(phase), None) => phase.clone(),
+            (None, Some(rank)) => format!("rank {rank}"),
+            (None, None) => "the run".to_owned(),
+        };
+        let _ = writeln!(
+            text,
+            "  {run}: {:.3} ms vs {:.3} ms ({:+.1} %; {} vs {} steps)",
+            cost.structure_p50_us / 1000.0,
+            cost.timing_p50_us / 1000.0,
+            cost.added() * 100.0,
+            cost.structure_steps,
+            cost.timing_steps
+        );
     }
     text
 }
