@@ -13,10 +13,9 @@
 //! last bytes ([`last_string_member`]); otherwise the event is read in one forward walk over its
 //! top-level members ([`Members`]) that stops as soon as the decision is made: after `ph` for
 //! all but complete events, after `ts` and `dur` for those (torch_npu writes both before
-//! `args`). The first occurrence
-//! of a key is the one that counts: an event with a key twice is refused by the parser (its
-//! struct takes each field once), so it is never listed whatever its second value says. Times
-//! are first bounded by their integer digits ([`Bounds`]): the decimal parse runs only for an
+//! `args`). The first occurrence of a key is the one that counts: an event with a key twice is
+//! refused by the parser (its struct takes each field once), so it is never listed whatever its
+//! second value says. Times are first bounded by their integer digits ([`Bounds`]): the decimal parse runs only for an
 //! event whose bounds do not already put it clear of every gap. An event with an escaped key
 //! (it may spell `ph`, `ts` or `dur`) is read as before, one search per pattern
 //! ([`Sieve::must_parse_escaped`]).
@@ -144,14 +143,26 @@ impl<'g> Sieve<'g> {
 }
 
 /// The number after the only occurrence of the key `finder` looks for (`"ts": 12.5` or
-/// `"ts": "12.5"`); `None` when the key is absent or repeated, or its value is anything else.
+/// `"ts": "12.5"`), read as the parser reads it; `None` when the key is absent or repeated, or
+/// its value is anything else.
 fn value(finder: &Finder<'_>, event: &[u8]) -> Option<f64> {
     let mut found = finder.find_iter(event);
     let at = found.next()?;
     if found.next().is_some() {
         return None;
     }
-    number(value_text(&event[at + finder.needle().len()..])?.as_bytes())
+    let rest = &event[at + finder.needle().len()..];
+    let text = value_text(rest)?;
+    let quoted = rest
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start()
+        .starts_with(b"\"");
+    if quoted {
+        number(text.as_bytes())
+    } else {
+        Value::Number(text.as_bytes()).parsed_f64()
+    }
 }
 
 /// A time as the parser reads it: a number as serde_json does, a string with Rust's parse.

@@ -143,7 +143,7 @@ impl<'e> Members<'e> {
         None
     }
 
-    /// The next byte that is not JSON whitespace, and its index.
+    /// The next byte that is not JSON whitespace (`at` moves to it).
     #[inline(always)]
     fn token(&mut self) -> Option<u8> {
         while let Some(&b) = self.bytes.get(self.at) {
