@@ -7,6 +7,8 @@
 //! work (decode steps of one batch do; a prefill of another length does not). It is said as
 //! measured, with both step counts, never extrapolated.
 
+use std::path::Path;
+
 use npuprof_summary::Summary;
 use serde::Serialize;
 
@@ -66,6 +68,19 @@ pub fn tracer_cost(timing: &Summary, structure: &Summary) -> Vec<TracerCost> {
             })
         })
         .collect()
+}
+
+/// [`tracer_cost`] of the timing window's and the structure window's result directories (what
+/// summary finds under each); empty when either cannot be summarised.
+pub fn tracer_cost_of(timing: &Path, structure: &Path) -> Vec<TracerCost> {
+    let options = npuprof_summary::Options::default();
+    match (
+        npuprof_summary::summarize(timing, &options),
+        npuprof_summary::summarize(structure, &options),
+    ) {
+        (Ok(timing), Ok(structure)) => tracer_cost(&timing, &structure),
+        _ => Vec::new(),
+    }
 }
 
 #[cfg(test)]

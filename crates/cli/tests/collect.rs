@@ -1309,4 +1309,13 @@ fn breakdown_adds_a_structure_run_with_modules_and_reverts_both_patches() {
         let line = format!("  {run}: {traced} vs {timed} (");
         assert!(stdout.contains(&line), "{line} in {stdout}");
     }
+    // The same figures in the JSON report (of the first collect: its own runs only).
+    let costs = report["tracer_cost"].as_array().unwrap();
+    assert_eq!(costs.len(), 2, "{report:#}");
+    for cost in costs {
+        let added =
+            cost["structure_p50_us"].as_f64().unwrap() / cost["timing_p50_us"].as_f64().unwrap();
+        assert!(added > 0.5 && added < 2.0, "{cost}");
+        assert_eq!(cost["rank"], 0);
+    }
 }

@@ -246,6 +246,14 @@ pub fn collect(
     run.restore_repository();
     run.settle_keepsake();
     let mut report = run.report;
+    if let (Some(timing), Some(structure)) = (
+        report.timing_run().and_then(|r| r.result_dir.as_deref()),
+        report.structure_run().and_then(|r| r.result_dir.as_deref()),
+    ) {
+        let cost =
+            npuprof_breakdown::tracer::tracer_cost_of(Path::new(timing), Path::new(structure));
+        report.tracer_cost = Some(cost);
+    }
     // The last verify is the run's; with a structure run, the timing run's is before it.
     let timing_and_structure = if report.structure.is_some() { 2 } else { 1 };
     let outcome = match &result {

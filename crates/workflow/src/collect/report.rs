@@ -99,6 +99,12 @@ pub struct CollectReport {
     /// are the last of `runs` and `verify`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub structure: Option<PatchReport>,
+    /// With a structure run (`--breakdown`): what the Python tracer cost on this run, each run
+    /// (phase × rank) of the structure window against the timing window's by median step
+    /// ([`npuprof_breakdown::tracer::TracerCost`]); empty when the two windows' step times
+    /// could not be paired.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracer_cost: Option<Vec<npuprof_breakdown::tracer::TracerCost>>,
     /// What became of the repository.
     pub revert: Restored,
     /// Where the copy of the originals stays when the repository is left changed without a

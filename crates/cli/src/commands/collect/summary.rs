@@ -84,11 +84,11 @@ pub fn profile(report: &CollectReport) -> String {
     let Some(dir) = report.timing_run().and_then(|r| r.result_dir.as_deref()) else {
         return String::new();
     };
-    let timing = npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default());
-    let mut text = match &timing {
-        Ok(summary) => format!("\n{}", crate::commands::summary::human(summary)),
-        Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
-    };
+    let mut text =
+        match npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default()) {
+            Ok(summary) => format!("\n{}", crate::commands::summary::human(&summary)),
+            Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
+        };
     let shown = npuprof_repository::shell::quote(&relative(dir));
     let _ = writeln!(
         text,
@@ -104,20 +104,16 @@ pub fn profile(report: &CollectReport) -> String {
     );
     if let Some(dir) = report.structure_run().and_then(|r| r.result_dir.as_deref()) {
         text.push_str(&structure(dir));
-        text.push_str(&tracer_cost(timing.ok().as_ref(), dir));
+        text.push_str(&tracer_cost(
+            report.tracer_cost.as_deref().unwrap_or_default(),
+        ));
     }
     text
 }
 
-/// What the Python tracer cost on this run: each run's median step in the structure window
-/// against the timing window's ([`npuprof_breakdown::tracer::tracer_cost`]).
-fn tracer_cost(timing: Option<&npuprof_summary::Summary>, structure: &str) -> String {
-    let structure =
-        npuprof_summary::summarize(Path::new(structure), &npuprof_summary::Options::default());
-    let costs = match (timing, &structure) {
-        (Some(timing), Ok(structure)) => npuprof_breakdown::tracer::tracer_cost(timing, structure),
-        _ => Vec::new(),
-    };
+/// What the Python tracer cost on this run (the report's `tracer_cost`: each run's median step
+/// in the structure window against the timing window's).
+fn tracer_cost(costs: &[npuprof_breakdown::tracer::TracerCost]) -> String {
     if costs.is_empty() {
         return "\nthe Python tracer's cost: not measured (no step times in both windows)\n"
             .to_owned();
@@ -125,7 +121,7 @@ fn tracer_cost(timing: Option<&npuprof_summary::Summary>, structure: &str) -> St
     let mut text = String::from(
         "\nthe Python tracer's cost on this run (median step, structure window vs timing window):\n",
     );
-    for cost in &costs {
+    for cost in costs {
         let run = match (&cost.phase, cost.rank) {
             (Some(phase), Some(rank)) => format!("{phase} rank {rank}"),
             (Some(phase), None) => phase.clone(),
