@@ -274,6 +274,73 @@ mod tests {
     }
 
     #[test]
+    fn an_event_overlaps_a_gap_by_more_than_nothing_and_encloses_it_only_over_twice_its_length() {
+        let gap = (100.0, 200.0);
+        // Ending at the gap's start, or starting at its end: no overlap.
+        assert_eq!(overlap(80.0, 20.0, gap), None);
+        assert_eq!(overlap(200.0, 5.0, gap), None);
+        assert_eq!(overlap(190.0, 20.0, gap), Some(10.0));
+        // Over the whole gap: listed up to twice the gap's length, context beyond it.
+        assert_eq!(overlap(50.0, 200.0, gap), Some(100.0));
+        assert_eq!(overlap(50.0, 201.0, gap), None);
+        // Longer than that but starting inside the gap: it does not enclose it.
+        assert_eq!(overlap(150.0, 1000.0, gap), Some(50.0));
+    }
+
+    #[test]
+    fn a_key_written_twice_is_read_once_and_a_second_ph_refuses_the_event() {
+        // The parser refuses an event with a key twice, so the first `ts` or `dur` decides,
+        // and a second `ph` passes it over.
+        assert!(!must_parse(
+            r#"{"ph": "X", "ts": 50, "ts": 150, "dur": 20}"#
+        ));
+        assert!(!must_parse(r#"{"ph": "X", "dur": 1, "dur": 20, "ts": 90}"#));
+        assert!(!must_parse(
+            r#"{"ph": "X", "ph": "X", "ts": 150, "dur": 20}"#
+        ));
+        // `ph` read off the tail is not read again by the walk: a complete event without
+        // `dur` is parsed.
+        assert!(must_parse(r#"{"ts": 150, "ph": "X"}"#));
+        // A string written last under another key is not the phase.
+        assert!(must_parse(
+            r#"{"ph": "X", "ts": 150, "dur": 20, "cat": "cpu_op"}"#
+        ));
+    }
+
+    #[test]
+    fn an_event_with_an_escaped_key_is_decided_by_its_patterns() {
+        // Neither `"M"` nor `"X"` nor `\u`: passed over; `"M"`, or a `\u` that may spell a
+        // phase: parsed; `"X"`: by its times.
+        assert!(!must_parse(r#"{"a\\b": 1, "ph": "C", "ts": 150}"#));
+        assert!(must_parse(r#"{"a\\b": 1, "ph": "M", "x": 1}"#));
+        assert!(must_parse(r#"{"p\u0068": "C", "ts": 150}"#));
+        assert!(!must_parse(
+            r#"{"a\\b": 1, "ph": "X", "ts": 50, "dur": 20}"#
+        ));
+        assert!(must_parse(
+            r#"{"a\\b": 1, "ph": "X", "ts": 150, "dur": 20}"#
+        ));
+    }
+
+    #[test]
+    fn times_the_bounds_cannot_settle_are_read_as_the_parser_reads_them() {
+        // An exponent has no integer bounds: the value decides.
+        assert!(!must_parse(r#"{"ph": "X", "ts": 5e1, "dur": 20}"#));
+        assert!(must_parse(r#"{"ph": "X", "ts": 1.5e2, "dur": 20}"#));
+        // Shorter than a µs, inside the gap: listed.
+        assert!(must_parse(r#"{"ph": "X", "ts": 150, "dur": 0.5}"#));
+        // Within the bounds' margin of the gap: 99.5 + 0.4 ends before it.
+        assert!(!must_parse(r#"{"ph": "X", "ts": 99.5, "dur": 0.4}"#));
+        // A number is read as serde_json reads it: 1736409590499237.872 is ...238.0 to
+        // serde_json (Rust's parse: ...237.75), so the event starts at the gap's end.
+        let gap_end = 1_736_409_590_499_238.0;
+        let gaps = [(gap_end - 100.0, gap_end)];
+        let mut sieve = Sieve::new(&gaps);
+        assert!(!sieve.must_parse(br#"{"ph": "X", "ts": 1736409590499237.872, "dur": 0.5}"#));
+        assert!(sieve.must_parse(br#"{"ph": "X", "ts": 1736409590499237.625, "dur": 0.5}"#));
+    }
+
+    #[test]
     fn the_top_level_members_decide_not_strings_inside_them() {
         // `args` and other values are never taken for `ph`, `ts` or `dur`, in any key order;
         // an event with a key twice is refused by the parser, so only its first one counts.
@@ -352,11 +419,18 @@ mod tests {
             ".5",
             "1.2.3",
             "12345678901234567",
+            "123456789012345678901234567890",
             "5000000000000000",
+            "4503599627370496",
         ] {
             assert!(Bounds::of(text.as_bytes()).is_none(), "{text}");
         }
         assert_eq!(Bounds::of(b"0012.50").map(|b| b.lo), Some(12.0));
+        // Up to 2^52, exclusive.
+        assert_eq!(
+            Bounds::of(b"4503599627370495.5").map(|b| b.lo),
+            Some(4503599627370495.0)
+        );
     }
 
     #[test]
@@ -375,5 +449,6 @@ mod tests {
         assert_eq!(read(r#"{"ts": 1e3}"#), Some(1000.0));
         assert_eq!(read(r#"{"ts": 12"#), None);
         assert_eq!(read(r#"{"ts": nope}"#), None);
+        assert_eq!(read(r#"{"ts": 12 x}"#), None);
     }
 }

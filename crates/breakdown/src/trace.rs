@@ -621,6 +621,18 @@ mod tests {
     }
 
     #[test]
+    fn digits_are_an_unsigned_integer_that_fits_a_u64() {
+        assert_eq!(digits(b"0"), Some(0));
+        assert_eq!(digits(b"3096504"), Some(3_096_504));
+        assert_eq!(digits(b"18446744073709551615"), Some(u64::MAX));
+        // Overflowing, empty, or holding anything but the ten digits (`:` is the byte after
+        // `9`, `/` the one before `0`).
+        for text in ["18446744073709551616", "", "1.5", "1e3", "-1", "1:", "/1"] {
+            assert_eq!(digits(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
     fn ids_from_numbers_and_strings() {
         assert_eq!(Scalar::U(7).id(), 7);
         assert_eq!(Scalar::S("12".into()).id(), 12);

@@ -155,6 +155,21 @@ mod tests {
     }
 
     #[test]
+    fn a_run_with_a_zero_median_in_either_window_is_left_out() {
+        let timing = tempfile::tempdir().expect("temp");
+        let structure = tempfile::tempdir().expect("temp");
+        run(timing.path(), "decode", 0, &[0.0, 0.0, 5.0]);
+        run(structure.path(), "decode", 0, &[120.0]);
+        run(timing.path(), "decode", 1, &[100.0]);
+        run(structure.path(), "decode", 1, &[0.0]);
+        run(timing.path(), "prefill", 0, &[900.0]);
+        run(structure.path(), "prefill", 0, &[990.0]);
+        let costs = tracer_cost(&summary(timing.path()), &summary(structure.path()));
+        let runs: Vec<_> = costs.iter().map(|c| (c.phase.as_deref(), c.rank)).collect();
+        assert_eq!(runs, [(Some("prefill"), Some(0))]);
+    }
+
+    #[test]
     fn runs_of_one_phase_and_rank_are_paired_in_their_order() {
         let timing = tempfile::tempdir().expect("temp");
         let structure = tempfile::tempdir().expect("temp");

@@ -416,7 +416,63 @@ mod tests {
             let theirs: f64 = serde_json::from_str(text).expect("a number");
             assert_eq!(ours.map(f64::to_bits), Some(theirs.to_bits()), "{text}");
         }
+        // Where serde_json's rounding is its own, the reading is serde_json's, not Rust's parse:
+        // a long decimal (its 19-digit significand is rounded to an f64 before the division by
+        // 1000: ...238 against ...237.75) and a short one with an exponent (1 / 1e30, and 1e30 is
+        // not exact in an f64).
+        for text in ["1736409590499237.872", "1e-30", "-1e-30"] {
+            let ours = Value::Number(text.as_bytes()).parsed_f64();
+            let theirs: f64 = serde_json::from_str(text).expect("a number");
+            let rust: f64 = text.parse().expect("a number");
+            assert_ne!(theirs.to_bits(), rust.to_bits(), "{text}");
+            assert_eq!(ours.map(f64::to_bits), Some(theirs.to_bits()), "{text}");
+        }
         assert_eq!(Value::Literal(b"null").parsed_f64(), None);
+    }
+
+    #[test]
+    fn a_plain_string_is_its_text_and_an_escaped_one_is_not() {
+        let plain = Value::Str {
+            raw: b"ph",
+            escaped: false,
+        };
+        assert_eq!(plain.text(), Some("ph"));
+        assert!(plain.is(b"ph"));
+        assert!(!plain.is(b"p") && !plain.is(b"phx"));
+        let escaped = Value::Str {
+            raw: b"ph",
+            escaped: true,
+        };
+        assert_eq!(escaped.text(), None);
+        assert!(!escaped.is(b"ph"));
+        assert_eq!(Value::Number(b"1").text(), None);
+        assert!(!Value::Number(b"1").is(b"1"));
+        // Bytes that are not UTF-8 have no text.
+        let not_utf8 = Value::Str {
+            raw: b"\xff",
+            escaped: false,
+        };
+        assert_eq!(not_utf8.text(), None);
+    }
+
+    #[test]
+    fn a_number_is_its_bytes_written_bare_or_in_a_plain_string() {
+        assert_eq!(
+            Value::Number(b"-0.25e1").number_bytes(),
+            Some(&b"-0.25e1"[..])
+        );
+        let spaced = Value::Str {
+            raw: b" 250.5\t",
+            escaped: false,
+        };
+        assert_eq!(spaced.number_bytes(), Some(&b"250.5"[..]));
+        let escaped = Value::Str {
+            raw: br"2\u0035",
+            escaped: true,
+        };
+        assert_eq!(escaped.number_bytes(), None);
+        assert_eq!(Value::Literal(b"null").number_bytes(), None);
+        assert_eq!(Value::Array(b"[1]").number_bytes(), None);
     }
 
     #[test]
@@ -464,6 +520,9 @@ mod tests {
             r#"{"a": "x", "ph": "\u0043"}"#,
             r#"{"ph": 1}"#,
             r#"{"ph": ["C"]}"#,
+            // An escaped key whose backslash follows a comma (`,\n`): a backslash, not a
+            // quote, is the last one before the key's end.
+            r#"{",\n": "C"}"#,
             r#"["ph", "C"]"#,
             "",
         ] {
@@ -512,6 +571,9 @@ mod tests {
             r#"{"ph": "X", "name": "aten::add", "pid": 3096504, "tid": "3096504", "ts": "1736408883688177.930", "dur": 145.57, "cat": "cpu_op", "args": {"Call stack": "a.py(1): f;\r\nb.py(2): g", "Sequence number": -1}}"#,
             r#"{"args":{"name":"Python"},"name":"process_name","ph":"M","pid":3096504,"tid":0}"#,
             "{\"a\":\t[[[]]],\n\"b\" :{\"c\":{}} , \"d\":1E+5}",
+            // Strings longer than the 32 bytes searched in a register, with and without a
+            // backslash past them.
+            r#"{"name": "nn.Module: TransformerDecoderLayer_12", "args": {"Call stack": "/usr/lib/python3.10/site-packages/torch/nn/modules/module.py(1532): _call_impl;\r\nmodel.py(40): forward"}, "a key longer than thirty-two bytes, plain": 1, "ph": "X"}"#,
         ];
         for doc in docs {
             let parsed: serde_json::Map<String, serde_json::Value> =
@@ -532,7 +594,7 @@ mod tests {
                 assert_eq!(&reparsed, value, "{key}");
             }
             assert_eq!(n, parsed.len());
-            assert!(walk.done());
+            assert!(walk.done() && !walk.failed());
         }
     }
 }
