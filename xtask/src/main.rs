@@ -1,4 +1,4 @@
-//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise`, `cargo xtask fidelity`,
+//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise|breakdown`, `cargo xtask fidelity`,
 //! `cargo xtask codegen`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
