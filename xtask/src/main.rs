@@ -1,5 +1,5 @@
-//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise|breakdown`, `cargo xtask fidelity`,
-//! `cargo xtask codegen`.
+//! Developer tasks: `cargo xtask bench route|verify|summary|lint|advise|breakdown`,
+//! `cargo xtask fidelity`, `cargo xtask codegen`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod anchor;
