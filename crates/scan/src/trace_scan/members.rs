@@ -43,11 +43,6 @@ impl<'e> Value<'e> {
         }
     }
 
-    /// Whether this is a string without an escape spelt `text`.
-    pub fn is(self, text: &[u8]) -> bool {
-        matches!(self, Value::Str { raw, escaped: false } if raw == text)
-    }
-
     /// A number's value as serde_json reads it into an `f64` (the readers that take an event
     /// from this walk or from the parser get the same value): up to 15 digits without an
     /// exponent, the significand and its power of ten are exact in an `f64` and serde_json's
@@ -381,7 +376,7 @@ mod tests {
         assert!(done);
         let keys: Vec<&str> = found.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["ph", "ts", "dur", "args", "l", "t", "n"]);
-        assert!(found[0].1.is(b"X"));
+        assert_eq!(found[0].1.text(), Some("X"));
         assert_eq!(found[1].1.number_bytes(), Some(&b"17.5"[..]));
         assert_eq!(found[2].1, Value::Number(b"-0.25e1"));
         assert_eq!(
@@ -437,16 +432,12 @@ mod tests {
             escaped: false,
         };
         assert_eq!(plain.text(), Some("ph"));
-        assert!(plain.is(b"ph"));
-        assert!(!plain.is(b"p") && !plain.is(b"phx"));
         let escaped = Value::Str {
             raw: b"ph",
             escaped: true,
         };
         assert_eq!(escaped.text(), None);
-        assert!(!escaped.is(b"ph"));
         assert_eq!(Value::Number(b"1").text(), None);
-        assert!(!Value::Number(b"1").is(b"1"));
         // Bytes that are not UTF-8 have no text.
         let not_utf8 = Value::Str {
             raw: b"\xff",
