@@ -88,14 +88,7 @@ pub fn summarize(path: &Path, options: &Options) -> Result<Summary, SummaryError
         }
         run::summarize_run(dir, phase, path, options.top).map(Some)
     })?;
-    if runs.is_empty() {
-        return Err(nothing_selected(
-            path,
-            options.phase.as_deref(),
-            options.rank,
-        ));
-    }
-    Ok(assemble(path, runs))
+    assemble_selected(path, options, runs)
 }
 
 /// [`summarize`] of given run directories below `path`, each with the phase it records (a
@@ -118,6 +111,15 @@ pub fn summarize_runs(
         .par_iter()
         .map(|(dir, phase)| run::summarize_run(dir, phase.clone(), path, options.top))
         .collect::<Result<Vec<_>, _>>()?;
+    assemble_selected(path, options, runs)
+}
+
+/// [`assemble`] of the runs `options` selected, an error naming the selection when none was.
+fn assemble_selected(
+    path: &Path,
+    options: &Options,
+    runs: Vec<RunSummary>,
+) -> Result<Summary, SummaryError> {
     if runs.is_empty() {
         return Err(nothing_selected(
             path,
