@@ -48,6 +48,22 @@ pub struct StepStats {
     pub max_us: f64,
 }
 
+/// A step of `total` µs, all of it computing (a test's step).
+#[cfg(test)]
+pub(crate) fn computing_step(step: Option<u64>, total: f64) -> Step {
+    Step {
+        step,
+        total_us: total,
+        computing_us: total,
+        communication_not_overlapped_us: 0.0,
+        overlapped_us: None,
+        communication_us: None,
+        free_us: 0.0,
+        bubble_us: None,
+        preparing_us: None,
+    }
+}
+
 impl StepStats {
     /// The statistics of `steps`' totals; `None` for no steps.
     pub fn of(steps: &[Step]) -> Option<Self> {
@@ -262,17 +278,7 @@ mod tests {
 
     #[test]
     fn stats_take_the_lower_median() {
-        let step = |total: f64| Step {
-            step: None,
-            total_us: total,
-            computing_us: total,
-            communication_not_overlapped_us: 0.0,
-            overlapped_us: None,
-            communication_us: None,
-            free_us: 0.0,
-            bubble_us: None,
-            preparing_us: None,
-        };
+        let step = |total: f64| computing_step(None, total);
         let stats = StepStats::of(&[step(4.0), step(1.0), step(3.0), step(2.0)]);
         let stats = stats.map(|s| (s.count, s.mean_us, s.p50_us, s.min_us, s.max_us));
         assert_eq!(stats, Some((4, 2.5, 2.0, 1.0, 4.0)));

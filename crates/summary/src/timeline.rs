@@ -327,17 +327,7 @@ mod tests {
     use super::*;
 
     fn step(n: u64, total: f64) -> Step {
-        Step {
-            step: Some(n),
-            total_us: total,
-            computing_us: total,
-            communication_not_overlapped_us: 0.0,
-            overlapped_us: None,
-            communication_us: None,
-            free_us: 0.0,
-            bubble_us: None,
-            preparing_us: None,
-        }
+        crate::steps::computing_step(Some(n), total)
     }
 
     #[test]
