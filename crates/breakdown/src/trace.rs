@@ -15,6 +15,7 @@ use std::fmt;
 use std::path::Path;
 
 use memchr::memmem;
+use npuprof_scan::decimal::parse_u64;
 use npuprof_scan::trace_scan::{Members, TraceState, Value, last_string_member, scan_events};
 use npuprof_summary::SummaryError;
 use serde::Deserialize;
@@ -343,24 +344,13 @@ fn plain_text(value: Value<'_>) -> Option<Cow<'_, str>> {
 fn plain_scalar(value: Value<'_>) -> Option<Scalar<'_>> {
     match value {
         Value::Number(text) if text.first() == Some(&b'-') => None,
-        Value::Number(text) => match digits(text) {
+        Value::Number(text) => match parse_u64(text) {
             Some(n) => Some(Scalar::U(n)),
             None if text.iter().all(u8::is_ascii_digit) => None,
             None => value.parsed_f64().map(Scalar::F),
         },
         _ => plain_text(value).map(Scalar::S),
     }
-}
-
-/// `text` as an unsigned integer when it is one that fits a u64.
-fn digits(text: &[u8]) -> Option<u64> {
-    if text.is_empty() {
-        return None;
-    }
-    text.iter().try_fold(0u64, |n, &b| {
-        let digit = b.checked_sub(b'0').filter(|d| *d < 10)?;
-        n.checked_mul(10)?.checked_add(u64::from(digit))
-    })
 }
 
 /// Host categories: their `X` events are not device tasks.
@@ -621,14 +611,14 @@ mod tests {
     }
 
     #[test]
-    fn digits_are_an_unsigned_integer_that_fits_a_u64() {
-        assert_eq!(digits(b"0"), Some(0));
-        assert_eq!(digits(b"3096504"), Some(3_096_504));
-        assert_eq!(digits(b"18446744073709551615"), Some(u64::MAX));
+    fn integers_are_read_by_the_scanners_u64_reading() {
+        assert_eq!(parse_u64(b"0"), Some(0));
+        assert_eq!(parse_u64(b"3096504"), Some(3_096_504));
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
         // Overflowing, empty, or holding anything but the ten digits (`:` is the byte after
         // `9`, `/` the one before `0`).
         for text in ["18446744073709551616", "", "1.5", "1e3", "-1", "1:", "/1"] {
-            assert_eq!(digits(text.as_bytes()), None, "{text}");
+            assert_eq!(parse_u64(text.as_bytes()), None, "{text}");
         }
     }
 
