@@ -21,6 +21,7 @@
 //! ([`Sieve::must_parse_escaped`]).
 
 use memchr::memmem::Finder;
+use npuprof_scan::decimal::parse_f64;
 use npuprof_scan::trace_scan::{Members, Value, last_string_member};
 
 /// What decides, for one gap, whether an event of `start` lasting `dur` µs is listed: how much
@@ -159,7 +160,7 @@ fn value(finder: &Finder<'_>, event: &[u8]) -> Option<f64> {
         .trim_ascii_start()
         .starts_with(b"\"");
     if quoted {
-        number(text.as_bytes())
+        parse_f64(text.as_bytes())
     } else {
         Value::Number(text.as_bytes()).parsed_f64()
     }
@@ -169,13 +170,8 @@ fn value(finder: &Finder<'_>, event: &[u8]) -> Option<f64> {
 fn parsed(value: Value<'_>) -> Option<f64> {
     match value {
         Value::Number(_) => value.parsed_f64(),
-        _ => number(value.number_bytes()?),
+        _ => parse_f64(value.number_bytes()?),
     }
-}
-
-/// A number's text as [`value_text`] cut it, parsed as the parser parses a string.
-fn number(text: &[u8]) -> Option<f64> {
-    std::str::from_utf8(text).ok()?.parse().ok()
 }
 
 /// The text of the number that `rest` (the bytes after a key's closing quote) gives the key:
@@ -244,7 +240,7 @@ impl Bounds {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bounds, Sieve, number, overlap, value};
+    use super::{Bounds, Sieve, overlap, parse_f64, value};
 
     fn must_parse(event: &str) -> bool {
         Sieve::new(&[(100.0, 200.0)]).must_parse(event.as_bytes())
@@ -399,8 +395,8 @@ mod tests {
                     panic!("{ts} {dur} are plain decimals");
                 };
                 let listed = overlap(
-                    number(ts.as_bytes()).unwrap(),
-                    number(dur.as_bytes()).unwrap(),
+                    parse_f64(ts.as_bytes()).unwrap(),
+                    parse_f64(dur.as_bytes()).unwrap(),
                     gap,
                 )
                 .is_some();

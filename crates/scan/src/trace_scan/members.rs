@@ -54,7 +54,7 @@ impl<'e> Value<'e> {
         };
         let digits = text.iter().filter(|b| b.is_ascii_digit()).count();
         if digits <= 15 && !text.iter().any(|&b| b == b'e' || b == b'E') {
-            std::str::from_utf8(text).ok()?.parse().ok()
+            crate::decimal::parse_f64(text)
         } else {
             serde_json::from_slice(text).ok()
         }
