@@ -12,7 +12,8 @@ use serde_json::Value;
 
 mod support;
 use support::server::{
-    Run, Workdir, check_nothing_left, check_stopped, free_port, group_members, wait_for_server,
+    Run, Workdir, check_nothing_left, check_stopped, free_port, group_members_after,
+    wait_for_server,
 };
 use support::workspace_root;
 
@@ -509,11 +510,7 @@ fn a_killed_collect_does_not_leave_its_server_running() {
         .expect("the server's group leader, a child of npuprof");
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    while !group_members(server).is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert_eq!(group_members(server), Vec::<String>::new());
+    assert_eq!(group_members_after(server, 15), Vec::<String>::new());
 }
 
 /// `--load-timeout` is a deadline: past it no request is sent (they are counted as unsent),

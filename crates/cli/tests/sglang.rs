@@ -15,7 +15,8 @@ use serde_json::Value;
 
 mod support;
 use support::server::{
-    Run, Workdir, check_nothing_left, check_stopped, free_port, group_members, wait_for_server,
+    Run, Workdir, check_nothing_left, check_stopped, free_port, group_members_after,
+    wait_for_server,
 };
 use support::{all_files, sglang_checkout, workspace_root};
 
@@ -490,7 +491,10 @@ fn a_running_server_is_profiled_through_url_and_left_running() {
     );
     let dir = run.json["profile_dir"].as_str().expect("profile dir");
     assert!(dir.contains("npuprof-sglang-"), "{dir}");
-    assert!(group_members(i64::from(server.id())).is_empty());
+    assert_eq!(
+        group_members_after(i64::from(server.id()), 15),
+        Vec::<String>::new()
+    );
 }
 
 /// route on a checkout (package below python/) and on an installed older version: the engine,

@@ -106,6 +106,20 @@ pub fn group_members(group: i64) -> Vec<String> {
     left
 }
 
+/// The live processes of group `group` once it has emptied or `secs` seconds have passed: a
+/// SIGKILL is delivered when its target is next scheduled, so on a loaded machine a killed
+/// group's members are still listed for a moment after `kill` returns.
+pub fn group_members_after(group: i64, secs: u64) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        let left = group_members(group);
+        if left.is_empty() || std::time::Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+}
+
 /// No process of the server's group is left, and only the profile directory `prof` (and the
 /// empty HOME) is in the working directory.
 pub fn check_nothing_left(work: &Workdir, run: &Run) {
