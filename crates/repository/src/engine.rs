@@ -284,6 +284,10 @@ pub struct ExclusiveMode {
 pub struct PdDef {
     /// Options of the serve command that make the server one node of a pair.
     pub options: Vec<String>,
+    /// Values of those options that leave the server whole, one process group running prefill
+    /// and decode (SGLang's `--disaggregation-mode null`, its default).
+    #[serde(default)]
+    pub whole: Vec<String>,
     /// Files of a checkout that front a pair (relative to the source root).
     #[serde(default)]
     pub proxy_files: Vec<String>,
@@ -829,11 +833,15 @@ impl EngineDefinition {
             );
         }
         if let Some(pd) = &self.pd
-            && (pd.options.is_empty() || !valid_options(&pd.options))
+            && (pd.options.is_empty()
+                || !valid_options(&pd.options)
+                || pd.whole.iter().any(String::is_empty))
         {
             return fail(
                 "pd.options",
-                "must list options, each starting with `-` and without `=`".to_owned(),
+                "must list options, each starting with `-` and without `=`, and no empty \
+                 `whole` value"
+                    .to_owned(),
             );
         }
         let optional = [
@@ -1807,6 +1815,7 @@ mod tests {
                 "options: [disaggregation]",
                 "pd.options",
             ),
+            ("whole: [\"null\"]", "whole: [\"\"]", "pd.options"),
             (
                 "model: [--model-path, --model]",
                 "model: [--model-path=x]",

@@ -233,11 +233,9 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
         ranks: 1,
         pd_option: None,
     };
-    let pd_options = engine
-        .definition()
-        .pd
-        .as_ref()
-        .map_or(&[][..], |pd| pd.options.as_slice());
+    let pd = engine.definition().pd.as_ref();
+    let pd_options = pd.map_or(&[][..], |pd| pd.options.as_slice());
+    let pd_whole = pd.map_or(&[][..], |pd| pd.whole.as_slice());
     // The model option's value, when the served name does not override it.
     let mut model_path = None;
     let (mut tp, mut pp) = (1usize, 1usize);
@@ -256,6 +254,15 @@ pub fn read_command(engine: Engine, argv: &[String]) -> Result<CommandFacts, Str
         };
         if pd_options.iter().any(|o| o == name) {
             facts.pd_option = Some(name.to_owned());
+            if !pd_whole.is_empty() {
+                // An option with values, some of which leave the server whole; the last one
+                // given wins, as with argparse.
+                let value = inline.clone().or_else(|| words.next().cloned());
+                if value.is_some_and(|v| pd_whole.contains(&v)) {
+                    facts.pd_option = None;
+                }
+                continue;
+            }
         }
         let Some(option) = command.option(name) else {
             continue;
@@ -391,6 +398,28 @@ mod tests {
         assert_eq!(facts.model.as_deref(), Some("/m/Q"));
         assert_eq!((facts.port, facts.ranks), (30000, 4));
         assert_eq!(facts.pd_option.as_deref(), Some("--disaggregation-mode"));
+        // "null", SGLang's default, is a whole server; the last value given wins.
+        let pd_of = |tail: &str| {
+            let argv: Vec<String> = format!("python -m sglang.launch_server --model-path m {tail}")
+                .split(' ')
+                .map(str::to_owned)
+                .collect();
+            read_command(sglang, &argv).expect("reads").pd_option
+        };
+        assert_eq!(pd_of("--disaggregation-mode null --tp-size 2"), None);
+        assert_eq!(pd_of("--disaggregation-mode=null"), None);
+        assert_eq!(
+            pd_of("--disaggregation-mode=prefill").as_deref(),
+            Some("--disaggregation-mode")
+        );
+        assert_eq!(
+            pd_of("--disaggregation-mode decode --disaggregation-mode null"),
+            None
+        );
+        assert_eq!(
+            pd_of("--disaggregation-mode null --disaggregation-mode decode").as_deref(),
+            Some("--disaggregation-mode")
+        );
         let named = [argv, vec!["--served-model-name".to_owned(), "q".to_owned()]].concat();
         assert_eq!(
             read_command(sglang, &named).unwrap().model.as_deref(),
