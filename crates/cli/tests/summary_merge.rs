@@ -183,3 +183,88 @@ fn a_document_that_is_not_a_summary_is_an_error() {
     let out = npuprof(tmp.path(), &["summary", "--merge", "x.json", "--rank", "1"]);
     assert_eq!(out.status.code(), Some(2), "--merge with --rank is refused");
 }
+
+/// summary `--merge` and verify `--merge` answer "which ranks of the job are missing" by one
+/// rule (`npuprof_runs::coverage`): the same world size, from the same source, and the same
+/// missing ranks; without a recorded world size, one more than the highest rank reported.
+#[test]
+fn summary_and_verify_merges_agree_on_the_missing_ranks() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    node(tmp.path(), "node-a", &[0, 1]);
+    node(tmp.path(), "node-c", &[3]);
+    for name in ["node-a", "node-c"] {
+        // (The vendored run keeps only the files summary reads: each node's own verdict is
+        // "not ok", its report is whole.)
+        let out = npuprof(tmp.path(), &["verify", name, "--json"]);
+        assert_eq!(json_of(&out)["target"]["expected_ranks"], 4);
+        std::fs::write(tmp.path().join(format!("{name}.verify.json")), &out.stdout)
+            .expect("write the node's verify report");
+    }
+    let summary = npuprof(
+        tmp.path(),
+        &["summary", "--merge", "node-a.json", "node-c.json", "--json"],
+    );
+    let verify = npuprof(
+        tmp.path(),
+        &[
+            "verify",
+            "--merge",
+            "node-a.verify.json",
+            "node-c.verify.json",
+            "--json",
+        ],
+    );
+    assert_eq!(summary.status.code(), Some(1), "{summary:?}");
+    assert_eq!(verify.status.code(), Some(1), "{verify:?}");
+    let (summary, verify) = (json_of(&summary), json_of(&verify));
+    let coverage = &summary["coverage"][0];
+    assert_eq!(coverage["world_size"], verify["world_size"]);
+    assert_eq!(coverage["world_size"], 4);
+    assert_eq!(coverage["world_size_source"], verify["world_size_source"]);
+    assert_eq!(
+        coverage["ranks_missing"],
+        verify["phases"][0]["ranks_missing"]
+    );
+    assert_eq!(coverage["ranks_missing"], serde_json::json!([2]));
+
+    // Documents that record no parallel groups: the world is one more than the highest rank
+    // of any document, and the terminal says it is a lower bound.
+    for name in ["node-a", "node-c"] {
+        let path = tmp.path().join(format!("{name}.json"));
+        let mut doc: Value =
+            serde_json::from_slice(&std::fs::read(&path).expect("read")).expect("JSON");
+        fn strip_parallel(v: &mut Value) {
+            match v {
+                Value::Object(map) => {
+                    if map.get("parallel").is_some() {
+                        map.insert("parallel".to_owned(), Value::Null);
+                    }
+                    map.values_mut().for_each(strip_parallel);
+                }
+                Value::Array(items) => items.iter_mut().for_each(strip_parallel),
+                _ => {}
+            }
+        }
+        strip_parallel(&mut doc);
+        std::fs::write(&path, serde_json::to_vec(&doc).expect("JSON")).expect("write");
+    }
+    let out = npuprof(
+        tmp.path(),
+        &["summary", "--merge", "node-a.json", "node-c.json", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let coverage = json_of(&out)["coverage"][0].clone();
+    assert_eq!(coverage["world_size"], 4);
+    assert_eq!(coverage["world_size_source"], "highest-rank");
+    assert_eq!(coverage["ranks_missing"], serde_json::json!([2]));
+    let text = npuprof(
+        tmp.path(),
+        &["summary", "--merge", "node-a.json", "node-c.json"],
+    );
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("3 ranks of at least 4 (no document records the world size) present"),
+        "{text}"
+    );
+    assert!(text.contains("missing: ranks 2"), "{text}");
+}

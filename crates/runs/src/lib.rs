@@ -12,6 +12,7 @@
 compile_error!("npuprof-runs needs Unix (it probes FIFOs and devices); on Windows, use WSL");
 
 pub mod build;
+pub mod coverage;
 pub mod db;
 pub mod discover;
 pub mod error;

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+pub use npuprof_runs::coverage::WorldSizeSource;
 use npuprof_runs::probe::{self, FileProblem};
 use npuprof_runs::profiler_info::ParallelGroups;
 use serde::{Deserialize, Serialize};
@@ -156,9 +157,12 @@ pub struct MergedNode {
 pub struct Coverage {
     /// The phase, when known.
     pub phase: Option<String>,
-    /// The run's ranks, from the parallel groups (one more than the highest rank of any
-    /// group), when recorded.
-    pub world_size: Option<u32>,
+    /// The run's ranks, by verify `--merge`'s rule ([`npuprof_runs::coverage::world_size`]):
+    /// the largest the documents record (the parallel groups: one more than the highest rank
+    /// of any group), else one more than the highest rank of any document, any phase.
+    pub world_size: u32,
+    /// Where `world_size` comes from: `reports` (recorded) or `highest-rank`.
+    pub world_size_source: WorldSizeSource,
     /// Ranks present, once each.
     pub ranks_present: Vec<u32>,
     /// Ranks of `0..world_size` no node reported.
@@ -186,6 +190,13 @@ pub fn merge(nodes: &[NodeSummary]) -> MergedSummary {
             }
         }
     }
+    // One world for every phase, as verify `--merge` has it.
+    let all_steps = || nodes.iter().flat_map(|n| &n.phases).flat_map(|(_, s)| s);
+    let (world_size, world_size_source) = npuprof_runs::coverage::world_size(
+        None,
+        all_steps().filter_map(|r| r.parallel.as_ref()?.world_size),
+        all_steps().filter_map(|r| r.rank),
+    );
     let mut ranks = Vec::new();
     let mut coverage = Vec::new();
     for phase in phases {
@@ -205,15 +216,12 @@ pub fn merge(nodes: &[NodeSummary]) -> MergedSummary {
             }
             per_rank.push(step.clone());
         }
-        let world_size = per_rank
-            .iter()
-            .filter_map(|r| r.parallel.as_ref()?.world_size)
-            .max();
         let ranks_missing =
-            world_size.map_or_else(Vec::new, |n| (0..n).filter(|r| !seen.contains(r)).collect());
+            npuprof_runs::coverage::missing_ranks(world_size, |r| seen.contains(&r));
         coverage.push(Coverage {
             phase: phase.clone(),
             world_size,
+            world_size_source,
             ranks_present: seen.into_iter().collect(),
             ranks_missing,
             ranks_duplicated: duplicated.into_iter().collect(),

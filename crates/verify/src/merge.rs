@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::cross_run::{fmt_ranks, phase_key};
 use crate::finding::{Code, Evidence, Finding, Severity};
 use crate::report::{SCHEMA_VERSION, VerifyReport};
+pub use npuprof_runs::coverage::WorldSizeSource;
 use npuprof_runs::error::VerifyError;
 use npuprof_runs::probe::{self, FileProblem};
 
@@ -109,18 +110,6 @@ pub struct MergedReport {
     pub findings: Vec<Finding>,
 }
 
-/// Where the whole run's size comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WorldSizeSource {
-    /// `--ranks N`.
-    Ranks,
-    /// The largest `target.expected_ranks` of the reports.
-    Reports,
-    /// One more than the highest rank seen.
-    HighestRank,
-}
-
 /// One node report.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeSummary {
@@ -200,23 +189,16 @@ fn collect_seen(nodes: &[NodeReport]) -> Seen {
     seen
 }
 
+/// The whole run's world size, by the rule every merge uses
+/// ([`npuprof_runs::coverage::world_size`]): `--ranks`, else the largest the reports record,
+/// else one more than the highest rank they hold.
 fn world_size(nodes: &[NodeReport], ranks: Option<u32>, seen: &Seen) -> (u32, WorldSizeSource) {
-    if let Some(n) = ranks {
-        return (n, WorldSizeSource::Ranks);
-    }
-    if let Some(n) = nodes
-        .iter()
-        .filter_map(|n| n.report.target.expected_ranks)
-        .max()
-    {
-        return (n, WorldSizeSource::Reports);
-    }
-    let highest = seen
-        .values()
-        .flat_map(|phase| phase.by_rank.keys().copied())
-        .max()
-        .map_or(0, |m| m + 1);
-    (highest, WorldSizeSource::HighestRank)
+    npuprof_runs::coverage::world_size(
+        ranks,
+        nodes.iter().filter_map(|n| n.report.target.expected_ranks),
+        seen.values()
+            .flat_map(|phase| phase.by_rank.keys().copied()),
+    )
 }
 
 /// Merges node reports into the whole-run verdict; `ranks` is `--ranks`.
@@ -284,7 +266,7 @@ fn phase_coverage(
     let (phase, by_rank) = (seen.phase.as_deref(), &seen.by_rank);
     let in_phase = phase.map(|p| format!("phase {p}: ")).unwrap_or_default();
     let present: Vec<u32> = by_rank.keys().copied().collect();
-    let missing: Vec<u32> = (0..world).filter(|r| !by_rank.contains_key(r)).collect();
+    let missing = npuprof_runs::coverage::missing_ranks(world, |r| by_rank.contains_key(&r));
     // Runs of unknown rank may be the missing ones (as verify counts them on one node): only
     // what they cannot be is an error.
     if missing.len() > seen.unknown {

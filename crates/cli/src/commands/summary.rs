@@ -121,7 +121,7 @@ const MERGED_LINES: usize = 24;
 /// The terminal report of a merge: the nodes, then per phase the coverage and the rank
 /// sentences (stragglers first).
 fn human_merged(merged: &npuprof_summary::merge::MergedSummary) -> String {
-    use npuprof_summary::merge::rank_ranges;
+    use npuprof_summary::merge::{WorldSizeSource, rank_ranges};
     let mut out = String::new();
     let _ = writeln!(out, "merged {} node summaries", merged.nodes.len());
     for node in &merged.nodes {
@@ -135,9 +135,15 @@ fn human_merged(merged: &npuprof_summary::merge::MergedSummary) -> String {
     }
     for (phase, coverage) in merged.ranks.iter().zip(&merged.coverage) {
         let name = phase.phase.as_deref().unwrap_or("(no phase)");
-        let world = coverage
-            .world_size
-            .map_or_else(String::new, |n| format!(" of {n}"));
+        let world = match coverage.world_size_source {
+            WorldSizeSource::HighestRank => {
+                format!(
+                    " of at least {} (no document records the world size)",
+                    coverage.world_size
+                )
+            }
+            _ => format!(" of {}", coverage.world_size),
+        };
         let _ = writeln!(
             out,
             "\n{}phase {name}{}: {} ranks{world} present ({})",
