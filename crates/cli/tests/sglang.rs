@@ -246,7 +246,7 @@ fn a_mixed_window_of_n_steps_is_stopped_by_the_server() {
 }
 
 /// A window longer than the load: the server does not stop by itself, collect closes it with
-/// the stop route and says fewer steps were recorded.
+/// the stop route, says fewer steps were recorded, and the outcome is incomplete.
 #[test]
 fn a_window_longer_than_the_load_is_closed_by_the_stop_and_said() {
     let work = Workdir::new();
@@ -254,8 +254,12 @@ fn a_window_longer_than_the_load_is_closed_by_the_stop_and_said() {
         .output()
         .expect("run npuprof");
     let run = Run::of(&out);
-    check_verified(&run, 1, 1);
+    // Verified clean, but not the window asked for: incomplete, exit 1.
+    assert_eq!(run.code, 1, "{}\n{}", run.json, run.stderr);
+    assert_eq!(run.json["outcome"], "incomplete", "{}", run.json);
+    assert_eq!(run.json["verify"]["ok"], true, "{}", run.json);
     assert_eq!(run.json["window"]["closed_by"], "stop-before-steps");
+    assert!(run.stderr.contains("INCOMPLETE"), "{}", run.stderr);
     assert!(
         run.stderr.contains("FEWER steps recorded"),
         "{}",

@@ -356,10 +356,13 @@ pub fn collect(
                 .verify
                 .as_ref()
                 .map_or(0, |v| v.count(npuprof_verify::Severity::Error));
+            // Fewer steps recorded than asked is not the window asked for, whatever verify says
+            // of the steps that were.
             let failed = report
                 .load
                 .as_ref()
-                .is_some_and(|l| l.failed > 0 || l.unsent > 0);
+                .is_some_and(|l| l.failed > 0 || l.unsent > 0)
+                || report.window.closed_by == Some(WindowClosed::StopBeforeSteps);
             match (errors > 0, failed) {
                 (true, _) => Outcome::VerifyErrors,
                 (false, true) => Outcome::Incomplete,

@@ -20,7 +20,7 @@ pub enum Outcome {
     /// It ran, and verify found errors (exit 1).
     VerifyErrors,
     /// It ran and verified, but not all it asked for happened: a server's load had failed or
-    /// unsent requests (exit 1).
+    /// unsent requests, or its window closed before the steps asked for (exit 1).
     Incomplete,
     /// The workflow could not run, or the repository could not be restored (exit 2).
     #[default]

@@ -449,10 +449,14 @@ fn style_from(from: &settings::StyleFrom) -> String {
 /// The human report.
 pub fn render(report: &ServeReport) -> String {
     let mut s = String::new();
-    let outcome = match (&report.error, report.exit_code) {
-        (Some(_), _) => "stopped by an error",
-        (None, 0) => "profile collected and verified",
-        (None, _) => "profile collected, with findings",
+    use npuprof_workflow::collect::Outcome;
+    let outcome = match (&report.error, report.outcome) {
+        (Some(_), _) | (None, Outcome::Failed) => "stopped by an error",
+        (None, Outcome::Clean) => "profile collected and verified",
+        (None, Outcome::VerifyErrors) => "profile collected, with findings",
+        (None, Outcome::Incomplete) => {
+            "profile collected and verified, but INCOMPLETE: not all that was asked for happened (below)"
+        }
     };
     let _ = writeln!(s, "collect: {outcome}");
     let _ = writeln!(
