@@ -55,6 +55,10 @@ fn command_line(proc_dir: &std::path::Path) -> Option<String> {
     (!text.is_empty()).then(|| text.join(" "))
 }
 
+/// How long [`end`] waits for the processes it SIGKILLed to be gone (a process in
+/// uninterruptible sleep, such as one in a driver call, dies only when the call returns).
+const KILLED_GONE: Duration = Duration::from_secs(5);
+
 /// Ends what is left of group `group`: SIGTERM, then SIGKILL for what still runs after
 /// `grace`. Returns the processes that were left.
 pub fn end(group: Pid, grace: Duration, poll: Duration) -> Vec<Straggler> {
@@ -71,6 +75,12 @@ pub fn end(group: Pid, grace: Duration, poll: Duration) -> Vec<Straggler> {
     }
     if !running.is_empty() {
         let _ = kill_process_group(group, Signal::KILL);
+        // SIGKILL lands when each process is next scheduled: wait (bounded) until they are
+        // gone, so that none outlives npuprof by that moment.
+        let deadline = Instant::now() + KILLED_GONE;
+        while !members(group).is_empty() && Instant::now() < deadline {
+            std::thread::sleep(poll);
+        }
     }
     left.into_iter()
         .map(|(pid, command)| Straggler {
@@ -167,7 +177,8 @@ pub fn end_escaped(escaped: &[Escaped], grace: Duration, poll: Duration) -> Vec<
     while left.iter().any(|e| alive(e)) && Instant::now() < deadline {
         std::thread::sleep(poll);
     }
-    left.into_iter()
+    let stragglers: Vec<Straggler> = left
+        .iter()
         .map(|e| {
             let still = alive(e);
             if still && let Some(pid) = Pid::from_raw(e.pid) {
@@ -179,5 +190,14 @@ pub fn end_escaped(escaped: &[Escaped], grace: Duration, poll: Duration) -> Vec<
                 killed: still,
             }
         })
-        .collect()
+        .collect();
+    // As in [`end`]: the SIGKILLed are waited for (bounded).
+    let deadline = Instant::now() + KILLED_GONE;
+    while stragglers.iter().any(|s| s.killed)
+        && left.iter().any(|e| alive(e))
+        && Instant::now() < deadline
+    {
+        std::thread::sleep(poll);
+    }
+    stragglers
 }
