@@ -38,6 +38,10 @@ pub struct Args {
     /// Size of the trace_view.json of the host-gap rows, in GB (10^9 bytes; 0: no such rows).
     #[arg(long, default_value_t = 2.0)]
     pub trace_gb: f64,
+    /// Also time the fastest validating JSON readers on crates.io (serde_json, sonic-rs:
+    /// `bench/json-parsers`, built here) on the host-gap rows' trace, in the same run.
+    #[arg(long)]
+    pub parsers: bool,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
@@ -136,7 +140,10 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         Err(why) => println!("\nmsprof-analyze: skipped ({why})"),
     }
     if args.trace_gb > 0.0 {
-        crate::bench_host_gaps::run(&root, &out, &npuprof, args.trace_gb, args.runs)?;
+        let trace = crate::bench_host_gaps::run(&root, &out, &npuprof, args.trace_gb, args.runs)?;
+        if args.parsers {
+            crate::bench_host_gaps::parsers(&root, &trace, args.runs)?;
+        }
     }
     println!(
         "generated files are kept in {} (delete with `cargo xtask bench advise --clean`)",

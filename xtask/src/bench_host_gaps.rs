@@ -9,7 +9,8 @@
 //! is the trace's reading.
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use anyhow::Context;
 
@@ -28,14 +29,15 @@ const FILES: [&str; 3] = [
     "kernel_details.csv",
 ];
 
-/// Measures and prints the host-gap rows: `trace_gb` GB of trace, `runs` timed runs each.
+/// Measures and prints the host-gap rows: `trace_gb` GB of trace, `runs` timed runs each;
+/// returns the trace and the `wc -l` CPU seconds on it.
 pub fn run(
     root: &Path,
     out: &Path,
     npuprof: &Path,
     trace_gb: f64,
     runs: usize,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<(PathBuf, f64)> {
     let with = out.join("host_gaps/with_trace/rank0_ascend_pt");
     let without = out.join("host_gaps/without_trace/rank0_ascend_pt");
     copy_run(&root.join(RUN_SAMPLE), &with, &FILES)?;
@@ -57,6 +59,15 @@ pub fn run(
     )?;
     let with_trace = median_of(&advise(&with), runs, true)?;
     let without_trace = median_of(&advise(&without), runs, true)?;
+    // The same validating scan without the events' reading: what checking the JSON costs.
+    let verify = median_of(
+        &one_core(
+            npuprof,
+            &["verify".as_ref(), with.as_os_str(), "--json".as_ref()],
+        ),
+        runs,
+        true,
+    )?;
     let named = names_host_activity(&with_trace)?;
     let result = if named {
         "host activity named"
@@ -75,6 +86,11 @@ pub fn run(
             &without_trace,
             "-",
         ),
+        (
+            "npuprof verify (the same validating scan), one core",
+            &verify,
+            "-",
+        ),
     ];
     table("trace_view.json", bytes, &rows);
     let reading = |f: fn(&Measured) -> f64| (f(&with_trace) - f(&without_trace)).max(0.0);
@@ -87,6 +103,60 @@ pub fn run(
         with_trace.max_rss_kb as f64 / 1024.0,
         without_trace.max_rss_kb as f64 / 1024.0
     );
+    println!(
+        "verify's validating scan / wc -l, one core: {:.2} CPU; the reading of the events beyond it: {:.2}",
+        verify.cpu / wc.cpu.max(1e-6),
+        (reading(|m| m.cpu) - verify.cpu).max(0.0) / wc.cpu.max(1e-6)
+    );
+    Ok((trace, wc.cpu))
+}
+
+/// The reference readers' modes (`bench/json-parsers/src/main.rs` says what each does).
+const PARSER_MODES: [(&str, &str); 4] = [
+    ("serde-validate", "serde_json, validate only"),
+    ("sonic-validate", "sonic-rs, validate only"),
+    ("serde-fields", "serde_json, ph/ts/dur of each event"),
+    ("sonic-fields", "sonic-rs, ph/ts/dur of each event"),
+];
+
+/// Times the fastest validating JSON readers on crates.io on `trace` (one core, the median of
+/// `runs` after a warm-up, the parse alone: the harness reads the file first) against `wc -l`
+/// (`wc_cpu`, CPU seconds in the same run): what a reader that checks the JSON costs.
+pub fn parsers(root: &Path, (trace, wc_cpu): &(PathBuf, f64), runs: usize) -> anyhow::Result<()> {
+    let manifest = root.join("bench/json-parsers/Cargo.toml");
+    let target = crate::build::target_dir(root).join("bench/json-parsers");
+    eprintln!("building {} ...", manifest.display());
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .status()
+        .context("cargo build of bench/json-parsers")?;
+    anyhow::ensure!(status.success(), "cargo build of bench/json-parsers failed");
+    let harness = target.join("release/json-parsers");
+    println!();
+    println!("| reader, one core | parse s (median) | / wc -l CPU | events |");
+    println!("|---|---|---|---|");
+    for (mode, what) in PARSER_MODES {
+        let cmd = one_core(&harness, &[mode.as_ref(), trace.as_os_str()]);
+        eprintln!("timing json-parsers {mode} ...");
+        crate::bench_verify::measure(&cmd, false)?;
+        let mut secs = Vec::new();
+        let mut events = 0;
+        for _ in 0..runs.max(1) {
+            let measured = crate::bench_verify::measure(&cmd, false)?;
+            let line: serde_json::Value =
+                serde_json::from_slice(&measured.stdout).context("json-parsers printed no JSON")?;
+            secs.push(line["parse_s"].as_f64().context("no parse_s")?);
+            events = line["events"].as_u64().unwrap_or(0);
+        }
+        let secs = crate::bench_verify::median(&mut secs);
+        println!(
+            "| {what} | {secs:.2} | {:.2} | {events} |",
+            secs / wc_cpu.max(1e-6)
+        );
+    }
     Ok(())
 }
 

@@ -1,6 +1,7 @@
-//! Which ranks of a run are here: the one rule for a run's world size and its missing ranks,
-//! used by verify (one node and `--merge`) and summary (`--merge`), so that the two never
-//! disagree on whether a job's ranks are all there.
+//! Which ranks of a job are here: the one rule for a job's world size and its missing ranks
+//! across node reports, used by verify `--merge` and summary `--merge`, so that the two never
+//! disagree on whether a job's ranks are all there. (verify on one node asks another question,
+//! which ranks that node must hold: its `--ranks`, rank logs or parallel groups.)
 
 use serde::Serialize;
 
