@@ -38,6 +38,10 @@ pub struct Args {
     /// Which msprof-analyze to time, if any.
     #[command(flatten)]
     pub anchor: crate::anchor::Options,
+    /// Also time the fastest validating JSON readers on crates.io on the generated trace
+    /// (`bench/json-parsers`, as `cargo xtask bench advise --parsers` does).
+    #[arg(long)]
+    pub parsers: bool,
     /// Delete the generated files and exit.
     #[arg(long)]
     pub clean: bool,
@@ -227,6 +231,12 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         median_of(&cmd, args.runs, allow_exit_1)
     };
     let (modules_dir, layers_dir) = (out.join("modules"), out.join("layers"));
+    let trace = modules.join("trace_view.json");
+    let wc = median_of(
+        &one_core(Path::new("wc"), &["-l".as_ref(), trace.as_os_str()]),
+        args.runs,
+        false,
+    )?;
     let breakdown = timed("breakdown", &modules_dir, false)?;
     let verify = timed("verify", &modules_dir, true)?;
     let layer_mode = timed("breakdown", &layers_dir, false)?;
@@ -244,6 +254,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         "trace_view.json",
         trace_bytes,
         &[
+            ("wc -l, one core", &wc, "-"),
             ("npuprof breakdown (exact), one core", &breakdown, &ddp),
             ("npuprof verify (its scan), one core", &verify, "-"),
         ],
@@ -259,6 +270,14 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         breakdown.secs / verify.secs.max(0.001),
         breakdown.cpu / verify.cpu.max(0.001)
     );
+    println!(
+        "breakdown (exact) / wc -l, one core: {:.2} CPU; verify / wc -l: {:.2} CPU",
+        breakdown.cpu / wc.cpu.max(1e-6),
+        verify.cpu / wc.cpu.max(1e-6)
+    );
+    if args.parsers {
+        crate::bench_host_gaps::parsers(&root, &(trace, wc.cpu), args.runs)?;
+    }
     match args.anchor.find() {
         Ok(anchor) => against_compare(&npuprof, &anchor, args.runs, &out, &info, trace_bytes)?,
         Err(why) => println!("\nmsprof-analyze compare: skipped ({why})"),
