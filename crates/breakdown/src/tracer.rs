@@ -70,15 +70,13 @@ pub fn tracer_cost(timing: &Summary, structure: &Summary) -> Vec<TracerCost> {
         .collect()
 }
 
-/// [`tracer_cost`] of the timing window's and the structure window's result directories (what
-/// summary finds under each); empty when either cannot be summarised.
-pub fn tracer_cost_of(timing: &Path, structure: &Path) -> Vec<TracerCost> {
+/// [`tracer_cost`] of the timing window's summary (`timing`, `None` when it could not be
+/// summarised) and the structure window's result directory (what summary finds under it);
+/// empty when either has no summary.
+pub fn tracer_cost_of(timing: Option<&Summary>, structure: &Path) -> Vec<TracerCost> {
     let options = npuprof_summary::Options::default();
-    match (
-        npuprof_summary::summarize(timing, &options),
-        npuprof_summary::summarize(structure, &options),
-    ) {
-        (Ok(timing), Ok(structure)) => tracer_cost(&timing, &structure),
+    match (timing, npuprof_summary::summarize(structure, &options)) {
+        (Some(timing), Ok(structure)) => tracer_cost(timing, &structure),
         _ => Vec::new(),
     }
 }

@@ -250,9 +250,12 @@ pub fn collect(
         report.timing_run().and_then(|r| r.result_dir.as_deref()),
         report.structure_run().and_then(|r| r.result_dir.as_deref()),
     ) {
+        // The timing run's summary, once: the tracer's cost and the printed profile use it.
+        let summary = npuprof_summary::summarize(Path::new(timing), &Default::default());
         let cost =
-            npuprof_breakdown::tracer::tracer_cost_of(Path::new(timing), Path::new(structure));
+            npuprof_breakdown::tracer::tracer_cost_of(summary.as_ref().ok(), Path::new(structure));
         report.tracer_cost = Some(cost);
+        report.timing_summary = Some(summary.map_err(|e| e.to_string()));
     }
     // The last verify is the run's; with a structure run, the timing run's is before it.
     let timing_and_structure = if report.structure.is_some() { 2 } else { 1 };

@@ -105,6 +105,11 @@ pub struct CollectReport {
     /// could not be paired.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracer_cost: Option<Vec<npuprof_breakdown::tracer::TracerCost>>,
+    /// The timing run's summary (or why there is none), when the workflow made one (with a
+    /// structure run, for [`CollectReport::tracer_cost`]): printed, not serialized (`npuprof
+    /// summary` gives it).
+    #[serde(skip)]
+    pub timing_summary: Option<Result<npuprof_summary::Summary, String>>,
     /// What became of the repository.
     pub revert: Restored,
     /// Where the copy of the originals stays when the repository is left changed without a

@@ -84,11 +84,20 @@ pub fn profile(report: &CollectReport) -> String {
     let Some(dir) = report.timing_run().and_then(|r| r.result_dir.as_deref()) else {
         return String::new();
     };
-    let mut text =
-        match npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default()) {
-            Ok(summary) => format!("\n{}", crate::commands::summary::human(&summary)),
-            Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
-        };
+    // The workflow's summary of the timing run when it made one (with `--breakdown`).
+    let made;
+    let summary = match &report.timing_summary {
+        Some(Ok(summary)) => Ok(summary),
+        Some(Err(err)) => Err(err.clone()),
+        None => {
+            made = npuprof_summary::summarize(Path::new(dir), &npuprof_summary::Options::default());
+            made.as_ref().map_err(ToString::to_string)
+        }
+    };
+    let mut text = match summary {
+        Ok(summary) => format!("\n{}", crate::commands::summary::human(summary)),
+        Err(err) => format!("\nnpuprof collect: no summary of the profile: {err}\n"),
+    };
     let shown = npuprof_repository::shell::quote(&relative(dir));
     let _ = writeln!(
         text,
