@@ -142,7 +142,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
     if args.trace_gb > 0.0 {
         let trace = crate::bench_host_gaps::run(&root, &out, &npuprof, args.trace_gb, args.runs)?;
         if args.parsers {
-            crate::bench_host_gaps::parsers(&root, &trace, args.runs)?;
+            crate::json_parsers::run(&root, &trace, args.runs)?;
         }
     }
     println!(

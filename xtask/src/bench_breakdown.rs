@@ -39,7 +39,7 @@ pub struct Args {
     #[command(flatten)]
     pub anchor: crate::anchor::Options,
     /// Also time the fastest validating JSON readers on crates.io on the generated trace
-    /// (`bench/json-parsers`, as `cargo xtask bench advise --parsers` does).
+    /// (`bench/json-parsers`, as `cargo xtask bench advise --parsers` does: `xtask/src/json_parsers.rs`).
     #[arg(long)]
     pub parsers: bool,
     /// Delete the generated files and exit.
@@ -276,7 +276,7 @@ pub fn run(args: &Args) -> anyhow::Result<()> {
         verify.cpu / wc.cpu.max(1e-6)
     );
     if args.parsers {
-        crate::bench_host_gaps::parsers(&root, &(trace, wc.cpu), args.runs)?;
+        crate::json_parsers::run(&root, &(trace, wc.cpu), args.runs)?;
     }
     match args.anchor.find() {
         Ok(anchor) => against_compare(&npuprof, &anchor, args.runs, &out, &info, trace_bytes)?,

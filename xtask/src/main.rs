@@ -14,6 +14,7 @@ mod build;
 mod codegen;
 mod dense_trace;
 mod fidelity;
+mod json_parsers;
 
 use clap::{Parser, Subcommand};
 
