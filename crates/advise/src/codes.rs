@@ -91,9 +91,10 @@ codes! {
     "step_trace_time's Communication(Not Overlapped): the device does nothing else while it runs. \
      The collectives are listed by their own time no computing kernel overlapped (kernel_details.csv). \
      At stake: that time per step",
-    "when the rank waits 5 % of its step or more in collectives, fix the slow rank first; otherwise \
-     overlap collectives with compute (a second stream, async all-reduce) or fuse them (fewer, \
-     larger collectives)";
+    "when the rank waits 5 % of its step or more in collectives, first what it waits for, by the \
+     same verdicts: the slower pipeline stage (stage-imbalance), its group's straggler \
+     (slow-rank), or no one when no rank is slow (launch skew); then overlap collectives with \
+     compute (a second stream, async all-reduce) or fuse them (fewer, larger collectives)";
     /// The device is idle for a large share of the step.
     DeviceIdle = "device-idle", Warning,
     "the device is idle between kernels",

@@ -156,9 +156,11 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
                 .take_while(|r| &r.info.phase == phase)
                 .count();
         transfers::note_unjudged(&mut runs[start..end]);
+        // The straggler rule's verdicts, which the wait advice defers to.
+        let ranks = rules::PhaseRanks::of(&runs[start..end]);
         let mut phase_findings: Vec<Finding> = runs[start..end]
             .iter()
-            .flat_map(|run| rules::run_findings(run, options.top))
+            .flat_map(|run| rules::run_findings(run, &ranks, options.top))
             .chain(rules::slow_rank(&runs[start..end], options.top))
             .chain(transfers::slow_links(&runs[start..end], options.top))
             .collect();

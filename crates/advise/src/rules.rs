@@ -17,20 +17,22 @@ use crate::thresholds::{
 use crate::transfers;
 use npuprof_summary::comm::wait_phrase;
 use npuprof_summary::pipe::{Bound, Pipe, busiest};
-use npuprof_summary::ranks::{Grouping, RankStep, comparison_groups, stage_imbalance, straggler};
+use npuprof_summary::ranks::{
+    Grouping, RankStep, Straggler, comparison_groups, stage_imbalance, straggler,
+};
 
 /// The `Accelerator Core` of AI CPU kernels.
 const AI_CPU: &str = "AI_CPU";
 
-/// Every per-run finding of `run`, with at most `top` evidence items each.
-pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
-    let rules: [fn(&RunData, usize) -> Option<Finding>; 11] = [
+/// Every per-run finding of `run` (one of the phase `phase` describes), with at most `top`
+/// evidence items each.
+pub(crate) fn run_findings(run: &RunData, phase: &PhaseRanks, top: usize) -> Vec<Finding> {
+    let rules: [fn(&RunData, usize) -> Option<Finding>; 10] = [
         ai_cpu,
         dynamic_shape,
         no_bound,
         memory_bound,
         device_idle,
-        communication_exposed,
         small_packets,
         transfers::byte_alignment,
         first_step_outlier,
@@ -40,6 +42,7 @@ pub(crate) fn run_findings(run: &RunData, top: usize) -> Vec<Finding> {
     rules
         .iter()
         .filter_map(|rule| rule(run, top))
+        .chain(communication_exposed(run, phase, top))
         .map(|mut f| {
             f.phase.clone_from(&run.info.phase);
             f.rank = run.info.rank;
@@ -401,7 +404,95 @@ fn host_meanwhile(host: &[HostEvent]) -> String {
     format!("; host meanwhile: {}", events.join(", "))
 }
 
-fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
+/// What the straggler rule says of each rank's comparison group in one phase, and whether the
+/// phase's pipeline stages are imbalanced: the one verdict the wait advice defers to.
+pub(crate) struct PhaseRanks {
+    /// Per run directory: its group's straggler (when one) and the spread of its group.
+    groups: Vec<(String, Option<Straggler>, Option<f64>)>,
+    /// The stage-imbalance finding's stages, slowest first, when the stages are imbalanced.
+    stages: Option<(u32, u32)>,
+}
+
+impl PhaseRanks {
+    /// The verdicts of `runs` (one phase), by summary's rules (the same `slow-rank` and
+    /// `stage-imbalance` use).
+    pub(crate) fn of(runs: &[RunData]) -> Self {
+        let ranks = rank_steps(runs);
+        let (_, groups) = comparison_groups(&ranks);
+        let mut verdicts = Vec::new();
+        for (_, members) in groups {
+            let group: Vec<&RankStep> = members.iter().filter_map(|&i| ranks.get(i)).collect();
+            let (slow, spread) = straggler(&group);
+            verdicts.extend(group.iter().map(|r| (r.dir.clone(), slow.clone(), spread)));
+        }
+        let stages = stage_imbalance(&ranks)
+            .filter(|s| s.imbalanced)
+            .map(|s| (s.slowest_stage, s.fastest_stage));
+        Self {
+            groups: verdicts,
+            stages,
+        }
+    }
+
+    /// The straggler and spread of the group `dir` is compared in; `None` when it is in none
+    /// (no rank, or no step times).
+    fn group_of(&self, dir: &str) -> Option<(Option<&Straggler>, Option<f64>)> {
+        self.groups
+            .iter()
+            .find(|(d, _, _)| d == dir)
+            .map(|(_, s, spread)| (s.as_ref(), *spread))
+    }
+}
+
+/// What to do about a material wait in collectives (`wait` per step, `share` of the step), by
+/// the verdicts the phase's findings state: a rank outside the slowest of imbalanced pipeline
+/// stages waits for that stage (`stage-imbalance`); else a rank waits for its group's straggler
+/// (`slow-rank`), or is it; else no rank is slow and the wait is launch skew.
+fn wait_action(run: &RunData, phase: &PhaseRanks, wait: f64, share: f64) -> String {
+    let waits = format!(
+        "the rank waits {} per step ({} of the step)",
+        duration(wait),
+        percent(share)
+    );
+    let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
+    let stage = run
+        .parallel
+        .as_ref()
+        .and_then(|p| p.stage())
+        .map(|(s, _)| s);
+    let cause = match (phase.stages, phase.group_of(&run.info.dir)) {
+        (Some((slowest, _)), _) if stage.is_some_and(|s| s != slowest) => format!(
+            ": balance the pipeline stages first (stage-imbalance: stage {slowest} computes \
+             longer and this rank's stage {} waits for it)",
+            stage.map_or_else(|| "?".to_owned(), |s| s.to_string())
+        ),
+        (_, Some((Some(s), _))) if s.rank == run.info.rank => {
+            "; it is its group's straggler (slow-rank): its own computing and free time, not the \
+             wait, is what to shorten first"
+                .to_owned()
+        }
+        (_, Some((Some(s), _))) => format!(
+            ": fix rank {}, its group's straggler, first (slow-rank)",
+            label(s.rank)
+        ),
+        (_, Some((None, Some(spread)))) => format!(
+            ", yet no rank of its group is a straggler (computing + free time within {} across \
+             the ranks, threshold {}): the ranks reach the collectives at different moments \
+             (launch skew), no slow rank to fix",
+            percent(spread),
+            percent(RANK_SPREAD)
+        ),
+        _ => "; no other rank of its group is here to tell a slow rank from launch skew: \
+              summarise every rank (`npuprof summary` on their parent directory)"
+            .to_owned(),
+    };
+    format!(
+        "{waits}{cause}; then overlap collectives with compute (a second stream, async \
+         all-reduce) or fuse them (fewer, larger collectives)"
+    )
+}
+
+fn communication_exposed(run: &RunData, phase: &PhaseRanks, top: usize) -> Option<Finding> {
     let exposed = run
         .step_rows
         .iter()
@@ -431,13 +522,9 @@ fn communication_exposed(run: &RunData, top: usize) -> Option<Finding> {
         exposed,
     );
     finding.action = match wait {
-        Some((w, _)) if run.share(w).is_some_and(|s| s >= WAIT_SHARE) => format!(
-            "the rank waits {} per step ({} of the step): fix the slow rank first (see slow-rank, \
-             stage-imbalance); then overlap collectives with compute (a second stream, async \
-             all-reduce) or fuse them (fewer, larger collectives)",
-            duration(w),
-            run.share(w).map_or_else(String::new, percent)
-        ),
+        Some((w, _)) if run.share(w).is_some_and(|s| s >= WAIT_SHARE) => {
+            wait_action(run, phase, w, run.share(w).unwrap_or(0.0))
+        }
         Some((w, _)) => format!(
             "the wait ({} per step) is not what costs: overlap collectives with compute (a second \
              stream, async all-reduce) or fuse them (fewer, larger collectives)",
