@@ -101,7 +101,8 @@ codes! {
     "step_trace_time's Free: no kernel ran, typically because the host dispatches operators slower \
      than the device runs them (host-bound), or waits (synchronisation, data). The largest gaps on the \
      kernel timeline are listed, with what the host ran meanwhile when trace_view.json is there \
-     (Python operators and CANN calls overlapping the gap). At stake: the free time per step",
+     (Python operators and CANN calls overlapping the gap; in a db export, the same calls from its \
+     profiler database). At stake: the free time per step",
     "open trace_view.json at the largest gap (MindStudio Insight) to see what the host ran; remove \
      host syncs (`.item()`, `.cpu()`, prints) from the step; in decode, capture the graph \
      (torchair / ACL graph) so kernels are not dispatched one by one";

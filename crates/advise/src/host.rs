@@ -4,7 +4,9 @@
 //! one pass of the scan engine that verify judges the file with ([`scan_events`]: memory maps,
 //! SIMD structural scan; one event in memory at a time, per gap at most [`HOST_KEPT`] events per
 //! process, of at most [`MAX_PROCESSES`] processes). `ts` is on the clock of
-//! kernel_details.csv's `Start Time(us)`, where the gaps are measured.
+//! kernel_details.csv's `Start Time(us)`, where the gaps are measured. A db export's host calls
+//! (`PYTORCH_API`, `CANN_API`) are read the same way from its profiler database
+//! ([`during_gaps_db`]), on the clock of its `TASK` rows.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -217,13 +219,18 @@ impl Collect<'_> {
         ) else {
             return;
         };
-        let name = event.name.as_deref().unwrap_or_default();
+        self.keep(&pid, event.name.as_deref().unwrap_or_default(), start, dur);
+    }
+
+    /// Keeps a host event of process `pid` named `name`, of `start` lasting `dur` µs, for
+    /// each gap it overlaps.
+    fn keep(&mut self, pid: &Pid, name: &str, start: f64, dur: f64) {
         for (k, &gap) in self.gaps.iter().enumerate() {
             let Some(overlap) = crate::sieve::overlap(start, dur, gap) else {
                 continue;
             };
             let per = &mut self.per_gap[k];
-            if !per.contains_key(&pid) && per.len() >= MAX_PROCESSES {
+            if !per.contains_key(pid) && per.len() >= MAX_PROCESSES {
                 continue;
             }
             let kept = per.entry(pid.clone()).or_default();
@@ -234,6 +241,47 @@ impl Collect<'_> {
             }
         }
     }
+
+    /// Per gap, the events kept of the host processes, longest overlap first, at most
+    /// [`HOST_KEPT`] per process.
+    fn finish(self) -> Vec<Vec<HostEvent>> {
+        self.per_gap
+            .into_iter()
+            .map(|per| {
+                let mut events: Vec<HostEvent> = Vec::new();
+                for (pid, mut kept) in per {
+                    let Some(process) = self.names.get(&pid) else {
+                        continue;
+                    };
+                    if !HOST_PROCESSES.contains(&process.as_str()) {
+                        continue;
+                    }
+                    longest_first(&mut kept);
+                    events.extend(kept.into_iter().take(HOST_KEPT).map(|(name, overlap_us)| {
+                        HostEvent {
+                            process: process.clone(),
+                            name,
+                            overlap_us,
+                        }
+                    }));
+                }
+                events.sort_by(|a, b| {
+                    b.overlap_us
+                        .total_cmp(&a.overlap_us)
+                        .then_with(|| a.name.cmp(&b.name))
+                        .then_with(|| a.process.cmp(&b.process))
+                });
+                events
+            })
+            .collect()
+    }
+}
+
+/// The gaps as `[start, end)` µs.
+fn spans(gaps: &[Gap]) -> Vec<(f64, f64)> {
+    gaps.iter()
+        .map(|g| (g.start_us, g.start_us + g.gap_us))
+        .collect()
 }
 
 /// Longest overlap first, then name.
@@ -245,10 +293,7 @@ fn longest_first(kept: &mut [(String, f64)]) {
 /// most [`HOST_KEPT`] per host process; and a note when the file could not be read whole
 /// (an unterminated or cut file gives what came before the cut).
 pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<String>) {
-    let spans: Vec<(f64, f64)> = gaps
-        .iter()
-        .map(|g| (g.start_us, g.start_us + g.gap_us))
-        .collect();
+    let spans = spans(gaps);
     let mut collect = Collect {
         gaps: &spans,
         names: BTreeMap::new(),
@@ -278,37 +323,52 @@ pub fn during_gaps(trace: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<S
             }
         }
     };
-    let host = collect
-        .per_gap
-        .into_iter()
-        .map(|per| {
-            let mut events: Vec<HostEvent> = Vec::new();
-            for (pid, mut kept) in per {
-                let Some(process) = collect.names.get(&pid) else {
-                    continue;
-                };
-                if !HOST_PROCESSES.contains(&process.as_str()) {
-                    continue;
-                }
-                longest_first(&mut kept);
-                events.extend(kept.into_iter().take(HOST_KEPT).map(|(name, overlap_us)| {
-                    HostEvent {
-                        process: process.clone(),
-                        name,
-                        overlap_us,
-                    }
-                }));
-            }
-            events.sort_by(|a, b| {
-                b.overlap_us
-                    .total_cmp(&a.overlap_us)
-                    .then_with(|| a.name.cmp(&b.name))
-                    .then_with(|| a.process.cmp(&b.process))
-            });
-            events
-        })
-        .collect();
+    let host = collect.finish();
     (host, note)
+}
+
+/// The name trace_view.json gives a `CANN_API` call of API type `kind` (`AscendCL@aclrtMemcpyAsync`,
+/// `Node@launch`: the type's label, then the name).
+fn cann_name(kind: &str, name: &str) -> String {
+    let label = match kind {
+        "acl" => "AscendCL",
+        "node" => "Node",
+        "runtime" => "Runtime",
+        "hccl" => "Hccl",
+        "model" => "Model",
+        other => other,
+    };
+    format!("{label}@{name}")
+}
+
+/// [`during_gaps`] for a db export: the host calls of its profiler database (`PYTORCH_API`
+/// operators and queueing, `CANN_API` calls; [`npuprof_summary::db_export::each_host_call`]),
+/// named as trace_view.json names them (`aten::conv2d`, `Dequeue@Conv2D`,
+/// `AscendCL@aclopCompileAndExecute`), with the same overlap, enclosing and ranking rules; and a
+/// note when the database cannot be read.
+pub fn during_gaps_db(db: &Path, gaps: &[Gap]) -> (Vec<Vec<HostEvent>>, Option<String>) {
+    let spans = spans(gaps);
+    let mut collect = Collect {
+        gaps: &spans,
+        names: HOST_PROCESSES
+            .iter()
+            .map(|&p| (Pid::Text(p.to_owned()), p.to_owned()))
+            .collect(),
+        per_gap: vec![BTreeMap::new(); spans.len()],
+    };
+    let read = npuprof_summary::db_export::each_host_call(db, |call| {
+        let pid = Pid::Text(call.process.to_owned());
+        if call.process == "CANN" {
+            let name = cann_name(call.kind, call.name);
+            collect.keep(&pid, &name, call.start_us, call.duration_us);
+        } else {
+            collect.keep(&pid, call.name, call.start_us, call.duration_us);
+        }
+    });
+    let note = read
+        .err()
+        .map(|e| format!("host calls not read from {}: {e}", db.display()));
+    (collect.finish(), note)
 }
 
 /// What the note says of a trace that was not read whole (`None` when it was): how it ends,
@@ -459,6 +519,89 @@ mod tests {
                 "is not a readable trace (host activity read up to there): unexpected comma at byte {offset}"
             )),
             "{note}"
+        );
+    }
+
+    /// The vendored db export (`crates/summary/tests/data/db-level1`, MindStudio Insight's
+    /// `test/data/pytorch/db/level1`, rank 1): the host calls named in each of its largest device
+    /// gaps are those SQLite itself finds overlapping the gap (`PYTORCH_API` operators and queue
+    /// events, `CANN_API` calls, with the overlap computed in SQL), the longest per process, and
+    /// named as the text export names them. The first gap's are the text export's of the same
+    /// workload (`Dequeue@Conv2D`, `AscendCL@aclopCompileAndExecute`, `aten::conv2d`).
+    #[test]
+    fn a_db_export_names_the_host_calls_in_its_gaps_as_sqlite_finds_them() {
+        let db = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../summary/tests/data/db-level1/rank1_ascend_pt/ASCEND_PROFILER_OUTPUT/\
+             ascend_pytorch_profiler_1.db",
+        );
+        let kernels = crate::profile::read_db_kernels(&db).expect("the vendored db");
+        assert!(kernels.gaps.len() >= 5, "{}", kernels.gaps.len());
+        let (host, note) = during_gaps_db(&db, &kernels.gaps);
+        assert_eq!(note, None);
+        let conn =
+            rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .expect("open");
+        // Per process, the overlaps SQLite computes (µs), longest first, as the reader keeps
+        // them (an enclosing call, more than ENCLOSING × the gap, left out).
+        let sql = "SELECT p, n, ov FROM ( \
+             SELECT 'Python' AS p, s.value AS n, \
+               (MIN(CAST(c.endNs AS INTEGER), ?2) - MAX(CAST(c.startNs AS INTEGER), ?1)) / 1000.0 AS ov, \
+               CAST(c.startNs AS INTEGER) AS b, CAST(c.endNs AS INTEGER) AS e \
+             FROM PYTORCH_API c JOIN STRING_IDS s ON s.id = c.name \
+             JOIN ENUM_API_TYPE t ON t.id = c.type WHERE t.name IN ('op', 'queue') \
+           UNION ALL \
+             SELECT 'CANN', CASE t.name WHEN 'acl' THEN 'AscendCL' WHEN 'node' THEN 'Node' \
+               WHEN 'runtime' THEN 'Runtime' WHEN 'hccl' THEN 'Hccl' WHEN 'model' THEN 'Model' \
+               ELSE t.name END || '@' || s.value, \
+               (MIN(c.endNs, ?2) - MAX(c.startNs, ?1)) / 1000.0, c.startNs, c.endNs \
+             FROM CANN_API c JOIN STRING_IDS s ON s.id = c.name \
+             JOIN ENUM_API_TYPE t ON t.id = c.type) \
+           WHERE ov > 0 AND NOT (b <= ?1 AND e >= ?2 AND (e - b) > ?3) \
+           ORDER BY p, ov DESC, n";
+        let mut statement = conn.prepare(sql).expect("prepare");
+        for (gap, found) in kernels.gaps.iter().zip(&host) {
+            let (start, end) = (
+                (gap.start_us * 1000.0).round() as i64,
+                ((gap.start_us + gap.gap_us) * 1000.0).round() as i64,
+            );
+            let enclosing = (ENCLOSING * gap.gap_us * 1000.0).round() as i64;
+            let rows: Vec<(String, String, f64)> = statement
+                .query_map((start, end, enclosing), |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })
+                .expect("query")
+                .map(|r| r.expect("row"))
+                .collect();
+            let mut want: Vec<(String, String, f64)> = Vec::new();
+            for process in HOST_PROCESSES {
+                want.extend(
+                    rows.iter()
+                        .filter(|(p, _, _)| p == process)
+                        .take(HOST_KEPT)
+                        .cloned(),
+                );
+            }
+            want.sort_by(|a, b| b.2.total_cmp(&a.2).then_with(|| a.1.cmp(&b.1)));
+            let got: Vec<(String, String, f64)> = found
+                .iter()
+                .map(|e| (e.process.clone(), e.name.clone(), e.overlap_us))
+                .collect();
+            assert_eq!(got.len(), want.len(), "{got:?} vs {want:?}");
+            for (g, w) in got.iter().zip(&want) {
+                assert_eq!((&g.0, &g.1), (&w.0, &w.1), "{got:?} vs {want:?}");
+                // An f64 of µs since the epoch (1.7e15) holds a quarter µs: the reader's
+                // overlaps, like the text export's, are within that of SQLite's exact ns.
+                assert!((g.2 - w.2).abs() <= 0.26, "{got:?} vs {want:?}");
+            }
+        }
+        let first: Vec<&str> = host[0].iter().take(3).map(|e| e.name.as_str()).collect();
+        assert_eq!(
+            first,
+            [
+                "Dequeue@Conv2D",
+                "AscendCL@aclopCompileAndExecute",
+                "aten::conv2d"
+            ]
         );
     }
 }

@@ -242,7 +242,15 @@ fn read_run(
             "db export: kernels, steps and links read from its databases (no text export)"
                 .to_owned(),
         );
-        Some(profile::read_db_kernels(profiler)?)
+        let mut kernels = profile::read_db_kernels(profiler)?;
+        if !kernels.gaps.is_empty() {
+            let (during, note) = host::during_gaps_db(profiler, &kernels.gaps);
+            for (gap, events) in kernels.gaps.iter_mut().zip(during) {
+                gap.host = events;
+            }
+            notes.extend(note);
+        }
+        Some(kernels)
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{KERNEL_DETAILS} (no NPU activity?): kernels not judged"

@@ -289,6 +289,14 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
         ),
         free,
     );
+    if run.info.source == Some(npuprof_summary::recorded::Source::Db) {
+        // No trace_view.json in a db export: its database holds the timeline.
+        finding.action = Code::DeviceIdle.def().action.replacen(
+            "open trace_view.json",
+            "open the run's profiler database (ascend_pytorch_profiler*.db)",
+            1,
+        );
+    }
     let kernels = run.kernels.as_ref();
     if let Some(k) = kernels.filter(|k| k.gap_count > 0) {
         finding.evidence.push(Evidence {

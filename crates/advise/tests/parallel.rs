@@ -232,9 +232,13 @@ fn a_material_wait_without_a_straggler_is_launch_skew_not_a_slow_rank() {
         "{}",
         rank1.action
     );
-    assert!(!rank1.action.contains("slow rank first"), "{}", rank1.action);
-    let summary = npuprof_summary::summarize(&path, &npuprof_summary::Options::default())
-        .expect("summary");
+    assert!(
+        !rank1.action.contains("slow rank first"),
+        "{}",
+        rank1.action
+    );
+    let summary =
+        npuprof_summary::summarize(&path, &npuprof_summary::Options::default()).expect("summary");
     let sentences = npuprof_summary::ranks::rank_sentences(&summary.ranks[0]);
     assert!(
         sentences

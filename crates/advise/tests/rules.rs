@@ -550,6 +550,30 @@ fn a_db_export_gets_the_findings_of_the_text_export_of_the_same_workload() {
             run.notes
         );
     }
+    // The host calls in the device gaps are read from the profiler database, as the text
+    // export's trace_view.json gives them, and the action names the database, not a
+    // trace_view.json the run does not have.
+    for rank in [Some(0), Some(1)] {
+        let idle = finding(&db, Code::DeviceIdle, rank);
+        assert!(
+            idle.evidence
+                .iter()
+                .any(|e| e.detail.contains("; host meanwhile: ") && e.detail.contains("(Python)")),
+            "{:#?}",
+            idle.evidence
+        );
+        assert!(
+            idle.action
+                .starts_with("open the run's profiler database (ascend_pytorch_profiler*.db)"),
+            "{}",
+            idle.action
+        );
+        assert!(
+            finding(&text, Code::DeviceIdle, rank)
+                .action
+                .starts_with("open trace_view.json")
+        );
+    }
     // The kernels are read: the largest no-bound kernel of rank 0 has a name and a time.
     let f = finding(&db, Code::NoBound, Some(0));
     assert!(

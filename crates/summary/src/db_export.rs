@@ -171,13 +171,20 @@ fn number(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<f64>> {
 
 /// A time in ns of a row as µs, as the text export's decimal µs read: `ns / 1000` correctly
 /// rounded while `ns` is exact in an f64, else (a timestamp near 2^60 ns) whole µs and the rest
-/// apart.
+/// apart. An integer stored as text (`PYTORCH_API` holds its times so) is read the same way.
 fn micros(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<f64> {
     const EXACT: i64 = 1 << 53;
-    Ok(match row.get_ref(i)? {
-        ValueRef::Integer(ns) if ns.abs() < EXACT => ns as f64 / 1000.0,
-        ValueRef::Integer(ns) => (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0,
-        _ => number(row, i)?.unwrap_or(0.0) / 1000.0,
+    let ns = match row.get_ref(i)? {
+        ValueRef::Integer(ns) => Some(ns),
+        ValueRef::Text(t) => std::str::from_utf8(t)
+            .ok()
+            .and_then(|t| t.trim().parse().ok()),
+        _ => None,
+    };
+    Ok(match ns {
+        Some(ns) if ns.abs() < EXACT => ns as f64 / 1000.0,
+        Some(ns) => (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0,
+        None => number(row, i)?.unwrap_or(0.0) / 1000.0,
     })
 }
 
@@ -241,6 +248,69 @@ pub fn each_kernel(
         });
     }
     Ok(pmu)
+}
+
+/// One host call of a profiler database, as trace_view.json's `Python` and `CANN` processes
+/// hold it.
+#[derive(Debug)]
+pub struct HostCall<'r> {
+    /// `Python` (`PYTORCH_API`) or `CANN` (`CANN_API`).
+    pub process: &'static str,
+    /// The API type (`ENUM_API_TYPE`: `op`, `queue`; `acl`, `node`, `runtime`, `hccl`, `model`).
+    pub kind: &'r str,
+    /// Its name (`STRING_IDS`).
+    pub name: &'r str,
+    /// Its start (µs, the kernels' clock).
+    pub start_us: f64,
+    /// Its duration (µs).
+    pub duration_us: f64,
+}
+
+/// The `PYTORCH_API` types trace_view.json lists in its `Python` process apart from the call
+/// frames (`trace`, category `python_function`) and mstx ranges: operators and their queueing.
+const PYTHON_KINDS: [&str; 2] = ["op", "queue"];
+
+/// Hands every host call of the profiler database `path` to `each`: its `PYTORCH_API` rows of
+/// [`PYTHON_KINDS`] and its `CANN_API` rows (either table may be absent: a run that recorded no
+/// CPU activity).
+pub fn each_host_call(
+    path: &Path,
+    mut each: impl FnMut(&HostCall<'_>),
+) -> Result<(), SummaryError> {
+    let conn = open(path)?;
+    for (table, process) in [("PYTORCH_API", "Python"), ("CANN_API", "CANN")] {
+        if !has_table(&conn, path, table)? {
+            continue;
+        }
+        let only = if process == "Python" {
+            format!(
+                " WHERE e.name IN ({})",
+                PYTHON_KINDS.map(|k| format!("'{k}'")).join(", ")
+            )
+        } else {
+            String::new()
+        };
+        let sql = format!(
+            "SELECT c.startNs, c.endNs, s.value, e.name FROM {table} c \
+             JOIN STRING_IDS s ON s.id = c.name JOIN ENUM_API_TYPE e ON e.id = c.type{only}"
+        );
+        let mut statement = conn.prepare(&sql).map_err(|e| db_error(path, e))?;
+        let mut rows = statement.query([]).map_err(|e| db_error(path, e))?;
+        while let Some(row) = rows.next().map_err(|e| db_error(path, e))? {
+            let times = (|| Ok::<_, rusqlite::Error>((micros(row, 0)?, micros(row, 1)?)))();
+            let (start_us, end_us) = times.map_err(|e| db_error(path, e))?;
+            let field = |i| text(row, i).map_err(|e| db_error(path, e));
+            let (name, kind) = (field(2)?, field(3)?);
+            each(&HostCall {
+                process,
+                kind: std::str::from_utf8(kind).unwrap_or_default(),
+                name: std::str::from_utf8(name).unwrap_or_default(),
+                start_us,
+                duration_us: end_us - start_us,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The kernels of a profiler database, grouped as `kernel_details.csv`'s would be.
