@@ -538,7 +538,12 @@ fn communication_exposed(run: &RunData, phase: &PhaseRanks, top: usize) -> Optio
              stream, async all-reduce) or fuse them (fewer, larger collectives)",
             duration(w)
         ),
-        None => Code::CommunicationExposed.def().action.to_owned(),
+        // No communication.json (Level0), or one without its wait times.
+        None => "the wait in collectives is not recorded here (communication.json, written from \
+                 Level1, holds it), so a slow rank is not told from the collectives' own time: \
+                 overlap collectives with compute (a second stream, async all-reduce) or fuse \
+                 them (fewer, larger collectives)"
+            .to_owned(),
     };
     finding.evidence = exposed_collectives(run, top);
     if let Some(comm) = &run.comm {

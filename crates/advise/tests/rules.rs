@@ -426,6 +426,16 @@ fn without_pipe_metrics_or_communication_those_rules_are_silent() {
             .iter()
             .any(|n| n.contains("bound not judged"))
     );
+    // Without communication.json the wait is unknown, and the action says so rather than
+    // telling the user what to do about a wait of 5 %.
+    let exposed = finding(&advice, Code::CommunicationExposed, Some(0));
+    assert!(
+        exposed
+            .action
+            .starts_with("the wait in collectives is not recorded here (communication.json"),
+        "{}",
+        exposed.action
+    );
 }
 
 #[test]
