@@ -447,3 +447,21 @@ fn one_cycles_directory_is_judged_as_that_cycle() {
         "{report}"
     );
 }
+
+/// A db export (the vendored `db-level1`, MindStudio Insight's `test/data/pytorch/db/level1`)
+/// records its steps in the profiler database's `STEP_TIME`: the table's steps column shows
+/// them (step 50, the schedule's) instead of `-`.
+#[test]
+fn a_db_export_s_steps_are_shown_from_its_database() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../summary/tests/data");
+    let out = verify_in(&data, &["db-level1"]).output().expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("-  "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    for row in rows {
+        assert!(row.contains("50 in db (exp 50)"), "{text}");
+    }
+}

@@ -258,7 +258,13 @@ fn steps_cell(run: &RunSummary) -> String {
         .expected
         .as_deref()
         .map_or_else(|| "?".to_owned(), list);
-    format!("{} (exp {expected})", list(&run.steps.kernel_details))
+    // A db export records its steps in the profiler database, not in kernel_details.csv.
+    let recorded = if run.steps.kernel_details.is_empty() && !run.steps.db.is_empty() {
+        format!("{} in db", list(&run.steps.db))
+    } else {
+        list(&run.steps.kernel_details)
+    };
+    format!("{recorded} (exp {expected})")
 }
 
 fn artifacts_cell(run: &RunSummary) -> String {
