@@ -154,13 +154,44 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
             comm_streams.extend(stream?);
         }
     }
-    let mut tasks = db.prepare(
-        "SELECT t.startNs, t.endNs, t.connectionId, t.streamId, t.taskType, c.name, \
-         c.globalTaskId IS NOT NULL FROM TASK t \
-         LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId",
+    // A collective's envelope: a `TASK` row sharing a `COMMUNICATION_OP`'s connection, in
+    // neither task-info table, spanning the operator (`AI_CORE`, on its stream). The text export
+    // lists it as the operator in the `HCCL` process, not among the device tasks, whose
+    // fragments (copies, reduces, notifies) it covers: counted, it would count the collective
+    // twice.
+    let has_ops: i64 = db.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'COMMUNICATION_OP'",
+        [],
+        |row| row.get(0),
     )?;
+    let mut op_connections: Vec<i64> = Vec::new();
+    if has_ops > 0 {
+        let mut ops = db.prepare("SELECT connectionId FROM COMMUNICATION_OP")?;
+        for connection in ops.query_map([], |r| r.get::<_, Option<i64>>(0))? {
+            op_connections.extend(connection?);
+        }
+    }
+    let fragment = if has_comm_info > 0 {
+        "EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO x WHERE x.globalTaskId = t.globalTaskId)"
+    } else {
+        "0"
+    };
+    let mut tasks = db.prepare(&format!(
+        "SELECT t.startNs, t.endNs, t.connectionId, t.streamId, t.taskType, c.name, \
+         c.globalTaskId IS NOT NULL, {fragment} FROM TASK t \
+         LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
+    ))?;
     let mut rows = tasks.query([])?;
     while let Some(row) = rows.next()? {
+        let (computes, is_fragment): (bool, bool) = (row.get(6)?, row.get(7)?);
+        let envelope = !computes
+            && !is_fragment
+            && row
+                .get::<_, Option<i64>>(2)?
+                .is_some_and(|c| op_connections.contains(&c));
+        if envelope {
+            continue;
+        }
         let (start, end): (i64, i64) = (row.get(0)?, row.get(1)?);
         let connection: Option<i64> = row.get(2)?;
         let stream: i64 = row.get::<_, Option<i64>>(3)?.unwrap_or(0);
@@ -172,7 +203,6 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
             .get::<_, Option<i64>>(5)?
             .and_then(|n| strings.get(&n))
             .map_or(task_type, String::as_str);
-        let computes: bool = row.get(6)?;
         let communication = !computes && comm_streams.contains(&stream);
         let at = Point {
             thread: (DEVICE_PID, stream as u64),
