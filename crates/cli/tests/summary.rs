@@ -206,30 +206,6 @@ fn the_kernel_table_aligns_every_core_type() {
     });
 }
 
-/// A Level0 table (MindStudio Insight's `text/level0` rank 0, vendored with verify's data:
-/// every kernel's `Type` is `N/A`): the by-type table says the types are not recorded instead
-/// of one `N/A` row at 100 %.
-#[test]
-fn a_level0_table_s_types_are_said_not_recorded() {
-    let tmp = tempfile::tempdir().expect("temp dir");
-    let out = tmp.path().join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
-    std::fs::create_dir_all(&out).expect("mkdir");
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(
-            "../verify/tests/data/Ascend-msinsight/\
-             test__data__pytorch__text__level0__rank0_ascend_pt__ASCEND_PROFILER_OUTPUT__kernel_details.csv",
-        ),
-        out.join("kernel_details.csv"),
-    )
-    .expect("copy the vendored table");
-    let text = stdout_of(&mut summary_in(tmp.path(), &[]));
-    assert!(
-        text.contains("by type   not recorded (every kernel's Type is N/A, as Level0 writes it)"),
-        "{text}"
-    );
-    assert!(!text.contains("100.0%"), "{text}");
-}
-
 #[test]
 fn missing_path_and_missing_column_exit_2() {
     let tmp = real_copy(Layout::Flat);

@@ -521,18 +521,6 @@ fn type_table(out: &mut String, run: &RunSummary) {
     if run.by_type.is_empty() {
         return;
     }
-    if let [only] = run.by_type.as_slice()
-        && only.kind == "N/A"
-    {
-        // Level0 writes `N/A` for every kernel's type: one row of 100 % says nothing.
-        let _ = writeln!(
-            out,
-            "  {}by type{}   not recorded (every kernel's Type is N/A, as Level0 writes it)",
-            dim().render(),
-            dim().render_reset()
-        );
-        return;
-    }
     let _ = writeln!(out, "  {}by type{}", dim().render(), dim().render_reset());
     let rows: Vec<String> = run
         .by_type
