@@ -283,11 +283,14 @@ fn read_run(
             "{}: no nn.Module events (record with with_modules=True for the exact tree)",
             trace::TRACE_VIEW
         ));
-    } else {
+    }
+    let profiler = npuprof_summary::db_export::DbFiles::find(&output).profiler;
+    if !trace_path.is_file() && profiler.is_none() {
+        // (A db export has no trace_view.json: its database is read instead.)
         run.notes
             .push(format!("no {OUTPUT_DIR}/{}", trace::TRACE_VIEW));
     }
-    if let Some(profiler) = npuprof_summary::db_export::DbFiles::find(&output).profiler {
+    if let Some(profiler) = profiler {
         if db::has_module_calls(&profiler)? {
             exact(&mut run, &db::read(&profiler)?);
             run.notes.push(

@@ -335,6 +335,12 @@ fn the_db_export_gives_the_tree_msprof_analyze_gives_or_more() {
                 assert!(got > expected + 0.01, "{rank} {path}: {got} vs {expected}");
             }
         }
+        // The database is what a db export has: no note about a missing trace_view.json.
+        assert!(
+            !run.notes.iter().any(|n| n.contains("trace_view.json")),
+            "{:?}",
+            run.notes
+        );
         let ledger = run.ledger.as_ref().expect("ledger");
         let lines: u64 = ledger.unattributed.iter().map(|l| l.ps).sum();
         assert_eq!(ledger.owned_ps + lines, ledger.total_ps);

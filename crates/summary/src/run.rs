@@ -164,9 +164,15 @@ pub fn summarize_run(
         .as_ref()
         .is_some_and(|t| t.pipe.is_none() && t.totals.rows > 0)
     {
-        notes.push(
-            "no pipeline metrics in kernel_details.csv: record with aic_metrics=PipeUtilization (Level1 or Level2) to see what bounds each kernel".to_owned(),
-        );
+        // (Where the kernels were read from: a db export has no kernel_details.csv.)
+        let kernels_from = if kernels_path.is_file() {
+            "kernel_details.csv"
+        } else {
+            "the profiler database (TASK_PMU_INFO)"
+        };
+        notes.push(format!(
+            "no pipeline metrics in {kernels_from}: record with aic_metrics=PipeUtilization (Level1 or Level2) to see what bounds each kernel"
+        ));
     }
     if table
         .as_ref()
@@ -185,6 +191,13 @@ pub fn summarize_run(
     let time_split = TimeSplit::of(&steps);
     let limit = top.unwrap_or(usize::MAX);
     let (timeline, timeline_missing) = match (&mut table, drawn) {
+        _ if !kernels_path.is_file() && db.profiler.is_some() => (
+            None,
+            Some(format!(
+                "not drawn for a db export (the timeline is drawn from {KERNEL_DETAILS}'s start \
+                 times, which only the text export writes)"
+            )),
+        ),
         _ if !kernels_path.is_file() => (
             None,
             Some(format!(

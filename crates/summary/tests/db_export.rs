@@ -385,3 +385,43 @@ fn names_and_counts_equal_the_text_export_of_the_same_workload() {
         assert_eq!(db_run.steps.len(), text_run.steps.len());
     }
 }
+
+/// What summary says of a db export names what a db export has: its timeline is not drawn for
+/// lack of kernel_details.csv's start times (not "no kernel_details.csv"), and a database
+/// without PMU metrics (the vendored one with `TASK_PMU_INFO` dropped, as a run without
+/// `aic_metrics` records) is said to lack them in the database, not in a kernel_details.csv.
+#[test]
+fn a_db_export_s_notes_name_the_database_not_the_text_files() {
+    let summary = summary_of(&db_run());
+    for run in &summary.runs {
+        assert_eq!(
+            run.timeline_missing.as_deref(),
+            Some(
+                "not drawn for a db export (the timeline is drawn from kernel_details.csv's start \
+                 times, which only the text export writes)"
+            )
+        );
+        assert!(
+            !run.notes.iter().any(|n| n.contains("kernel_details.csv")),
+            "{:?}",
+            run.notes
+        );
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tmp.path().join("rank0_ascend_pt/ASCEND_PROFILER_OUTPUT");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    for file in ["ascend_pytorch_profiler_0.db", "analysis.db"] {
+        std::fs::copy(output(0).join(file), out.join(file)).expect("copy");
+    }
+    let db = Connection::open(out.join("ascend_pytorch_profiler_0.db")).expect("open the copy");
+    db.execute_batch("DROP TABLE TASK_PMU_INFO").expect("drop");
+    drop(db);
+    let summary = summary_of(tmp.path());
+    let notes = &summary.runs[0].notes;
+    assert!(
+        notes.iter().any(|n| n.starts_with(
+            "no pipeline metrics in the profiler database (TASK_PMU_INFO): record with"
+        )),
+        "{notes:?}"
+    );
+}
