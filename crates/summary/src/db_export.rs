@@ -174,17 +174,21 @@ fn number(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<f64>> {
 /// apart. An integer stored as text (`PYTORCH_API` holds its times so) is read the same way.
 fn micros(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<f64> {
     const EXACT: i64 = 1 << 53;
-    let ns = match row.get_ref(i)? {
+    Ok(match nanos(row, i)? {
+        Some(ns) if ns.abs() < EXACT => ns as f64 / 1000.0,
+        Some(ns) => (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0,
+        None => number(row, i)?.unwrap_or(0.0) / 1000.0,
+    })
+}
+
+/// A time in ns of a row, exact: an integer, or an integer stored as text; `None` otherwise.
+fn nanos(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<i64>> {
+    Ok(match row.get_ref(i)? {
         ValueRef::Integer(ns) => Some(ns),
         ValueRef::Text(t) => std::str::from_utf8(t)
             .ok()
             .and_then(|t| t.trim().parse().ok()),
         _ => None,
-    };
-    Ok(match ns {
-        Some(ns) if ns.abs() < EXACT => ns as f64 / 1000.0,
-        Some(ns) => (ns / 1000) as f64 + (ns % 1000) as f64 / 1000.0,
-        None => number(row, i)?.unwrap_or(0.0) / 1000.0,
     })
 }
 
@@ -193,6 +197,8 @@ fn micros(row: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<f64> {
 pub struct DbKernel<'r> {
     /// `Start Time(us)`.
     pub start_us: f64,
+    /// The same, exact: `startNs` (`None` when it is not an integer).
+    pub start_ns: Option<i64>,
     /// `Duration(us)`.
     pub duration_us: f64,
     /// `Name`.
@@ -232,12 +238,14 @@ pub fn each_kernel(
                 *value = number(row, 7 + i)?;
             }
             let step = number(row, 6)?.and_then(|s| (s >= 0.0).then_some(s as u64));
-            Ok((micros(row, 0)?, micros(row, 1)?, step))
+            Ok((micros(row, 0)?, nanos(row, 0)?, micros(row, 1)?, step))
         };
-        let (start_us, duration_us, step) = read(&mut values).map_err(|e| db_error(path, e))?;
+        let (start_us, start_ns, duration_us, step) =
+            read(&mut values).map_err(|e| db_error(path, e))?;
         let field = |i| text(row, i).map_err(|e| db_error(path, e));
         each(&DbKernel {
             start_us,
+            start_ns,
             duration_us,
             name: field(2)?,
             kind: field(3)?,
@@ -315,6 +323,12 @@ pub fn each_host_call(
 
 /// The kernels of a profiler database, grouped as `kernel_details.csv`'s would be.
 pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
+    kernel_table_with(path, None)
+}
+
+/// [`kernel_table`], also keeping the start and duration of the kernels of step `timeline`
+/// (its `STEP_TIME` id), for the step's timeline, as `kernels::aggregate_with` does.
+pub fn kernel_table_with(path: &Path, timeline: Option<u64>) -> Result<KernelTable, SummaryError> {
     let spellings: Vec<&[&str]> = Pipe::ALL.iter().map(|p| p.spellings()).collect();
     let mut sums = Sums::default();
     let mut has_metrics = false;
@@ -333,6 +347,12 @@ pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
             None,
         );
         sums.see_step(k.step);
+        if let Some(start) = k
+            .start_ns
+            .filter(|_| k.step.is_some() && k.step == timeline)
+        {
+            sums.keep_for_timeline(start, k.duration_us, k.core);
+        }
     })?;
     Ok(sums.table(pmu && has_metrics))
 }

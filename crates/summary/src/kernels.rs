@@ -490,6 +490,12 @@ impl Sums {
         self.steps.see(step);
     }
 
+    /// Keeps a row of the drawn step for its timeline, by its start in ns (a db export's).
+    pub(crate) fn keep_for_timeline(&mut self, start_ns: i64, duration_us: f64, core: &[u8]) {
+        self.intervals
+            .add_ns(start_ns, duration_us, is_communication(core));
+    }
+
     /// Adds the sums of the rows that follow.
     fn absorb(&mut self, next: Sums) {
         self.names.absorb(next.names);

@@ -124,7 +124,10 @@ pub fn summarize_run(
         Some(aggregate_with(&kernels_path, drawn.as_ref().map(|d| d.0))?)
     } else if let Some(profiler) = &db.profiler {
         from_db.push(profiler);
-        Some(db_export::kernel_table(profiler)?)
+        Some(db_export::kernel_table_with(
+            profiler,
+            drawn.as_ref().map(|d| d.0),
+        )?)
     } else {
         notes.push(format!(
             "no {OUTPUT_DIR}/{KERNEL_DETAILS}: kernel times unknown (run `npuprof verify` on this directory)"
@@ -191,14 +194,7 @@ pub fn summarize_run(
     let time_split = TimeSplit::of(&steps);
     let limit = top.unwrap_or(usize::MAX);
     let (timeline, timeline_missing) = match (&mut table, drawn) {
-        _ if !kernels_path.is_file() && db.profiler.is_some() => (
-            None,
-            Some(format!(
-                "not drawn for a db export (the timeline is drawn from {KERNEL_DETAILS}'s start \
-                 times, which only the text export writes)"
-            )),
-        ),
-        _ if !kernels_path.is_file() => (
+        _ if !kernels_path.is_file() && db.profiler.is_none() => (
             None,
             Some(format!(
                 "no {KERNEL_DETAILS} (the timeline is drawn from its start times)"
@@ -215,9 +211,11 @@ pub fn summarize_run(
                 Some(timeline) => (Some(timeline), None),
                 None => (
                     None,
-                    Some(format!(
-                        "no {KERNEL_DETAILS} row with a start time in step {step}"
-                    )),
+                    Some(if kernels_path.is_file() {
+                        format!("no {KERNEL_DETAILS} row with a start time in step {step}")
+                    } else {
+                        format!("no kernel of the profiler database in step {step}")
+                    }),
                 ),
             }
         }

@@ -125,6 +125,16 @@ impl Intervals {
         self.spans.push((start, end, communication));
     }
 
+    /// Adds a row of the step by its start in ns (a db export's `startNs`) and duration (µs).
+    pub(crate) fn add_ns(&mut self, start: i64, duration_us: f64, communication: bool) {
+        if self.spans.len() >= MAX_INTERVALS {
+            self.dropped += 1;
+            return;
+        }
+        let end = start.saturating_add((duration_us * 1000.0).round() as i64);
+        self.spans.push((start, end, communication));
+    }
+
     /// Adds the rows that follow in the file (the cap keeps what one pass keeps).
     pub(crate) fn absorb(&mut self, next: Intervals) {
         let room = MAX_INTERVALS - self.spans.len();

@@ -386,21 +386,40 @@ fn names_and_counts_equal_the_text_export_of_the_same_workload() {
     }
 }
 
-/// What summary says of a db export names what a db export has: its timeline is not drawn for
-/// lack of kernel_details.csv's start times (not "no kernel_details.csv"), and a database
+/// What summary says of a db export names what a db export has. Its one-step timeline is
+/// drawn from the profiler database's kernels (`TASK`'s exact `startNs`), and its lanes are
+/// analysis.db's `StepTraceTime` of the same step to the µs (two readings of the run that agree);
+/// no note names a kernel_details.csv; a database
 /// without PMU metrics (the vendored one with `TASK_PMU_INFO` dropped, as a run without
-/// `aic_metrics` records) is said to lack them in the database, not in a kernel_details.csv.
+/// `aic_metrics` records) is said to lack them in the database.
 #[test]
-fn a_db_export_s_notes_name_the_database_not_the_text_files() {
+fn a_db_export_s_timeline_and_notes_are_the_database_s() {
     let summary = summary_of(&db_run());
+    assert_eq!(summary.runs.len(), 2);
     for run in &summary.runs {
-        assert_eq!(
-            run.timeline_missing.as_deref(),
-            Some(
-                "not drawn for a db export (the timeline is drawn from kernel_details.csv's start \
-                 times, which only the text export writes)"
-            )
-        );
+        assert_eq!(run.timeline_missing, None);
+        let timeline = run.timeline.as_ref().expect("a timeline");
+        let [step] = run.steps.as_slice() else {
+            panic!("one step: {:?}", run.steps)
+        };
+        assert_eq!(Some(timeline.step), step.step);
+        assert_eq!(timeline.tasks, 191);
+        for (what, got, want) in [
+            ("computing", timeline.computing_us, step.computing_us),
+            (
+                "communication not overlapped",
+                timeline.communication_us - timeline.overlapped_us,
+                step.communication_not_overlapped_us,
+            ),
+            ("free", timeline.free_us, step.free_us),
+            ("step", timeline.window_us, step.total_us),
+        ] {
+            assert!(
+                (got - want).abs() < 1.0,
+                "rank {:?} {what}: {got} vs {want}",
+                run.rank
+            );
+        }
         assert!(
             !run.notes.iter().any(|n| n.contains("kernel_details.csv")),
             "{:?}",
