@@ -9,6 +9,7 @@
 //! names come from `STRING_IDS`. The database is opened read-only and immutable.
 
 use crate::Map;
+use std::collections::HashSet;
 use std::path::Path;
 
 use npuprof_summary::SummaryError;
@@ -164,7 +165,7 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
         [],
         |row| row.get(0),
     )?;
-    let mut op_connections: Vec<i64> = Vec::new();
+    let mut op_connections: HashSet<i64> = HashSet::new();
     if has_ops > 0 {
         let mut ops = db.prepare("SELECT connectionId FROM COMMUNICATION_OP")?;
         for connection in ops.query_map([], |r| r.get::<_, Option<i64>>(0))? {
