@@ -321,13 +321,9 @@ pub fn each_host_call(
     Ok(())
 }
 
-/// The kernels of a profiler database, grouped as `kernel_details.csv`'s would be.
-pub fn kernel_table(path: &Path) -> Result<KernelTable, SummaryError> {
-    kernel_table_with(path, None)
-}
-
-/// [`kernel_table`], also keeping the start and duration of the kernels of step `timeline`
-/// (its `STEP_TIME` id), for the step's timeline, as `kernels::aggregate_with` does.
+/// The kernels of a profiler database, grouped as `kernel_details.csv`'s would be, also keeping
+/// the start and duration of the kernels of step `timeline` (its `STEP_TIME` id), for the
+/// step's timeline, as `kernels::aggregate_with` does.
 pub fn kernel_table_with(path: &Path, timeline: Option<u64>) -> Result<KernelTable, SummaryError> {
     let spellings: Vec<&[&str]> = Pipe::ALL.iter().map(|p| p.spellings()).collect();
     let mut sums = Sums::default();
