@@ -10,7 +10,10 @@
 //!   (`COMMUNICATION_OP`: `opName`, `opType`, core `HCCL`), in start order;
 //! - `step_trace_time.csv`: `analysis.db`'s `StepTraceTime`, the same columns in snake case;
 //! - `communication.json`: `analysis.db`'s `CommAnalyzerTime`, one row per operator and step
-//!   (times in ms).
+//!   (times in ms);
+//! - trace_view.json's `Python` and `CANN` processes (what advise lists in a device gap):
+//!   `PYTORCH_API` (operators and queue events) and `CANN_API`, names in `STRING_IDS`, types
+//!   in `ENUM_API_TYPE` ([`each_host_call`]).
 //!
 //! Rows are streamed from SQLite: memory is the summary's groups, not the rows.
 
@@ -305,8 +308,16 @@ pub fn each_host_call(
         let mut statement = conn.prepare(&sql).map_err(|e| db_error(path, e))?;
         let mut rows = statement.query([]).map_err(|e| db_error(path, e))?;
         while let Some(row) = rows.next().map_err(|e| db_error(path, e))? {
-            let times = (|| Ok::<_, rusqlite::Error>((micros(row, 0)?, micros(row, 1)?)))();
-            let (start_us, end_us) = times.map_err(|e| db_error(path, e))?;
+            let times = || -> rusqlite::Result<(f64, f64)> {
+                let start_us = micros(row, 0)?;
+                // The duration from the exact ns when both ends are integers.
+                let duration_us = match (nanos(row, 0)?, nanos(row, 1)?) {
+                    (Some(start), Some(end)) => (end - start) as f64 / 1000.0,
+                    _ => micros(row, 1)? - start_us,
+                };
+                Ok((start_us, duration_us))
+            };
+            let (start_us, duration_us) = times().map_err(|e| db_error(path, e))?;
             let field = |i| text(row, i).map_err(|e| db_error(path, e));
             let (name, kind) = (field(2)?, field(3)?);
             each(&HostCall {
@@ -314,7 +325,7 @@ pub fn each_host_call(
                 kind: std::str::from_utf8(kind).unwrap_or_default(),
                 name: std::str::from_utf8(name).unwrap_or_default(),
                 start_us,
-                duration_us: end_us - start_us,
+                duration_us,
             });
         }
     }
