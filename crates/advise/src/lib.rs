@@ -103,6 +103,8 @@ pub(crate) struct RunData {
     pub(crate) env: Option<(RecordedEnv, EnvSource)>,
     /// Where the rank sits in the run (profiler_metadata.json), when recorded.
     pub(crate) parallel: Option<npuprof_summary::run::ParallelGroups>,
+    /// Whether the text export's trace_view.json is in the run directory.
+    pub(crate) has_trace: bool,
 }
 
 impl RunData {
@@ -226,6 +228,7 @@ fn read_run(
         Vec::new()
     };
     let kernels_path = output.join(KERNEL_DETAILS);
+    let has_trace = output.join(host::TRACE_VIEW).is_file();
     let kernels = if kernels_path.is_file() {
         let mut kernels = profile::read_kernels(&kernels_path)?;
         let trace = output.join(host::TRACE_VIEW);
@@ -312,5 +315,6 @@ fn read_run(
         comm,
         env,
         parallel,
+        has_trace,
     }))
 }

@@ -296,6 +296,14 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
             "open the run's profiler database (ascend_pytorch_profiler*.db)",
             1,
         );
+    } else if !run.has_trace {
+        // A text export always writes it: this copy of the run lacks it.
+        finding.action = Code::DeviceIdle.def().action.replacen(
+            "open trace_view.json",
+            "copy the run's trace_view.json here (every text export writes it; this run \
+             directory has none, so what the host ran in the gaps is not listed) and open it",
+            1,
+        );
     }
     let kernels = run.kernels.as_ref();
     if let Some(k) = kernels.filter(|k| k.gap_count > 0) {

@@ -578,10 +578,11 @@ fn a_db_export_gets_the_findings_of_the_text_export_of_the_same_workload() {
             "{}",
             idle.action
         );
+        // (The vendored text export keeps no trace_view.json: its action says so.)
         assert!(
             finding(&text, Code::DeviceIdle, rank)
                 .action
-                .starts_with("open trace_view.json")
+                .starts_with("copy the run's trace_view.json here")
         );
     }
     // The kernels are read: the largest no-bound kernel of rank 0 has a name and a time.
@@ -684,6 +685,21 @@ fn the_host_activity_in_the_largest_gaps_is_named_from_trace_view() {
     add_trace_view(tmp.path());
     let advice = advice_of(tmp.path());
     let idle = finding(&advice, Code::DeviceIdle, Some(0));
+    // With the trace here, the action opens it; rank 1's directory has none, and its action
+    // says so.
+    assert!(
+        idle.action.starts_with("open trace_view.json"),
+        "{}",
+        idle.action
+    );
+    let without = finding(&advice, Code::DeviceIdle, Some(1));
+    assert!(
+        without
+            .action
+            .starts_with("copy the run's trace_view.json here (every text export writes it"),
+        "{}",
+        without.action
+    );
     // Recomputed in Python: the largest gap (1318.75 µs, after the first Conv2D) is the host
     // compiling the next Conv2D (`Dequeue@Conv2D` 1130 µs, aclopCompileAndExecute 1126 µs).
     let largest = &idle.evidence[1];
