@@ -32,6 +32,16 @@ fn db_error(path: &Path, source: rusqlite::Error) -> SummaryError {
     }
 }
 
+/// Whether the database has a table named `name`.
+fn has_table(db: &Connection, name: &str) -> rusqlite::Result<bool> {
+    db.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [name],
+        |row| row.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
+}
+
 /// Whether the database holds module calls (`nn.Module: …` Python calls).
 pub fn has_module_calls(path: &Path) -> Result<bool, SummaryError> {
     let db = npuprof_runs::db::open_read_only(path).map_err(|e| db_error(path, e))?;
@@ -140,13 +150,8 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
     // Streams that carry a collective's tasks: their tasks without compute info are
     // communication (the reduce steps as well as the copies and notifies).
     let mut comm_streams: Vec<i64> = Vec::new();
-    let has_comm_info: i64 = db.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' \
-         AND name = 'COMMUNICATION_TASK_INFO'",
-        [],
-        |row| row.get(0),
-    )?;
-    if has_comm_info > 0 {
+    let has_comm_info = has_table(db, "COMMUNICATION_TASK_INFO")?;
+    if has_comm_info {
         let mut streams = db.prepare(
             "SELECT DISTINCT t.streamId FROM COMMUNICATION_TASK_INFO c \
              JOIN TASK t ON t.globalTaskId = c.globalTaskId",
@@ -160,19 +165,14 @@ fn read_from(db: &Connection) -> rusqlite::Result<Trace> {
     // lists it as the operator in the `HCCL` process, not among the device tasks, whose
     // fragments (copies, reduces, notifies) it covers: counted, it would count the collective
     // twice.
-    let has_ops: i64 = db.query_row(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'COMMUNICATION_OP'",
-        [],
-        |row| row.get(0),
-    )?;
     let mut op_connections: HashSet<i64> = HashSet::new();
-    if has_ops > 0 {
+    if has_table(db, "COMMUNICATION_OP")? {
         let mut ops = db.prepare("SELECT connectionId FROM COMMUNICATION_OP")?;
         for connection in ops.query_map([], |r| r.get::<_, Option<i64>>(0))? {
             op_connections.extend(connection?);
         }
     }
-    let fragment = if has_comm_info > 0 {
+    let fragment = if has_comm_info {
         "EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO x WHERE x.globalTaskId = t.globalTaskId)"
     } else {
         "0"
