@@ -21,6 +21,11 @@ use npuprof_summary::ranks::{
     Grouping, RankStep, Straggler, comparison_groups, stage_imbalance, straggler,
 };
 
+/// A rank or stage number as said, `?` when unknown.
+fn label(n: Option<u32>) -> String {
+    n.map_or_else(|| "?".to_owned(), |n| n.to_string())
+}
+
 /// The `Accelerator Core` of AI CPU kernels.
 const AI_CPU: &str = "AI_CPU";
 
@@ -470,7 +475,6 @@ fn wait_action(run: &RunData, phase: &PhaseRanks, wait: f64, share: f64) -> Stri
         duration(wait),
         percent(share)
     );
-    let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
     let stage = run
         .parallel
         .as_ref()
@@ -480,7 +484,7 @@ fn wait_action(run: &RunData, phase: &PhaseRanks, wait: f64, share: f64) -> Stri
         (Some((slowest, _)), _) if stage.is_some_and(|s| s != slowest) => format!(
             ": balance the pipeline stages first (stage-imbalance: stage {slowest} computes \
              longer and this rank's stage {} waits for it)",
-            stage.map_or_else(|| "?".to_owned(), |s| s.to_string())
+            label(stage)
         ),
         (_, Some((Some(s), _))) if s.rank == run.info.rank => {
             "; it is its group's straggler (slow-rank): its own computing and free time, not the \
@@ -712,7 +716,6 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
         let Some(slow) = group.iter().find(|r| r.dir == s.dir) else {
             continue;
         };
-        let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
         let members: Vec<String> = group.iter().map(|r| label(r.rank)).collect();
         let within = match grouping {
             Grouping::Parallel => format!(" of its {kind} group (ranks {})", members.join(", ")),
@@ -831,7 +834,6 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
             None => groups.push((key, vec![(run, us)])),
         }
     }
-    let label = |r: Option<u32>| r.map_or_else(|| "?".to_owned(), |r| r.to_string());
     let mut findings = Vec::new();
     for (key, mut members) in groups {
         members.sort_by(|a, b| {
@@ -911,10 +913,7 @@ fn stage_finding(runs: &[RunData], ranks: &[RankStep]) -> Option<Finding> {
     let stage = |n: u32| stages.stages.iter().find(|s| s.stage == n);
     let (slow, fast) = (stage(stages.slowest_stage)?, stage(stages.fastest_stage)?);
     let list = |ranks: &[Option<u32>]| {
-        let names: Vec<String> = ranks
-            .iter()
-            .map(|r| r.map_or_else(|| "?".to_owned(), |r| r.to_string()))
-            .collect();
+        let names: Vec<String> = ranks.iter().map(|&r| label(r)).collect();
         names.join(", ")
     };
     let mut finding = Finding::new(
