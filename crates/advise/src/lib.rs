@@ -158,12 +158,13 @@ pub fn advise(path: &Path, options: &Options) -> Result<Advice, SummaryError> {
                 .take_while(|r| &r.info.phase == phase)
                 .count();
         transfers::note_unjudged(&mut runs[start..end]);
-        // The straggler rule's verdicts, which the wait advice defers to.
+        // The straggler and stage rules' verdicts, once: slow-rank and stage-imbalance state
+        // them, and the wait advice defers to them.
         let ranks = rules::PhaseRanks::of(&runs[start..end]);
         let mut phase_findings: Vec<Finding> = runs[start..end]
             .iter()
             .flat_map(|run| rules::run_findings(run, &ranks, options.top))
-            .chain(rules::slow_rank(&runs[start..end], options.top))
+            .chain(rules::slow_rank(&runs[start..end], &ranks, options.top))
             .chain(transfers::slow_links(&runs[start..end], options.top))
             .collect();
         phase_findings.sort_by(|a, b| {

@@ -18,7 +18,7 @@ use crate::transfers;
 use npuprof_summary::comm::wait_phrase;
 use npuprof_summary::pipe::{Bound, Pipe, busiest};
 use npuprof_summary::ranks::{
-    Grouping, RankStep, Straggler, comparison_groups, stage_imbalance, straggler,
+    Grouping, RankStep, StageImbalance, Straggler, comparison_groups, stage_imbalance, straggler,
 };
 
 /// A rank or stage number as said, `?` when unknown.
@@ -428,31 +428,59 @@ fn host_meanwhile(host: &[HostEvent]) -> String {
 /// What the straggler rule says of each rank's comparison group in one phase, and whether the
 /// phase's pipeline stages are imbalanced: the one verdict the wait advice defers to.
 pub(crate) struct PhaseRanks {
-    /// Per run directory: its group's straggler (when one) and the spread of its group.
-    groups: Vec<(String, Option<Straggler>, Option<f64>)>,
-    /// The stage-imbalance finding's stages, slowest first, when the stages are imbalanced.
-    stages: Option<(u32, u32)>,
+    /// The ranks of the phase as summary reads them.
+    ranks: Vec<RankStep>,
+    /// How they are grouped.
+    grouping: Grouping,
+    /// Each comparison group and its verdict.
+    groups: Vec<Group>,
+    /// The pipeline stages, when imbalanced.
+    stages: Option<StageImbalance>,
+}
+
+/// One comparison group of a phase and what the straggler rule says of it.
+struct Group {
+    /// What binds its ranks (`dp`, `stage`, `all`).
+    kind: String,
+    /// Its ranks: indices into [`PhaseRanks::ranks`].
+    members: Vec<usize>,
+    /// Its straggler, when one.
+    straggler: Option<Straggler>,
+    /// Its spread, with two ranks or more.
+    spread: Option<f64>,
 }
 
 impl PhaseRanks {
-    /// The verdicts of `runs` (one phase), by summary's rules (the same `slow-rank` and
-    /// `stage-imbalance` use).
+    /// The verdicts of `runs` (one phase), by summary's rules, computed once: `slow-rank` and
+    /// `stage-imbalance` are stated from them, and the wait advice defers to them.
     pub(crate) fn of(runs: &[RunData]) -> Self {
         let ranks = rank_steps(runs);
-        let (_, groups) = comparison_groups(&ranks);
-        let mut verdicts = Vec::new();
-        for (_, members) in groups {
-            let group: Vec<&RankStep> = members.iter().filter_map(|&i| ranks.get(i)).collect();
-            let (slow, spread) = straggler(&group);
-            verdicts.extend(group.iter().map(|r| (r.dir.clone(), slow.clone(), spread)));
-        }
-        let stages = stage_imbalance(&ranks)
-            .filter(|s| s.imbalanced)
-            .map(|s| (s.slowest_stage, s.fastest_stage));
+        let (grouping, groups) = comparison_groups(&ranks);
+        let groups = groups
+            .into_iter()
+            .map(|(kind, members)| {
+                let group: Vec<&RankStep> = members.iter().filter_map(|&i| ranks.get(i)).collect();
+                let (straggler, spread) = straggler(&group);
+                Group {
+                    kind,
+                    members,
+                    straggler,
+                    spread,
+                }
+            })
+            .collect();
+        let stages = stage_imbalance(&ranks).filter(|s| s.imbalanced);
         Self {
-            groups: verdicts,
+            ranks,
+            grouping,
+            groups,
             stages,
         }
+    }
+
+    /// The ranks of a group.
+    fn members(&self, members: &[usize]) -> Vec<&RankStep> {
+        members.iter().filter_map(|&i| self.ranks.get(i)).collect()
     }
 
     /// The straggler and spread of the group `dir` is compared in; `None` when it is in none
@@ -460,8 +488,8 @@ impl PhaseRanks {
     fn group_of(&self, dir: &str) -> Option<(Option<&Straggler>, Option<f64>)> {
         self.groups
             .iter()
-            .find(|(d, _, _)| d == dir)
-            .map(|(_, s, spread)| (s.as_ref(), *spread))
+            .find(|g| self.members(&g.members).iter().any(|r| r.dir == dir))
+            .map(|g| (g.straggler.as_ref(), g.spread))
     }
 }
 
@@ -480,8 +508,9 @@ fn wait_action(run: &RunData, phase: &PhaseRanks, wait: f64, share: f64) -> Stri
         .as_ref()
         .and_then(|p| p.stage())
         .map(|(s, _)| s);
-    let cause = match (phase.stages, phase.group_of(&run.info.dir)) {
-        (Some((slowest, _)), _) if stage.is_some_and(|s| s != slowest) => format!(
+    let slowest_stage = phase.stages.as_ref().map(|s| s.slowest_stage);
+    let cause = match (slowest_stage, phase.group_of(&run.info.dir)) {
+        (Some(slowest), _) if stage.is_some_and(|s| s != slowest) => format!(
             ": balance the pipeline stages first (stage-imbalance: stage {slowest} computes \
              longer and this rank's stage {} waits for it)",
             label(stage)
@@ -703,21 +732,25 @@ fn rank_steps(runs: &[RunData]) -> Vec<RankStep> {
 
 /// The straggler of each group of one phase's ranks (summary's [`straggler`] rule, within the
 /// groups summary compares), and the pipeline stages' imbalance.
-pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
-    let ranks = rank_steps(runs);
-    let (grouping, groups) = comparison_groups(&ranks);
+pub(crate) fn slow_rank(runs: &[RunData], phase: &PhaseRanks, top: usize) -> Vec<Finding> {
     let run_of = |step: &RankStep| runs.iter().find(|r| r.info.dir == step.dir);
     let mut findings = Vec::new();
-    for (kind, members) in groups {
-        let group: Vec<&RankStep> = members.iter().filter_map(|&i| ranks.get(i)).collect();
-        let (Some(s), _) = straggler(&group) else {
+    for Group {
+        kind,
+        members,
+        straggler,
+        ..
+    } in &phase.groups
+    {
+        let group = phase.members(members);
+        let Some(s) = straggler else {
             continue;
         };
         let Some(slow) = group.iter().find(|r| r.dir == s.dir) else {
             continue;
         };
         let members: Vec<String> = group.iter().map(|r| label(r.rank)).collect();
-        let within = match grouping {
+        let within = match phase.grouping {
             Grouping::Parallel => format!(" of its {kind} group (ranks {})", members.join(", ")),
             Grouping::Flat => " (all ranks compared as one group: profiler_metadata.json records \
                  no parallel groups for every rank)"
@@ -772,7 +805,7 @@ pub(crate) fn slow_rank(runs: &[RunData], top: usize) -> Vec<Finding> {
             .collect();
         findings.push(finding);
     }
-    findings.extend(stage_finding(runs, &ranks));
+    findings.extend(stage_finding(runs, phase));
     findings.extend(expert_imbalance(runs, top));
     findings
 }
@@ -908,8 +941,8 @@ fn expert_imbalance(runs: &[RunData], top: usize) -> Vec<Finding> {
 }
 
 /// The pipeline stages' imbalance (summary's [`stage_imbalance`]), past the threshold.
-fn stage_finding(runs: &[RunData], ranks: &[RankStep]) -> Option<Finding> {
-    let stages = stage_imbalance(ranks).filter(|s| s.imbalanced)?;
+fn stage_finding(runs: &[RunData], phase: &PhaseRanks) -> Option<Finding> {
+    let stages = phase.stages.as_ref()?;
     let stage = |n: u32| stages.stages.iter().find(|s| s.stage == n);
     let (slow, fast) = (stage(stages.slowest_stage)?, stage(stages.fastest_stage)?);
     let list = |ranks: &[Option<u32>]| {
@@ -933,7 +966,7 @@ fn stage_finding(runs: &[RunData], ranks: &[RankStep]) -> Option<Finding> {
         ),
         stages.bubble_us,
     );
-    let first = ranks.iter().find(|r| r.stage == Some(fast.stage));
+    let first = phase.ranks.iter().find(|r| r.stage == Some(fast.stage));
     let run = first.and_then(|f| runs.iter().find(|r| r.info.dir == f.dir));
     finding.phase = run.and_then(|r| r.info.phase.clone());
     finding.at_stake_share = run.and_then(|r| r.share(stages.bubble_us));
