@@ -59,6 +59,14 @@ fn command_line(proc_dir: &std::path::Path) -> Option<String> {
 /// uninterruptible sleep, such as one in a driver call, dies only when the call returns).
 const KILLED_GONE: Duration = Duration::from_secs(5);
 
+/// Polls `busy` every `poll` while it holds, for at most `within`.
+fn wait_while(within: Duration, poll: Duration, mut busy: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while busy() && Instant::now() < deadline {
+        std::thread::sleep(poll);
+    }
+}
+
 /// Ends what is left of group `group`: SIGTERM, then SIGKILL for what still runs after
 /// `grace`. Returns the processes that were left.
 pub fn end(group: Pid, grace: Duration, poll: Duration) -> Vec<Straggler> {
@@ -77,10 +85,7 @@ pub fn end(group: Pid, grace: Duration, poll: Duration) -> Vec<Straggler> {
         let _ = kill_process_group(group, Signal::KILL);
         // SIGKILL lands when each process is next scheduled: wait (bounded) until they are
         // gone, so that none outlives npuprof by that moment.
-        let deadline = Instant::now() + KILLED_GONE;
-        while !members(group).is_empty() && Instant::now() < deadline {
-            std::thread::sleep(poll);
-        }
+        wait_while(KILLED_GONE, poll, || !members(group).is_empty());
     }
     left.into_iter()
         .map(|(pid, command)| Straggler {
@@ -173,10 +178,7 @@ pub fn end_escaped(escaped: &[Escaped], grace: Duration, poll: Duration) -> Vec<
             let _ = kill_process(pid, Signal::TERM);
         }
     }
-    let deadline = Instant::now() + grace;
-    while left.iter().any(|e| alive(e)) && Instant::now() < deadline {
-        std::thread::sleep(poll);
-    }
+    wait_while(grace, poll, || left.iter().any(|e| alive(e)));
     let stragglers: Vec<Straggler> = left
         .iter()
         .map(|e| {
@@ -192,12 +194,8 @@ pub fn end_escaped(escaped: &[Escaped], grace: Duration, poll: Duration) -> Vec<
         })
         .collect();
     // As in [`end`]: the SIGKILLed are waited for (bounded).
-    let deadline = Instant::now() + KILLED_GONE;
-    while stragglers.iter().any(|s| s.killed)
-        && left.iter().any(|e| alive(e))
-        && Instant::now() < deadline
-    {
-        std::thread::sleep(poll);
+    if stragglers.iter().any(|s| s.killed) {
+        wait_while(KILLED_GONE, poll, || left.iter().any(|e| alive(e)));
     }
     stragglers
 }
