@@ -294,21 +294,24 @@ fn device_idle(run: &RunData, top: usize) -> Option<Finding> {
         ),
         free,
     );
-    if run.info.source == Some(npuprof_summary::recorded::Source::Db) {
+    // Where to look at the largest gap, when it is not the run's trace_view.json.
+    let look = if run.info.source == Some(npuprof_summary::recorded::Source::Db) {
         // No trace_view.json in a db export: its database holds the timeline.
-        finding.action = Code::DeviceIdle.def().action.replacen(
-            "open trace_view.json",
-            "open the run's profiler database (ascend_pytorch_profiler*.db)",
-            1,
-        );
+        Some("open the run's profiler database (ascend_pytorch_profiler*.db)")
     } else if !run.has_trace {
         // A text export always writes it: this copy of the run lacks it.
-        finding.action = Code::DeviceIdle.def().action.replacen(
-            "open trace_view.json",
+        Some(
             "copy the run's trace_view.json here (every text export writes it; this run \
              directory has none, so what the host ran in the gaps is not listed) and open it",
-            1,
-        );
+        )
+    } else {
+        None
+    };
+    if let Some(look) = look {
+        finding.action = Code::DeviceIdle
+            .def()
+            .action
+            .replacen("open trace_view.json", look, 1);
     }
     let kernels = run.kernels.as_ref();
     if let Some(k) = kernels.filter(|k| k.gap_count > 0) {
